@@ -1,0 +1,50 @@
+import type { Clock } from '../clock/clock.js';
+import type { ClientOutcome } from './record.js';
+import type { Milliseconds } from './time.js';
+import type { SamplingSettings, WorkloadRequest } from './workload.js';
+
+/** One request as a protocol client sends it. */
+export interface ClientRequest {
+  /** Set as `rid` in `/generate` bodies and as the `x-request-id` header on every protocol. */
+  requestId: string;
+  workload: WorkloadRequest;
+  /** Aborting records the request as `aborted` (the run was interrupted). */
+  signal?: AbortSignal;
+}
+
+/** Deadlines a client enforces; each has its own error class. Absent means no deadline. */
+export interface ClientTimeouts {
+  connectMs?: Milliseconds;
+  firstByteMs?: Milliseconds;
+  /** Longest allowed gap between two chunks of a stream. */
+  idleMs?: Milliseconds;
+  totalMs?: Milliseconds;
+}
+
+export interface ProtocolClientOptions {
+  /** Base URL of the system under test: the server (node test) or the router (routing test). */
+  baseUrl: string;
+  /** Stream tokens (SSE) or wait for the whole answer. */
+  stream: boolean;
+  sampling: SamplingSettings;
+  /** Model name for OpenAI-compatible protocols. */
+  model?: string;
+  /** Sent as `Authorization: Bearer`; never written to any output. */
+  apiKey?: string;
+  timeouts?: ClientTimeouts;
+  /** Upper bound on concurrent connections to `baseUrl`. */
+  maxConnections?: number;
+  clock: Clock;
+}
+
+/**
+ * Sends one request and measures it. Never throws for a failed request: a failure is an outcome with
+ * `success: false` and an error class.
+ */
+export interface ProtocolClient {
+  readonly protocol: string;
+  send(request: ClientRequest): Promise<ClientOutcome>;
+  close(): Promise<void>;
+}
+
+export type ProtocolClientFactory = (options: ProtocolClientOptions) => ProtocolClient;

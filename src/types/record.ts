@@ -1,0 +1,99 @@
+import type { EpochSeconds, Seconds } from './time.js';
+
+/**
+ * Why a request failed. Stable strings: they are written to `requests.csv` and read by analysis scripts.
+ * - `connect_refused`: nothing listened at the address (or the connection was reset before any answer).
+ * - `connect_timeout`, `first_byte_timeout`, `idle_timeout`, `total_timeout`: a client deadline passed.
+ * - `http_4xx`, `http_5xx`: the server answered with that status class.
+ * - `stream_truncated`: the stream ended before a final chunk (no finish_reason and no `[DONE]`).
+ * - `malformed_stream`: a chunk could not be parsed as the protocol says.
+ * - `server_error`: the server sent an error event inside a 200 stream.
+ * - `aborted`: the run was interrupted while the request was in flight.
+ * - `network_error`: any other transport failure.
+ */
+export type ErrorClass =
+  | 'connect_refused'
+  | 'connect_timeout'
+  | 'first_byte_timeout'
+  | 'idle_timeout'
+  | 'total_timeout'
+  | 'timeout'
+  | 'http_4xx'
+  | 'http_5xx'
+  | 'stream_truncated'
+  | 'malformed_stream'
+  | 'server_error'
+  | 'aborted'
+  | 'network_error';
+
+/**
+ * What a protocol client measured for one request. Every field but `success` may be absent: a missing source is an
+ * empty cell, never a guess.
+ */
+export interface ClientOutcome {
+  /** First byte of the request written to the system under test (client clock). */
+  arrivalTime?: EpochSeconds;
+  /** First chunk carrying generated tokens received (client clock). */
+  firstTokenTime?: EpochSeconds;
+  /** Final chunk (finish_reason set) received, or the whole body for non-streaming requests (client clock). */
+  finishTime?: EpochSeconds;
+
+  /** SGLang `meta_info.request_received_ts` (server clock). */
+  serverCreatedTime?: EpochSeconds;
+  /** `forward_entry_time - queue_time` (server clock). */
+  queueTimeStart?: EpochSeconds;
+  /** SGLang `forward_entry_time` (server clock). */
+  queueTimeEnd?: EpochSeconds;
+  /** SGLang `prefill_finished_time`, else the first chunk's `response_sent_to_client_ts` (server clock). */
+  serverFirstTokenTime?: EpochSeconds;
+
+  actualPromptTokens?: number;
+  actualOutputTokens?: number;
+  cachedTokens?: number;
+  numRetractions?: number;
+  /** `finish_reason.type` as the server gave it: `length`, `stop`, `abort`. */
+  finishReason?: string;
+
+  /**
+   * Inter-token latencies in seconds: each gap between consecutive chunks, spread evenly over the tokens that chunk
+   * added (the change in `completion_tokens`), as SGLang's bench_serving does.
+   */
+  interTokenLatencies?: Seconds[];
+
+  success: boolean;
+  error?: ErrorClass;
+  /** A human-readable explanation of the error (first 300 characters). */
+  errorMessage?: string;
+  httpStatus?: number;
+}
+
+/**
+ * One request's whole lifecycle, across load generator, client, router, tap and server (SPEC §2).
+ * Times are epoch seconds; derived columns are computed by the analysis layer, not stored here.
+ */
+export interface RequestRecord extends ClientOutcome {
+  /** The id the client sets: `rid` in a `/generate` body and the `x-request-id` header. */
+  requestId: string;
+  /** Position in the workload (0-based), the `dataset_index` column. */
+  datasetIndex: number;
+  /** Warmup requests are sent first and are excluded from metrics and files. */
+  warmup: boolean;
+  /** Shared-prefix workloads: which prefix group the prompt belongs to. */
+  prefixGroup?: number;
+  /** Multi-turn workloads: which session the request belongs to. */
+  sessionId?: string;
+
+  /** Intended prompt tokens. */
+  inputLength: number;
+  /** `max_new_tokens`. */
+  expectedOutputLength: number;
+
+  /** When the arrival process says the request arrives. */
+  scheduledTime: EpochSeconds;
+  /** When the router forwarded the request to a server (tracing tap); equals `arrivalTime` in a node test. */
+  routerSendTime?: EpochSeconds;
+  /** Which server served it (tracing tap, or the server's URL in a node test). */
+  host?: string;
+  /** How many times the router retried the request on another worker, when the router tells. */
+  retries?: number;
+}

@@ -1,0 +1,26 @@
+/** One request of a workload, before it is sent. */
+export interface WorkloadRequest {
+  /** Position in the dataset after sampling (0-based). */
+  datasetIndex: number;
+  /** A text prompt. Exactly one of `prompt`, `inputIds` and `messages` is set. */
+  prompt?: string;
+  /** Exact token ids (the `random-ids` dataset), sent as `input_ids`. */
+  inputIds?: number[];
+  /** Chat messages, for chat-completions workloads. */
+  messages?: { role: 'system' | 'user' | 'assistant'; content: string }[];
+  /** Intended prompt length in tokens. */
+  inputLength: number;
+  /** Requested output length in tokens (`max_new_tokens`). */
+  outputLength: number;
+  /** Shared-prefix workloads: the prefix group. */
+  prefixGroup?: number;
+  /** Multi-turn workloads: the session. */
+  sessionId?: string;
+}
+
+/** Sampling settings every request of a run shares. */
+export interface SamplingSettings {
+  temperature: number;
+  /** Keep generating past end-of-sequence so that output lengths are exact (benchmarks want this). */
+  ignoreEos: boolean;
+}
