@@ -1,0 +1,60 @@
+import { ServelabError } from '../../../errors/servelab-error.js';
+import type { ServerHandle } from '../../../types/cluster.js';
+import { SupervisedProcess } from '../../process/supervised-process.js';
+import { pollUntilHealthy } from '../../readiness.js';
+import { sglangServerArgs, visibleDevices, type SglangServerSettings } from './sglang-server-args.js';
+
+export interface SglangLaunchSettings extends SglangServerSettings {
+  name: string;
+  gpuId: number | number[];
+  pythonExecutable?: string;
+  logPath?: string;
+  readyTimeoutMs?: number;
+}
+
+/** SGLang prints this once its HTTP server has answered its own warmup request. */
+const READY_LINE = /The server is fired up and ready to roll!/;
+
+/**
+ * Launches a real SGLang server pinned to its GPUs and waits until it is ready: its ready line or `/health` answering
+ * 200, whichever comes first. A missing Python or SGLang is reported as NOT_INSTALLED, never faked.
+ */
+export async function launchSglangServer(settings: SglangLaunchSettings): Promise<ServerHandle> {
+  const python = settings.pythonExecutable ?? 'python';
+  const host = settings.host ?? '127.0.0.1';
+  const child = new SupervisedProcess({
+    name: settings.name,
+    command: python,
+    args: sglangServerArgs(settings),
+    env: { ...process.env, CUDA_VISIBLE_DEVICES: visibleDevices(settings.gpuId, settings.tpSize) },
+    logPath: settings.logPath,
+    stopGraceMs: 15_000,
+  });
+  const url = `http://${host}:${settings.port}`;
+  const timeoutMs = settings.readyTimeoutMs ?? 600_000;
+  try {
+    // Ready at the ready line or at the first healthy /health, whichever comes first. The line waiter alone decides
+    // failure (NOT_READY after the timeout, PROCESS_EXITED if the process dies); it is cleaned up when the child exits.
+    await new Promise<void>((resolve, reject) => {
+      child.waitForLine(READY_LINE, timeoutMs, 'get ready').then(() => resolve(), reject);
+      void pollUntilHealthy(`${url}/health`, timeoutMs, () => !child.hasExited, 1_000).then((healthy) => {
+        if (healthy) resolve();
+      });
+    });
+    return { name: settings.name, url, pid: child.pid, logPath: child.logPath, stop: () => child.stop() };
+  } catch (error) {
+    await child.stop();
+    throw explainMissingInstall(error, child, python);
+  }
+}
+
+function explainMissingInstall(error: unknown, child: SupervisedProcess, python: string): unknown {
+  const tail = child.tail.text();
+  if (/failed to start .*ENOENT/.test(tail)) {
+    return new ServelabError('NOT_INSTALLED', `SGLang is unavailable: the Python interpreter "${python}" was not found; install Python with SGLang, or point --python-executable at one`);
+  }
+  if (/No module named ['"]?sglang/.test(tail)) {
+    return new ServelabError('NOT_INSTALLED', `SGLang is unavailable: "${python}" has no sglang module; install it (pip install "sglang[all]") or use --target sim for the simulated engine`);
+  }
+  return error;
+}

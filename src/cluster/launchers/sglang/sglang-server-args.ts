@@ -1,0 +1,48 @@
+/** The node settings SGLang understands (SPEC §1), as servelab names them. */
+export interface SglangServerSettings {
+  modelPath: string;
+  port: number;
+  host?: string;
+  tpSize?: number;
+  maxRunningRequests?: number;
+  maxTotalTokens?: number;
+  memFractionStatic?: number;
+  chunkedPrefillSize?: number;
+  schedulePolicy?: string;
+  scheduleConservativeness?: number;
+  enableTorchCompile?: boolean;
+  quantization?: string;
+  disableRadixCache?: boolean;
+  extraServerArgs?: string[];
+}
+
+/**
+ * `python -m sglang.launch_server` arguments. Flag names are SGLang's own (server_args.py derives each from its field:
+ * `tp_size` → `--tp-size`). `--enable-metrics` is always added: without it SGLang returns none of the per-request
+ * timing keys the lifecycle columns need, and no `/metrics`.
+ */
+export function sglangServerArgs(settings: SglangServerSettings): string[] {
+  const args = ['-m', 'sglang.launch_server', '--model-path', settings.modelPath, '--host', settings.host ?? '127.0.0.1', '--port', String(settings.port)];
+  const valued: [string, string | number | undefined][] = [
+    ['--tp-size', settings.tpSize],
+    ['--max-running-requests', settings.maxRunningRequests],
+    ['--max-total-tokens', settings.maxTotalTokens],
+    ['--mem-fraction-static', settings.memFractionStatic],
+    ['--chunked-prefill-size', settings.chunkedPrefillSize],
+    ['--schedule-policy', settings.schedulePolicy],
+    ['--schedule-conservativeness', settings.scheduleConservativeness],
+    ['--quantization', settings.quantization],
+  ];
+  for (const [flag, value] of valued) if (value !== undefined) args.push(flag, String(value));
+  if (settings.enableTorchCompile === true) args.push('--enable-torch-compile');
+  if (settings.disableRadixCache === true) args.push('--disable-radix-cache');
+  args.push('--enable-metrics');
+  args.push(...(settings.extraServerArgs ?? []));
+  return args;
+}
+
+/** `CUDA_VISIBLE_DEVICES` for a server on `gpuId` (the first of `tpSize` consecutive GPUs) or an explicit list. */
+export function visibleDevices(gpuId: number | number[], tpSize = 1): string {
+  const ids = Array.isArray(gpuId) ? gpuId : Array.from({ length: tpSize }, (_, offset) => gpuId + offset);
+  return ids.join(',');
+}

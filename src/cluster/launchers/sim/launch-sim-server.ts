@@ -1,0 +1,67 @@
+import { ServelabError } from '../../../errors/servelab-error.js';
+import type { ServerHandle } from '../../../types/cluster.js';
+import { servelabCliPath } from '../../process/cli-entry.js';
+import { SupervisedProcess } from '../../process/supervised-process.js';
+
+export interface SimServerLaunchSettings {
+  name: string;
+  logPath?: string;
+  port?: number;
+  profile?: string;
+  maxRunningRequests?: number;
+  maxTotalTokens?: number;
+  chunkedPrefillSize?: number;
+  schedulePolicy?: string;
+  scheduleConservativeness?: number;
+  disableRadixCache?: boolean;
+  seed?: number;
+  readyTimeoutMs?: number;
+}
+
+const LISTENING_LINE = /servelab sim-server listening on (http:\/\/\S+)/;
+const READY_LINE = /The server is fired up and ready to roll!/;
+
+/** The `servelab sim-server` flags for these settings (absent settings keep the engine's defaults). */
+export function simServerArgs(settings: SimServerLaunchSettings): string[] {
+  const args = ['sim-server', '--port', String(settings.port ?? 0)];
+  const optional: [string, string | number | undefined][] = [
+    ['--profile', settings.profile],
+    ['--max-running-requests', settings.maxRunningRequests],
+    ['--max-total-tokens', settings.maxTotalTokens],
+    ['--chunked-prefill-size', settings.chunkedPrefillSize],
+    ['--schedule-policy', settings.schedulePolicy],
+    ['--schedule-conservativeness', settings.scheduleConservativeness],
+    ['--seed', settings.seed],
+  ];
+  for (const [flag, value] of optional) if (value !== undefined) args.push(flag, String(value));
+  if (settings.disableRadixCache === true) args.push('--disable-radix-cache');
+  return args;
+}
+
+/**
+ * Starts a simulated SGLang server as a child process. Port 0 lets the child bind any free port and print it, so
+ * there is no race between choosing a port and binding it.
+ */
+export async function launchSimServer(settings: SimServerLaunchSettings): Promise<ServerHandle> {
+  const child = new SupervisedProcess({
+    name: settings.name,
+    command: process.execPath,
+    args: [servelabCliPath(), ...simServerArgs(settings)],
+    logPath: settings.logPath,
+    stopGraceMs: 3_000,
+  });
+  const timeoutMs = settings.readyTimeoutMs ?? 30_000;
+  try {
+    const ready = child.waitForLine(READY_LINE, timeoutMs, 'get ready');
+    const [, url] = await child.waitForLine(LISTENING_LINE, timeoutMs, 'start listening');
+    await ready;
+    if (url === undefined) throw new ServelabError('INTERNAL', `${settings.name} printed no URL`);
+    return { name: settings.name, url, pid: child.pid, logPath: child.logPath, stop: () => child.stop() };
+  } catch (error) {
+    await child.stop();
+    if (/EADDRINUSE/.test(child.tail.text())) {
+      throw new ServelabError('PORT_IN_USE', `${settings.name} could not listen on port ${settings.port}: it is already in use; choose another port`);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,174 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import { ServelabError } from '../../errors/servelab-error.js';
+import { LogTail } from './log-tail.js';
+import { watchProcessGroup, unwatchProcessGroup } from './watchdog.js';
+
+export interface SupervisedProcessOptions {
+  /** A short name for messages, such as `sim-server 0` or `sglang (GPU 2)`. */
+  name: string;
+  command: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Where stdout and stderr go, interleaved as the process wrote them. */
+  logPath?: string;
+  /** How long a SIGTERM may take before SIGKILL. */
+  stopGraceMs?: number;
+}
+
+/** A process in its own process group, so that stopping it also stops everything it started (SGLang's workers). */
+export class SupervisedProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly tail = new LogTail();
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly logPath: string | undefined;
+  #exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  readonly #lineListeners = new Set<(line: string) => void>();
+  readonly #log: WriteStream | undefined;
+  readonly #stopGraceMs: number;
+  #stopping: Promise<void> | undefined;
+
+  constructor(options: SupervisedProcessOptions) {
+    this.name = options.name;
+    this.logPath = options.logPath;
+    this.#stopGraceMs = options.stopGraceMs ?? 5_000;
+    if (options.logPath !== undefined) {
+      mkdirSync(dirname(options.logPath), { recursive: true });
+      this.#log = createWriteStream(options.logPath, { flags: 'a' });
+    }
+    // detached: the child leads a new process group; we signal the whole group with kill(-pid).
+    this.child = spawn(options.command, options.args, {
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const pid = this.child.pid;
+    if (pid !== undefined) watchProcessGroup(pid);
+    this.exited = new Promise((resolve) => {
+      this.child.once('exit', (code, signal) => {
+        this.#exitInfo = { code, signal };
+        if (pid !== undefined) unwatchProcessGroup(pid);
+        resolve({ code, signal });
+      });
+      this.child.once('error', (error) => {
+        this.tail.push(`failed to start ${options.command}: ${error.message}\n`);
+        this.#exitInfo = { code: -1, signal: null };
+        resolve({ code: -1, signal: null });
+      });
+    });
+    const onData = (chunk: Buffer): void => {
+      this.#log?.write(chunk);
+      for (const line of this.tail.push(chunk.toString('utf8'))) {
+        for (const listener of this.#lineListeners) listener(line);
+      }
+    };
+    this.child.stdout?.on('data', onData);
+    this.child.stderr?.on('data', onData);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get hasExited(): boolean {
+    return this.#exitInfo !== undefined;
+  }
+
+  get exitInfo(): { code: number | null; signal: NodeJS.Signals | null } | undefined {
+    return this.#exitInfo;
+  }
+
+  onLine(listener: (line: string) => void): () => void {
+    this.#lineListeners.add(listener);
+    return () => this.#lineListeners.delete(listener);
+  }
+
+  /**
+   * Resolves with the match of the first output line matching `pattern`. Rejects with NOT_READY after `timeoutMs`, or
+   * PROCESS_EXITED when the process ends first; both errors carry the log tail.
+   */
+  waitForLine(pattern: RegExp, timeoutMs: number, what: string): Promise<RegExpMatchArray> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(this.failure('NOT_READY', `${this.name} did not ${what} within ${(timeoutMs / 1000).toFixed(0)} s`));
+      }, timeoutMs);
+      const removeListener = this.onLine((line) => {
+        const match = line.match(pattern);
+        if (match !== null) {
+          cleanup();
+          resolve(match);
+        }
+      });
+      const onExit = (): void => {
+        cleanup();
+        reject(this.exitFailure(what));
+      };
+      this.child.once('exit', onExit);
+      if (this.hasExited) onExit();
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        removeListener();
+        this.child.off('exit', onExit);
+      };
+    });
+  }
+
+  /** An error for a process that ended before it could `what`, with its exit status and log tail. */
+  exitFailure(what: string): ServelabError {
+    const info = this.#exitInfo ?? { code: this.child.exitCode, signal: this.child.signalCode };
+    const status = info.signal !== null && info.signal !== undefined ? `was killed by ${info.signal}` : `exited with code ${info.code ?? 'unknown'}`;
+    return this.failure('PROCESS_EXITED', `${this.name} ${status} before it could ${what}`);
+  }
+
+  failure(code: 'NOT_READY' | 'PROCESS_EXITED', message: string): ServelabError {
+    const tail = this.tail.text().trim();
+    const where = this.logPath === undefined ? '' : ` (full log: ${this.logPath})`;
+    return new ServelabError(code, `${message}${where}`, {
+      details: tail === '' ? 'it printed nothing' : `last lines it printed:\n${indent(tail)}`,
+    });
+  }
+
+  /** Sends a signal to the whole process group. */
+  signal(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (pid === undefined || this.hasExited) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // The group is already gone.
+    }
+  }
+
+  /** SIGTERM to the group, SIGKILL after the grace period; resolves once the process has exited. */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      if (!this.hasExited) {
+        this.signal('SIGTERM');
+        const timer = setTimeout(() => this.signal('SIGKILL'), this.#stopGraceMs);
+        await this.exited;
+        clearTimeout(timer);
+        // Stray members of the group (a worker that ignored SIGTERM) go too.
+        const pid = this.child.pid;
+        if (pid !== undefined) {
+          try {
+            process.kill(-pid, 'SIGKILL');
+          } catch {
+            // Nothing left.
+          }
+        }
+      }
+      await new Promise<void>((resolve) => (this.#log === undefined ? resolve() : this.#log.end(resolve)));
+    })();
+    return this.#stopping;
+  }
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n');
+}

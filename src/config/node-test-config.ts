@@ -1,0 +1,25 @@
+import { ServelabError } from '../errors/servelab-error.js';
+import { nodeTestConfigSchema, type NodeTestConfig, type NodeTestConfigInput } from './schema.js';
+import { parseConfig } from './validate.js';
+
+/** Validates a node test's configuration, including the rules that tie settings together. */
+export function resolveNodeTestConfig(input: NodeTestConfigInput | Record<string, unknown>): NodeTestConfig {
+  const config = parseConfig(nodeTestConfigSchema, input);
+  if (config.target === 'attach' && config.url === undefined) {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --target attach needs --url (the running server, e.g. http://127.0.0.1:30000)');
+  }
+  if (config.target === 'sglang' && config.modelPath === undefined) {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --target sglang needs --model-path (a local folder or a model name SGLang can load)');
+  }
+  if ((config.datasetName === 'sharegpt' || config.datasetName === 'custom') && config.datasetPath === undefined) {
+    throw new ServelabError('INVALID_CONFIG', `invalid configuration: --dataset-name ${config.datasetName} needs --dataset-path (a local file; servelab never downloads datasets)`);
+  }
+  if (config.arrival === 'trace' && config.tracePath === undefined) {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --arrival trace needs --trace-path (a file of arrival timestamps)');
+  }
+  const gpuIds = Array.isArray(config.gpuId) ? config.gpuId : [config.gpuId];
+  if (config.target === 'sglang' && gpuIds.length !== 1 && gpuIds.length !== config.tpSize) {
+    throw new ServelabError('INVALID_CONFIG', `invalid configuration: --gpu-id lists ${gpuIds.length} GPUs but --tp-size is ${config.tpSize}; give one id (the first of ${config.tpSize} consecutive GPUs) or exactly ${config.tpSize}`);
+  }
+  return config;
+}

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+
+/**
+ * The configuration of a test, named as the framework's first users named it (SPEC §1). One schema validates the
+ * library's config objects, `servelab run FILE` files and the command line's flags alike, so they cannot drift apart.
+ */
+
+const positiveInteger = z.number().int().positive();
+const nonNegativeInteger = z.number().int().nonnegative();
+
+/** A request rate in requests per second; `Infinity` (or "inf" on the command line) sends everything at once. */
+const requestRate = z.number().positive({ message: 'must be a number above 0, or inf to send every request at once' });
+
+export const targetSchema = z.enum(['sim', 'sglang', 'attach']);
+export const protocolSchema = z.enum(['sglang', 'openai-completions', 'openai-chat']);
+export const arrivalSchema = z.enum(['poisson', 'gamma', 'constant', 'trace']);
+export const datasetNameSchema = z.enum(['sharegpt', 'random', 'random-ids', 'shared-prefix', 'custom']);
+
+export const serverSettingsSchema = z.object({
+  /** Model weights for SGLang; for the simulator only a served name. */
+  modelPath: z.string().min(1).optional(),
+  /** GPU id (or ids, for tensor parallelism) the server is pinned to through CUDA_VISIBLE_DEVICES. */
+  gpuId: z.union([nonNegativeInteger, z.array(nonNegativeInteger).min(1)]).default(0),
+  tpSize: positiveInteger.default(1),
+  maxRunningRequests: positiveInteger.optional(),
+  maxTotalTokens: positiveInteger.optional(),
+  memFractionStatic: z.number().gt(0).lt(1).optional(),
+  chunkedPrefillSize: positiveInteger.optional(),
+  schedulePolicy: z.string().min(1).optional(),
+  scheduleConservativeness: z.number().positive().optional(),
+  enableTorchCompile: z.boolean().default(false),
+  quantization: z.string().min(1).optional(),
+  disableRadixCache: z.boolean().default(false),
+  /** Port for a launched server; 0 or absent picks a free one. */
+  port: z.number().int().min(0).max(65535).optional(),
+  /** Extra arguments passed verbatim to the server command. */
+  extraServerArgs: z.array(z.string()).default([]),
+  /** Simulated engine cost profile: a built-in name or a JSON file. */
+  profile: z.string().min(1).default('llama-3-8b-h100'),
+  /** The Python interpreter that runs SGLang. */
+  pythonExecutable: z.string().min(1).default('python'),
+  /** How long a launched server may take to become ready. */
+  readyTimeoutS: z.number().positive().optional(),
+});
+
+export const workloadSettingsSchema = z.object({
+  requestRate: requestRate.default(Infinity),
+  numPrompts: positiveInteger.default(1000),
+  datasetName: datasetNameSchema.default('random'),
+  datasetPath: z.string().min(1).optional(),
+  randomInputLen: positiveInteger.default(1024),
+  randomOutputLen: positiveInteger.default(1024),
+  randomRangeRatio: z.number().min(0).max(1).default(0),
+  sharegptOutputLen: positiveInteger.optional(),
+  gspNumGroups: positiveInteger.default(64),
+  gspPromptsPerGroup: positiveInteger.default(16),
+  gspSystemPromptLen: positiveInteger.default(2048),
+  gspQuestionLen: positiveInteger.default(128),
+  gspOutputLen: positiveInteger.default(256),
+  warmupRequests: nonNegativeInteger.default(1),
+  seed: z.number().int().default(1),
+  maxConcurrency: positiveInteger.optional(),
+  arrival: arrivalSchema.default('poisson'),
+  burstiness: z.number().positive({ message: 'must be above 0 (1 = Poisson, smaller = burstier)' }).default(1),
+  tracePath: z.string().min(1).optional(),
+  traceTimeScale: z.number().positive().default(1),
+  tokenizerPath: z.string().min(1).optional(),
+});
+
+export const clientSettingsSchema = z.object({
+  protocol: protocolSchema.default('sglang'),
+  stream: z.boolean().default(true),
+  temperature: z.number().min(0).default(0),
+  ignoreEos: z.boolean().default(true),
+  /** Model name sent on OpenAI-compatible protocols (defaults to modelPath). */
+  model: z.string().min(1).optional(),
+  /** Name of the environment variable holding an API key; the key itself is never stored. */
+  apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY'),
+  connectTimeoutMs: z.number().positive().default(10_000),
+  firstByteTimeoutMs: z.number().positive().optional(),
+  idleTimeoutMs: z.number().positive().optional(),
+  totalTimeoutMs: z.number().positive().optional(),
+  flushCache: z.boolean().default(false),
+});
+
+export const runSettingsSchema = z.object({
+  target: targetSchema.default('sim'),
+  /** attach: the server (node test) or the router (routing test). */
+  url: z.string().url({ message: 'must be a URL such as http://127.0.0.1:30000' }).optional(),
+  /** The run directory itself; default `results/<run-id>`. */
+  outputDir: z.string().min(1).optional(),
+  resultsRoot: z.string().min(1).default('results'),
+  runId: z.string().regex(/^[A-Za-z0-9._-]+$/, { message: 'may hold only letters, digits, ".", "_" and "-"' }).optional(),
+  /** Live progress: `auto` draws a bar on a terminal and prints plain lines otherwise. */
+  progress: z.enum(['auto', 'bar', 'lines', 'off']).default('auto'),
+  /** Print the terminal summary at the end. */
+  quiet: z.boolean().default(false),
+  slo: z
+    .object({
+      ttftMs: z.number().positive().optional(),
+      tpotMs: z.number().positive().optional(),
+      totalMs: z.number().positive().optional(),
+    })
+    .optional(),
+});
+
+export const nodeTestConfigSchema = serverSettingsSchema
+  .extend(workloadSettingsSchema.shape)
+  .extend(clientSettingsSchema.shape)
+  .extend(runSettingsSchema.shape)
+  .strict();
+
+/** What a user writes: every field optional where a default exists. */
+export type NodeTestConfigInput = z.input<typeof nodeTestConfigSchema>;
+/** The resolved configuration, defaults filled in; written to `config.json`. */
+export type NodeTestConfig = z.output<typeof nodeTestConfigSchema>;

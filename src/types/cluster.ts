@@ -1,0 +1,13 @@
+/** A server (or router) that a test sends requests to, launched by servelab or attached to. */
+export interface ServerHandle {
+  /** For messages and the `host` column, e.g. `sim-server 0` or the attached URL. */
+  name: string;
+  /** Base URL, e.g. `http://127.0.0.1:30000`. */
+  url: string;
+  /** The launched process's id, when servelab launched it. */
+  pid?: number;
+  /** The file its output goes to, when servelab launched it. */
+  logPath?: string;
+  /** Stops what servelab launched (nothing for an attached server). Safe to call twice. */
+  stop(): Promise<void>;
+}
