@@ -1,0 +1,78 @@
+import type { RequestRecord } from '../types/record.js';
+import type { DerivedColumnName } from '../types/summary.js';
+import type { Seconds } from '../types/time.js';
+
+/** Every derived column of SPEC §2, in seconds; a column is undefined when one of its inputs is missing. */
+export type DerivedColumns = Partial<Record<DerivedColumnName, Seconds>>;
+
+function difference(end: number | undefined, start: number | undefined): Seconds | undefined {
+  return end === undefined || start === undefined ? undefined : end - start;
+}
+
+/**
+ * Time per output token after the first, as bench_serving defines it: decode time over (output tokens − 1). Undefined
+ * for one output token or fewer (there is no inter-token time to measure) and when the server did not report the count.
+ */
+function timePerOutputToken(record: RequestRecord): Seconds | undefined {
+  const decodeTime = difference(record.finishTime, record.firstTokenTime);
+  const outputTokens = record.actualOutputTokens;
+  if (decodeTime === undefined || outputTokens === undefined || outputTokens <= 1) return undefined;
+  return decodeTime / (outputTokens - 1);
+}
+
+export interface DerivedColumnDefinition {
+  name: DerivedColumnName;
+  compute(record: RequestRecord): Seconds | undefined;
+}
+
+/**
+ * The formulas, in the order of `requests.csv`. Client times (arrival, first token, finish) and server times (created,
+ * queue, first token) come from different clocks: columns that mix them (network_time, server_latency) include the
+ * offset between the two clocks, which is near zero on one host and must be read with care across hosts.
+ */
+export const DERIVED_COLUMNS: readonly DerivedColumnDefinition[] = [
+  { name: 'total_latency', compute: (r) => difference(r.finishTime, r.arrivalTime) },
+  { name: 'server_latency', compute: (r) => difference(r.finishTime, r.routerSendTime) },
+  { name: 'ttft', compute: (r) => difference(r.firstTokenTime, r.arrivalTime) },
+  { name: 'server_ttft', compute: (r) => difference(r.serverFirstTokenTime, r.serverCreatedTime) },
+  { name: 'queue_time_in_router', compute: (r) => difference(r.routerSendTime, r.arrivalTime) },
+  { name: 'network_time', compute: (r) => difference(r.serverCreatedTime, r.routerSendTime) },
+  { name: 'tokenize_time', compute: (r) => difference(r.queueTimeStart, r.serverCreatedTime) },
+  { name: 'pure_queue_time', compute: (r) => difference(r.queueTimeEnd, r.queueTimeStart) },
+  { name: 'queue_time_in_server', compute: (r) => difference(r.serverFirstTokenTime, r.serverCreatedTime) },
+  { name: 'prefill_time', compute: (r) => difference(r.serverFirstTokenTime, r.queueTimeEnd) },
+  { name: 'decode_time', compute: (r) => difference(r.finishTime, r.firstTokenTime) },
+  { name: 'tpot', compute: timePerOutputToken },
+  { name: 'send_lag', compute: (r) => difference(r.arrivalTime, r.scheduledTime) },
+  { name: 'intended_latency', compute: (r) => difference(r.finishTime, r.scheduledTime) },
+];
+
+export const DERIVED_COLUMN_NAMES: readonly DerivedColumnName[] = DERIVED_COLUMNS.map((column) => column.name);
+
+/** The derived columns of one record. */
+export function deriveColumns(record: RequestRecord): DerivedColumns {
+  const derived: DerivedColumns = {};
+  for (const column of DERIVED_COLUMNS) {
+    const value = column.compute(record);
+    if (value !== undefined) derived[column.name] = value;
+  }
+  return derived;
+}
+
+/**
+ * The derived columns of many records as one Float64Array per column, NaN where a value is missing: the fast path for
+ * statistics over a million records (no per-record objects).
+ */
+export function deriveColumnArrays(records: readonly RequestRecord[]): Record<DerivedColumnName, Float64Array> {
+  const arrays = {} as Record<DerivedColumnName, Float64Array>;
+  for (const column of DERIVED_COLUMNS) {
+    const values = new Float64Array(records.length);
+    const compute = column.compute;
+    for (let index = 0; index < records.length; index++) {
+      const value = compute(records[index] as RequestRecord);
+      values[index] = value === undefined ? Number.NaN : value;
+    }
+    arrays[column.name] = values;
+  }
+  return arrays;
+}

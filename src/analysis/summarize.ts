@@ -1,0 +1,177 @@
+import type { RequestRecord } from '../types/record.js';
+import type { RunData } from '../types/run.js';
+import type {
+  DerivedColumnName,
+  Goodput,
+  OfferedLoad,
+  SloTargets,
+  Statistics,
+  Summary,
+  SummaryCounts,
+  SummaryTokens,
+} from '../types/summary.js';
+import { DERIVED_COLUMN_NAMES, deriveColumnArrays } from './derive.js';
+import { coefficientOfVariation, computeStatistics, statisticsOfSorted, sortedFiniteValues } from './statistics.js';
+import { summarizeRouting } from './nodes.js';
+import { summarizeStages } from './timeseries.js';
+
+export interface SummarizeOptions {
+  slo?: SloTargets;
+}
+
+/** Derived columns summarized over every sent request rather than succeeded ones: they describe the load generator. */
+const LOAD_GENERATOR_COLUMNS: ReadonlySet<DerivedColumnName> = new Set(['send_lag']);
+
+function countOutcomes(records: readonly RequestRecord[]): SummaryCounts {
+  const failedByClass: Record<string, number> = {};
+  let succeeded = 0;
+  for (const record of records) {
+    if (record.success) {
+      succeeded++;
+    } else {
+      const errorClass = record.error ?? 'unknown';
+      failedByClass[errorClass] = (failedByClass[errorClass] ?? 0) + 1;
+    }
+  }
+  return { total: records.length, succeeded, failed: records.length - succeeded, failedByClass };
+}
+
+/**
+ * Tokens that count in throughput, as bench_serving counts them: succeeded requests only; the prompt length the server
+ * reported (bench_serving uses the dataset's length, which we fall back to) and the output tokens the server reported.
+ */
+function countTokens(records: readonly RequestRecord[]): SummaryTokens {
+  let totalInput = 0;
+  let totalOutput = 0;
+  let totalCached = 0;
+  for (const record of records) {
+    if (!record.success) continue;
+    totalInput += record.actualPromptTokens ?? record.inputLength;
+    totalOutput += record.actualOutputTokens ?? 0;
+    totalCached += record.cachedTokens ?? 0;
+  }
+  return { totalInput, totalOutput, totalCached };
+}
+
+function pooledInterTokenLatencies(records: readonly RequestRecord[]): Float64Array {
+  let total = 0;
+  for (const record of records) if (record.success && record.interTokenLatencies) total += record.interTokenLatencies.length;
+  const pooled = new Float64Array(total);
+  let offset = 0;
+  for (const record of records) {
+    const gaps = record.interTokenLatencies;
+    if (!record.success || !gaps) continue;
+    for (let index = 0; index < gaps.length; index++) pooled[offset++] = gaps[index] as number;
+  }
+  return pooled;
+}
+
+function describeOfferedLoad(records: readonly RequestRecord[], targetRate: number, sendLag: Statistics | null): OfferedLoad {
+  const arrivals = new Float64Array(records.length);
+  for (let index = 0; index < records.length; index++) arrivals[index] = records[index]?.arrivalTime ?? Number.NaN;
+  const sorted = sortedFiniteValues(arrivals);
+  let achievedRate: number | null = null;
+  let interArrivalCv: number | null = null;
+  if (sorted.length >= 2) {
+    const span = (sorted[sorted.length - 1] as number) - (sorted[0] as number);
+    if (span > 0) achievedRate = (sorted.length - 1) / span;
+    const gaps = new Float64Array(sorted.length - 1);
+    for (let index = 1; index < sorted.length; index++) gaps[index - 1] = (sorted[index] as number) - (sorted[index - 1] as number);
+    interArrivalCv = coefficientOfVariation(gaps);
+  }
+  const achievedToTargetRatio =
+    achievedRate !== null && Number.isFinite(targetRate) && targetRate > 0 ? achievedRate / targetRate : null;
+  return { targetRate, achievedRate, achievedToTargetRatio, interArrivalCv, sendLag };
+}
+
+/**
+ * Goodput as bench_serving's SLO option defines it: a succeeded request is good when every objective given holds
+ * (value ≤ target); a request with one output token counts as tpot 0. A missing measurement fails its objective.
+ */
+function computeGoodput(
+  records: readonly RequestRecord[],
+  columns: Record<DerivedColumnName, Float64Array>,
+  slo: SloTargets,
+  durationSeconds: number,
+): Goodput {
+  let goodRequests = 0;
+  for (let index = 0; index < records.length; index++) {
+    const record = records[index] as RequestRecord;
+    if (!record.success) continue;
+    if (slo.ttftMs !== undefined && !((columns.ttft[index] as number) * 1000 <= slo.ttftMs)) continue;
+    if (slo.tpotMs !== undefined) {
+      const tpot = (record.actualOutputTokens ?? 0) <= 1 && record.actualOutputTokens !== undefined ? 0 : (columns.tpot[index] as number);
+      if (!(tpot * 1000 <= slo.tpotMs)) continue;
+    }
+    if (slo.totalMs !== undefined && !((columns.total_latency[index] as number) * 1000 <= slo.totalMs)) continue;
+    goodRequests++;
+  }
+  return {
+    slo,
+    goodRequests,
+    requestsPerSecond: durationSeconds > 0 ? goodRequests / durationSeconds : 0,
+    fraction: records.length > 0 ? goodRequests / records.length : 0,
+  };
+}
+
+/** Per-experiment metrics of a run (SPEC §3). Definitions are written out in docs/metrics.md. */
+export function summarize(run: RunData, options: SummarizeOptions = {}): Summary {
+  const records = run.records.some((record) => record.warmup) ? run.records.filter((record) => !record.warmup) : run.records;
+  const counts = countOutcomes(records);
+  const columns = deriveColumnArrays(records);
+
+  let firstArrivalTime: number | null = null;
+  let lastFinishTime: number | null = null;
+  for (const record of records) {
+    if (record.arrivalTime !== undefined && (firstArrivalTime === null || record.arrivalTime < firstArrivalTime)) {
+      firstArrivalTime = record.arrivalTime;
+    }
+    if (record.finishTime !== undefined && (lastFinishTime === null || record.finishTime > lastFinishTime)) {
+      lastFinishTime = record.finishTime;
+    }
+  }
+  const durationSeconds =
+    firstArrivalTime !== null && lastFinishTime !== null ? Math.max(0, lastFinishTime - firstArrivalTime) : 0;
+  const perSecond = (amount: number): number => (durationSeconds > 0 ? amount / durationSeconds : 0);
+
+  const latencies = {} as Record<DerivedColumnName, Statistics | null>;
+  for (const name of DERIVED_COLUMN_NAMES) {
+    const values = columns[name];
+    if (!LOAD_GENERATOR_COLUMNS.has(name)) {
+      for (let index = 0; index < records.length; index++) if (!records[index]?.success) values[index] = Number.NaN;
+    }
+    latencies[name] = statisticsOfSorted(sortedFiniteValues(values));
+  }
+
+  const tokens = countTokens(records);
+  let sumOfLatencies = 0;
+  const totalLatencies = columns.total_latency;
+  for (let index = 0; index < totalLatencies.length; index++) {
+    const value = totalLatencies[index] as number;
+    if (value === value) sumOfLatencies += value;
+  }
+
+  const summary: Summary = {
+    counts,
+    firstArrivalTime,
+    lastFinishTime,
+    durationSeconds,
+    throughput: {
+      requestsPerSecond: perSecond(counts.succeeded),
+      inputTokensPerSecond: perSecond(tokens.totalInput),
+      outputTokensPerSecond: perSecond(tokens.totalOutput),
+      totalTokensPerSecond: perSecond(tokens.totalInput + tokens.totalOutput),
+    },
+    tokens,
+    latencies,
+    interTokenLatency: computeStatistics(pooledInterTokenLatencies(records)),
+    offeredLoad: describeOfferedLoad(records, run.info.requestRate, latencies.send_lag),
+    concurrency: { benchServing: perSecond(sumOfLatencies), stages: summarizeStages(records) },
+    goodput: options.slo && Object.values(options.slo).some((value) => value !== undefined)
+      ? computeGoodput(records, columns, options.slo, durationSeconds)
+      : null,
+  };
+  const routing = summarizeRouting(run.info.testLevel, records);
+  if (routing) summary.routing = routing;
+  return summary;
+}

@@ -1,0 +1,234 @@
+import type { RequestRecord } from '../types/record.js';
+import type { ConcurrencyStage, StageConcurrency } from '../types/summary.js';
+import type { EpochSeconds, Seconds } from '../types/time.js';
+
+/**
+ * Where each stage of a request's lifecycle starts and ends. Intervals are half-open [start, end): a request that ends
+ * at the instant another starts is never counted twice. `running` starts on the server's clock (queue_time_end) and
+ * ends on the client's (finish_time), the only end the record has; on one host the two clocks agree.
+ */
+export const STAGE_BOUNDS: Readonly<
+  Record<ConcurrencyStage, { start: (record: RequestRecord) => number | undefined; end: (record: RequestRecord) => number | undefined }>
+> = {
+  in_system: { start: (r) => r.arrivalTime, end: (r) => r.finishTime },
+  in_router: { start: (r) => r.arrivalTime, end: (r) => r.routerSendTime },
+  waiting_in_server_queue: { start: (r) => r.queueTimeStart, end: (r) => r.queueTimeEnd },
+  running: { start: (r) => r.queueTimeEnd, end: (r) => r.finishTime },
+};
+
+export const CONCURRENCY_STAGES: readonly ConcurrencyStage[] = ['in_system', 'in_router', 'waiting_in_server_queue', 'running'];
+
+export interface Intervals {
+  starts: Float64Array;
+  ends: Float64Array;
+}
+
+/** The stage intervals of the records that have both ends (and end no earlier than they start). */
+export function collectIntervals(
+  records: readonly RequestRecord[],
+  start: (record: RequestRecord) => number | undefined,
+  end: (record: RequestRecord) => number | undefined,
+): Intervals {
+  const starts = new Float64Array(records.length);
+  const ends = new Float64Array(records.length);
+  let count = 0;
+  for (const record of records) {
+    const startTime = start(record);
+    const endTime = end(record);
+    if (startTime === undefined || endTime === undefined || endTime < startTime) continue;
+    starts[count] = startTime;
+    ends[count] = endTime;
+    count++;
+  }
+  return { starts: starts.subarray(0, count), ends: ends.subarray(0, count) };
+}
+
+export interface SweepResult {
+  /** Highest number of intervals open at once inside the window. */
+  peak: number;
+  /** ∫ count dt over the window (request-seconds). */
+  integral: number;
+  /** Per bin (when a bin width was given): time-weighted mean count and the peak count. */
+  binMeans?: Float64Array;
+  binPeaks?: Float64Array;
+}
+
+/**
+ * Sweeps the start and end events in time order, keeping the open count, and integrates it over [windowStart,
+ * windowEnd). With `binWidth`, it also spreads the integral over bins of that width. O(n log n + bins).
+ */
+export function sweepIntervals(intervals: Intervals, windowStart: number, windowEnd: number, binWidth?: number): SweepResult {
+  const starts = Float64Array.from(intervals.starts).sort();
+  const ends = Float64Array.from(intervals.ends).sort();
+  const binCount = binWidth !== undefined && binWidth > 0 ? Math.max(1, Math.ceil((windowEnd - windowStart) / binWidth)) : 0;
+  const binIntegrals = binCount > 0 ? new Float64Array(binCount) : undefined;
+  const binPeaks = binCount > 0 ? new Float64Array(binCount) : undefined;
+
+  let open = 0;
+  let peak = 0;
+  let integral = 0;
+  let previousTime = windowStart;
+  let startIndex = 0;
+  let endIndex = 0;
+
+  const binOf = (time: number): number => Math.min(binCount - 1, Math.max(0, Math.floor((time - windowStart) / (binWidth as number))));
+  // Adds `open` requests held from previousTime to time, clipped to the window, to the totals and bins.
+  const advanceTo = (time: number): void => {
+    const from = Math.max(previousTime, windowStart);
+    const to = Math.min(time, windowEnd);
+    if (to > from && open > 0) {
+      integral += open * (to - from);
+      if (binIntegrals && binPeaks) {
+        let bin = binOf(from);
+        let cursor = from;
+        while (cursor < to) {
+          const binEnd = Math.min(to, windowStart + (bin + 1) * (binWidth as number));
+          binIntegrals[bin] = (binIntegrals[bin] as number) + open * (binEnd - cursor);
+          if (open > (binPeaks[bin] as number)) binPeaks[bin] = open;
+          cursor = binEnd;
+          bin++;
+          if (bin >= binCount) break;
+        }
+      }
+    }
+    if (time > previousTime) previousTime = time;
+  };
+
+  while (startIndex < starts.length || endIndex < ends.length) {
+    const nextStart = startIndex < starts.length ? (starts[startIndex] as number) : Number.POSITIVE_INFINITY;
+    const nextEnd = endIndex < ends.length ? (ends[endIndex] as number) : Number.POSITIVE_INFINITY;
+    // Ends first at equal times: half-open intervals.
+    if (nextEnd <= nextStart) {
+      advanceTo(nextEnd);
+      open--;
+      endIndex++;
+    } else {
+      advanceTo(nextStart);
+      open++;
+      startIndex++;
+      if (nextStart < windowEnd && open > peak) peak = open;
+      if (binPeaks && nextStart < windowEnd) {
+        const bin = binOf(nextStart);
+        if (open > (binPeaks[bin] as number)) binPeaks[bin] = open;
+      }
+    }
+  }
+  const result: SweepResult = { peak, integral };
+  if (binIntegrals && binPeaks) {
+    const binMeans = new Float64Array(binCount);
+    for (let bin = 0; bin < binCount; bin++) {
+      const binStart = windowStart + bin * (binWidth as number);
+      const width = Math.min(binWidth as number, windowEnd - binStart);
+      binMeans[bin] = width > 0 ? (binIntegrals[bin] as number) / width : 0;
+    }
+    result.binMeans = binMeans;
+    result.binPeaks = binPeaks;
+  }
+  return result;
+}
+
+/** The analysis window: first arrival to last finish, as the summary's duration. Null when it is empty. */
+export function analysisWindow(records: readonly RequestRecord[]): { start: EpochSeconds; end: EpochSeconds } | null {
+  let start = Number.POSITIVE_INFINITY;
+  let end = Number.NEGATIVE_INFINITY;
+  for (const record of records) {
+    if (record.arrivalTime !== undefined && record.arrivalTime < start) start = record.arrivalTime;
+    if (record.finishTime !== undefined && record.finishTime > end) end = record.finishTime;
+  }
+  return end > start ? { start, end } : null;
+}
+
+function describeStage(intervals: Intervals, windowStart: number, windowEnd: number): StageConcurrency {
+  const windowSeconds = windowEnd - windowStart;
+  const sweep = sweepIntervals(intervals, windowStart, windowEnd);
+  const count = intervals.starts.length;
+  let entries = 0;
+  let residence = 0;
+  for (let index = 0; index < count; index++) {
+    const start = intervals.starts[index] as number;
+    if (start >= windowStart && start < windowEnd) entries++;
+    residence += (intervals.ends[index] as number) - start;
+  }
+  const timeWeightedMean = sweep.integral / windowSeconds;
+  const entryRate = entries / windowSeconds;
+  const meanResidenceSeconds = count > 0 ? residence / count : null;
+  const littlesLawPrediction = meanResidenceSeconds === null ? null : entryRate * meanResidenceSeconds;
+  const littlesLawRelativeError =
+    littlesLawPrediction === null || timeWeightedMean === 0 ? null : Math.abs(littlesLawPrediction - timeWeightedMean) / timeWeightedMean;
+  return { peak: sweep.peak, timeWeightedMean, entryRate, meanResidenceSeconds, littlesLawPrediction, littlesLawRelativeError };
+}
+
+/** Peak, time-weighted mean and Little's-law check of every stage that has records with both of its timestamps. */
+export function summarizeStages(records: readonly RequestRecord[]): Partial<Record<ConcurrencyStage, StageConcurrency>> {
+  const window = analysisWindow(records);
+  const stages: Partial<Record<ConcurrencyStage, StageConcurrency>> = {};
+  if (!window) return stages;
+  for (const stage of CONCURRENCY_STAGES) {
+    const bounds = STAGE_BOUNDS[stage];
+    const intervals = collectIntervals(records, bounds.start, bounds.end);
+    if (intervals.starts.length === 0) continue;
+    stages[stage] = describeStage(intervals, window.start, window.end);
+  }
+  return stages;
+}
+
+/** Concurrency and event counts in fixed-width bins over the analysis window. */
+export interface ConcurrencyTimeSeries {
+  /** Epoch time of the first bin's start (the first arrival). */
+  windowStart: EpochSeconds;
+  resolutionSeconds: Seconds;
+  binCount: number;
+  /** Per stage present in the records: time-weighted mean and peak count per bin. */
+  stages: Partial<Record<ConcurrencyStage, { mean: Float64Array; peak: Float64Array }>>;
+  /** Requests that arrived in each bin. */
+  arrivals: Float64Array;
+  /** Requests that finished successfully in each bin. */
+  completions: Float64Array;
+  /** Requests that failed in each bin (at their finish time, else their arrival time). */
+  failures: Float64Array;
+  /** Output tokens of requests that finished successfully in each bin. */
+  outputTokens: Float64Array;
+}
+
+/** Picks a resolution giving at most about `maxBins` bins, rounded to 1, 2 or 5 × a power of ten seconds. */
+export function defaultResolutionSeconds(windowSeconds: number, maxBins = 600): Seconds {
+  const raw = Math.max(windowSeconds / maxBins, 0.001);
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  for (const step of [1, 2, 5, 10]) if (step * magnitude >= raw) return step * magnitude;
+  return 10 * magnitude;
+}
+
+/** Reconstructs concurrency per stage over time from the records at the given resolution (default: about 600 bins). */
+export function concurrencyTimeSeries(records: readonly RequestRecord[], resolutionSeconds?: Seconds): ConcurrencyTimeSeries | null {
+  const window = analysisWindow(records);
+  if (!window) return null;
+  const resolution = resolutionSeconds ?? defaultResolutionSeconds(window.end - window.start);
+  const binCount = Math.max(1, Math.ceil((window.end - window.start) / resolution));
+  const stages: ConcurrencyTimeSeries['stages'] = {};
+  for (const stage of CONCURRENCY_STAGES) {
+    const bounds = STAGE_BOUNDS[stage];
+    const intervals = collectIntervals(records, bounds.start, bounds.end);
+    if (intervals.starts.length === 0) continue;
+    const sweep = sweepIntervals(intervals, window.start, window.end, resolution);
+    stages[stage] = { mean: sweep.binMeans as Float64Array, peak: sweep.binPeaks as Float64Array };
+  }
+  const arrivals = new Float64Array(binCount);
+  const completions = new Float64Array(binCount);
+  const failures = new Float64Array(binCount);
+  const outputTokens = new Float64Array(binCount);
+  const binOf = (time: number): number => Math.min(binCount - 1, Math.max(0, Math.floor((time - window.start) / resolution)));
+  for (const record of records) {
+    if (record.arrivalTime !== undefined) arrivals[binOf(record.arrivalTime)]! += 1;
+    if (record.success) {
+      if (record.finishTime !== undefined) {
+        const bin = binOf(record.finishTime);
+        completions[bin]! += 1;
+        outputTokens[bin]! += record.actualOutputTokens ?? 0;
+      }
+    } else {
+      const time = record.finishTime ?? record.arrivalTime;
+      if (time !== undefined) failures[binOf(time)]! += 1;
+    }
+  }
+  return { windowStart: window.start, resolutionSeconds: resolution, binCount, stages, arrivals, completions, failures, outputTokens };
+}

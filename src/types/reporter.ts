@@ -1,0 +1,17 @@
+import type { RunData } from './run.js';
+import type { Summary } from './summary.js';
+
+/** What every reporter is given: the run as measured, its metrics, and the run directory to write into. */
+export interface ReportContext {
+  run: RunData;
+  summary: Summary;
+  /** The run directory (`results/<run-id>/` or `--output-dir`); reporters create it when missing. */
+  outputDirectory: string;
+}
+
+/** Writes one kind of output file (or a few related ones). Writes are atomic: readers never see a torn file. */
+export interface Reporter {
+  readonly name: string;
+  /** Resolves to the paths it wrote. */
+  write(context: ReportContext): Promise<string[]>;
+}

@@ -1,0 +1,174 @@
+import type { EpochSeconds, Seconds } from './time.js';
+
+/**
+ * The snake_case names of the derived columns (SPEC §2). They are the column names of `requests.csv` and the keys of
+ * `Summary.latencies`, because existing analysis scripts read them.
+ */
+export type DerivedColumnName =
+  | 'total_latency'
+  | 'server_latency'
+  | 'ttft'
+  | 'server_ttft'
+  | 'queue_time_in_router'
+  | 'network_time'
+  | 'tokenize_time'
+  | 'pure_queue_time'
+  | 'queue_time_in_server'
+  | 'prefill_time'
+  | 'decode_time'
+  | 'tpot'
+  | 'send_lag'
+  | 'intended_latency';
+
+/**
+ * Distribution of one metric. Percentiles use linear interpolation between closest ranks (numpy's default), `std` is
+ * the population standard deviation (numpy's default `ddof=0`). Units are those of the metric (seconds for latencies).
+ */
+export interface Statistics {
+  count: number;
+  mean: number;
+  std: number;
+  min: number;
+  p50: number;
+  p90: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+/** Service-level objectives for goodput, in milliseconds. A request is good when it meets every objective given. */
+export interface SloTargets {
+  ttftMs?: number;
+  tpotMs?: number;
+  totalMs?: number;
+}
+
+export interface SummaryCounts {
+  total: number;
+  succeeded: number;
+  failed: number;
+  /** Failed requests per error class (`unknown` when a failed record carries no class). */
+  failedByClass: Record<string, number>;
+}
+
+export interface SummaryThroughput {
+  requestsPerSecond: number;
+  inputTokensPerSecond: number;
+  outputTokensPerSecond: number;
+  totalTokensPerSecond: number;
+}
+
+export interface SummaryTokens {
+  /** Prompt tokens of succeeded requests (server-reported, else intended). */
+  totalInput: number;
+  /** Output tokens of succeeded requests (server-reported). */
+  totalOutput: number;
+  /** Server-reported cached prompt tokens of succeeded requests. */
+  totalCached: number;
+}
+
+/** How well the load generator produced the load it was asked for. */
+export interface OfferedLoad {
+  /** Requests per second asked for; `Infinity` means all at once. */
+  targetRate: number;
+  /** (arrivals - 1) / (last arrival - first arrival); null with fewer than two arrivals. */
+  achievedRate: number | null;
+  /** achievedRate / targetRate; null when either is unknown or the target is infinite. */
+  achievedToTargetRatio: number | null;
+  /** Coefficient of variation (std/mean) of the gaps between consecutive arrivals; 1 for a Poisson process. */
+  interArrivalCv: number | null;
+  /** Statistics of `send_lag` over every request that was sent (seconds). */
+  sendLag: Statistics | null;
+}
+
+/** Number of requests in one stage of their lifecycle over time, reconstructed from the records. */
+export interface StageConcurrency {
+  /** Highest number of requests in the stage at once. */
+  peak: number;
+  /** Time-weighted mean number of requests in the stage over the analysis window. */
+  timeWeightedMean: number;
+  /** Requests that entered the stage per second over the analysis window. */
+  entryRate: number;
+  /** Mean time spent in the stage (seconds), over the requests whose stage has both ends. */
+  meanResidenceSeconds: number | null;
+  /**
+   * Little's law check: entryRate × meanResidenceSeconds, which should equal `timeWeightedMean` (L = λW) when every
+   * request that entered also left inside the window.
+   */
+  littlesLawPrediction: number | null;
+  /** |prediction − timeWeightedMean| / timeWeightedMean; null when either is unknown or zero. */
+  littlesLawRelativeError: number | null;
+}
+
+export type ConcurrencyStage = 'in_system' | 'in_router' | 'waiting_in_server_queue' | 'running';
+
+export interface SummaryConcurrency {
+  /** SGLang bench_serving's definition: the sum of end-to-end latencies of succeeded requests over the duration. */
+  benchServing: number;
+  /** Per stage, from the time series (absent when the analysis had no records with the stage's timestamps). */
+  stages?: Partial<Record<ConcurrencyStage, StageConcurrency>>;
+}
+
+export interface Goodput {
+  slo: SloTargets;
+  /** Succeeded requests that met every objective given. */
+  goodRequests: number;
+  /** goodRequests / duration. */
+  requestsPerSecond: number;
+  /** goodRequests / all requests. */
+  fraction: number;
+}
+
+/** Per-server view of a routing test (record.host). */
+export interface NodeSummary {
+  host: string;
+  requests: number;
+  succeeded: number;
+  failed: number;
+  /** This node's requests / all requests with a known host. */
+  share: number;
+  /** Cached prompt tokens / prompt tokens of its succeeded requests; null when no prompt tokens are known. */
+  cacheHitRatio: number | null;
+  ttft: Statistics | null;
+  totalLatency: Statistics | null;
+  queueTimeInServer: Statistics | null;
+  pureQueueTime: Statistics | null;
+  /** Peak and time-weighted mean of requests in flight on this node (router send to finish). */
+  peakInFlight: number;
+  meanInFlight: number;
+}
+
+export interface RoutingSummary {
+  nodes: NodeSummary[];
+  /** max(requests per node) / mean(requests per node). 1 is perfectly even. */
+  imbalanceMaxOverMean: number;
+  /** Coefficient of variation of requests per node. 0 is perfectly even. */
+  imbalanceCv: number;
+  /**
+   * Shared-prefix workloads: over prefix groups, the share of each group's requests sent to the node it used most
+   * (1 = every group always went to one node, what cache-aware routing aims for). Null without prefix groups.
+   */
+  prefixGroupAffinity: { meanShareOnTopNode: number; minShareOnTopNode: number; groups: number } | null;
+}
+
+/** Per-experiment metrics (SPEC §3). Every duration is in seconds. */
+export interface Summary {
+  counts: SummaryCounts;
+  /** First arrival (client) of any request; null when no request was sent. */
+  firstArrivalTime: EpochSeconds | null;
+  /** Last finish (client) of any request; null when none finished. */
+  lastFinishTime: EpochSeconds | null;
+  /** lastFinishTime − firstArrivalTime (0 when unknown). */
+  durationSeconds: Seconds;
+  throughput: SummaryThroughput;
+  tokens: SummaryTokens;
+  /** Statistics of every derived column over succeeded requests (send_lag over every sent request). */
+  latencies: Record<DerivedColumnName, Statistics | null>;
+  /** Inter-token latencies of every succeeded request pooled together (seconds). */
+  interTokenLatency: Statistics | null;
+  offeredLoad: OfferedLoad;
+  concurrency: SummaryConcurrency;
+  goodput: Goodput | null;
+  /** Present for routing tests (or whenever records name more than one host). */
+  routing?: RoutingSummary;
+}

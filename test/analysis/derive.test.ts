@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { DERIVED_COLUMN_NAMES, deriveColumnArrays, deriveColumns } from '../../src/analysis/derive.js';
+import { fullyTracedRecord, recordAt } from './records.js';
+
+// Epoch seconds near 1.7e9 carry about 2.4e-7 s of rounding, so "exact" here means to the microsecond.
+const MICROSECOND_DIGITS = 6;
+
+describe('deriveColumns', () => {
+  it('computes every SPEC §2 derived column from a fully traced record', () => {
+    const derived = deriveColumns(fullyTracedRecord());
+    const expected = {
+      total_latency: 0.249,
+      server_latency: 0.247,
+      ttft: 0.049,
+      server_ttft: 0.042,
+      queue_time_in_router: 0.002,
+      network_time: 0.001,
+      tokenize_time: 0.002,
+      pure_queue_time: 0.01,
+      queue_time_in_server: 0.042,
+      prefill_time: 0.03,
+      decode_time: 0.2,
+      tpot: 0.02,
+      send_lag: 0.001,
+      intended_latency: 0.25,
+    };
+    expect(Object.keys(derived).sort()).toEqual([...DERIVED_COLUMN_NAMES].sort());
+    for (const [name, value] of Object.entries(expected)) {
+      expect(derived[name as keyof typeof derived], name).toBeCloseTo(value, MICROSECOND_DIGITS);
+    }
+  });
+
+  it('leaves a column undefined when one of its inputs is missing, never guessing', () => {
+    // A node test through an attach target without --enable-metrics: no server timing keys at all.
+    const derived = deriveColumns(recordAt({ scheduledTime: 1, arrivalTime: 1.5, routerSendTime: 1.5, firstTokenTime: 2, finishTime: 3, actualOutputTokens: 5 }));
+    expect(derived.total_latency).toBeCloseTo(1.5, MICROSECOND_DIGITS);
+    expect(derived.queue_time_in_router).toBe(0);
+    expect(derived.tpot).toBeCloseTo(0.25, MICROSECOND_DIGITS);
+    for (const name of ['server_ttft', 'network_time', 'tokenize_time', 'pure_queue_time', 'queue_time_in_server', 'prefill_time'] as const) {
+      expect(derived[name], name).toBeUndefined();
+      expect(name in derived).toBe(false);
+    }
+  });
+
+  it('excludes the first token from TPOT and leaves it undefined for one output token or an unknown count', () => {
+    expect(deriveColumns(fullyTracedRecord(0, { actualOutputTokens: 1 })).tpot).toBeUndefined();
+    expect(deriveColumns(fullyTracedRecord(0, { actualOutputTokens: undefined })).tpot).toBeUndefined();
+    expect(deriveColumns(fullyTracedRecord(0, { actualOutputTokens: 3 })).tpot).toBeCloseTo(0.1, MICROSECOND_DIGITS);
+  });
+
+  it('gives the same values as columns of NaN-marked arrays', () => {
+    const records = [fullyTracedRecord(0), recordAt({ scheduledTime: 0, arrivalTime: 0.5 })];
+    const arrays = deriveColumnArrays(records);
+    expect(arrays.ttft[0]).toBeCloseTo(0.049, MICROSECOND_DIGITS);
+    expect(Number.isNaN(arrays.ttft[1])).toBe(true);
+    expect(arrays.send_lag[1]).toBeCloseTo(0.5, MICROSECOND_DIGITS);
+  });
+});
