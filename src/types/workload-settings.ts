@@ -1,0 +1,59 @@
+/**
+ * Settings that choose a workload: how requests arrive and what they ask for. Field names follow the framework's
+ * configuration (SPEC §1) so a resolved config object can be passed as is.
+ */
+
+/** Arrival process names; an unknown name is loaded as a module path. */
+export type ArrivalProcessName = 'poisson' | 'gamma' | 'constant' | 'trace';
+
+export interface ArrivalSettings {
+  process: ArrivalProcessName | (string & {});
+  /** Mean arrival rate in requests per second; `Infinity` sends every request at offset 0. */
+  requestRate: number;
+  /** Gamma only: the shape of the inter-arrival gaps. 1 = Poisson, smaller = burstier (CV = 1/sqrt(burstiness)). */
+  burstiness?: number;
+  /** Trace only: a file of arrival timestamps (one number a line, or JSONL rows with `timestamp`). */
+  tracePath?: string;
+  /** Trace only: multiplies every gap of the trace (2 = half the rate, 0.5 = twice the rate). Default 1. */
+  traceTimeScale?: number;
+}
+
+/** Dataset names; an unknown name is loaded as a module path. */
+export type DatasetName = 'random' | 'random-ids' | 'sharegpt' | 'shared-prefix' | 'custom';
+
+export interface DatasetSettings {
+  datasetName: DatasetName | (string & {});
+  /** A local file (ShareGPT JSON, custom JSONL). Nothing is ever downloaded. */
+  datasetPath?: string;
+  /** How many requests to produce (shared-prefix: groups × prompts per group instead, as SGLang does). */
+  numPrompts: number;
+  /** random / random-ids: the longest prompt, in tokens. */
+  randomInputLen?: number;
+  /** random / random-ids: the longest output, in tokens. */
+  randomOutputLen?: number;
+  /** random / random-ids: lengths are uniform integers in [max(floor(len × ratio), 1), len]. Default 0 (as SGLang). */
+  randomRangeRatio?: number;
+  /** random-ids: token ids are drawn from [0, vocabSize). Default 32000, below every common model's vocabulary. */
+  randomIdsVocabSize?: number;
+  /** sharegpt: a fixed output length for every request instead of the answer's length. */
+  sharegptOutputLen?: number;
+  /** sharegpt: drop pairs whose prompt + output exceed this many tokens. */
+  sharegptContextLen?: number;
+  /** shared-prefix: number of system-prompt groups (SGLang default 64). */
+  gspNumGroups?: number;
+  /** shared-prefix: questions per group (SGLang default 16). */
+  gspPromptsPerGroup?: number;
+  /** shared-prefix: system prompt tokens (SGLang default 2048). */
+  gspSystemPromptLen?: number;
+  /** shared-prefix: question tokens (SGLang default 128). */
+  gspQuestionLen?: number;
+  /** shared-prefix: output tokens (SGLang default 256). */
+  gspOutputLen?: number;
+  /** shared-prefix: lengths uniform in [ratio × len, len] like `random`; default 1 (exact lengths, SGLang's default). */
+  gspRangeRatio?: number;
+  /**
+   * shared-prefix: when set, requests draw their group from a Zipf distribution with this exponent (popular groups
+   * repeat) instead of SGLang's equal groups; `numPrompts` requests are then produced.
+   */
+  gspZipfExponent?: number;
+}

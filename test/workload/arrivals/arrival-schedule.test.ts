@@ -1,0 +1,142 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ServelabError } from '../../../src/errors/servelab-error.js';
+import { createArrivalSchedule } from '../../../src/workload/arrivals/arrival-registry.js';
+import { SeededRandom } from '../../../src/utils/random.js';
+
+function gapsSeconds(offsetsMs: Float64Array): number[] {
+  const gaps: number[] = [];
+  for (let index = 1; index < offsetsMs.length; index++) gaps.push(((offsetsMs[index] as number) - (offsetsMs[index - 1] as number)) / 1000);
+  return gaps;
+}
+
+function meanAndCv(values: number[]): { mean: number; cv: number } {
+  const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
+  const variance = values.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (values.length - 1);
+  return { mean, cv: Math.sqrt(variance) / mean };
+}
+
+/** Kolmogorov–Smirnov distance between the sample and the exponential distribution with the given rate. */
+function ksDistanceToExponential(samples: number[], rate: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  let distance = 0;
+  sorted.forEach((value, index) => {
+    const cdf = 1 - Math.exp(-rate * value);
+    distance = Math.max(distance, Math.abs((index + 1) / sorted.length - cdf), Math.abs(cdf - index / sorted.length));
+  });
+  return distance;
+}
+
+describe('createArrivalSchedule', () => {
+  it('poisson: exponential gaps pass a Kolmogorov–Smirnov test and the mean rate matches', () => {
+    const rate = 200;
+    const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: rate }, 20_001, new SeededRandom(7));
+    expect(offsetsMs[0]).toBe(0);
+    const gaps = gapsSeconds(offsetsMs);
+    // 1% critical value of the one-sample KS statistic: 1.63 / sqrt(n).
+    expect(ksDistanceToExponential(gaps, rate)).toBeLessThan(1.63 / Math.sqrt(gaps.length));
+    // And a clearly wrong rate is rejected by the same test, so the test has power.
+    expect(ksDistanceToExponential(gaps, rate * 1.1)).toBeGreaterThan(1.63 / Math.sqrt(gaps.length));
+    const achievedRate = (offsetsMs.length - 1) / ((offsetsMs[offsetsMs.length - 1] as number) / 1000);
+    expect(achievedRate).toBeGreaterThan(rate * 0.98);
+    expect(achievedRate).toBeLessThan(rate * 1.02);
+    expect(meanAndCv(gaps).cv).toBeCloseTo(1, 1);
+  });
+
+  it('is absolute and non-decreasing, and reproducible from the seed', () => {
+    const first = createArrivalSchedule({ process: 'poisson', requestRate: 50 }, 1000, new SeededRandom(3));
+    const again = createArrivalSchedule({ process: 'poisson', requestRate: 50 }, 1000, new SeededRandom(3));
+    const other = createArrivalSchedule({ process: 'poisson', requestRate: 50 }, 1000, new SeededRandom(4));
+    expect(Array.from(again)).toEqual(Array.from(first));
+    expect(Array.from(other)).not.toEqual(Array.from(first));
+    for (let index = 1; index < first.length; index++) expect(first[index]).toBeGreaterThanOrEqual(first[index - 1] as number);
+  });
+
+  it('100 requests at 50 req/s spread over about 2 s', () => {
+    const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: 50 }, 100, new SeededRandom(1));
+    const spanS = (offsetsMs[99] as number) / 1000;
+    expect(spanS).toBeGreaterThan(1.4);
+    expect(spanS).toBeLessThan(2.6);
+  });
+
+  it.each([0.25, 1, 4])('gamma with burstiness %s keeps the rate and has CV 1/sqrt(burstiness)', (burstiness) => {
+    const rate = 100;
+    const offsetsMs = createArrivalSchedule({ process: 'gamma', requestRate: rate, burstiness }, 40_001, new SeededRandom(11));
+    const { mean, cv } = meanAndCv(gapsSeconds(offsetsMs));
+    expect(mean * rate).toBeGreaterThan(0.97);
+    expect(mean * rate).toBeLessThan(1.03);
+    const expectedCv = 1 / Math.sqrt(burstiness);
+    expect(Math.abs(cv - expectedCv) / expectedCv).toBeLessThan(0.05);
+  });
+
+  it('constant: every gap is 1 / rate', () => {
+    const offsetsMs = createArrivalSchedule({ process: 'constant', requestRate: 400 }, 1000, new SeededRandom(1));
+    for (const gap of gapsSeconds(offsetsMs)) expect(gap).toBeCloseTo(0.0025, 12);
+    expect(offsetsMs[999]).toBeCloseTo(999 * 2.5, 9);
+  });
+
+  it.each(['poisson', 'gamma', 'constant'])('%s with an infinite rate puts every request at 0', (process) => {
+    const offsetsMs = createArrivalSchedule({ process, requestRate: Infinity, burstiness: 0.5 }, 50, new SeededRandom(1));
+    expect(offsetsMs).toHaveLength(50);
+    expect(Array.from(offsetsMs).every((offset) => offset === 0)).toBe(true);
+  });
+
+  it('rejects impossible settings with INVALID_CONFIG', () => {
+    const random = new SeededRandom(1);
+    for (const settings of [
+      { process: 'poisson', requestRate: 0 },
+      { process: 'poisson', requestRate: -5 },
+      { process: 'poisson', requestRate: Number.NaN },
+      { process: 'gamma', requestRate: 10, burstiness: 0 },
+      { process: 'no-such-process', requestRate: 10 },
+    ]) {
+      expect(() => createArrivalSchedule(settings, 10, random)).toThrow(ServelabError);
+    }
+    expect(() => createArrivalSchedule({ process: 'poisson', requestRate: 1 }, -1, random)).toThrow(/whole number/);
+  });
+
+  describe('trace', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'servelab-trace-'));
+
+    it('replays timestamps relative to the first, scaled by traceTimeScale', () => {
+      const path = join(directory, 'arrivals.txt');
+      writeFileSync(path, '# epoch seconds\n1700000000.0\n1700000000.5\n\n1700000002.0\n1700000002.0\n');
+      const offsetsMs = createArrivalSchedule({ process: 'trace', requestRate: 1, tracePath: path, traceTimeScale: 2 }, 3, new SeededRandom(1));
+      expect(Array.from(offsetsMs)).toEqual([0, 1000, 4000]);
+    });
+
+    it('reads JSONL rows and CSV with a header', () => {
+      const jsonPath = join(directory, 'arrivals.jsonl');
+      writeFileSync(jsonPath, '{"timestamp_ms": 100, "input_length": 5}\n{"timestamp_ms": 350}\n');
+      expect(Array.from(createArrivalSchedule({ process: 'trace', requestRate: 1, tracePath: jsonPath }, 2, new SeededRandom(1)))).toEqual([0, 250]);
+      const csvPath = join(directory, 'arrivals.csv');
+      writeFileSync(csvPath, 'timestamp,prompt_tokens\n0.25,10\n1.25,20\n');
+      expect(Array.from(createArrivalSchedule({ process: 'trace', requestRate: 1, tracePath: csvPath }, 2, new SeededRandom(1)))).toEqual([0, 1000]);
+    });
+
+    it('names the file and line of a malformed or unsorted timestamp', () => {
+      const path = join(directory, 'broken.txt');
+      writeFileSync(path, '1\n2\nsoon\n');
+      expect(() => createArrivalSchedule({ process: 'trace', requestRate: 1, tracePath: path }, 2, new SeededRandom(1))).toThrow(
+        /broken\.txt, line 3: "soon" is not a number/,
+      );
+      writeFileSync(path, '1\n3\n2\n');
+      expect(() => createArrivalSchedule({ process: 'trace', requestRate: 1, tracePath: path }, 2, new SeededRandom(1))).toThrow(
+        /line 3: the timestamp is earlier than the previous one/,
+      );
+    });
+
+    it('rejects a missing file and a trace shorter than the workload', () => {
+      expect(() =>
+        createArrivalSchedule({ process: 'trace', requestRate: 1, tracePath: join(directory, 'missing.txt') }, 2, new SeededRandom(1)),
+      ).toThrow(expect.objectContaining({ code: 'FILE_NOT_FOUND' }));
+      const path = join(directory, 'short.txt');
+      writeFileSync(path, '1\n2\n');
+      expect(() => createArrivalSchedule({ process: 'trace', requestRate: 1, tracePath: path }, 5, new SeededRandom(1))).toThrow(
+        /holds 2 arrivals but 5 requests/,
+      );
+    });
+  });
+});
