@@ -1,0 +1,123 @@
+import type {
+  CacheAwareSettings,
+  RoutingPolicy,
+  RoutingPolicyFactory,
+  RoutingPolicyOptions,
+  RoutingRequest,
+  WorkerState,
+} from '../../../types/routing.js';
+import { ServelabError } from '../../../errors/servelab-error.js';
+import { eligibleWorkers, leastInFlight } from '../eligible.js';
+import { ApproximatePrefixTree } from './approximate-tree.js';
+
+/** sglang-router's defaults (router_args.py). */
+export const DEFAULT_CACHE_AWARE_SETTINGS: CacheAwareSettings = {
+  cacheThreshold: 0.3,
+  balanceAbsThreshold: 64,
+  balanceRelThreshold: 1.5,
+  maxTreeSize: 2 ** 26,
+};
+
+/**
+ * Eviction brings a tree down to this fraction of `maxTreeSize`, so that a full tree is not walked on every insert.
+ * (sglang-router instead lets trees grow past the bound and evicts every `eviction_interval_secs`; evicting at insert
+ * keeps the bound exact and needs no timer, which a virtual-time simulation cannot have.)
+ */
+const EVICTION_LOW_WATER = 0.9;
+
+/**
+ * sglang-router's cache-aware policy (sgl-router/src/policies/cache_aware.rs), rewritten:
+ * 1. Load is requests in flight. If `max - min > balanceAbsThreshold` and `max > min * balanceRelThreshold`, the
+ *    cluster is imbalanced: the least-loaded worker gets the request (and its text is still inserted for it).
+ * 2. Otherwise the longest prefix any worker holds is looked up. If it covers more than `cacheThreshold` of the text,
+ *    the worker holding it gets the request; if not, the worker whose tree is smallest (most free cache, as the
+ *    source does: SPEC §6 says least-loaded here, the source picks the smallest tree).
+ * 3. The text is inserted into the chosen worker's tree; LRU eviction keeps each tree under `maxTreeSize` characters.
+ *
+ * Deliberate differences from the source, all for workers that cannot take requests: loads are compared over eligible
+ * workers only (the source also counts unhealthy ones), and prefixes held only by ineligible workers are ignored (the
+ * source may pick one and then falls back to the first healthy worker).
+ */
+export class CacheAwarePolicy implements RoutingPolicy {
+  readonly name = 'cache_aware';
+  readonly needsRoutingKey = true;
+  readonly settings: CacheAwareSettings;
+  readonly #tree = new ApproximatePrefixTree();
+
+  constructor(options: RoutingPolicyOptions = {}) {
+    this.settings = { ...DEFAULT_CACHE_AWARE_SETTINGS, ...options.cacheAware };
+    validate(this.settings);
+  }
+
+  choose(request: RoutingRequest, workers: readonly WorkerState[]): WorkerState | undefined {
+    const eligible = eligibleWorkers(workers);
+    if (eligible.length === 0) return undefined;
+    const text = request.routingKey;
+    const chosen = this.#isImbalanced(eligible) ? leastInFlight(eligible) : this.#byCache(text, eligible);
+    if (chosen === undefined) return undefined;
+    this.#tree.insert(text, chosen.url);
+    const size = this.#tree.sizeOf(chosen.url);
+    if (size > this.settings.maxTreeSize) {
+      this.#tree.evictTenant(chosen.url, Math.floor(this.settings.maxTreeSize * EVICTION_LOW_WATER));
+    }
+    return chosen;
+  }
+
+  onWorkerAdded(worker: WorkerState): void {
+    this.#tree.addTenant(worker.url);
+  }
+
+  onWorkerRemoved(worker: WorkerState): void {
+    this.#tree.removeTenant(worker.url);
+  }
+
+  /** Characters held for a worker's URL: for tests and diagnostics. */
+  treeSize(url: string): number {
+    return this.#tree.sizeOf(url);
+  }
+
+  #isImbalanced(eligible: readonly WorkerState[]): boolean {
+    let max = -Infinity;
+    let min = Infinity;
+    for (const worker of eligible) {
+      if (worker.inFlight > max) max = worker.inFlight;
+      if (worker.inFlight < min) min = worker.inFlight;
+    }
+    return max - min > this.settings.balanceAbsThreshold && max > min * this.settings.balanceRelThreshold;
+  }
+
+  #byCache(text: string, eligible: readonly WorkerState[]): WorkerState | undefined {
+    const byUrl = new Map<string, WorkerState>();
+    for (const worker of eligible) byUrl.set(worker.url, worker);
+    const match = this.#tree.prefixMatch(text, (tenant) => byUrl.has(tenant));
+    const matchRate = text.length === 0 ? 0 : match.matchedLength / text.length;
+    if (matchRate > this.settings.cacheThreshold && match.tenant !== undefined) {
+      const holder = byUrl.get(match.tenant);
+      if (holder !== undefined) return holder;
+    }
+    // The smallest tree; ties go to the first worker in order, so the choice is deterministic.
+    let smallest: WorkerState | undefined;
+    let smallestSize = Infinity;
+    for (const worker of eligible) {
+      const size = this.#tree.sizeOf(worker.url);
+      if (size < smallestSize) {
+        smallest = worker;
+        smallestSize = size;
+      }
+    }
+    return smallest;
+  }
+}
+
+function validate(settings: CacheAwareSettings): void {
+  const problems: string[] = [];
+  if (!(settings.cacheThreshold >= 0 && settings.cacheThreshold <= 1)) problems.push('cacheThreshold must lie in [0, 1]');
+  if (!(settings.balanceAbsThreshold >= 0)) problems.push('balanceAbsThreshold must be ≥ 0');
+  if (!(settings.balanceRelThreshold >= 1)) problems.push('balanceRelThreshold must be ≥ 1');
+  if (!(settings.maxTreeSize >= 1)) problems.push('maxTreeSize must be ≥ 1');
+  if (problems.length > 0) {
+    throw new ServelabError('INVALID_CONFIG', `cache_aware settings are invalid: ${problems.join('; ')}`);
+  }
+}
+
+export const createCacheAwarePolicy: RoutingPolicyFactory = (options) => new CacheAwarePolicy(options);

@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import { ApproximatePrefixTree } from '../../../src/routing/policies/cache-aware/approximate-tree.js';
+import { CacheAwarePolicy } from '../../../src/routing/policies/cache-aware/cache-aware-policy.js';
+import { SeededRandom } from '../../../src/utils/random.js';
+import { makeWorkers, request } from './worker-fixture.js';
+
+const systemPrompt = (group: number): string => `You are assistant number ${group}. ${'Follow these rules carefully. '.repeat(8)}`;
+
+describe('cache_aware policy', () => {
+  it('keeps each prefix group on one worker while load is balanced', () => {
+    const policy = new CacheAwarePolicy();
+    const workers = makeWorkers(4);
+    for (const worker of workers) policy.onWorkerAdded(worker);
+    const random = new SeededRandom(3);
+    const workerOfGroup = new Map<number, Set<number>>();
+    for (let step = 0; step < 400; step++) {
+      const group = random.integer(0, 7);
+      const chosen = policy.choose(request(`r${step}`, `${systemPrompt(group)}Question ${step}?`), workers);
+      expect(chosen).toBeDefined();
+      const seen = workerOfGroup.get(group) ?? new Set<number>();
+      seen.add(chosen!.index);
+      workerOfGroup.set(group, seen);
+    }
+    for (const [group, seen] of workerOfGroup) expect(seen.size, `group ${group}`).toBe(1);
+    // New prefixes go to the smallest tree, so 8 groups spread over all 4 workers.
+    const used = new Set([...workerOfGroup.values()].flatMap((seen) => [...seen]));
+    expect(used.size).toBe(4);
+  });
+
+  it('routes a text with no held prefix to the worker with the smallest tree', () => {
+    const policy = new CacheAwarePolicy();
+    const workers = makeWorkers(2);
+    for (const worker of workers) policy.onWorkerAdded(worker);
+    expect(policy.choose(request('a', 'a'.repeat(100)), workers)?.index).toBe(0);
+    expect(policy.choose(request('b', 'b'.repeat(10)), workers)?.index).toBe(1);
+    expect(policy.choose(request('c', 'c'.repeat(10)), workers)?.index).toBe(1);
+    expect(policy.treeSize(workers[1]!.url)).toBe(20);
+  });
+
+  it('falls back to the least-loaded worker only when load is imbalanced past both thresholds', () => {
+    const policy = new CacheAwarePolicy({ cacheAware: { balanceAbsThreshold: 64, balanceRelThreshold: 1.5 } });
+    const workers = makeWorkers(2);
+    for (const worker of workers) policy.onWorkerAdded(worker);
+    const prompt = `${systemPrompt(1)}first question`;
+    expect(policy.choose(request('warm', prompt), workers)?.index).toBe(0);
+    const next = `${systemPrompt(1)}another question`;
+
+    // 135 vs 70: difference 65 > 64 and ratio 1.93 > 1.5, so imbalanced: the least-loaded worker wins over the prefix.
+    workers[0]!.inFlight = 135;
+    workers[1]!.inFlight = 70;
+    expect(policy.choose(request('r1', next), workers)?.index).toBe(1);
+
+    // Difference 64 is not above the absolute threshold: the prefix holder keeps it.
+    workers[1]!.inFlight = 0;
+    const fresh = new CacheAwarePolicy();
+    for (const worker of workers) fresh.onWorkerAdded(worker);
+    workers[0]!.inFlight = 0;
+    expect(fresh.choose(request('w', prompt), workers)?.index).toBe(0);
+    workers[0]!.inFlight = 64;
+    expect(fresh.choose(request('r2', next), workers)?.index).toBe(0);
+
+    // 350 vs 250: difference 100 but ratio 1.4 ≤ 1.5, balanced, the prefix wins; 200 vs 100: ratio 2, imbalanced.
+    workers[0]!.inFlight = 350;
+    workers[1]!.inFlight = 250;
+    expect(fresh.choose(request('r3', next), workers)?.index).toBe(0);
+    workers[0]!.inFlight = 200;
+    workers[1]!.inFlight = 100;
+    expect(fresh.choose(request('r4', next), workers)?.index).toBe(1);
+  });
+
+  it('follows the prefix only above the cache threshold', () => {
+    const policy = new CacheAwarePolicy({ cacheAware: { cacheThreshold: 0.5 } });
+    const workers = makeWorkers(2);
+    for (const worker of workers) policy.onWorkerAdded(worker);
+    expect(policy.choose(request('a', 'x'.repeat(40)), workers)?.index).toBe(0);
+    // Shares 40 of 100 characters (0.4 ≤ 0.5): goes to the smaller tree instead.
+    expect(policy.choose(request('b', `${'x'.repeat(40)}${'y'.repeat(60)}`), workers)?.index).toBe(1);
+    // Shares 40 of 60 (0.67 > 0.5); both workers now hold the 40 x's and worker 1 used them last, so it wins.
+    expect(policy.choose(request('c', `${'x'.repeat(40)}${'z'.repeat(20)}`), workers)?.index).toBe(1);
+  });
+
+  it('forgets a removed worker and never sends a prefix to an unhealthy holder', () => {
+    const policy = new CacheAwarePolicy();
+    const workers = makeWorkers(2);
+    for (const worker of workers) policy.onWorkerAdded(worker);
+    const prompt = 'p'.repeat(200);
+    expect(policy.choose(request('a', prompt), workers)?.index).toBe(0);
+    workers[0]!.healthy = false;
+    expect(policy.choose(request('b', prompt), workers)?.index).toBe(1);
+    workers[0]!.healthy = true;
+    policy.onWorkerRemoved(workers[1]!);
+    expect(policy.treeSize(workers[1]!.url)).toBe(0);
+  });
+
+  it('keeps every tree within maxTreeSize characters', () => {
+    const maxTreeSize = 2_000;
+    const policy = new CacheAwarePolicy({ cacheAware: { maxTreeSize } });
+    const workers = makeWorkers(3);
+    for (const worker of workers) policy.onWorkerAdded(worker);
+    const random = new SeededRandom(8);
+    for (let step = 0; step < 3_000; step++) {
+      const text = `${systemPrompt(random.integer(0, 30))}${random.nextUint32().toString(36)}`;
+      policy.choose(request(`r${step}`, text), workers);
+      for (const worker of workers) expect(policy.treeSize(worker.url)).toBeLessThanOrEqual(maxTreeSize);
+    }
+    // Eviction does not empty a tree: it stays close to the bound.
+    expect(policy.treeSize(workers[0]!.url)).toBeGreaterThan(maxTreeSize / 2);
+  });
+});
+
+describe('approximate prefix tree', () => {
+  it('finds the longest prefix, including one that ends inside a node', () => {
+    const tree = new ApproximatePrefixTree();
+    tree.insert('hello world', 'a');
+    tree.insert('hello there', 'b');
+    expect(tree.prefixMatch('hello wo', () => true)).toEqual({ matchedLength: 8, tenant: 'a' });
+    expect(tree.prefixMatch('hello th', () => true)).toEqual({ matchedLength: 8, tenant: 'b' });
+    expect(tree.prefixMatch('hello xyz', () => true).matchedLength).toBe(6);
+    expect(tree.prefixMatch('hello world', (tenant) => tenant === 'b').matchedLength).toBe(6);
+    expect(tree.sizeOf('a')).toBe(11);
+    expect(tree.sizeOf('b')).toBe(11);
+  });
+
+  it('evicts least recently used leaves first and drops nodes nobody uses', () => {
+    const tree = new ApproximatePrefixTree();
+    tree.insert('aaaa1111', 'w');
+    tree.insert('bbbb2222', 'w');
+    tree.insert('aaaa3333', 'w');
+    expect(tree.sizeOf('w')).toBe(20);
+    tree.evictTenant('w', 16);
+    // The leaf '1111' was used least recently (its parent 'aaaa' was touched again by the third insert).
+    expect(tree.sizeOf('w')).toBe(16);
+    expect(tree.prefixMatch('aaaa1111', () => true).matchedLength).toBe(4);
+    tree.evictTenant('w', 10);
+    // Next oldest is the whole 'bbbb2222' branch; 'aaaa' + '3333' stay.
+    expect(tree.sizeOf('w')).toBe(8);
+    expect(tree.prefixMatch('bbbb2222', () => true).matchedLength).toBe(0);
+    expect(tree.prefixMatch('aaaa3333', () => true).matchedLength).toBe(8);
+    expect(tree.nodeCount()).toBe(2);
+  });
+
+  it('removes a tenant entirely while others keep shared nodes', () => {
+    const tree = new ApproximatePrefixTree();
+    tree.insert('shared prefix one', 'a');
+    tree.insert('shared prefix two', 'b');
+    tree.removeTenant('a');
+    expect(tree.sizeOf('a')).toBe(0);
+    expect(tree.prefixMatch('shared prefix one', () => true)).toEqual({ matchedLength: 14, tenant: 'b' });
+    expect(tree.nodeCount()).toBe(2);
+  });
+});
