@@ -1,0 +1,74 @@
+/**
+ * RFC 4180 field: quoted when it holds a comma, a quote, a line break, or leading/trailing spaces; quotes doubled.
+ * An absent value is an empty field, which pandas reads as NaN and spreadsheets as a blank cell.
+ */
+export function csvField(value: string | number | boolean | undefined | null): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (value === '') return '';
+  return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+/** One CSV line (RFC 4180 uses CRLF; we end lines with LF, which every reader accepts and diffs keep readable). */
+export function csvLine(fields: readonly string[]): string {
+  return `${fields.join(',')}\n`;
+}
+
+/** Seconds with microsecond precision, without trailing zeros; empty when absent or not finite. */
+export function formatSeconds(value: number | undefined): string {
+  if (value === undefined || !Number.isFinite(value)) return '';
+  const fixed = value.toFixed(6);
+  // Drop trailing zeros (and a bare point) to keep files small; "-0" reads back as 0 anyway.
+  const trimmed = fixed.includes('.') ? fixed.replace(/0+$/, '').replace(/\.$/, '') : fixed;
+  return trimmed === '-0' ? '0' : trimmed;
+}
+
+/**
+ * Parses CSV text (RFC 4180: quoted fields with doubled quotes and embedded line breaks) into rows of strings. Used to
+ * read our own files back (`servelab report DIR`) and in tests.
+ */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let inQuotes = false;
+  let index = 0;
+  while (index < text.length) {
+    const character = text[index] as string;
+    if (inQuotes) {
+      if (character === '"') {
+        if (text[index + 1] === '"') {
+          field += '"';
+          index += 2;
+          continue;
+        }
+        inQuotes = false;
+      } else {
+        field += character;
+      }
+      index++;
+      continue;
+    }
+    if (character === '"') {
+      inQuotes = true;
+    } else if (character === ',') {
+      row.push(field);
+      field = '';
+    } else if (character === '\n' || character === '\r') {
+      if (character === '\r' && text[index + 1] === '\n') index++;
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+    } else {
+      field += character;
+    }
+    index++;
+  }
+  if (field !== '' || row.length > 0) {
+    row.push(field);
+    rows.push(row);
+  }
+  return rows;
+}

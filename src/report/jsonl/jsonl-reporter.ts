@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+import type { RequestRecord } from '../../types/record.js';
+import type { ReportContext, Reporter } from '../../types/reporter.js';
+import { writeFileAtomic } from '../../utils/atomic-write.js';
+import { INTER_TOKEN_LATENCIES_KEY, RECORD_COLUMNS } from '../record-columns.js';
+import { roundToMicroseconds } from '../relative-time.js';
+
+export const REQUESTS_JSONL = 'requests.jsonl';
+
+/**
+ * The whole record as one JSON object with the CSV's column names: times in seconds after t0 (microseconds), the
+ * per-token gaps under `inter_token_latencies` (seconds, nanosecond-rounded). Absent fields are left out.
+ */
+export function recordToJsonObject(record: RequestRecord, t0: number): Record<string, unknown> {
+  const object: Record<string, unknown> = {};
+  for (const column of RECORD_COLUMNS) {
+    const value = record[column.field];
+    if (value === undefined) continue;
+    object[column.column] = column.kind === 'time' ? roundToMicroseconds((value as number) - t0) : value;
+  }
+  if (record.interTokenLatencies) {
+    object[INTER_TOKEN_LATENCIES_KEY] = record.interTokenLatencies.map((gap) => Math.round(gap * 1e9) / 1e9);
+  }
+  return object;
+}
+
+/** The inverse of `recordToJsonObject`: epoch times again (t0 added back). */
+export function recordFromJsonObject(object: Record<string, unknown>, t0: number): RequestRecord {
+  const record: Record<string, unknown> = { warmup: false };
+  for (const column of RECORD_COLUMNS) {
+    const value = object[column.column];
+    if (value === undefined || value === null) continue;
+    record[column.field] = column.kind === 'time' ? (value as number) + t0 : value;
+  }
+  const gaps = object[INTER_TOKEN_LATENCIES_KEY];
+  if (Array.isArray(gaps)) record.interTokenLatencies = gaps as number[];
+  return record as unknown as RequestRecord;
+}
+
+function* requestsJsonLines(records: readonly RequestRecord[], t0: number): Generator<string> {
+  for (const record of records) if (!record.warmup) yield `${JSON.stringify(recordToJsonObject(record, t0))}\n`;
+}
+
+/** `requests.jsonl`: the full record of every request, one JSON object a line. */
+export const jsonlReporter: Reporter = {
+  name: 'jsonl',
+  async write(context: ReportContext): Promise<string[]> {
+    const path = join(context.outputDirectory, REQUESTS_JSONL);
+    await writeFileAtomic(path, requestsJsonLines(context.run.records, context.run.info.startTime));
+    return [path];
+  },
+};

@@ -1,0 +1,68 @@
+import type { RequestRecord } from '../types/record.js';
+
+export type RecordColumnKind = 'time' | 'number' | 'string' | 'boolean';
+
+/** One stored field of a record under its SPEC §2 column name. */
+export interface RecordColumn {
+  column: string;
+  field: keyof RequestRecord;
+  kind: RecordColumnKind;
+}
+
+/** Timestamps, in lifecycle order (SPEC §2). Written as seconds after the run's t0. */
+export const TIMESTAMP_COLUMNS: readonly RecordColumn[] = [
+  { column: 'scheduled_time', field: 'scheduledTime', kind: 'time' },
+  { column: 'arrival_time', field: 'arrivalTime', kind: 'time' },
+  { column: 'router_send_time', field: 'routerSendTime', kind: 'time' },
+  { column: 'server_created_time', field: 'serverCreatedTime', kind: 'time' },
+  { column: 'queue_time_start', field: 'queueTimeStart', kind: 'time' },
+  { column: 'queue_time_end', field: 'queueTimeEnd', kind: 'time' },
+  { column: 'server_first_token_time', field: 'serverFirstTokenTime', kind: 'time' },
+  { column: 'first_token_time', field: 'firstTokenTime', kind: 'time' },
+  { column: 'finish_time', field: 'finishTime', kind: 'time' },
+];
+
+export const HOST_COLUMN: RecordColumn = { column: 'host', field: 'host', kind: 'string' };
+
+/** Token columns; `decode_length` is derived (the actual output tokens when known) and handled by the writers. */
+export const TOKEN_COLUMNS: readonly RecordColumn[] = [
+  { column: 'input_length', field: 'inputLength', kind: 'number' },
+  { column: 'expected_output_length', field: 'expectedOutputLength', kind: 'number' },
+  { column: 'actual_prompt_tokens', field: 'actualPromptTokens', kind: 'number' },
+  { column: 'actual_output_tokens', field: 'actualOutputTokens', kind: 'number' },
+  { column: 'cached_tokens', field: 'cachedTokens', kind: 'number' },
+];
+
+export const WORKLOAD_COLUMNS: readonly RecordColumn[] = [
+  { column: 'prefix_group', field: 'prefixGroup', kind: 'number' },
+  { column: 'session_id', field: 'sessionId', kind: 'string' },
+  { column: 'dataset_index', field: 'datasetIndex', kind: 'number' },
+];
+
+export const STATUS_COLUMNS: readonly RecordColumn[] = [
+  { column: 'success', field: 'success', kind: 'boolean' },
+  { column: 'error', field: 'error', kind: 'string' },
+  { column: 'http_status', field: 'httpStatus', kind: 'number' },
+  { column: 'num_retractions', field: 'numRetractions', kind: 'number' },
+];
+
+/** Fields beyond SPEC §2 that servelab also keeps, after the SPEC columns. */
+export const EXTRA_COLUMNS: readonly RecordColumn[] = [
+  { column: 'retries', field: 'retries', kind: 'number' },
+  { column: 'finish_reason', field: 'finishReason', kind: 'string' },
+  { column: 'error_message', field: 'errorMessage', kind: 'string' },
+];
+
+/** Every stored scalar field of a record (everything but the ITL array and the warmup flag). */
+export const RECORD_COLUMNS: readonly RecordColumn[] = [
+  { column: 'request_id', field: 'requestId', kind: 'string' },
+  ...TIMESTAMP_COLUMNS,
+  HOST_COLUMN,
+  ...TOKEN_COLUMNS,
+  ...WORKLOAD_COLUMNS,
+  ...STATUS_COLUMNS,
+  ...EXTRA_COLUMNS,
+];
+
+/** The JSONL key of the per-token gaps (seconds). */
+export const INTER_TOKEN_LATENCIES_KEY = 'inter_token_latencies';

@@ -1,0 +1,111 @@
+import type { RunData } from '../../types/run.js';
+import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
+
+export interface TerminalSummaryOptions {
+  /** ANSI colors (for a TTY). Default false. */
+  color?: boolean;
+  /** Printed last, so the user knows where the files are. */
+  outputDirectory?: string;
+}
+
+const WIDTH = 64;
+const LABEL_WIDTH = 34;
+
+/** Latency rows in lifecycle order: label, source. */
+const LATENCY_ROWS: readonly [string, DerivedColumnName | 'itl'][] = [
+  ['TTFT', 'ttft'],
+  ['TPOT', 'tpot'],
+  ['ITL', 'itl'],
+  ['E2E latency', 'total_latency'],
+  ['Queue in router', 'queue_time_in_router'],
+  ['Network (router to server)', 'network_time'],
+  ['Tokenize', 'tokenize_time'],
+  ['Pure queue (server)', 'pure_queue_time'],
+  ['Queue in server (to 1st token)', 'queue_time_in_server'],
+  ['Prefill', 'prefill_time'],
+  ['Decode', 'decode_time'],
+];
+
+function fixed(value: number | null | undefined, digits = 2): string {
+  return value === null || value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits);
+}
+
+function milliseconds(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '-';
+  const ms = value * 1000;
+  return Math.abs(ms) >= 100 ? ms.toFixed(1) : Math.abs(ms) >= 1 ? ms.toFixed(2) : ms.toFixed(3);
+}
+
+/**
+ * The end-of-run table, in the spirit of bench_serving's: status, counts, rates and token throughput, the latency
+ * breakdown (mean / p50 / p99 in milliseconds), the offered-load check and goodput.
+ */
+export function formatTerminalSummary(run: RunData, summary: Summary, options: TerminalSummaryOptions = {}): string {
+  const paint = (code: string, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
+  const lines: string[] = [];
+  const heading = (title: string, fill: string): void => {
+    const padded = ` ${title} `;
+    const left = Math.max(0, Math.floor((WIDTH - padded.length) / 2));
+    lines.push(paint('1', `${fill.repeat(left)}${padded}${fill.repeat(Math.max(0, WIDTH - left - padded.length))}`));
+  };
+  const row = (label: string, value: string): void => {
+    lines.push(`${`${label}:`.padEnd(LABEL_WIDTH)} ${value}`);
+  };
+
+  const { info } = run;
+  heading(`servelab ${info.testLevel} test: ${info.runId}`, '=');
+  const statusColor = info.status === 'completed' ? '32' : info.status === 'interrupted' ? '33' : '31';
+  row('Status', paint(statusColor, info.status) + (info.simulated ? ' (virtual time)' : ''));
+  row('Target', info.target);
+  const failedClasses = Object.entries(summary.counts.failedByClass)
+    .sort((a, b) => b[1] - a[1])
+    .map(([errorClass, count]) => `${errorClass} ${count}`)
+    .join(', ');
+  const failed = summary.counts.failed > 0 ? paint('31', String(summary.counts.failed)) : '0';
+  row('Requests ok / failed', `${summary.counts.succeeded} / ${failed}${failedClasses ? ` (${failedClasses})` : ''}`);
+  row('Duration (s)', fixed(summary.durationSeconds));
+
+  const load = summary.offeredLoad;
+  const target = Number.isFinite(load.targetRate) ? fixed(load.targetRate) : 'inf';
+  const ratio = load.achievedToTargetRatio === null ? '' : ` (${fixed(load.achievedToTargetRatio * 100, 1)}%)`;
+  row('Arrival rate target / achieved', `${target} / ${fixed(load.achievedRate)} req/s${ratio}`);
+  row('Inter-arrival CV', fixed(load.interArrivalCv, 3));
+  row('Send lag p50 / p99 / max (ms)', load.sendLag ? [load.sendLag.p50, load.sendLag.p99, load.sendLag.max].map(milliseconds).join(' / ') : '-');
+  row('Request throughput (req/s)', fixed(summary.throughput.requestsPerSecond));
+  row('Input token throughput (tok/s)', fixed(summary.throughput.inputTokensPerSecond));
+  row('Output token throughput (tok/s)', fixed(summary.throughput.outputTokensPerSecond));
+  row('Total token throughput (tok/s)', fixed(summary.throughput.totalTokensPerSecond));
+  row('Concurrency (sum E2E / duration)', fixed(summary.concurrency.benchServing));
+  const inSystem = summary.concurrency.stages?.in_system;
+  if (inSystem) row('In system: peak / mean', `${inSystem.peak} / ${fixed(inSystem.timeWeightedMean)}`);
+  if (summary.goodput) {
+    const objectives = Object.entries(summary.goodput.slo)
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => `${name.replace(/Ms$/, '')} <= ${value} ms`)
+      .join(', ');
+    row('Goodput (req/s)', `${fixed(summary.goodput.requestsPerSecond)} (${fixed(summary.goodput.fraction * 100, 1)}% meet ${objectives})`);
+  }
+
+  heading('Latency (ms)', '-');
+  lines.push(`${''.padEnd(LABEL_WIDTH)} ${'mean'.padStart(9)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}`);
+  for (const [label, source] of LATENCY_ROWS) {
+    const statistics: Statistics | null = source === 'itl' ? summary.interTokenLatency : summary.latencies[source];
+    if (!statistics) continue;
+    lines.push(
+      `${label.padEnd(LABEL_WIDTH)} ${milliseconds(statistics.mean).padStart(9)} ${milliseconds(statistics.p50).padStart(9)} ${milliseconds(
+        statistics.p99,
+      ).padStart(9)}`,
+    );
+  }
+
+  if (summary.routing) {
+    heading('Nodes', '-');
+    for (const node of summary.routing.nodes) {
+      row(node.host, `${node.requests} req (${fixed(node.share * 100, 1)}%), ttft p50 ${milliseconds(node.ttft?.p50)} ms`);
+    }
+    row('Imbalance max/mean, CV', `${fixed(summary.routing.imbalanceMaxOverMean, 3)}, ${fixed(summary.routing.imbalanceCv, 3)}`);
+  }
+  lines.push('='.repeat(WIDTH));
+  if (options.outputDirectory !== undefined) row('Output directory', options.outputDirectory);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { csvField, formatSeconds, parseCsv } from '../../src/report/csv/csv-format.js';
+
+describe('csv format', () => {
+  it('quotes per RFC 4180 only when needed and leaves absent values empty', () => {
+    expect(csvField('plain')).toBe('plain');
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('two\nlines')).toBe('"two\nlines"');
+    expect(csvField(' padded')).toBe('" padded"');
+    expect(csvField(undefined)).toBe('');
+    expect(csvField(Number.NaN)).toBe('');
+    expect(csvField(false)).toBe('false');
+  });
+
+  it('writes seconds to the microsecond without trailing zeros', () => {
+    expect(formatSeconds(1.5)).toBe('1.5');
+    expect(formatSeconds(0.0000004)).toBe('0');
+    expect(formatSeconds(-0.0000004)).toBe('0');
+    expect(formatSeconds(12.3456789)).toBe('12.345679');
+    expect(formatSeconds(3)).toBe('3');
+    expect(formatSeconds(undefined)).toBe('');
+  });
+
+  it('parses what it writes, including quoted separators and line breaks', () => {
+    const line = ['id', csvField('a,"b"\nc'), '', csvField(2.5)].join(',');
+    expect(parseCsv(`h1,h2,h3,h4\r\n${line}\n`)).toEqual([
+      ['h1', 'h2', 'h3', 'h4'],
+      ['id', 'a,"b"\nc', '', '2.5'],
+    ]);
+  });
+});

@@ -1,0 +1,157 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { summarize } from '../../src/analysis/summarize.js';
+import { REQUESTS_CSV_COLUMNS } from '../../src/report/csv/csv-reporter.js';
+import { parseCsv } from '../../src/report/csv/csv-format.js';
+import { recordFromJsonObject } from '../../src/report/jsonl/jsonl-reporter.js';
+import { parseJson } from '../../src/report/json-format.js';
+import { resolveReporter } from '../../src/report/registry.js';
+import { writeRunFiles } from '../../src/report/write-run-files.js';
+import { isServelabError } from '../../src/errors/servelab-error.js';
+import type { RunData } from '../../src/types/run.js';
+import { T0, fullyTracedRecord, recordAt, runOf } from '../analysis/records.js';
+
+function pythonAvailable(): boolean {
+  try {
+    execFileSync('python3', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const SPEC_COLUMNS = [
+  'request_id',
+  'scheduled_time', 'arrival_time', 'router_send_time', 'server_created_time', 'queue_time_start', 'queue_time_end',
+  'server_first_token_time', 'first_token_time', 'finish_time',
+  'host',
+  'total_latency', 'server_latency', 'ttft', 'server_ttft', 'queue_time_in_router', 'network_time', 'tokenize_time',
+  'pure_queue_time', 'queue_time_in_server', 'prefill_time', 'decode_time', 'tpot', 'send_lag', 'intended_latency',
+  'input_length', 'expected_output_length', 'actual_prompt_tokens', 'actual_output_tokens', 'cached_tokens', 'decode_length',
+  'prefix_group', 'session_id', 'dataset_index',
+  'success', 'error', 'http_status', 'num_retractions',
+];
+
+describe('run files', () => {
+  let directory: string;
+  let run: RunData;
+  let written: string[];
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'servelab-report-'));
+    run = runOf(
+      [
+        fullyTracedRecord(0, { sessionId: 'session, "one"', numRetractions: 0 }),
+        recordAt({
+          scheduledTime: 1,
+          arrivalTime: 1.000002,
+          success: false,
+          error: 'http_5xx',
+          httpStatus: 500,
+          errorMessage: 'upstream said "no",\nthen hung up',
+        }),
+      ],
+      { requestRate: Number.POSITIVE_INFINITY },
+    );
+    run.events.push({ time: T0 + 0.5, kind: 'crash', node: 1 });
+    written = await writeRunFiles(run, summarize(run), directory);
+  });
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('writes every default file atomically and leaves no temporary file behind', async () => {
+    expect(written.map((path) => path.slice(directory.length + 1)).sort()).toEqual(
+      ['config.json', 'requests.csv', 'requests.jsonl', 'summary.json'],
+    );
+    expect((await readdir(directory)).sort()).toEqual(['config.json', 'requests.csv', 'requests.jsonl', 'summary.json']);
+  });
+
+  it('writes requests.csv with the SPEC column names in order, relative microsecond times and empty cells', async () => {
+    const rows = parseCsv(await readFile(join(directory, 'requests.csv'), 'utf8'));
+    const header = rows[0] as string[];
+    expect(header.slice(0, SPEC_COLUMNS.length)).toEqual(SPEC_COLUMNS);
+    expect(header).toEqual(REQUESTS_CSV_COLUMNS);
+    expect(rows).toHaveLength(3);
+    const first = Object.fromEntries(header.map((name, index) => [name, rows[1]?.[index]]));
+    expect(first.arrival_time).toBe('0.001');
+    expect(first.finish_time).toBe('0.25');
+    expect(first.ttft).toBe('0.049');
+    expect(first.tpot).toBe('0.02');
+    expect(first.decode_length).toBe('11');
+    expect(first.session_id).toBe('session, "one"');
+    expect(first.success).toBe('true');
+    expect(first.prefix_group).toBe('');
+    const failed = Object.fromEntries(header.map((name, index) => [name, rows[2]?.[index]]));
+    expect(failed.arrival_time).toBe('1.000002');
+    expect(failed.finish_time).toBe('');
+    expect(failed.total_latency).toBe('');
+    expect(failed.server_ttft).toBe('');
+    expect(failed.send_lag).toBe('0.000002');
+    expect(failed.error).toBe('http_5xx');
+    expect(failed.error_message).toBe('upstream said "no",\nthen hung up');
+  });
+
+  it.skipIf(!pythonAvailable())("is read back by Python's csv module with the same cells", async () => {
+    const script = [
+      'import csv, json, sys',
+      'rows = list(csv.DictReader(open(sys.argv[1], newline="")))',
+      'print(json.dumps([{k: r[k] for k in ("request_id", "session_id", "error_message", "ttft")} for r in rows]))',
+    ].join('\n');
+    const output = execFileSync('python3', ['-c', script, join(directory, 'requests.csv')], { encoding: 'utf8' });
+    const rows = JSON.parse(output) as Record<string, string>[];
+    expect(rows).toHaveLength(2);
+    expect(rows[0]?.session_id).toBe('session, "one"');
+    expect(rows[0]?.ttft).toBe('0.049');
+    expect(rows[1]?.error_message).toBe('upstream said "no",\nthen hung up');
+    expect(rows[1]?.ttft).toBe('');
+  });
+
+  it('writes requests.jsonl with relative times and ITL arrays that read back into the same records', async () => {
+    const lines = (await readFile(join(directory, 'requests.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(2);
+    const first = JSON.parse(lines[0] as string) as Record<string, unknown>;
+    expect(first.arrival_time).toBe(0.001);
+    expect(first.inter_token_latencies).toHaveLength(10);
+    const restored = recordFromJsonObject(first, T0);
+    const original = run.records[0];
+    expect(restored.requestId).toBe(original?.requestId);
+    expect(restored.finishTime).toBeCloseTo(original?.finishTime as number, 6);
+    expect(restored.interTokenLatencies).toEqual(original?.interTokenLatencies);
+    expect(restored.queueTimeStart).toBeCloseTo(original?.queueTimeStart as number, 6);
+  });
+
+  it('writes summary.json with status, t0 as epoch, relative events, and infinity that survives the round trip', async () => {
+    const text = await readFile(join(directory, 'summary.json'), 'utf8');
+    expect(text).toContain('"requestRate": "Infinity"');
+    const file = parseJson(text) as { run: { status: string; t0: number; requestRate: number }; events: { time: number }[]; metrics: { counts: { failed: number } } };
+    expect(file.run.status).toBe('completed');
+    expect(file.run.t0).toBe(T0);
+    expect(file.run.requestRate).toBe(Number.POSITIVE_INFINITY);
+    expect(file.events[0]?.time).toBe(0.5);
+    expect(file.metrics.counts.failed).toBe(1);
+    const config = parseJson(await readFile(join(directory, 'config.json'), 'utf8')) as { requestRate: number };
+    expect(config.requestRate).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('loads an unknown reporter name as a module path, and fails clearly when it cannot', async () => {
+    const modulePath = join(directory, 'custom-reporter.mjs');
+    await writeFile(
+      modulePath,
+      `import { writeFile } from 'node:fs/promises';
+export default { name: 'custom', async write(context) { const path = context.outputDirectory + '/custom.txt'; await writeFile(path, String(context.summary.counts.total)); return [path]; } };`,
+    );
+    const paths = await writeRunFiles(run, summarize(run), directory, [modulePath]);
+    expect(await readFile(paths[0] as string, 'utf8')).toBe('2');
+
+    const failure = await resolveReporter('./no/such/reporter.js').catch((error: unknown) => error);
+    expect(isServelabError(failure) && failure.code).toBe('MODULE_LOAD_FAILED');
+    expect((failure as Error).message).toContain('./no/such/reporter.js');
+    await writeFile(join(directory, 'not-a-reporter.mjs'), 'export default 42;');
+    const wrongShape = await resolveReporter(join(directory, 'not-a-reporter.mjs')).catch((error: unknown) => error);
+    expect(isServelabError(wrongShape) && wrongShape.code).toBe('MODULE_LOAD_FAILED');
+  });
+});

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { summarize } from '../../src/analysis/summarize.js';
+import { formatTerminalSummary } from '../../src/report/terminal/format-terminal-summary.js';
+import { fullyTracedRecord, recordAt, runOf } from '../analysis/records.js';
+
+describe('terminal summary', () => {
+  const run = runOf([
+    fullyTracedRecord(0),
+    fullyTracedRecord(1),
+    recordAt({ scheduledTime: 2, arrivalTime: 2.0001, success: false, error: 'timeout' }),
+  ]);
+  const summary = summarize(run, { slo: { ttftMs: 100 } });
+
+  it('shows status, counts with error classes, rates, latencies in ms, goodput and the output directory', () => {
+    const text = formatTerminalSummary(run, summary, { outputDirectory: '/tmp/results/test-run' });
+    expect(text).toMatch(/Status:\s+completed/);
+    expect(text).toMatch(/Requests ok \/ failed:\s+2 \/ 1 \(timeout 1\)/);
+    expect(text).toMatch(/Duration \(s\):\s+1\.25/); // 0.001 to 1.25
+    expect(text).toMatch(/TTFT\s+49\.00\s+49\.00\s+49\.00/);
+    expect(text).toMatch(/TPOT\s+20\.00/);
+    expect(text).toMatch(/Goodput \(req\/s\):\s+1\.60 \(66\.7% meet ttft <= 100 ms\)/);
+    expect(text).toMatch(/Output directory:\s+\/tmp\/results\/test-run/);
+    expect(text).not.toContain('\u001b[');
+  });
+
+  it('colors only when asked', () => {
+    expect(formatTerminalSummary(run, summary, { color: true })).toContain('\u001b[32mcompleted');
+  });
+});
