@@ -46,6 +46,8 @@ export class SupervisedProcess {
     });
     const pid = this.child.pid;
     if (pid !== undefined) watchProcessGroup(pid);
+    // The first line says which process wrote the log, so a user (or a test) can check it is gone.
+    this.#log?.write(`# servelab: pid ${pid ?? 'none'}: ${[options.command, ...options.args].join(' ')}\n`);
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => {
         this.#exitInfo = { code, signal };

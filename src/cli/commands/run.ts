@@ -1,0 +1,57 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { ServelabError } from '../../errors/servelab-error.js';
+import { NodeTest } from '../../orchestration/node-test.js';
+import { executeTest } from '../execute-test.js';
+
+/** Settings holding file paths: in a config file they are relative to the file, not to where servelab runs. */
+const PATH_SETTINGS = ['datasetPath', 'tracePath', 'tokenizerPath', 'outputDir', 'resultsRoot', 'profile'];
+
+export async function readTestFile(path: string): Promise<{ test: string; settings: Record<string, unknown> }> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    throw new ServelabError('FILE_NOT_FOUND', `cannot read the config file ${path}; check the path`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text);
+  } catch (error) {
+    throw new ServelabError('INVALID_CONFIG', `${path} is not valid YAML or JSON: ${(error as Error).message.split('\n')[0]}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ServelabError('INVALID_CONFIG', `${path} must hold a mapping of settings, e.g. "test: node" and "requestRate: 10"`);
+  }
+  const { test = 'node', ...settings } = parsed as Record<string, unknown>;
+  if (test !== 'node' && test !== 'routing') {
+    throw new ServelabError('INVALID_CONFIG', `${path}: test must be "node" or "routing", not ${JSON.stringify(test)}`);
+  }
+  for (const key of PATH_SETTINGS) {
+    const value = settings[key];
+    // A profile may be a built-in name; only values that look like files are resolved.
+    if (typeof value === 'string' && !isAbsolute(value) && (key !== 'profile' || /[/\\]|\.json$/.test(value))) {
+      settings[key] = resolve(dirname(path), value);
+    }
+  }
+  return { test, settings };
+}
+
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .summary('run a test described in a YAML or JSON file')
+    .description('Runs the test a YAML or JSON file describes: "test: node" or "test: routing", then the same settings as the command line, camelCase (requestRate, numPrompts, ...). Paths in the file are relative to the file.')
+    .argument('<file>', 'the test file')
+    .action(async (file: string) => {
+      const { test, settings } = await readTestFile(file);
+      if (test === 'routing') {
+        const { RoutingTest } = await import('../../orchestration/routing-test.js');
+        process.exitCode = await executeTest(new RoutingTest(settings));
+        return;
+      }
+      process.exitCode = await executeTest(new NodeTest(settings));
+    });
+}

@@ -1,0 +1,30 @@
+import type { TestResult } from '../orchestration/test-result.js';
+import type { RunOptions } from '../orchestration/node-test.js';
+import { formatTerminalSummary } from '../report/terminal/format-terminal-summary.js';
+import { EXIT_INTERRUPTED, EXIT_OK } from './exit-codes.js';
+import { abortOnSignals } from './interrupts.js';
+import { createProgressDisplay, type ProgressMode } from './progress-display.js';
+
+export interface RunnableTest {
+  config: { progress: ProgressMode; quiet: boolean };
+  run(options: RunOptions): Promise<TestResult>;
+}
+
+/** Runs a test with Ctrl-C handling and a progress display, prints the summary, and returns the exit code. */
+export async function executeTest(test: RunnableTest): Promise<number> {
+  const progress = createProgressDisplay(test.config.progress);
+  const interrupts = abortOnSignals((signal) => {
+    progress.finish();
+    process.stderr.write(`servelab: ${signal} received: stopping, and writing what was measured (press Ctrl-C again to quit at once)\n`);
+  });
+  try {
+    const result = await test.run({ signal: interrupts.signal, onProgress: (update) => progress.update(update) });
+    progress.finish();
+    if (!test.config.quiet) process.stdout.write(`${formatTerminalSummary(result.run, result.metrics, { color: process.stdout.isTTY === true })}\n`);
+    process.stdout.write(`results: ${result.outputDirectory}\n`);
+    return result.status === 'interrupted' ? EXIT_INTERRUPTED : EXIT_OK;
+  } finally {
+    progress.finish();
+    interrupts.dispose();
+  }
+}

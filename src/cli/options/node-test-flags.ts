@@ -1,0 +1,80 @@
+import { parseInteger, parseIntegerList, parseNumber, parseRate, parseSlo, type FlagSpec } from './option-table.js';
+
+const TARGET = 'Target:';
+const SERVER = 'Server settings (sim and sglang targets):';
+const WORKLOAD = 'Workload:';
+const CLIENT = 'Client:';
+const OUTPUT = 'Output:';
+
+export const targetFlags: FlagSpec[] = [
+  { flag: 'target', key: 'target', kind: 'value', valueName: 'kind', choices: ['sim', 'sglang', 'attach'], defaultText: 'sim', group: TARGET, description: 'sim: servelab\'s simulated SGLang engine on loopback (no GPU); sglang: launch python -m sglang.launch_server; attach: a server that already runs (--url)' },
+  { flag: 'url', key: 'url', kind: 'value', valueName: 'url', group: TARGET, description: 'attach: the running server, e.g. http://127.0.0.1:30000' },
+];
+
+export const serverFlags: FlagSpec[] = [
+  { flag: 'model-path', key: 'modelPath', kind: 'value', valueName: 'path', group: SERVER, description: 'model weights for SGLang (a local folder or a name SGLang can load); for sim only a served name' },
+  { flag: 'gpu-id', key: 'gpuId', kind: 'value', valueName: 'id[,id...]', parse: parseIntegerList, defaultText: '0', group: SERVER, description: 'GPU the server is pinned to (CUDA_VISIBLE_DEVICES); with --tp-size N, the first of N GPUs or a list of N ids' },
+  { flag: 'tp-size', key: 'tpSize', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: SERVER, description: 'tensor parallel size' },
+  { flag: 'max-running-requests', key: 'maxRunningRequests', kind: 'value', valueName: 'n', parse: parseInteger, group: SERVER, description: 'most requests in the running batch' },
+  { flag: 'max-total-tokens', key: 'maxTotalTokens', kind: 'value', valueName: 'n', parse: parseInteger, group: SERVER, description: 'KV cache capacity in tokens' },
+  { flag: 'mem-fraction-static', key: 'memFractionStatic', kind: 'value', valueName: 'fraction', parse: parseNumber, group: SERVER, description: 'sglang: GPU memory fraction for weights and KV cache' },
+  { flag: 'chunked-prefill-size', key: 'chunkedPrefillSize', kind: 'value', valueName: 'tokens', parse: parseInteger, group: SERVER, description: 'most prefill tokens in one scheduling step (longer prompts are chunked)' },
+  { flag: 'schedule-policy', key: 'schedulePolicy', kind: 'value', valueName: 'policy', group: SERVER, description: 'waiting-queue order: fcfs, lpm (longest prefix match), ...' },
+  { flag: 'schedule-conservativeness', key: 'scheduleConservativeness', kind: 'value', valueName: 'ratio', parse: parseNumber, group: SERVER, description: 'how much KV room admission reserves for future decode tokens' },
+  { flag: 'enable-torch-compile', key: 'enableTorchCompile', kind: 'boolean', group: SERVER, description: 'sglang: compile the model with torch.compile' },
+  { flag: 'quantization', key: 'quantization', kind: 'value', valueName: 'method', group: SERVER, description: 'sglang: quantization method (fp8, awq, ...)' },
+  { flag: 'disable-radix-cache', key: 'disableRadixCache', kind: 'boolean', group: SERVER, description: 'turn the prefix cache off' },
+  { flag: 'port', key: 'port', kind: 'value', valueName: 'port', parse: parseInteger, group: SERVER, description: 'port for the launched server (sim: any free port; sglang: 30000)' },
+  { flag: 'extra-server-arg', key: 'extraServerArgs', kind: 'value', valueName: 'arg', repeatable: true, group: SERVER, description: 'an extra argument passed verbatim to the server (repeat for several)' },
+  { flag: 'profile', key: 'profile', kind: 'value', valueName: 'name|file', defaultText: 'llama-3-8b-h100', group: SERVER, description: 'sim: engine cost profile, built-in name or JSON file' },
+  { flag: 'python-executable', key: 'pythonExecutable', kind: 'value', valueName: 'path', defaultText: 'python', group: SERVER, description: 'sglang: the Python interpreter with SGLang installed' },
+  { flag: 'ready-timeout', key: 'readyTimeoutS', kind: 'value', valueName: 'seconds', parse: parseNumber, group: SERVER, description: 'how long a launched server may take to get ready (sim 30, sglang 600)' },
+];
+
+export const workloadFlags: FlagSpec[] = [
+  { flag: 'request-rate', key: 'requestRate', kind: 'value', valueName: 'req/s', parse: parseRate, defaultText: 'inf', group: WORKLOAD, description: 'mean arrival rate; inf sends every request at once' },
+  { flag: 'num-prompts', key: 'numPrompts', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1000', group: WORKLOAD, description: 'measured requests' },
+  { flag: 'arrival', key: 'arrival', kind: 'value', valueName: 'process', choices: ['poisson', 'gamma', 'constant', 'trace'], defaultText: 'poisson', group: WORKLOAD, description: 'arrival process (open loop: no request waits for another)' },
+  { flag: 'burstiness', key: 'burstiness', kind: 'value', valueName: 'factor', parse: parseNumber, defaultText: '1', group: WORKLOAD, description: 'gamma arrivals: 1 = Poisson, smaller = burstier, the mean rate kept' },
+  { flag: 'trace-path', key: 'tracePath', kind: 'value', valueName: 'file', group: WORKLOAD, description: 'trace arrivals: a file of timestamps' },
+  { flag: 'trace-time-scale', key: 'traceTimeScale', kind: 'value', valueName: 'factor', parse: parseNumber, defaultText: '1', group: WORKLOAD, description: 'trace arrivals: multiplies every gap' },
+  { flag: 'dataset-name', key: 'datasetName', kind: 'value', valueName: 'name', choices: ['sharegpt', 'random', 'random-ids', 'shared-prefix', 'custom'], defaultText: 'random', group: WORKLOAD, description: 'where prompts come from' },
+  { flag: 'dataset-path', key: 'datasetPath', kind: 'value', valueName: 'file', group: WORKLOAD, description: 'sharegpt / custom: a local file (nothing is downloaded)' },
+  { flag: 'random-input-len', key: 'randomInputLen', kind: 'value', valueName: 'tokens', parse: parseInteger, defaultText: '1024', group: WORKLOAD, description: 'random: longest prompt' },
+  { flag: 'random-output-len', key: 'randomOutputLen', kind: 'value', valueName: 'tokens', parse: parseInteger, defaultText: '1024', group: WORKLOAD, description: 'random: longest output' },
+  { flag: 'random-range-ratio', key: 'randomRangeRatio', kind: 'value', valueName: 'ratio', parse: parseNumber, defaultText: '0', group: WORKLOAD, description: 'random: lengths uniform in [ratio x len, len]' },
+  { flag: 'sharegpt-output-len', key: 'sharegptOutputLen', kind: 'value', valueName: 'tokens', parse: parseInteger, group: WORKLOAD, description: 'sharegpt: one output length for every request' },
+  { flag: 'gsp-num-groups', key: 'gspNumGroups', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '64', group: WORKLOAD, description: 'shared-prefix: system prompt groups' },
+  { flag: 'gsp-prompts-per-group', key: 'gspPromptsPerGroup', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '16', group: WORKLOAD, description: 'shared-prefix: questions per group' },
+  { flag: 'gsp-system-prompt-len', key: 'gspSystemPromptLen', kind: 'value', valueName: 'tokens', parse: parseInteger, defaultText: '2048', group: WORKLOAD, description: 'shared-prefix: system prompt length' },
+  { flag: 'gsp-question-len', key: 'gspQuestionLen', kind: 'value', valueName: 'tokens', parse: parseInteger, defaultText: '128', group: WORKLOAD, description: 'shared-prefix: question length' },
+  { flag: 'gsp-output-len', key: 'gspOutputLen', kind: 'value', valueName: 'tokens', parse: parseInteger, defaultText: '256', group: WORKLOAD, description: 'shared-prefix: output length' },
+  { flag: 'warmup-requests', key: 'warmupRequests', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: WORKLOAD, description: 'requests sent first and left out of the results' },
+  { flag: 'seed', key: 'seed', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: WORKLOAD, description: 'seed for prompts, lengths and arrivals: the same seed gives the same run' },
+  { flag: 'max-concurrency', key: 'maxConcurrency', kind: 'value', valueName: 'n', parse: parseInteger, group: WORKLOAD, description: 'cap on requests in flight; held-back arrivals are reported (intended_latency)' },
+];
+
+export const clientFlags: FlagSpec[] = [
+  { flag: 'protocol', key: 'protocol', kind: 'value', valueName: 'name', choices: ['sglang', 'openai-completions', 'openai-chat'], defaultText: 'sglang', group: CLIENT, description: 'sglang: native /generate (with server timing keys); openai-*: /v1/completions or /v1/chat/completions' },
+  { flag: 'stream', key: 'stream', kind: 'negatable', group: CLIENT, description: 'wait for whole answers instead of streaming tokens' },
+  { flag: 'ignore-eos', key: 'ignoreEos', kind: 'negatable', group: CLIENT, description: 'let the model stop at end-of-sequence (by default outputs have exactly the requested length)' },
+  { flag: 'temperature', key: 'temperature', kind: 'value', valueName: 't', parse: parseNumber, defaultText: '0', group: CLIENT, description: 'sampling temperature' },
+  { flag: 'model', key: 'model', kind: 'value', valueName: 'name', group: CLIENT, description: 'openai-*: the model name to send (default: --model-path)' },
+  { flag: 'api-key-env', key: 'apiKeyEnv', kind: 'value', valueName: 'variable', defaultText: 'OPENAI_API_KEY', group: CLIENT, description: 'environment variable holding an API key (never written anywhere)' },
+  { flag: 'connect-timeout', key: 'connectTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '10000', group: CLIENT, description: 'connection deadline' },
+  { flag: 'first-byte-timeout', key: 'firstByteTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, group: CLIENT, description: 'deadline for the response headers' },
+  { flag: 'idle-timeout', key: 'idleTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, group: CLIENT, description: 'longest gap between two chunks' },
+  { flag: 'total-timeout', key: 'totalTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, group: CLIENT, description: 'deadline for a whole request' },
+  { flag: 'flush-cache', key: 'flushCache', kind: 'boolean', group: CLIENT, description: 'call /flush_cache before the run' },
+];
+
+export const outputFlags: FlagSpec[] = [
+  { flag: 'output-dir', key: 'outputDir', kind: 'value', valueName: 'dir', group: OUTPUT, description: 'the run directory itself (default: results/<run-id>)' },
+  { flag: 'results-root', key: 'resultsRoot', kind: 'value', valueName: 'dir', defaultText: 'results', group: OUTPUT, description: 'where run directories are made' },
+  { flag: 'run-id', key: 'runId', kind: 'value', valueName: 'id', group: OUTPUT, description: 'name of the run (default: date-time-level-random)' },
+  { flag: 'progress', key: 'progress', kind: 'value', valueName: 'mode', choices: ['auto', 'bar', 'lines', 'off'], defaultText: 'auto', group: OUTPUT, description: 'live progress: a bar on a terminal, plain lines otherwise' },
+  { flag: 'quiet', key: 'quiet', kind: 'boolean', group: OUTPUT, description: 'print no summary at the end' },
+  { flag: 'slo', key: 'slo', kind: 'value', valueName: 'objectives', parse: parseSlo, group: OUTPUT, description: 'goodput objectives in ms, e.g. ttft=200,tpot=50,total=10000' },
+];
+
+export const nodeTestFlags: FlagSpec[] = [...targetFlags, ...serverFlags, ...workloadFlags, ...clientFlags, ...outputFlags];

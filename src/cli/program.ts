@@ -1,0 +1,29 @@
+import { Command } from 'commander';
+import { servelabVersion } from '../utils/version.js';
+import { registerDemoCommand } from './commands/demo.js';
+import { registerNodeCommand } from './commands/node.js';
+import { registerRunCommand } from './commands/run.js';
+
+/** The whole command line; each command lives in its own file under commands/. */
+export function buildProgram(): Command {
+  const program = new Command('servelab')
+    .description('A testing framework for LLM serving, SGLang first: node tests, routing tests, per-request lifecycle tracing.')
+    .version(servelabVersion)
+    .option('--debug', 'show stack traces for errors')
+    .showSuggestionAfterError(true)
+    .configureHelp({ sortSubcommands: false, showGlobalOptions: true })
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Start with:',
+        '  servelab demo                      a 15-second node test on the simulated engine',
+        '  servelab node --help               every setting of a node test',
+        '  servelab sim-server --port 30000   a simulated SGLang server to point other tools at',
+      ].join('\n'),
+    );
+  registerNodeCommand(program);
+  registerRunCommand(program);
+  registerDemoCommand(program);
+  return program;
+}

@@ -1,0 +1,20 @@
+/**
+ * servelab as a library: the same tests as the command line, configured with the same names (SPEC §1).
+ *
+ *   import { NodeTest } from 'servelab';
+ *   const result = await new NodeTest({ requestRate: 20, numPrompts: 200 }).run();
+ *   console.log(result.metrics.ttft, result.exportedFiles.csv);
+ */
+export { NodeTest, type RunOptions } from './orchestration/node-test.js';
+export type { TestResult, ExportedFiles } from './orchestration/test-result.js';
+export type { RunProgress, ProgressListener } from './orchestration/progress.js';
+export type { NodeTestConfig, NodeTestConfigInput } from './config/schema.js';
+export { ServelabError, isServelabError, type ErrorCode } from './errors/servelab-error.js';
+export { systemClock, ManualClock, type Clock } from './clock/clock.js';
+export { summarize } from './analysis/summarize.js';
+export { deriveColumns } from './analysis/derive.js';
+export type { RequestRecord, ClientOutcome, ErrorClass } from './types/record.js';
+export type { RunData, RunInfo, RunEvent, RunStatus } from './types/run.js';
+export type { Summary } from './types/summary.js';
+export type { WorkloadRequest } from './types/workload.js';
+export type { ProtocolClient, ProtocolClientOptions } from './types/client.js';

@@ -1,0 +1,77 @@
+import type { NodeTestConfig } from '../config/schema.js';
+import type { WorkloadRequest } from '../types/workload.js';
+import { SeededRandom } from '../utils/random.js';
+import { loadDataset } from '../workload/datasets/dataset-registry.js';
+import { createArrivalSchedule } from '../workload/arrivals/arrival-registry.js';
+
+export interface PlannedWorkload {
+  requests: WorkloadRequest[];
+  warmupRequests: WorkloadRequest[];
+  arrivalOffsetsMs: Float64Array;
+}
+
+type WorkloadConfig = Pick<
+  NodeTestConfig,
+  | 'seed'
+  | 'numPrompts'
+  | 'warmupRequests'
+  | 'datasetName'
+  | 'datasetPath'
+  | 'randomInputLen'
+  | 'randomOutputLen'
+  | 'randomRangeRatio'
+  | 'sharegptOutputLen'
+  | 'gspNumGroups'
+  | 'gspPromptsPerGroup'
+  | 'gspSystemPromptLen'
+  | 'gspQuestionLen'
+  | 'gspOutputLen'
+  | 'arrival'
+  | 'requestRate'
+  | 'burstiness'
+  | 'tracePath'
+  | 'traceTimeScale'
+>;
+
+/**
+ * Draws the dataset and the arrival schedule from the run's seed. Each gets its own random stream, so changing the
+ * arrival process never changes the prompts and vice versa. Warmup requests are extra draws from the same dataset, so
+ * they warm the server without priming its cache for the measured prompts.
+ */
+export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWorkload> {
+  const root = new SeededRandom(config.seed);
+  const datasetRandom = root.fork();
+  const arrivalRandom = root.fork();
+  const all = await loadDataset(
+    {
+      datasetName: config.datasetName,
+      datasetPath: config.datasetPath,
+      numPrompts: config.numPrompts + config.warmupRequests,
+      randomInputLen: config.randomInputLen,
+      randomOutputLen: config.randomOutputLen,
+      randomRangeRatio: config.randomRangeRatio,
+      sharegptOutputLen: config.sharegptOutputLen,
+      gspNumGroups: config.gspNumGroups,
+      gspPromptsPerGroup: config.gspPromptsPerGroup,
+      gspSystemPromptLen: config.gspSystemPromptLen,
+      gspQuestionLen: config.gspQuestionLen,
+      gspOutputLen: config.gspOutputLen,
+    },
+    datasetRandom,
+  );
+  const warmupCount = Math.min(config.warmupRequests, Math.max(0, all.length - 1));
+  const requests = all.slice(0, all.length - warmupCount).map((request, index) => ({ ...request, datasetIndex: index }));
+  const warmupRequests = all.slice(all.length - warmupCount);
+  const arrivalOffsetsMs = await createArrivalSchedule(
+    {
+      process: config.arrival,
+      requestRate: config.requestRate,
+      burstiness: config.burstiness,
+      tracePath: config.tracePath,
+      traceTimeScale: config.traceTimeScale,
+    },
+    requests.length,
+    arrivalRandom,
+  );
+  return { requests, warmupRequests, arrivalOffsetsMs };
+}

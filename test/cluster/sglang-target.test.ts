@@ -1,0 +1,120 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, delimiter } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findFreePort } from '../../src/cluster/ports.js';
+import { cliPath, isAlive, pidFromLog, runCli } from '../helpers/cli.js';
+
+/**
+ * The sglang target cannot run here (no GPU, no SGLang), so a stand-in `python` on PATH records the flags it receives
+ * and behaves like the real server in each way that matters: ready, never ready, dying early, not installed.
+ */
+const standInDirectory = fileURLToPath(new URL('../fixtures/stand-ins/', import.meta.url));
+const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
+
+/** Every flag SGLang's server_args.py defines that servelab may pass (field `tp_size` → flag `--tp-size`). */
+const REAL_SGLANG_FLAGS = new Set([
+  '--model-path', '--host', '--port', '--tp-size', '--max-running-requests', '--max-total-tokens', '--mem-fraction-static',
+  '--chunked-prefill-size', '--schedule-policy', '--schedule-conservativeness', '--enable-torch-compile', '--quantization',
+  '--disable-radix-cache', '--enable-metrics',
+]);
+
+let workDirectory: string;
+let recordPath: string;
+
+beforeEach(async () => {
+  workDirectory = await mkdtemp(join(tmpdir(), 'servelab-sglang-'));
+  recordPath = join(workDirectory, 'stand-in-calls.jsonl');
+});
+afterEach(async () => {
+  await rm(workDirectory, { recursive: true, force: true });
+});
+
+function environment(mode: string): NodeJS.ProcessEnv {
+  return {
+    PATH: `${standInDirectory}${delimiter}${process.env.PATH ?? ''}`,
+    STANDIN_MODE: mode,
+    STANDIN_RECORD: recordPath,
+    STANDIN_SERVELAB_CLI: cliPath,
+    STANDIN_PROFILE: fastProfile,
+  };
+}
+
+async function recordedCall(): Promise<{ args: string[]; cudaVisibleDevices: string | null }> {
+  const lines = (await readFile(recordPath, 'utf8')).trim().split('\n');
+  return JSON.parse(lines[0] as string) as { args: string[]; cudaVisibleDevices: string | null };
+}
+
+describe('node test with --target sglang (stand-in python)', () => {
+  it('launches python -m sglang.launch_server with SGLang\'s real flags, pins the GPUs, runs, and stops it', async () => {
+    const port = await findFreePort();
+    const outputDir = join(workDirectory, 'run');
+    const result = await runCli(
+      ['node', '--target', 'sglang', '--model-path', 'meta-llama/Meta-Llama-3-8B-Instruct', '--gpu-id', '2', '--tp-size', '2',
+        '--port', String(port), '--max-running-requests', '64', '--chunked-prefill-size', '4096', '--mem-fraction-static', '0.85',
+        '--schedule-policy', 'lpm', '--num-prompts', '20', '--request-rate', '40', '--random-input-len', '32',
+        '--random-output-len', '8', '--output-dir', outputDir, '--progress', 'off'],
+      { env: environment('ready') },
+    );
+    expect(result.stderr).not.toMatch(/error/i);
+    expect(result.code).toBe(0);
+    const call = await recordedCall();
+    expect(call.args.slice(0, 2)).toEqual(['-m', 'sglang.launch_server']);
+    const flags = call.args.filter((argument) => argument.startsWith('--'));
+    for (const flag of flags) expect(REAL_SGLANG_FLAGS, `unexpected flag ${flag}`).toContain(flag);
+    const valueOf = (flag: string): string | undefined => call.args[call.args.indexOf(flag) + 1];
+    expect(valueOf('--model-path')).toBe('meta-llama/Meta-Llama-3-8B-Instruct');
+    expect(valueOf('--port')).toBe(String(port));
+    expect(valueOf('--tp-size')).toBe('2');
+    expect(valueOf('--max-running-requests')).toBe('64');
+    expect(valueOf('--chunked-prefill-size')).toBe('4096');
+    expect(valueOf('--mem-fraction-static')).toBe('0.85');
+    expect(valueOf('--schedule-policy')).toBe('lpm');
+    expect(flags).toContain('--enable-metrics');
+    expect(call.cudaVisibleDevices).toBe('2,3');
+    const summary = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8')) as Record<string, unknown>;
+    expect(JSON.stringify(summary)).toContain('"completed"');
+    const log = await readFile(join(outputDir, 'logs', 'sglang.log'), 'utf8');
+    expect(log).toContain('The server is fired up and ready to roll!');
+    const pid = pidFromLog(log);
+    expect(pid).toBeDefined();
+    expect(isAlive(pid as number)).toBe(false);
+  });
+
+  it('reports a server that never gets ready within the timeout, with its log tail, and leaves nothing running', async () => {
+    const outputDir = join(workDirectory, 'run');
+    const result = await runCli(
+      ['node', '--target', 'sglang', '--model-path', 'some/model', '--port', String(await findFreePort()), '--ready-timeout', '2',
+        '--num-prompts', '5', '--output-dir', outputDir, '--progress', 'off'],
+      { env: environment('never-ready') },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/did not get ready within 2 s/);
+    expect(result.stderr).toContain('Loading safetensors checkpoint shards');
+    expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace without --debug
+    const pid = pidFromLog(await readFile(join(outputDir, 'logs', 'sglang.log'), 'utf8'));
+    expect(isAlive(pid as number)).toBe(false);
+  });
+
+  it('reports a server that exits early, with its exit code and the tail of its log', async () => {
+    const result = await runCli(
+      ['node', '--target', 'sglang', '--model-path', 'some/model', '--port', String(await findFreePort()), '--num-prompts', '5',
+        '--output-dir', join(workDirectory, 'run'), '--progress', 'off'],
+      { env: environment('exit-early') },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/exited with code 1 before it could get ready/);
+    expect(result.stderr).toContain('CUDA out of memory');
+  });
+
+  it('says clearly when SGLang is not installed', async () => {
+    const result = await runCli(
+      ['node', '--target', 'sglang', '--model-path', 'some/model', '--port', String(await findFreePort()), '--num-prompts', '5',
+        '--output-dir', join(workDirectory, 'run'), '--progress', 'off'],
+      { env: environment('no-module') },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/SGLang is unavailable: "python" has no sglang module/);
+  });
+});

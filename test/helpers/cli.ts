@@ -1,0 +1,52 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI that `npm test` builds first (tests spawn it as users do). */
+export const cliPath = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+
+export function assertCliBuilt(): void {
+  if (!existsSync(cliPath)) throw new Error(`${cliPath} is missing: run "npm run build" (npm test does it first)`);
+}
+
+export interface CliRun {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CliRun {
+  assertCliBuilt();
+  const child = spawn(process.execPath, [cliPath, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  return { child, stdout: () => stdout, stderr: () => stderr, done };
+}
+
+export async function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = startCli(args, options);
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+  const { code } = await run.done;
+  clearTimeout(timer);
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+/** True while a process with this pid exists. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The pid a launched process's log names on its first line (`# servelab: pid N: ...`). */
+export function pidFromLog(logText: string): number | undefined {
+  const match = logText.match(/^# servelab: pid (\d+):/m);
+  return match === null ? undefined : Number(match[1]);
+}
