@@ -1,0 +1,359 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent, request as undiciRequest } from 'undici';
+import { ServelabError } from '../../errors/servelab-error.js';
+import type { RoutingPolicy, RoutingRequest } from '../../types/routing.js';
+import { describeUpstreamError, forward } from '../proxy/forward.js';
+import { forwardedRequestHeaders, rawHeaderValue } from '../proxy/hop-by-hop.js';
+import { readBody } from '../proxy/read-body.js';
+import { requestIdFromBody, routingKeyFromBody } from '../routing-key.js';
+import { renderPrometheusText, type RouterCounters } from './prometheus-text.js';
+import { normalizeWorkerUrl, RouterWorker, type WorkerSnapshot } from './router-worker.js';
+import { WorkerMonitor } from './worker-monitor.js';
+
+/**
+ * Retries after the first attempt. sglang-router's `max_retries` (5) counts attempts, the first included, so 4
+ * retries give the same 5 attempts.
+ */
+export const DEFAULT_MAX_RETRIES = 4;
+
+export interface RouterOptions {
+  workerUrls: readonly string[];
+  /** A policy object (see `loadRoutingPolicy` to get one from a name or module path). */
+  policy: RoutingPolicy;
+  host?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Retries on other workers when a worker cannot be reached or drops the request before answering. */
+  maxRetries?: number;
+  healthCheckIntervalMs?: number;
+  healthCheckTimeoutMs?: number;
+  /** Consecutive failed health checks before a worker that was healthy stops taking requests (default 2). */
+  healthFailureThreshold?: number;
+  /** Interval of `/get_load` polls, when the policy uses polled load (default 1000 ms). */
+  loadPollIntervalMs?: number;
+  /**
+   * Consecutive failed attempts on one worker (no answer) after which it takes no requests until a health check
+   * passes again (default 3; 0 turns the breaker off).
+   */
+  circuitBreakerFailures?: number;
+}
+
+export interface RouterHandle {
+  /** `http://host:port` */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly policy: RoutingPolicy;
+  workers(): WorkerSnapshot[];
+  /** Adds a worker and checks its health once before it takes requests. */
+  addWorker(url: string): Promise<WorkerSnapshot>;
+  /** Removes a worker by id or URL: it takes no new requests, those in flight finish. Undefined when unknown. */
+  removeWorker(idOrUrl: number | string): WorkerSnapshot | undefined;
+  /** Runs one round of health checks now (tests and orchestration use it instead of waiting for the interval). */
+  checkHealthNow(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The response header that tells the client how many times its request was retried on another worker. */
+export const RETRIES_HEADER = 'x-servelab-retries';
+
+/**
+ * Starts servelab's builtin router: an HTTP server that proxies every request to a worker the policy picks, streaming
+ * the answer through unchanged, with health checks, run-time worker changes, retries and Prometheus metrics.
+ *
+ * Control paths (not proxied): `GET /health` (the router is up), `GET /readiness` (200 once a worker is healthy),
+ * `GET /workers`, `POST /workers {"url"}`, `DELETE /workers/{id or URL-encoded url}`, `GET /metrics`, and
+ * `POST /flush_cache` (sent to every worker). Also sglang-router's older `POST /add_worker?url=` and
+ * `POST /remove_worker?url=`.
+ */
+export async function startRouter(options: RouterOptions): Promise<RouterHandle> {
+  const host = options.host ?? '127.0.0.1';
+  const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+  const breakerFailures = options.circuitBreakerFailures ?? 3;
+  const policy = options.policy;
+  if (!Number.isInteger(maxRetries) || maxRetries < 0) {
+    throw new ServelabError('INVALID_CONFIG', `maxRetries must be a whole number ≥ 0, got ${maxRetries}`);
+  }
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, pipelining: 1 });
+  const active: RouterWorker[] = [];
+  let nextWorkerIndex = 0;
+  const counters: RouterCounters = { received: 0, failed: 0 };
+  const monitor = new WorkerMonitor(
+    {
+      dispatcher,
+      healthCheckIntervalMs: options.healthCheckIntervalMs ?? 1_000,
+      healthCheckTimeoutMs: options.healthCheckTimeoutMs ?? 2_000,
+      healthFailureThreshold: options.healthFailureThreshold ?? 2,
+      ...(policy.usesPolledLoad === true ? { loadPollIntervalMs: options.loadPollIntervalMs ?? 1_000 } : {}),
+    },
+    () => active,
+  );
+
+  const addWorker = (url: string): RouterWorker => {
+    const normalized = normalizeWorkerUrl(url);
+    const existing = active.find((worker) => worker.url === normalized);
+    if (existing !== undefined) return existing;
+    const worker = new RouterWorker(normalized, nextWorkerIndex++);
+    active.push(worker);
+    policy.onWorkerAdded?.(worker);
+    return worker;
+  };
+  const findWorker = (idOrUrl: number | string): RouterWorker | undefined => {
+    if (typeof idOrUrl === 'number' || /^\d+$/.test(idOrUrl)) {
+      const id = Number(idOrUrl);
+      return active.find((worker) => worker.index === id);
+    }
+    try {
+      const normalized = normalizeWorkerUrl(idOrUrl);
+      return active.find((worker) => worker.url === normalized);
+    } catch {
+      return undefined;
+    }
+  };
+  const removeWorker = (idOrUrl: number | string): WorkerSnapshot | undefined => {
+    const worker = findWorker(idOrUrl);
+    if (worker === undefined) return undefined;
+    worker.drained = true;
+    active.splice(active.indexOf(worker), 1);
+    policy.onWorkerRemoved?.(worker);
+    return worker.snapshot();
+  };
+
+  for (const url of options.workerUrls) {
+    try {
+      addWorker(url);
+    } catch (error) {
+      throw new ServelabError('INVALID_CONFIG', `bad worker URL "${url}": ${(error as Error).message}`);
+    }
+  }
+
+  const sendJson = (response: ServerResponse, status: number, body: unknown, extraHeaders: Record<string, string> = {}): void => {
+    const text = JSON.stringify(body);
+    response.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      ...extraHeaders,
+    });
+    response.end(text);
+  };
+
+  const proxy = async (incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
+    counters.received++;
+    const method = incoming.method ?? 'GET';
+    const body = method === 'GET' || method === 'HEAD' ? null : await readBody(incoming);
+    const headers = forwardedRequestHeaders(incoming.rawHeaders);
+    let requestId = rawHeaderValue(incoming.rawHeaders, 'x-request-id');
+    let routingKey = '';
+    // The body is parsed only when the policy needs its text; the rid comes for free then.
+    if (policy.needsRoutingKey && body !== null && body.length > 0) {
+      try {
+        const parsed: unknown = JSON.parse(body.toString('utf8'));
+        routingKey = routingKeyFromBody(parsed);
+        if (requestId === undefined) {
+          requestId = requestIdFromBody(parsed);
+          if (requestId !== undefined) headers.push('x-request-id', requestId);
+        }
+      } catch {
+        // Not JSON: route it with an empty key; the worker will answer the client's mistake itself.
+      }
+    }
+    const routingRequest: RoutingRequest = { requestId: requestId ?? '', routingKey };
+    const tried = new Set<RouterWorker>();
+    let retries = 0;
+    let lastError = '';
+    for (;;) {
+      const candidates = tried.size === 0 ? active : active.filter((worker) => !tried.has(worker));
+      const worker = policy.choose(routingRequest, candidates) as RouterWorker | undefined;
+      if (worker === undefined || tried.has(worker) || !active.includes(worker)) {
+        counters.failed++;
+        const exhausted = tried.size > 0;
+        sendJson(
+          response,
+          exhausted ? 502 : 503,
+          {
+            error: {
+              type: exhausted ? 'call_upstream_connection_failed' : 'no_available_workers',
+              message: exhausted
+                ? `no worker answered after ${tried.size} attempt(s); last error: ${lastError}`
+                : 'no healthy worker: check GET /workers',
+              retries,
+            },
+          },
+          { [RETRIES_HEADER]: String(retries) },
+        );
+        return;
+      }
+      tried.add(worker);
+      worker.inFlight++;
+      worker.requests++;
+      const outcome = await forward({
+        dispatcher,
+        origin: worker.url,
+        method,
+        path: incoming.url ?? '/',
+        headers,
+        body,
+        response,
+        extraResponseHeaders: () => ({ [RETRIES_HEADER]: String(retries) }),
+      });
+      worker.inFlight--;
+      if (!outcome.answered && !outcome.clientClosed) {
+        worker.errors++;
+        worker.consecutiveRequestFailures++;
+        if (breakerFailures > 0 && worker.consecutiveRequestFailures >= breakerFailures) worker.breakerOpen = true;
+        policy.onRequestFinished?.(routingRequest, worker, false);
+        lastError = outcome.error === undefined ? 'no answer' : describeUpstreamError(outcome.error);
+        if (retries < maxRetries) {
+          worker.retries++;
+          retries++;
+          continue;
+        }
+        counters.failed++;
+        sendJson(
+          response,
+          502,
+          {
+            error: {
+              type: 'call_upstream_connection_failed',
+              message: `worker ${worker.url} did not answer (${lastError}) and the ${maxRetries} retries are used up`,
+              retries,
+            },
+          },
+          { [RETRIES_HEADER]: String(retries) },
+        );
+        return;
+      }
+      const success = outcome.answered && outcome.error === undefined && (outcome.statusCode ?? 500) < 500;
+      if (success) worker.consecutiveRequestFailures = 0;
+      else if (!outcome.clientClosed) worker.errors++;
+      policy.onRequestFinished?.(routingRequest, worker, success);
+      return;
+    }
+  };
+
+  const flushCache = async (response: ServerResponse): Promise<void> => {
+    const results = await Promise.all(
+      active.map(async (worker) => {
+        try {
+          const answer = await undiciRequest(`${worker.url}/flush_cache`, { method: 'POST', dispatcher });
+          await answer.body.dump();
+          return { url: worker.url, status: answer.statusCode };
+        } catch (error) {
+          return { url: worker.url, status: 0, error: (error as Error).message };
+        }
+      }),
+    );
+    const allOk = results.every((result) => result.status === 200);
+    sendJson(response, allOk ? 200 : 400, { workers: results });
+  };
+
+  const control = async (incoming: IncomingMessage, response: ServerResponse, pathname: string, query: URLSearchParams): Promise<boolean> => {
+    const method = incoming.method ?? 'GET';
+    if (pathname === '/health' && method === 'GET') {
+      sendJson(response, 200, { status: 'ok' });
+    } else if (pathname === '/readiness' && method === 'GET') {
+      const healthy = active.filter((worker) => worker.healthy && !worker.drained).length;
+      sendJson(response, healthy > 0 ? 200 : 503, { ready: healthy > 0, healthyWorkers: healthy, totalWorkers: active.length });
+    } else if (pathname === '/workers' && method === 'GET') {
+      sendJson(response, 200, { workers: active.map((worker) => worker.snapshot()) });
+    } else if ((pathname === '/workers' && method === 'POST') || (pathname === '/add_worker' && method === 'POST')) {
+      let url = query.get('url') ?? undefined;
+      if (url === undefined) {
+        try {
+          const parsed = JSON.parse((await readBody(incoming)).toString('utf8')) as { url?: unknown };
+          if (typeof parsed.url === 'string') url = parsed.url;
+        } catch {
+          // Reported below.
+        }
+      }
+      if (url === undefined) {
+        sendJson(response, 400, { error: { message: 'give the worker as {"url": "http://host:port"}' } });
+        return true;
+      }
+      try {
+        const worker = addWorker(url);
+        await monitor.check(worker);
+        sendJson(response, 200, worker.snapshot());
+      } catch (error) {
+        sendJson(response, 400, { error: { message: (error as Error).message } });
+      }
+    } else if ((pathname.startsWith('/workers/') && method === 'DELETE') || (pathname === '/remove_worker' && method === 'POST')) {
+      const key = pathname === '/remove_worker' ? (query.get('url') ?? '') : decodeURIComponent(pathname.slice('/workers/'.length));
+      const removed = removeWorker(key);
+      if (removed === undefined) sendJson(response, 404, { error: { message: `no worker with id or URL "${key}"` } });
+      else sendJson(response, 200, removed);
+    } else if (pathname === '/metrics' && method === 'GET') {
+      const text = renderPrometheusText(active, counters);
+      response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
+      response.end(text);
+    } else if (pathname === '/flush_cache' && (method === 'POST' || method === 'GET')) {
+      await flushCache(response);
+    } else {
+      return false;
+    }
+    return true;
+  };
+
+  const server: Server = createServer({ noDelay: true, keepAliveTimeout: 30_000, requestTimeout: 0 }, (incoming, response) => {
+    const rawPath = incoming.url ?? '/';
+    const queryStart = rawPath.indexOf('?');
+    const pathname = queryStart < 0 ? rawPath : rawPath.slice(0, queryStart);
+    const handle = async (): Promise<void> => {
+      if (!isControlPath(pathname) || !(await control(incoming, response, pathname, new URLSearchParams(queryStart < 0 ? '' : rawPath.slice(queryStart + 1))))) {
+        await proxy(incoming, response);
+      }
+    };
+    handle().catch((error: unknown) => {
+      if (!response.headersSent) sendJson(response, 500, { error: { message: `router error: ${(error as Error).message}` } });
+      else response.destroy(error as Error);
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new ServelabError('PORT_IN_USE', `port ${options.port ?? 0} on ${host} is in use: choose another --port`)
+          : error,
+      );
+    });
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  await monitor.checkAll();
+  monitor.start();
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    host,
+    port,
+    policy,
+    workers: () => active.map((worker) => worker.snapshot()),
+    addWorker: async (url) => {
+      const worker = addWorker(url);
+      await monitor.check(worker);
+      return worker.snapshot();
+    },
+    removeWorker,
+    checkHealthNow: () => monitor.checkAll(),
+    close: () => {
+      closing ??= (async () => {
+        monitor.close();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await dispatcher.destroy();
+      })();
+      return closing;
+    },
+  };
+}
+
+const CONTROL_PATHS = new Set(['/health', '/readiness', '/workers', '/add_worker', '/remove_worker', '/metrics', '/flush_cache']);
+
+function isControlPath(pathname: string): boolean {
+  return CONTROL_PATHS.has(pathname) || pathname.startsWith('/workers/');
+}

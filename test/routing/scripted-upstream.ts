@@ -1,0 +1,109 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What a scripted upstream saw of one request. */
+export interface SeenRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface ScriptedUpstream {
+  url: string;
+  name: string;
+  seen: SeenRequest[];
+  /** Answers /health with this status (200 by default). */
+  healthStatus: number;
+  /** Reported by /get_load as {"load": n} when set. */
+  load?: number;
+  close(): Promise<void>;
+}
+
+/** The SSE events every scripted `/generate` stream sends, in order, with `gapMs` between them. */
+export function sseEvents(name: string): string[] {
+  return [1, 2, 3].map((tokens) => `data: ${JSON.stringify({ text: 'x'.repeat(tokens), meta_info: { completion_tokens: tokens, served_by: name } })}\n\n`).concat('data: [DONE]\n\n');
+}
+
+/**
+ * A tiny SGLang-like server on loopback: `/health`, `/get_load`, `/flush_cache`, and `POST /generate`, which streams
+ * `sseEvents(name)` with `gapMs` between events (or answers JSON when the body says `"stream": false`).
+ */
+export async function startScriptedUpstream(name: string, gapMs = 0): Promise<ScriptedUpstream> {
+  const state: { healthStatus: number; load?: number } = { healthStatus: 200 };
+  const seen: SeenRequest[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const path = request.url ?? '/';
+      if (path === '/health') {
+        response.writeHead(state.healthStatus).end();
+        return;
+      }
+      if (path === '/get_load') {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ load: state.load ?? 0 }));
+        return;
+      }
+      seen.push({ method: request.method ?? '', path, headers: request.headers, body });
+      if (path === '/flush_cache') {
+        response.writeHead(200).end('ok');
+        return;
+      }
+      const parsed = body === '' ? {} : (JSON.parse(body) as { stream?: boolean });
+      if (parsed.stream === false) {
+        const text = JSON.stringify({ text: 'xyz', served_by: name, request_id: request.headers['x-request-id'] ?? null });
+        response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'x-upstream': name });
+      const events = sseEvents(name);
+      let position = 0;
+      const next = (): void => {
+        if (response.destroyed) return;
+        const event = events[position++];
+        if (event === undefined) {
+          response.end();
+          return;
+        }
+        response.write(event);
+        setTimeout(next, gapMs);
+      };
+      next();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    name,
+    seen,
+    get healthStatus() {
+      return state.healthStatus;
+    },
+    set healthStatus(status: number) {
+      state.healthStatus = status;
+    },
+    get load() {
+      return state.load;
+    },
+    set load(load: number | undefined) {
+      state.load = load;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** A URL where nothing listens: a port that was free a moment ago. */
+export async function deadUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
