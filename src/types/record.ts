@@ -90,6 +90,13 @@ export interface RequestRecord extends ClientOutcome {
 
   /** When the arrival process says the request arrives. */
   scheduledTime: EpochSeconds;
+  /**
+   * When the load generator handed the request to the client. Later than `scheduledTime` when the generator fell
+   * behind or `maxConcurrency` held the request back; `arrivalTime - scheduledTime` (send lag) includes both.
+   */
+  dispatchTime?: EpochSeconds;
+  /** True when the request had to wait for a free slot under `maxConcurrency` before it could be sent. */
+  heldForConcurrency?: boolean;
   /** When the router forwarded the request to a server (tracing tap); equals `arrivalTime` in a node test. */
   routerSendTime?: EpochSeconds;
   /** Which server served it (tracing tap, or the server's URL in a node test). */

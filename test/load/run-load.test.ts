@@ -1,0 +1,307 @@
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock/clock.js';
+import type { ClientRequest, ProtocolClient } from '../../src/types/client.js';
+import type { LoadProgress } from '../../src/types/load.js';
+import type { ClientOutcome } from '../../src/types/record.js';
+import type { WorkloadRequest } from '../../src/types/workload.js';
+import { runLoad } from '../../src/load/run-load.js';
+import { createArrivalSchedule } from '../../src/workload/arrivals/arrival-registry.js';
+import { SeededRandom } from '../../src/utils/random.js';
+
+interface SendLog {
+  requestId: string;
+  sentMs: number;
+  finishedMs?: number;
+}
+
+/**
+ * A test double of the ProtocolClient interface: it notes when each request was handed to it, answers after a fixed
+ * time, and honours the abort signal as real clients do.
+ */
+class RecordingClient implements ProtocolClient {
+  readonly protocol = 'recording';
+  readonly log: SendLog[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  #durationMs: (request: ClientRequest) => number;
+  #onSend: ((request: ClientRequest) => void) | undefined;
+
+  constructor(durationMs: number | ((request: ClientRequest) => number), onSend?: (request: ClientRequest) => void) {
+    this.#durationMs = typeof durationMs === 'number' ? () => durationMs : durationMs;
+    this.#onSend = onSend;
+  }
+
+  send(request: ClientRequest): Promise<ClientOutcome> {
+    const sentMs = systemClock.nowMs();
+    const entry: SendLog = { requestId: request.requestId, sentMs };
+    this.log.push(entry);
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    this.#onSend?.(request);
+    return new Promise((resolve) => {
+      const finish = (outcome: ClientOutcome): void => {
+        clearTimeout(timer);
+        request.signal?.removeEventListener('abort', onAbort);
+        this.inFlight--;
+        entry.finishedMs = systemClock.nowMs();
+        resolve(outcome);
+      };
+      const onAbort = (): void => finish({ success: false, error: 'aborted', arrivalTime: systemClock.toEpochSeconds(sentMs) });
+      const timer = setTimeout(
+        () =>
+          finish({
+            success: true,
+            arrivalTime: systemClock.toEpochSeconds(sentMs),
+            firstTokenTime: systemClock.nowEpochSeconds(),
+            finishTime: systemClock.nowEpochSeconds(),
+          }),
+        this.#durationMs(request),
+      );
+      request.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+function workload(count: number, start = 0): WorkloadRequest[] {
+  return Array.from({ length: count }, (_, index) => ({
+    datasetIndex: start + index,
+    prompt: `prompt ${index}`,
+    inputLength: 10 + index,
+    outputLength: 5 + index,
+    prefixGroup: index % 3,
+    sessionId: `session-${index % 2}`,
+  }));
+}
+
+function percentile(values: number[], fraction: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] as number;
+}
+
+function blockEventLoop(durationMs: number): void {
+  const until = systemClock.nowMs() + durationMs;
+  while (systemClock.nowMs() < until) {
+    // deliberately busy: nothing else may run
+  }
+}
+
+describe('runLoad (open loop)', () => {
+  it('sends each request near its absolute instant and keeps workload facts in the records', async () => {
+    const count = 60;
+    const offsetsMs = Float64Array.from({ length: count }, (_, index) => index * 5);
+    const client = new RecordingClient(40);
+    const result = await runLoad({ requests: workload(count), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock, requestIdPrefix: 'r-' });
+    expect(result.interrupted).toBe(false);
+    expect(result.records).toHaveLength(count);
+    const t0Ms = result.startTime * 1000 - systemClock.toEpochSeconds(0) * 1000;
+    const lagsMs = client.log.map((entry, index) => entry.sentMs - (t0Ms + (offsetsMs[index] as number)));
+    expect(Math.min(...lagsMs)).toBeGreaterThan(-0.05);
+    // Loose bounds: test machines are shared and busy. The precise figures live in bench/load-precision.ts.
+    expect(percentile(lagsMs, 0.5)).toBeLessThan(2);
+    expect(percentile(lagsMs, 0.9)).toBeLessThan(10);
+    result.records.forEach((record, index) => {
+      expect(record.requestId).toBe(`r-${index}`);
+      expect(record.warmup).toBe(false);
+      expect(record.datasetIndex).toBe(index);
+      expect(record.inputLength).toBe(10 + index);
+      expect(record.expectedOutputLength).toBe(5 + index);
+      expect(record.prefixGroup).toBe(index % 3);
+      expect(record.sessionId).toBe(`session-${index % 2}`);
+      expect(record.scheduledTime - result.startTime).toBeCloseTo((offsetsMs[index] as number) / 1000, 6);
+      expect(record.success).toBe(true);
+      expect(record.arrivalTime).toBeGreaterThanOrEqual(record.scheduledTime - 1e-4);
+    });
+    expect(result.endTime).toBeGreaterThanOrEqual(Math.max(...result.records.map((record) => record.finishTime ?? 0)));
+  });
+
+  it('never makes a request wait for another to finish', async () => {
+    const count = 10;
+    const client = new RecordingClient(300);
+    const offsetsMs = Float64Array.from({ length: count }, (_, index) => index * 10);
+    await runLoad({ requests: workload(count), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock });
+    expect(client.maxInFlight).toBe(count);
+    const firstFinishMs = Math.min(...client.log.map((entry) => entry.finishedMs ?? Infinity));
+    expect(Math.max(...client.log.map((entry) => entry.sentMs))).toBeLessThan(firstFinishMs);
+  });
+
+  it('keeps the schedule absolute while the event loop is blocked: the backlog goes out at once, later instants unshifted', async () => {
+    const offsetsMs = Float64Array.from([0, 10, 20, 30, 40, 120, 130]);
+    let blocked = false;
+    const client = new RecordingClient(20, () => {
+      if (!blocked) {
+        blocked = true;
+        blockEventLoop(60);
+      }
+    });
+    const result = await runLoad({ requests: workload(7), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock });
+    const t0Ms = client.log[0]?.sentMs as number;
+    const sentAfterT0 = client.log.map((entry) => entry.sentMs - t0Ms);
+    // Requests due at 10..40 ms could only go out when the block ended (~60 ms), and all at once.
+    for (const index of [1, 2, 3, 4]) {
+      expect(sentAfterT0[index]).toBeGreaterThanOrEqual(59);
+      expect(sentAfterT0[index]).toBeLessThan(90);
+    }
+    expect((sentAfterT0[4] as number) - (sentAfterT0[1] as number)).toBeLessThan(5);
+    // Their records keep their own instants, so the lag is visible rather than hidden.
+    for (const index of [1, 2, 3, 4]) {
+      const record = result.records[index];
+      expect((record?.scheduledTime ?? 0) - result.startTime).toBeCloseTo((offsetsMs[index] as number) / 1000, 6);
+      expect(((record?.arrivalTime ?? 0) - (record?.scheduledTime ?? 0)) * 1000).toBeGreaterThan(15);
+    }
+    // The requests after the block are not pushed back by it.
+    expect(Math.abs((sentAfterT0[5] as number) - 120)).toBeLessThan(10);
+    expect(Math.abs((sentAfterT0[6] as number) - 130)).toBeLessThan(10);
+  });
+
+  it('holds arrivals beyond maxConcurrency and marks them', async () => {
+    const count = 12;
+    const client = new RecordingClient(30);
+    const offsetsMs = new Float64Array(count);
+    const result = await runLoad({ requests: workload(count), warmupRequests: [], arrivalOffsetsMs: offsetsMs, maxConcurrency: 3, client, clock: systemClock });
+    expect(client.maxInFlight).toBe(3);
+    expect(result.records).toHaveLength(count);
+    expect(result.records.filter((record) => record.heldForConcurrency === true)).toHaveLength(count - 3);
+    const lastLagS = (result.records[count - 1]?.arrivalTime ?? 0) - (result.records[count - 1]?.scheduledTime ?? 0);
+    expect(lastLagS).toBeGreaterThan(0.08); // three waves of 30 ms before its turn
+    expect(result.records.every((record) => record.success)).toBe(true);
+  });
+
+  it('sends warmup requests first, one at a time, and keeps them out of the records', async () => {
+    const client = new RecordingClient(15);
+    const result = await runLoad({
+      requests: workload(4),
+      warmupRequests: workload(2, 100),
+      arrivalOffsetsMs: new Float64Array(4),
+      client,
+      clock: systemClock,
+      requestIdPrefix: 'w-',
+    });
+    expect(result.records).toHaveLength(4);
+    expect(result.records.every((record) => !record.warmup && record.datasetIndex < 100)).toBe(true);
+    expect(result.warmupRecords.map((record) => record.requestId)).toEqual(['w-warmup-0', 'w-warmup-1']);
+    expect(result.warmupRecords.every((record) => record.warmup)).toBe(true);
+    const [first, second, ...measured] = client.log;
+    expect(second?.sentMs).toBeGreaterThanOrEqual(first?.finishedMs ?? Infinity);
+    for (const entry of measured) expect(entry.sentMs).toBeGreaterThanOrEqual(second?.finishedMs ?? Infinity);
+    expect(result.startTime * 1000).toBeGreaterThanOrEqual(systemClock.toEpochSeconds(second?.finishedMs ?? 0) * 1000 - 0.01);
+  });
+
+  it('stops on abort: nothing more is sent, in-flight requests are recorded as aborted, and it resolves promptly', async () => {
+    const count = 100;
+    const offsetsMs = Float64Array.from({ length: count }, (_, index) => index * 10);
+    const client = new RecordingClient(500);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 205);
+    const startedMs = systemClock.nowMs();
+    const result = await runLoad({ requests: workload(count), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock, signal: controller.signal });
+    const tookMs = systemClock.nowMs() - startedMs;
+    expect(result.interrupted).toBe(true);
+    expect(tookMs).toBeLessThan(400);
+    expect(client.log.length).toBeGreaterThanOrEqual(19);
+    expect(client.log.length).toBeLessThanOrEqual(23);
+    expect(result.records).toHaveLength(client.log.length);
+    expect(result.records.every((record) => record.error === 'aborted' && !record.success)).toBe(true);
+  });
+
+  it('records a client that throws as a failed request and carries on', async () => {
+    const client: ProtocolClient = {
+      protocol: 'throwing',
+      send: (request) => (request.requestId.endsWith('-1') ? Promise.reject(new Error('boom')) : Promise.resolve({ success: true })),
+      close: () => Promise.resolve(),
+    };
+    const result = await runLoad({ requests: workload(3), warmupRequests: [], arrivalOffsetsMs: new Float64Array(3), client, clock: systemClock, requestIdPrefix: 'x-' });
+    expect(result.records.map((record) => record.success)).toEqual([true, false, true]);
+    expect(result.records[1]?.error).toBe('network_error');
+    expect(result.records[1]?.errorMessage).toMatch(/boom/);
+  });
+
+  it('reports progress a few times a second and once at the end', async () => {
+    const progress: LoadProgress[] = [];
+    const offsetsMs = Float64Array.from({ length: 20 }, (_, index) => index * 40);
+    await runLoad({ requests: workload(20), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client: new RecordingClient(10), clock: systemClock, onProgress: (snapshot) => progress.push(snapshot) });
+    expect(progress.length).toBeGreaterThanOrEqual(3);
+    expect(progress.length).toBeLessThanOrEqual(6);
+    const last = progress[progress.length - 1];
+    expect(last).toMatchObject({ phase: 'done', total: 20, sent: 20, completed: 20, failed: 0, inFlight: 0 });
+    expect(progress.some((snapshot) => snapshot.phase === 'measured' && snapshot.sent > 0 && snapshot.sent < 20)).toBe(true);
+  });
+
+  it('100 requests at 50 req/s: scheduled and sent instants spread over about 2 s', async () => {
+    const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: 50 }, 100, new SeededRandom(1));
+    const client = new RecordingClient(5);
+    const result = await runLoad({ requests: workload(100), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock });
+    const scheduledSpanS = (result.records[99]?.scheduledTime ?? 0) - (result.records[0]?.scheduledTime ?? 0);
+    const sentSpanMs = (client.log[99]?.sentMs ?? 0) - (client.log[0]?.sentMs ?? 0);
+    expect(scheduledSpanS).toBeGreaterThan(1.4);
+    expect(scheduledSpanS).toBeLessThan(2.6);
+    expect(Math.abs(sentSpanMs / 1000 - scheduledSpanS)).toBeLessThan(0.05);
+  });
+
+  it('rejects a schedule that does not fit the workload', async () => {
+    const client = new RecordingClient(1);
+    await expect(runLoad({ requests: workload(3), warmupRequests: [], arrivalOffsetsMs: new Float64Array(2), client, clock: systemClock })).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
+    await expect(runLoad({ requests: workload(2), warmupRequests: [], arrivalOffsetsMs: Float64Array.from([5, 1]), client, clock: systemClock })).rejects.toThrow(/non-decreasing/);
+    await expect(runLoad({ requests: workload(2), warmupRequests: [], arrivalOffsetsMs: new Float64Array(2), maxConcurrency: 0, client, clock: systemClock })).rejects.toThrow(/maxConcurrency/);
+    expect(client.log).toHaveLength(0);
+  });
+});
+
+describe('runLoad (closed loop)', () => {
+  it('keeps exactly N requests in flight until the workload runs out', async () => {
+    const client = new RecordingClient(20);
+    const result = await runLoad({
+      requests: workload(12),
+      warmupRequests: [],
+      arrivalOffsetsMs: new Float64Array(0),
+      mode: { kind: 'closed', concurrency: 3 },
+      client,
+      clock: systemClock,
+    });
+    expect(client.maxInFlight).toBe(3);
+    expect(result.records).toHaveLength(12);
+    // Four waves of 20 ms: the fourth wave starts after the first has finished.
+    const sorted = [...client.log].sort((a, b) => a.sentMs - b.sentMs);
+    expect((sorted[9]?.sentMs ?? 0) - (sorted[0]?.sentMs ?? 0)).toBeGreaterThan(55);
+  });
+
+  it('waits the think time between a user\'s requests', async () => {
+    const client = new RecordingClient(5);
+    await runLoad({
+      requests: workload(4),
+      warmupRequests: [],
+      arrivalOffsetsMs: new Float64Array(0),
+      mode: { kind: 'closed', concurrency: 1, thinkTimeMs: 30 },
+      client,
+      clock: systemClock,
+    });
+    for (let index = 1; index < 4; index++) {
+      expect((client.log[index]?.sentMs ?? 0) - (client.log[index - 1]?.finishedMs ?? 0)).toBeGreaterThan(29);
+    }
+  });
+});
+
+describe('runLoad (interrupt with held requests)', () => {
+  it('records requests held by maxConcurrency as aborted and never sends them', async () => {
+    const client = new RecordingClient(1000);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const result = await runLoad({
+      requests: workload(6),
+      warmupRequests: [],
+      arrivalOffsetsMs: new Float64Array(6),
+      maxConcurrency: 2,
+      client,
+      clock: systemClock,
+      signal: controller.signal,
+    });
+    expect(result.interrupted).toBe(true);
+    expect(client.log).toHaveLength(2);
+    expect(result.records).toHaveLength(6);
+    expect(result.records.every((record) => record.error === 'aborted')).toBe(true);
+    expect(result.records.filter((record) => record.heldForConcurrency === true && record.arrivalTime === undefined)).toHaveLength(4);
+  });
+});
