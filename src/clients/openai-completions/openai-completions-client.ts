@@ -1,0 +1,51 @@
+import type { ClientRequest, ProtocolClient, ProtocolClientOptions } from '../../types/client.js';
+import type { ClientOutcome } from '../../types/record.js';
+import { nonEmptyString, OpenAiDecoder } from '../openai-shared/openai-decoder.js';
+import { commonOpenAiFields } from '../openai-shared/openai-request.js';
+import { HttpTransport } from '../shared/http-transport.js';
+
+type JsonObject = Record<string, unknown>;
+
+/** A streamed completions choice carries its new text in `text`. */
+function completionChoiceHasContent(choice: JsonObject): boolean {
+  return nonEmptyString(choice['text']);
+}
+
+/** OpenAI-compatible `/v1/completions`, streaming (with `stream_options.include_usage`) or not. */
+export class OpenAiCompletionsClient implements ProtocolClient {
+  readonly protocol = 'openai-completions';
+  readonly #transport: HttpTransport;
+  readonly #options: ProtocolClientOptions;
+
+  constructor(options: ProtocolClientOptions) {
+    this.#transport = new HttpTransport(options);
+    this.#options = options;
+  }
+
+  send(request: ClientRequest): Promise<ClientOutcome> {
+    const stream = this.#options.stream;
+    return this.#transport.send({
+      path: '/v1/completions',
+      body: completionsBody(request, this.#options),
+      requestId: request.requestId,
+      stream,
+      decoder: new OpenAiDecoder(stream, completionChoiceHasContent),
+      signal: request.signal,
+    });
+  }
+
+  close(): Promise<void> {
+    return this.#transport.close();
+  }
+}
+
+/**
+ * `{model, prompt, max_tokens, temperature, stream, stream_options?, ignore_eos?}`. The prompt is the text, or the
+ * token ids (the completions API accepts a list of ids as a prompt), or — for a chat workload — the messages' contents
+ * joined by newlines (no chat template is applied: use openai-chat for that).
+ */
+export function completionsBody(request: ClientRequest, options: ProtocolClientOptions): string {
+  const workload = request.workload;
+  const prompt = workload.prompt ?? workload.inputIds ?? (workload.messages ?? []).map((message) => message.content).join('\n');
+  return JSON.stringify({ ...commonOpenAiFields(options, workload.outputLength), prompt });
+}

@@ -1,0 +1,228 @@
+import type { Dispatcher } from 'undici';
+import type { Clock } from '../../clock/clock.js';
+import type { ClientTimeouts } from '../../types/client.js';
+import type { ClientOutcome } from '../../types/record.js';
+import type { Milliseconds } from '../../types/time.js';
+import { SseParser } from '../sse/sse-parser.js';
+import type { DecodeFailure, ResponseDecoder } from './response-decoder.js';
+import { httpErrorMessage, truncateMessage } from './response-decoder.js';
+import { classifyTransportError, describeTransportError } from './transport-errors.js';
+
+/** How much of a non-2xx body is kept to explain the error. */
+const MAX_ERROR_BODY_BYTES = 4096;
+
+/** Thrown into undici to tear down a request whose outcome is already settled (deadline, abort, bad body). */
+class ExchangeCancelled extends Error {
+  constructor() {
+    super('request cancelled by the client');
+    this.name = 'ExchangeCancelled';
+  }
+}
+
+/**
+ * One request's life on the wire, as an undici dispatch handler.
+ *
+ * It uses undici's callback handler methods (onConnect, onHeaders, onData, onComplete, onError) directly: they are
+ * what undici's HTTP/1.1 client calls, so no adapter object is created and response headers are never parsed into an
+ * object (nothing here needs them). The outcome is settled exactly once; anything undici reports afterwards is ignored.
+ *
+ * Clock readings: `arrivalTime` is read in `onConnect`, which undici calls synchronously on the connection right before
+ * it serialises and writes the request head to the socket — after any wait for a free pooled connection and after the
+ * TCP connect, so neither is counted as time in the system under test. The reading is early by the time it takes to
+ * build the header string and hand it to the socket (a few microseconds). Every body chunk is stamped once, when undici
+ * hands it over, and every event in that chunk shares the stamp (they arrived together).
+ */
+export class HttpExchange implements Dispatcher.DispatchHandler {
+  readonly #clock: Clock;
+  readonly #decoder: ResponseDecoder;
+  readonly #stream: boolean;
+  readonly #resolve: (outcome: ClientOutcome) => void;
+  /** The requests that share this one's abort signal; it leaves the group when settled. */
+  #signalGroup: Set<HttpExchange> | undefined = undefined;
+
+  #settled = false;
+  #abort: ((error?: Error) => void) | undefined = undefined;
+  #arrivalMs: Milliseconds | undefined = undefined;
+  #status: number | undefined = undefined;
+  #parser: SseParser | undefined = undefined;
+  #bodyChunks: Buffer[] | undefined = undefined;
+  #bodyBytes = 0;
+  #chunkMs: Milliseconds = 0;
+  #eventFailure: DecodeFailure | undefined = undefined;
+  #totalTimer: NodeJS.Timeout | undefined = undefined;
+  readonly #firstByteMs: Milliseconds | undefined;
+  readonly #idleMs: Milliseconds | undefined;
+  /** The first-byte deadline until the headers arrive, then the idle deadline, refreshed by every chunk. */
+  #gapTimer: NodeJS.Timeout | undefined = undefined;
+
+  constructor(
+    clock: Clock,
+    decoder: ResponseDecoder,
+    stream: boolean,
+    resolve: (outcome: ClientOutcome) => void,
+    timeouts: ClientTimeouts,
+  ) {
+    this.#firstByteMs = timeouts.firstByteMs;
+    this.#idleMs = timeouts.idleMs;
+    this.#clock = clock;
+    this.#decoder = decoder;
+    this.#stream = stream;
+    this.#resolve = resolve;
+  }
+
+  /** Joins the group of requests that one abort signal cancels. */
+  joinSignalGroup(group: Set<HttpExchange>): void {
+    this.#signalGroup = group;
+    group.add(this);
+  }
+
+  /** Starts the total deadline; it counts from the moment the request is handed to the pool. */
+  startTotalDeadline(totalMs: Milliseconds): void {
+    this.#totalTimer = setTimeout(onTotalDeadline, totalMs, this, totalMs);
+  }
+
+  /** Ends the request now with the given failure (a deadline, the run's abort signal). */
+  cancel(failure: DecodeFailure): void {
+    if (this.#settled) return;
+    this.#settle(failure);
+    // Before onConnect there is nothing to tear down yet; onConnect aborts as soon as undici calls it.
+    this.#abort?.(new ExchangeCancelled());
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.#abort = abort;
+    if (this.#settled) {
+      abort(new ExchangeCancelled());
+      return;
+    }
+    this.#arrivalMs = this.#clock.nowMs();
+    // Retried onto another connection: the deadline restarts with the new write.
+    if (this.#gapTimer !== undefined) clearTimeout(this.#gapTimer);
+    if (this.#firstByteMs !== undefined) this.#gapTimer = setTimeout(onFirstByteDeadline, this.#firstByteMs, this);
+  }
+
+  onHeaders(statusCode: number): boolean {
+    if (statusCode < 200 || this.#settled) return true; // 1xx informational answers are followed by the real one
+    this.#status = statusCode;
+    if (this.#gapTimer !== undefined) clearTimeout(this.#gapTimer);
+    this.#gapTimer = this.#idleMs === undefined ? undefined : setTimeout(onIdleDeadline, this.#idleMs, this);
+    if (statusCode >= 300 || !this.#stream) this.#bodyChunks = [];
+    else this.#parser = new SseParser((data) => this.#onEvent(data));
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#settled) return true;
+    this.#gapTimer?.refresh();
+    const parser = this.#parser;
+    if (parser !== undefined) {
+      this.#chunkMs = this.#clock.nowMs();
+      parser.push(chunk);
+      const failure = this.#eventFailure;
+      if (failure !== undefined) this.cancel(failure);
+      return true;
+    }
+    const bodyChunks = this.#bodyChunks;
+    if (bodyChunks !== undefined) {
+      if (this.#status !== undefined && this.#status >= 300 && this.#bodyBytes >= MAX_ERROR_BODY_BYTES) return true;
+      bodyChunks.push(chunk);
+      this.#bodyBytes += chunk.length;
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.#settled) return;
+    const status = this.#status;
+    if (status === undefined || status >= 300) {
+      this.#settleHttpError();
+      return;
+    }
+    const parser = this.#parser;
+    if (parser !== undefined) {
+      const endedInsideEvent = parser.end();
+      if (this.#decoder.complete) this.#settle(undefined);
+      else {
+        this.#settle({
+          error: 'stream_truncated',
+          message: endedInsideEvent
+            ? 'the stream ended in the middle of an event, before its final chunk'
+            : 'the stream ended before its final chunk (no finish_reason and no [DONE])',
+        });
+      }
+      return;
+    }
+    const nowMs = this.#clock.nowMs();
+    const text = this.#bodyText();
+    this.#settle(this.#decoder.onBody(text, nowMs));
+  }
+
+  onError(error: Error): void {
+    if (this.#settled) return;
+    const status = this.#status;
+    if (status !== undefined && status >= 300) {
+      this.#settleHttpError();
+      return;
+    }
+    // A stream that already said it is finished succeeded, whatever happens to the connection afterwards.
+    if (this.#parser !== undefined && this.#decoder.complete) {
+      this.#settle(undefined);
+      return;
+    }
+    const phase = status === undefined ? 'before_response' : 'in_body';
+    this.#settle({
+      error: classifyTransportError(error, phase),
+      message: truncateMessage(describeTransportError(error)),
+    });
+  }
+
+  #onEvent(data: string): void {
+    if (this.#eventFailure !== undefined) return;
+    this.#eventFailure = this.#decoder.onEvent(data, this.#chunkMs);
+  }
+
+  #bodyText(): string {
+    const chunks = this.#bodyChunks;
+    if (chunks === undefined || chunks.length === 0) return '';
+    return chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+  }
+
+  #settleHttpError(): void {
+    const status = this.#status ?? 0;
+    this.#settle({
+      error: status >= 500 ? 'http_5xx' : status >= 400 ? 'http_4xx' : 'network_error',
+      message: httpErrorMessage(status, this.#bodyText()),
+    });
+  }
+
+  #settle(failure: DecodeFailure | undefined): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    if (this.#totalTimer !== undefined) clearTimeout(this.#totalTimer);
+    if (this.#gapTimer !== undefined) clearTimeout(this.#gapTimer);
+    this.#signalGroup?.delete(this);
+    const clock = this.#clock;
+    const outcome: ClientOutcome = { success: failure === undefined };
+    if (this.#arrivalMs !== undefined) outcome.arrivalTime = clock.toEpochSeconds(this.#arrivalMs);
+    if (this.#status !== undefined) outcome.httpStatus = this.#status;
+    if (this.#status !== undefined && this.#status < 300) this.#decoder.fill(outcome, clock);
+    if (failure !== undefined) {
+      outcome.error = failure.error;
+      outcome.errorMessage = failure.message;
+    }
+    this.#resolve(outcome);
+  }
+}
+
+// Deadline callbacks are module functions given the exchange as an argument, so arming a timer allocates no closure.
+function onTotalDeadline(exchange: HttpExchange, totalMs: Milliseconds): void {
+  exchange.cancel({ error: 'total_timeout', message: `no complete answer within the total timeout of ${totalMs} ms` });
+}
+
+function onFirstByteDeadline(exchange: HttpExchange): void {
+  exchange.cancel({ error: 'first_byte_timeout', message: 'no response headers within the first-byte timeout' });
+}
+
+function onIdleDeadline(exchange: HttpExchange): void {
+  exchange.cancel({ error: 'idle_timeout', message: 'no data within the idle timeout since the previous chunk' });
+}

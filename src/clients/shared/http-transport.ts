@@ -1,0 +1,128 @@
+import { Pool } from 'undici';
+import type { Clock } from '../../clock/clock.js';
+import { ServelabError } from '../../errors/servelab-error.js';
+import type { ClientTimeouts, ProtocolClientOptions } from '../../types/client.js';
+import type { ClientOutcome } from '../../types/record.js';
+import { HttpExchange } from './http-exchange.js';
+import type { ResponseDecoder } from './response-decoder.js';
+
+/** One POST as a protocol client builds it. */
+export interface OutgoingRequest {
+  /** Path below the base URL, starting with `/`. */
+  path: string;
+  body: string;
+  requestId: string;
+  stream: boolean;
+  decoder: ResponseDecoder;
+  signal?: AbortSignal;
+}
+
+/**
+ * The HTTP side every protocol client shares: one undici `Pool` (keep-alive connections to the base URL, at most
+ * `maxConnections` of them), the deadlines, and the run's abort signal.
+ *
+ * Deadlines: `connectMs` is the pool's connect timeout (undici's timer, which ticks on a ~0.5 s wheel, so a connect
+ * deadline fires up to about a second late). The others are native timers in the exchange, precise to a millisecond:
+ * `firstByteMs` counts from when the request is written to when the response headers arrive, `idleMs` is the longest
+ * gap between two body chunks (one timer per request, refreshed by each chunk), `totalMs` counts from the hand-over to
+ * the pool.
+ */
+export class HttpTransport {
+  readonly #pool: Pool;
+  readonly #pathPrefix: string;
+  readonly #clock: Clock;
+  readonly #timeouts: ClientTimeouts;
+  readonly #baseHeaders: string[];
+  /** One abort listener per distinct signal, however many requests share it (a run shares one). */
+  readonly #signalGroups = new WeakMap<AbortSignal, Set<HttpExchange>>();
+
+  constructor(options: ProtocolClientOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.baseUrl);
+    } catch (error) {
+      throw new ServelabError('INVALID_CONFIG', `baseUrl "${options.baseUrl}" is not a URL; give one like http://127.0.0.1:30000`, {
+        cause: error,
+      });
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new ServelabError('INVALID_CONFIG', `baseUrl "${options.baseUrl}" must start with http:// or https://`);
+    }
+    const maxConnections = options.maxConnections;
+    const unbounded = maxConnections === undefined || maxConnections === Number.POSITIVE_INFINITY;
+    if (!unbounded && (!Number.isInteger(maxConnections) || maxConnections < 1)) {
+      throw new ServelabError('INVALID_CONFIG', `maxConnections must be a positive integer, got ${maxConnections}`);
+    }
+    this.#pathPrefix = url.pathname.replace(/\/+$/, '');
+    this.#clock = options.clock;
+    this.#timeouts = options.timeouts ?? {};
+    this.#pool = new Pool(url.origin, {
+      connections: unbounded ? null : maxConnections,
+      pipelining: 1,
+      // 0 turns an undici timer off: an absent deadline means none.
+      connect: { timeout: this.#timeouts.connectMs ?? 0 },
+      // undici's header and body timers tick on a ~0.5 s wheel; the exchange keeps precise ones of its own.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+    this.#baseHeaders = ['content-type', 'application/json'];
+    if (options.apiKey !== undefined && options.apiKey !== '') {
+      this.#baseHeaders.push('authorization', `Bearer ${options.apiKey}`);
+    }
+  }
+
+  send(request: OutgoingRequest): Promise<ClientOutcome> {
+    const signal = request.signal;
+    if (signal?.aborted === true) {
+      return Promise.resolve({ success: false, error: 'aborted', errorMessage: 'the run was interrupted before the request was sent' });
+    }
+    return new Promise<ClientOutcome>((resolve) => {
+      const exchange = new HttpExchange(this.#clock, request.decoder, request.stream, resolve, this.#timeouts);
+      if (signal !== undefined) exchange.joinSignalGroup(this.#groupFor(signal));
+      const totalMs = this.#timeouts.totalMs;
+      if (totalMs !== undefined) exchange.startTotalDeadline(totalMs);
+      const headers = this.#baseHeaders.slice();
+      headers.push('x-request-id', request.requestId);
+      try {
+        this.#pool.dispatch(
+          {
+            path: this.#pathPrefix + request.path,
+            method: 'POST',
+            headers,
+            body: request.body,
+            headersTimeout: 0,
+            bodyTimeout: 0,
+          },
+          exchange,
+        );
+      } catch (error) {
+        // undici throws synchronously only for invalid arguments or a closed pool.
+        exchange.onError(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+
+  #groupFor(signal: AbortSignal): Set<HttpExchange> {
+    let group = this.#signalGroups.get(signal);
+    if (group === undefined) {
+      const members = new Set<HttpExchange>();
+      group = members;
+      this.#signalGroups.set(signal, members);
+      signal.addEventListener(
+        'abort',
+        () => {
+          // cancel() removes each member from the set, so iterate over a copy.
+          for (const member of [...members]) {
+            member.cancel({ error: 'aborted', message: 'the run was interrupted while the request was in flight' });
+          }
+        },
+        { once: true },
+      );
+    }
+    return group;
+  }
+}

@@ -1,0 +1,4 @@
+import { runClientConformance } from './conformance.js';
+import { openAiChatWire } from './helpers/wires.js';
+
+runClientConformance(openAiChatWire);

@@ -1,0 +1,4 @@
+import { runClientConformance } from './conformance.js';
+import { openAiCompletionsWire } from './helpers/wires.js';
+
+runClientConformance(openAiCompletionsWire);

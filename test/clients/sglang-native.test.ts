@@ -1,0 +1,4 @@
+import { runClientConformance } from './conformance.js';
+import { sglangWire } from './helpers/wires.js';
+
+runClientConformance(sglangWire);
