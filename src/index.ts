@@ -6,9 +6,10 @@
  *   console.log(result.metrics.ttft, result.exportedFiles.csv);
  */
 export { NodeTest, type RunOptions } from './orchestration/node-test.js';
+export { RoutingTest } from './orchestration/routing-test.js';
 export type { TestResult, ExportedFiles } from './orchestration/test-result.js';
 export type { RunProgress, ProgressListener } from './orchestration/progress.js';
-export type { NodeTestConfig, NodeTestConfigInput } from './config/schema.js';
+export type { NodeTestConfig, NodeTestConfigInput, RoutingTestConfig, RoutingTestConfigInput } from './config/schema.js';
 export { ServelabError, isServelabError, type ErrorCode } from './errors/servelab-error.js';
 export { systemClock, ManualClock, type Clock } from './clock/clock.js';
 export { summarize } from './analysis/summarize.js';

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { servelabVersion } from '../utils/version.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerNodeCommand } from './commands/node.js';
+import { registerRouteCommand } from './commands/route.js';
 import { registerRunCommand } from './commands/run.js';
 
 /** The whole command line; each command lives in its own file under commands/. */
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
       ].join('\n'),
     );
   registerNodeCommand(program);
+  registerRouteCommand(program);
   registerRunCommand(program);
   registerDemoCommand(program);
   return program;

@@ -114,3 +114,58 @@ export const nodeTestConfigSchema = serverSettingsSchema
 export type NodeTestConfigInput = z.input<typeof nodeTestConfigSchema>;
 /** The resolved configuration, defaults filled in; written to `config.json`. */
 export type NodeTestConfig = z.output<typeof nodeTestConfigSchema>;
+
+/** One action of a failure schedule (SPEC §8), at a time in seconds after the run's start. */
+export const failureActionSchema = z.object({
+  atS: z.number().nonnegative(),
+  action: z.enum(['crash', 'hang', 'drain', 'restore']),
+  /** Node indices, from 0. `restore` with no nodes restores every failed node. */
+  nodes: z.array(nonNegativeInteger).default([]),
+});
+
+/**
+ * The first users' form `{ "300": [1, 2], "600": [] }`: from each time on, exactly the listed nodes are failed
+ * (crashed); a node absent from a later entry is restored. The list form says each action explicitly.
+ */
+export const failureScheduleSchema = z.union([
+  z.record(z.string().regex(/^\d+(\.\d+)?$/, { message: 'keys are seconds after the start, e.g. "300"' }), z.array(nonNegativeInteger)),
+  z.array(failureActionSchema),
+]);
+
+export const routerKindSchema = z.enum(['builtin', 'sglang-router', 'nginx']);
+
+export const routingSettingsSchema = z.object({
+  /** Number of servers (one per GPU). */
+  numGpus: positiveInteger.default(4),
+  /** builtin: cache_aware, round_robin, random, power_of_two, shortest_queue, or a module path; nginx: round_robin or least_conn. */
+  routingPolicy: z.string().min(1).default('cache_aware'),
+  router: routerKindSchema.default('builtin'),
+  /** First server port for sglang servers (server i listens on basePort + i). */
+  basePort: z.number().int().min(1).max(65535).default(30001),
+  /** Port of the router servelab starts (0: any free port). */
+  routerPort: z.number().int().min(0).max(65535).default(0),
+  /** Servers that already run, behind a router servelab starts (with --target attach). */
+  workerUrls: z.array(z.string().url()).optional(),
+  /** Put a tracing tap in front of each server to record router_send_time and host per request. */
+  taps: z.boolean().default(true),
+  /** Scrape each server's /metrics during the run. */
+  collectPerNodeMetrics: z.boolean().default(true),
+  /** Apply the failure schedule (default: whenever one is given). */
+  enableNodeFailures: z.boolean().optional(),
+  failureSchedule: failureScheduleSchema.optional(),
+  /** builtin router: retries on another worker when a worker refuses the connection. */
+  maxRetries: nonNegativeInteger.default(2),
+  /** sglang-router's Prometheus port (it always opens one; each router needs its own). */
+  routerPrometheusPort: z.number().int().min(1).max(65535).optional(),
+});
+
+export const routingTestConfigSchema = serverSettingsSchema
+  .extend(workloadSettingsSchema.shape)
+  .extend(clientSettingsSchema.shape)
+  .extend(runSettingsSchema.shape)
+  .extend(routingSettingsSchema.shape)
+  .strict();
+
+export type RoutingTestConfigInput = z.input<typeof routingTestConfigSchema>;
+export type RoutingTestConfig = z.output<typeof routingTestConfigSchema>;
+export type FailureAction = z.output<typeof failureActionSchema>;

@@ -10,4 +10,8 @@ export interface ServerHandle {
   logPath?: string;
   /** Stops what servelab launched (nothing for an attached server). Safe to call twice. */
   stop(): Promise<void>;
+  /** Sends a signal to the launched process group (SIGKILL to crash it, SIGSTOP / SIGCONT to hang and resume it). */
+  signal?(signal: NodeJS.Signals): void;
+  /** Starts the server again on the same address after it was crashed (launched simulated servers only). */
+  relaunch?(): Promise<ServerHandle>;
 }

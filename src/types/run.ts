@@ -38,4 +38,6 @@ export interface RunData {
   config: Record<string, unknown>;
   records: RequestRecord[];
   events: RunEvent[];
+  /** Further measurements some runs have (the taps' overhead, scraped server metrics), keyed by what they are. */
+  extras?: Record<string, unknown>;
 }

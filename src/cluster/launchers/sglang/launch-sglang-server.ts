@@ -41,7 +41,7 @@ export async function launchSglangServer(settings: SglangLaunchSettings): Promis
         if (healthy) resolve();
       });
     });
-    return { name: settings.name, url, pid: child.pid, logPath: child.logPath, stop: () => child.stop() };
+    return { name: settings.name, url, pid: child.pid, logPath: child.logPath, stop: () => child.stop(), signal: (signal) => child.signal(signal), relaunch: () => launchSglangServer(settings) };
   } catch (error) {
     await child.stop();
     throw explainMissingInstall(error, child, python);

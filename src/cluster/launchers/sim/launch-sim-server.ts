@@ -56,7 +56,17 @@ export async function launchSimServer(settings: SimServerLaunchSettings): Promis
     const [, url] = await child.waitForLine(LISTENING_LINE, timeoutMs, 'start listening');
     await ready;
     if (url === undefined) throw new ServelabError('INTERNAL', `${settings.name} printed no URL`);
-    return { name: settings.name, url, pid: child.pid, logPath: child.logPath, stop: () => child.stop() };
+    const port = Number(new URL(url).port);
+    return {
+      name: settings.name,
+      url,
+      pid: child.pid,
+      logPath: child.logPath,
+      stop: () => child.stop(),
+      signal: (signal) => child.signal(signal),
+      // A restored node must come back on the same port: the router (or its tap) still points there.
+      relaunch: () => launchSimServer({ ...settings, port }),
+    };
   } catch (error) {
     await child.stop();
     if (/EADDRINUSE/.test(child.tail.text())) {

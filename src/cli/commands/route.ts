@@ -1,0 +1,33 @@
+import type { Command } from 'commander';
+import { RoutingTest } from '../../orchestration/routing-test.js';
+import { executeTest } from '../execute-test.js';
+import { addFlags, flagsToConfig } from '../options/option-table.js';
+import { routingTestFlags } from '../options/routing-test-flags.js';
+
+export function registerRouteCommand(program: Command): void {
+  const command = program
+    .command('route')
+    .summary('routing test: load a router in front of N servers and trace where each request went')
+    .description(
+      [
+        'Routing test: one router in front of N servers. Requests go to the router at the total arrival rate; a tracing',
+        'tap in front of each server records when the router forwarded each request and which server took it. Writes',
+        'requests.csv (router_send_time, host), nodes.csv (per-node share, latencies, cache hits) and summary.json.',
+      ].join('\n'),
+    )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  servelab route --num-gpus 4 --routing-policy cache_aware --dataset-name shared-prefix --request-rate 40',
+        '  servelab route --router nginx --routing-policy least_conn --num-gpus 2 --request-rate 20',
+        '  servelab route --num-gpus 3 --failure-schedule \'{"2": [1], "5": []}\' --request-rate 30 --num-prompts 300',
+        '  servelab route --target sglang --model-path meta-llama/Meta-Llama-3-8B-Instruct --num-gpus 8 --router sglang-router',
+      ].join('\n'),
+    );
+  addFlags(command, routingTestFlags);
+  command.action(async () => {
+    process.exitCode = await executeTest(new RoutingTest(flagsToConfig(command, routingTestFlags)));
+  });
+}

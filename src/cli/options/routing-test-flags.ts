@@ -1,0 +1,20 @@
+import { clientFlags, outputFlags, serverFlags, targetFlags, workloadFlags } from './node-test-flags.js';
+import { parseInteger, parseJson, type FlagSpec } from './option-table.js';
+
+const ROUTING = 'Routing:';
+
+export const routingFlags: FlagSpec[] = [
+  { flag: 'num-gpus', key: 'numGpus', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '4', group: ROUTING, description: 'number of servers behind the router (one per GPU)' },
+  { flag: 'router', key: 'router', kind: 'value', valueName: 'kind', choices: ['builtin', 'sglang-router', 'nginx'], defaultText: 'builtin', group: ROUTING, description: 'builtin: servelab\'s router; sglang-router: python -m sglang_router.launch_router; nginx: Debian\'s nginx' },
+  { flag: 'routing-policy', key: 'routingPolicy', kind: 'value', valueName: 'name|module', defaultText: 'cache_aware', group: ROUTING, description: 'cache_aware, round_robin, random, power_of_two, shortest_queue, or a module path (builtin); round_robin or least_conn (nginx)' },
+  { flag: 'worker-urls', key: 'workerUrls', kind: 'value', valueName: 'url', repeatable: true, group: ROUTING, description: 'attach: servers that already run, behind a router servelab starts (repeat for each)' },
+  { flag: 'base-port', key: 'basePort', kind: 'value', valueName: 'port', parse: parseInteger, defaultText: '30001', group: ROUTING, description: 'sglang: server i listens on base-port + i' },
+  { flag: 'router-port', key: 'routerPort', kind: 'value', valueName: 'port', parse: parseInteger, defaultText: 'any free port', group: ROUTING, description: 'port of the router servelab starts' },
+  { flag: 'taps', key: 'taps', kind: 'negatable', group: ROUTING, description: 'measure without the tracing taps (no router_send_time or host per request)' },
+  { flag: 'collect-per-node-metrics', key: 'collectPerNodeMetrics', kind: 'negatable', group: ROUTING, description: 'do not scrape each server\'s /metrics during the run' },
+  { flag: 'failure-schedule', key: 'failureSchedule', kind: 'value', valueName: 'json', parse: parseJson, group: ROUTING, description: 'seconds -> failed nodes from then on, e.g. \'{"2": [1], "5": []}\' (node 1 crashes at 2 s, all restored at 5 s); or a list of {"atS", "action": crash|hang|drain|restore, "nodes"}' },
+  { flag: 'max-retries', key: 'maxRetries', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '2', group: ROUTING, description: 'builtin router: retries on another worker when one refuses the connection' },
+  { flag: 'router-prometheus-port', key: 'routerPrometheusPort', kind: 'value', valueName: 'port', parse: parseInteger, group: ROUTING, description: 'sglang-router: its Prometheus port (default: a free one)' },
+];
+
+export const routingTestFlags: FlagSpec[] = [...targetFlags, ...routingFlags, ...serverFlags, ...workloadFlags, ...clientFlags, ...outputFlags];

@@ -1,0 +1,110 @@
+import type { Clock } from '../../clock/clock.js';
+import type { FailureAction } from '../../config/schema.js';
+import type { ServerHandle } from '../../types/cluster.js';
+import type { RunEvent } from '../../types/run.js';
+import type { RouterControl } from './router-control.js';
+
+type NodeCondition = 'up' | 'crashed' | 'hung' | 'drained';
+
+export interface FailureExecutorOptions {
+  actions: FailureAction[];
+  /** The cluster's servers by node index; a restore may replace an entry with the relaunched server. */
+  nodes: ServerHandle[];
+  /** The URL the router knows each node by (its tap's URL when taps are on). */
+  routerWorkerUrls: string[];
+  router?: RouterControl;
+  clock: Clock;
+}
+
+/**
+ * Carries out a failure schedule (SPEC §8) during a routing test: crash = SIGKILL to the node's process group,
+ * hang = SIGSTOP (a node that accepts connections but never answers), drain = removed from the router, restore =
+ * relaunched (crashed), resumed with SIGCONT (hung) or registered again (drained). Every action becomes a time-stamped
+ * event; one that cannot be carried out becomes an event that says why, and the run goes on.
+ */
+export class FailureExecutor {
+  readonly events: RunEvent[] = [];
+  readonly #options: FailureExecutorOptions;
+  readonly #conditions: NodeCondition[];
+  readonly #timers: NodeJS.Timeout[] = [];
+  #pending: Promise<void> = Promise.resolve();
+  #stopped = false;
+
+  constructor(options: FailureExecutorOptions) {
+    this.#options = options;
+    this.#conditions = options.nodes.map(() => 'up');
+  }
+
+  /** Schedules every action relative to `originMs` (the load's `t0` on the clock's monotonic scale). */
+  start(originMs: number): void {
+    for (const action of this.#options.actions) {
+      const delayMs = Math.max(0, originMs + action.atS * 1000 - this.#options.clock.nowMs());
+      // Actions run one after another in schedule order, even when a relaunch takes longer than the gap to the next.
+      this.#timers.push(setTimeout(() => (this.#pending = this.#pending.then(() => this.#perform(action))), delayMs));
+    }
+  }
+
+  /** Cancels what has not happened yet, waits for what is under way, and resumes hung nodes so they can be stopped. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    await this.#pending;
+    this.#conditions.forEach((condition, node) => {
+      if (condition === 'hung') this.#options.nodes[node]?.signal?.('SIGCONT');
+    });
+  }
+
+  get nodes(): ServerHandle[] {
+    return this.#options.nodes;
+  }
+
+  async #perform(action: FailureAction): Promise<void> {
+    if (this.#stopped) return;
+    const targets = action.action === 'restore' && action.nodes.length === 0 ? this.#conditions.map((_, node) => node).filter((node) => this.#conditions[node] !== 'up') : action.nodes;
+    for (const node of targets) {
+      const detail = await this.#apply(action.action, node).catch((error: unknown) => `failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.events.push({ time: this.#options.clock.nowEpochSeconds(), kind: action.action, node, ...(detail === undefined ? {} : { detail }) });
+    }
+  }
+
+  async #apply(kind: FailureAction['action'], node: number): Promise<string | undefined> {
+    const server = this.#options.nodes[node];
+    if (server === undefined) return 'no such node';
+    switch (kind) {
+      case 'crash':
+        if (server.signal === undefined) return 'not launched by servelab: cannot be crashed';
+        server.signal('SIGKILL');
+        this.#conditions[node] = 'crashed';
+        return undefined;
+      case 'hang':
+        if (server.signal === undefined) return 'not launched by servelab: cannot be hung';
+        server.signal('SIGSTOP');
+        this.#conditions[node] = 'hung';
+        return undefined;
+      case 'drain':
+        if (this.#options.router === undefined) return 'this router cannot remove workers at run time';
+        await this.#options.router.removeWorker(this.#options.routerWorkerUrls[node] as string);
+        this.#conditions[node] = 'drained';
+        return undefined;
+      case 'restore':
+        return this.#restore(node, server);
+    }
+  }
+
+  async #restore(node: number, server: ServerHandle): Promise<string | undefined> {
+    const condition = this.#conditions[node];
+    if (condition === 'hung') {
+      server.signal?.('SIGCONT');
+    } else if (condition === 'crashed') {
+      if (server.relaunch === undefined) return 'cannot be relaunched';
+      await server.stop().catch(() => undefined);
+      this.#options.nodes[node] = await server.relaunch();
+    } else if (condition === 'drained') {
+      await this.#options.router?.addWorker(this.#options.routerWorkerUrls[node] as string);
+    } else {
+      return 'was not failed';
+    }
+    this.#conditions[node] = 'up';
+    return condition === 'crashed' ? 'relaunched' : undefined;
+  }
+}

@@ -1,0 +1,41 @@
+import { request } from 'undici';
+
+/** What a failure schedule needs from a router to drain a worker and take it back. */
+export interface RouterControl {
+  removeWorker(workerUrl: string): Promise<void>;
+  addWorker(workerUrl: string): Promise<void>;
+}
+
+/**
+ * Worker management through the HTTP API that servelab's builtin router and sglang-router share: `GET /workers` lists
+ * them, `DELETE /workers/{id}` removes one, `POST /workers {"url"}` adds one.
+ */
+export function httpRouterControl(routerUrl: string): RouterControl {
+  return {
+    async removeWorker(workerUrl) {
+      const listing = await request(`${routerUrl}/workers`, { method: 'GET' });
+      const body = (await listing.body.json()) as { workers?: WorkerEntry[] } | WorkerEntry[];
+      const workers = Array.isArray(body) ? body : (body.workers ?? []);
+      const entry = workers.find((worker) => worker.url === workerUrl);
+      const id = entry?.id ?? entry?.worker_id ?? encodeURIComponent(workerUrl);
+      const response = await request(`${routerUrl}/workers/${encodeURIComponent(String(id))}`, { method: 'DELETE' });
+      await response.body.dump();
+      if (response.statusCode >= 300) throw new Error(`the router answered ${response.statusCode} to removing ${workerUrl}`);
+    },
+    async addWorker(workerUrl) {
+      const response = await request(`${routerUrl}/workers`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ url: workerUrl }),
+      });
+      await response.body.dump();
+      if (response.statusCode >= 300) throw new Error(`the router answered ${response.statusCode} to adding ${workerUrl}`);
+    },
+  };
+}
+
+interface WorkerEntry {
+  url?: string;
+  id?: string | number;
+  worker_id?: string | number;
+}

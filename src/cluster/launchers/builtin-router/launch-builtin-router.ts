@@ -1,0 +1,35 @@
+import { ServelabError } from '../../../errors/servelab-error.js';
+import type { ServerHandle } from '../../../types/cluster.js';
+import { servelabCliPath } from '../../process/cli-entry.js';
+import { SupervisedProcess } from '../../process/supervised-process.js';
+
+export interface BuiltinRouterSettings {
+  workerUrls: string[];
+  policy: string;
+  port?: number;
+  maxRetries?: number;
+  seed?: number;
+  logPath?: string;
+  readyTimeoutMs?: number;
+}
+
+const LISTENING_LINE = /servelab router listening on (http:\/\/\S+)/;
+
+/** Starts servelab's own router in its own process, so its event loop never competes with the load generator's. */
+export async function launchBuiltinRouter(settings: BuiltinRouterSettings): Promise<ServerHandle> {
+  const args = [servelabCliPath(), 'router', '--port', String(settings.port ?? 0), '--policy', settings.policy, '--worker-urls', ...settings.workerUrls];
+  if (settings.maxRetries !== undefined) args.push('--max-retries', String(settings.maxRetries));
+  if (settings.seed !== undefined) args.push('--seed', String(settings.seed));
+  const child = new SupervisedProcess({ name: 'router', command: process.execPath, args, logPath: settings.logPath, stopGraceMs: 3_000 });
+  try {
+    const [, url] = await child.waitForLine(LISTENING_LINE, settings.readyTimeoutMs ?? 20_000, 'start listening');
+    if (url === undefined) throw new ServelabError('INTERNAL', 'the router printed no URL');
+    return { name: 'router', url, pid: child.pid, logPath: child.logPath, stop: () => child.stop(), signal: (signal) => child.signal(signal) };
+  } catch (error) {
+    await child.stop();
+    if (/EADDRINUSE/.test(child.tail.text())) {
+      throw new ServelabError('PORT_IN_USE', `the router could not listen on port ${settings.port}: it is already in use; choose another with --router-port`);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,74 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { ServelabError } from '../../../errors/servelab-error.js';
+import type { ServerHandle } from '../../../types/cluster.js';
+import { SupervisedProcess } from '../../process/supervised-process.js';
+
+export interface SglangRouterSettings {
+  workerUrls: string[];
+  policy: string;
+  port: number;
+  prometheusPort: number;
+  host?: string;
+  pythonExecutable?: string;
+  logPath?: string;
+  readyTimeoutMs?: number;
+}
+
+/** `python -m sglang_router.launch_router` arguments (sglang-router 0.3.x, SPEC §6). */
+export function sglangRouterArgs(settings: SglangRouterSettings): string[] {
+  return [
+    '-m', 'sglang_router.launch_router',
+    '--worker-urls', ...settings.workerUrls,
+    '--host', settings.host ?? '127.0.0.1',
+    '--port', String(settings.port),
+    '--policy', settings.policy,
+    // It always serves Prometheus metrics (default port 29000); each router gets its own so two runs never collide.
+    '--prometheus-port', String(settings.prometheusPort),
+  ];
+}
+
+/**
+ * Launches sglang-router when it is installed. `/readiness` turns 200 once one worker is healthy, so readiness here
+ * means `GET /workers` lists every worker as healthy (or, for versions without health fields, lists them all).
+ */
+export async function launchSglangRouter(settings: SglangRouterSettings): Promise<ServerHandle> {
+  const python = settings.pythonExecutable ?? 'python';
+  const child = new SupervisedProcess({ name: 'sglang-router', command: python, args: sglangRouterArgs(settings), logPath: settings.logPath, stopGraceMs: 5_000 });
+  const url = `http://${settings.host ?? '127.0.0.1'}:${settings.port}`;
+  const deadline = performance.now() + (settings.readyTimeoutMs ?? 60_000);
+  try {
+    while (!(await allWorkersHealthy(url, settings.workerUrls.length))) {
+      if (child.hasExited) throw child.exitFailure('get ready');
+      if (performance.now() > deadline) throw child.failure('NOT_READY', `sglang-router did not list all ${settings.workerUrls.length} workers as healthy in time`);
+      await sleep(250);
+    }
+    return { name: 'sglang-router', url, pid: child.pid, logPath: child.logPath, stop: () => child.stop(), signal: (signal) => child.signal(signal) };
+  } catch (error) {
+    await child.stop();
+    const tail = child.tail.text();
+    if (/failed to start .*ENOENT/.test(tail)) {
+      throw new ServelabError('NOT_INSTALLED', `sglang-router is unavailable: the Python interpreter "${python}" was not found; install Python with sglang-router, or use --router builtin`);
+    }
+    if (/No module named ['"]?sglang_router/.test(tail)) {
+      throw new ServelabError('NOT_INSTALLED', `sglang-router is not installed for "${python}": install it (pip install sglang-router) or use --router builtin`);
+    }
+    throw error;
+  }
+}
+
+async function allWorkersHealthy(url: string, expected: number): Promise<boolean> {
+  try {
+    const response = await request(`${url}/workers`, { method: 'GET', headersTimeout: 2_000, bodyTimeout: 2_000 });
+    if (response.statusCode !== 200) {
+      await response.body.dump();
+      return false;
+    }
+    const body = (await response.body.json()) as { workers?: { healthy?: boolean; is_healthy?: boolean }[] } | unknown[];
+    const workers = (Array.isArray(body) ? body : (body.workers ?? [])) as { healthy?: boolean; is_healthy?: boolean }[];
+    if (workers.length < expected) return false;
+    return workers.every((worker) => (worker.healthy ?? worker.is_healthy ?? true) === true);
+  } catch {
+    return false;
+  }
+}

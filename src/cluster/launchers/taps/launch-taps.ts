@@ -1,0 +1,50 @@
+import { request } from 'undici';
+import { ServelabError } from '../../../errors/servelab-error.js';
+import type { TapOverhead, TapRecord } from '../../../types/routing.js';
+import { servelabCliPath } from '../../process/cli-entry.js';
+import { SupervisedProcess } from '../../process/supervised-process.js';
+
+export interface LaunchedTaps {
+  /** One URL per upstream, in the same order: give these to the router instead of the servers' own. */
+  tapUrls: string[];
+  /** What the taps recorded, fetched from the tap process (call before stop). */
+  collect(): Promise<{ records: TapRecord[]; overhead?: TapOverhead }>;
+  stop(): Promise<void>;
+}
+
+const LISTENING_LINE = /servelab taps listening (\[.*\])/;
+
+/**
+ * Starts the tracing taps (one listening port per server) in a process of their own: a tap's timestamp is only as
+ * good as its event loop's promptness, so it must not share one with the load generator.
+ */
+export async function launchTaps(settings: { upstreamUrls: string[]; logPath?: string; readyTimeoutMs?: number }): Promise<LaunchedTaps> {
+  const args = [servelabCliPath(), 'taps'];
+  for (const url of settings.upstreamUrls) args.push('--upstream', url);
+  const child = new SupervisedProcess({ name: 'taps', command: process.execPath, args, logPath: settings.logPath, stopGraceMs: 3_000 });
+  let tapUrls: string[];
+  try {
+    const [, json] = await child.waitForLine(LISTENING_LINE, settings.readyTimeoutMs ?? 20_000, 'start listening');
+    tapUrls = JSON.parse(json ?? '[]') as string[];
+  } catch (error) {
+    await child.stop();
+    throw error;
+  }
+  if (tapUrls.length !== settings.upstreamUrls.length) {
+    await child.stop();
+    throw new ServelabError('INTERNAL', `the taps process listed ${tapUrls.length} taps for ${settings.upstreamUrls.length} servers`);
+  }
+  return {
+    tapUrls,
+    async collect() {
+      const response = await request(`${tapUrls[0]}/_servelab/tap-records`, { method: 'GET' });
+      if (response.statusCode !== 200) {
+        await response.body.dump();
+        throw new ServelabError('PROTOCOL_ERROR', `the taps process answered ${response.statusCode} when asked for its records`);
+      }
+      const body = (await response.body.json()) as { records?: TapRecord[]; overhead?: TapOverhead } | TapRecord[];
+      return Array.isArray(body) ? { records: body } : { records: body.records ?? [], overhead: body.overhead };
+    },
+    stop: () => child.stop(),
+  };
+}

@@ -1,0 +1,59 @@
+import { ServelabError } from '../errors/servelab-error.js';
+import { routingTestConfigSchema, type FailureAction, type RoutingTestConfig, type RoutingTestConfigInput } from './schema.js';
+import { parseConfig } from './validate.js';
+
+function invalid(message: string): ServelabError {
+  return new ServelabError('INVALID_CONFIG', `invalid configuration: ${message}`);
+}
+
+/** Validates a routing test's configuration, including the rules that tie settings together. */
+export function resolveRoutingTestConfig(input: RoutingTestConfigInput | Record<string, unknown>): RoutingTestConfig {
+  const config = parseConfig(routingTestConfigSchema, input);
+  if (config.target === 'sglang' && config.modelPath === undefined) throw invalid('--target sglang needs --model-path');
+  if (config.target === 'attach' && config.url === undefined && config.workerUrls === undefined) {
+    throw invalid('--target attach needs --url (a running router) or --worker-urls (running servers, behind a router servelab starts)');
+  }
+  if (config.workerUrls !== undefined && config.workerUrls.length > 0) config.numGpus = config.workerUrls.length;
+  if ((config.datasetName === 'sharegpt' || config.datasetName === 'custom') && config.datasetPath === undefined) {
+    throw invalid(`--dataset-name ${config.datasetName} needs --dataset-path (a local file; servelab never downloads datasets)`);
+  }
+  if (config.router === 'nginx' && !['round_robin', 'least_conn', 'shortest_queue', 'cache_aware'].includes(config.routingPolicy)) {
+    throw invalid(`--router nginx balances by round_robin or least_conn, not ${config.routingPolicy}`);
+  }
+  if (config.router === 'sglang-router' && !['cache_aware', 'round_robin', 'random', 'power_of_two'].includes(config.routingPolicy)) {
+    throw invalid(`--router sglang-router supports cache_aware, round_robin, random and power_of_two, not ${config.routingPolicy}`);
+  }
+  if (config.failureSchedule !== undefined) {
+    if (config.target === 'attach' && config.url !== undefined) throw invalid('a failure schedule needs servers servelab launched or can reach (not only an attached router)');
+    for (const action of failureActions(config)) {
+      for (const node of action.nodes) {
+        if (node >= config.numGpus) throw invalid(`the failure schedule names node ${node}, but nodes are numbered 0 to ${config.numGpus - 1}`);
+      }
+    }
+  }
+  return config;
+}
+
+/**
+ * The failure schedule as explicit actions in time order. The map form `{ "2": [1], "5": [] }` means "from 2 s, node 1
+ * is failed; from 5 s, none is": each entry crashes the nodes newly listed and restores the nodes no longer listed.
+ */
+export function failureActions(config: Pick<RoutingTestConfig, 'failureSchedule'>): FailureAction[] {
+  const schedule = config.failureSchedule;
+  if (schedule === undefined) return [];
+  if (Array.isArray(schedule)) return [...schedule].sort((first, second) => first.atS - second.atS);
+  const actions: FailureAction[] = [];
+  let failed = new Set<number>();
+  const entries = Object.entries(schedule)
+    .map(([seconds, nodes]) => ({ atS: Number(seconds), nodes }))
+    .sort((first, second) => first.atS - second.atS);
+  for (const entry of entries) {
+    const next = new Set(entry.nodes);
+    const restored = [...failed].filter((node) => !next.has(node));
+    const crashed = [...next].filter((node) => !failed.has(node));
+    if (restored.length > 0) actions.push({ atS: entry.atS, action: 'restore', nodes: restored });
+    if (crashed.length > 0) actions.push({ atS: entry.atS, action: 'crash', nodes: crashed });
+    failed = next;
+  }
+  return actions;
+}

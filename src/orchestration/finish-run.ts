@@ -1,0 +1,44 @@
+import { summarize } from '../analysis/summarize.js';
+import { writeRunFiles } from '../report/write-run-files.js';
+import type { LoadResult } from '../types/load.js';
+import type { RunData, RunEvent, TargetKind, TestLevel } from '../types/run.js';
+import { servelabVersion } from '../utils/version.js';
+import { toTestResult, type TestResult } from './test-result.js';
+
+export interface FinishRunOptions {
+  runId: string;
+  testLevel: TestLevel;
+  target: TargetKind;
+  requestRate: number;
+  config: Record<string, unknown>;
+  load: LoadResult;
+  events: RunEvent[];
+  outputDirectory: string;
+  slo?: { ttftMs?: number; tpotMs?: number; totalMs?: number };
+  /** Extra content for reporters (server metrics, tap overhead, ...), keyed by what it is. */
+  extras?: Record<string, unknown>;
+}
+
+/** Turns what a run measured into its files and its result: analysis, then every reporter. */
+export async function finishRun(options: FinishRunOptions): Promise<TestResult> {
+  const run: RunData = {
+    info: {
+      runId: options.runId,
+      testLevel: options.testLevel,
+      target: options.target,
+      status: options.load.interrupted ? 'interrupted' : 'completed',
+      startTime: options.load.startTime,
+      endTime: options.load.endTime,
+      requestRate: options.requestRate,
+      simulated: false,
+      servelabVersion,
+    },
+    config: { test: options.testLevel, ...options.config },
+    records: options.load.records,
+    events: options.events,
+    ...(options.extras === undefined ? {} : { extras: options.extras }),
+  };
+  const summary = summarize(run, { slo: options.slo });
+  const files = await writeRunFiles(run, summary, options.outputDirectory);
+  return toTestResult(run, summary, options.outputDirectory, files);
+}

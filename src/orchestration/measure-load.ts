@@ -1,0 +1,89 @@
+import type { Clock } from '../clock/clock.js';
+import { createProtocolClient } from '../clients/registry.js';
+import type { NodeTestConfig } from '../config/schema.js';
+import { runLoad } from '../load/run-load.js';
+import type { LoadResult } from '../types/load.js';
+import type { PlannedWorkload } from './build-workload.js';
+import type { ProgressListener } from './progress.js';
+
+type ClientConfig = Pick<
+  NodeTestConfig,
+  | 'protocol'
+  | 'stream'
+  | 'temperature'
+  | 'ignoreEos'
+  | 'model'
+  | 'modelPath'
+  | 'apiKeyEnv'
+  | 'connectTimeoutMs'
+  | 'firstByteTimeoutMs'
+  | 'idleTimeoutMs'
+  | 'totalTimeoutMs'
+  | 'maxConcurrency'
+>;
+
+export interface MeasureLoadOptions {
+  config: ClientConfig;
+  /** The system under test: the server (node test) or the router (routing test). */
+  baseUrl: string;
+  workload: PlannedWorkload;
+  clock: Clock;
+  runId: string;
+  startedMs: number;
+  signal?: AbortSignal;
+  onProgress?: ProgressListener;
+  /** Called once when the measured schedule starts, with its origin `t0` on the clock's monotonic scale. */
+  onScheduleStart?: (originMs: number) => void;
+}
+
+/** Creates the protocol client for the system under test and offers it the planned load. */
+export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResult> {
+  const { config, clock } = options;
+  const client = createProtocolClient(config.protocol, {
+    baseUrl: options.baseUrl,
+    stream: config.stream,
+    sampling: { temperature: config.temperature, ignoreEos: config.ignoreEos },
+    model: config.model ?? config.modelPath,
+    // Read from the environment at the last moment and handed only to the client: never stored or written.
+    apiKey: process.env[config.apiKeyEnv],
+    timeouts: {
+      connectMs: config.connectTimeoutMs,
+      firstByteMs: config.firstByteTimeoutMs,
+      idleMs: config.idleTimeoutMs,
+      totalMs: config.totalTimeoutMs,
+    },
+    maxConnections: config.maxConcurrency,
+    clock,
+  });
+  let scheduleStarted = false;
+  try {
+    return await runLoad({
+      requests: options.workload.requests,
+      warmupRequests: options.workload.warmupRequests,
+      arrivalOffsetsMs: options.workload.arrivalOffsetsMs,
+      maxConcurrency: config.maxConcurrency,
+      client,
+      clock,
+      signal: options.signal,
+      requestIdPrefix: `${options.runId}-`,
+      onProgress: (progress) => {
+        if (!scheduleStarted && progress.phase !== 'warmup') {
+          scheduleStarted = true;
+          // The load generator's elapsed time counts from t0, so t0 is exactly now minus it.
+          options.onScheduleStart?.(clock.nowMs() - progress.elapsedMs);
+        }
+        options.onProgress?.({
+          phase: progress.phase === 'measured' ? 'running' : progress.phase,
+          totalRequests: progress.total,
+          sent: progress.sent,
+          inFlight: progress.inFlight,
+          completed: progress.completed,
+          failed: progress.failed,
+          elapsedMs: clock.nowMs() - options.startedMs,
+        });
+      },
+    });
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
