@@ -16,6 +16,20 @@ export interface ArrivalSettings {
   tracePath?: string;
   /** Trace only: multiplies every gap of the trace (2 = half the rate, 0.5 = twice the rate). Default 1. */
   traceTimeScale?: number;
+  /**
+   * A rate that changes over time: stages run one after another and `requestRate` is ignored. The process keeps its
+   * shape (Poisson, gamma with its burstiness, or constant) in time rescaled by the changing rate. After the last
+   * stage, arrivals continue at its final rate until every request has arrived.
+   */
+  stages?: RateStage[];
+}
+
+export interface RateStage {
+  durationS: number;
+  /** Requests per second at the end of the stage (and throughout it, unless it ramps). */
+  rate: number;
+  /** `linear`: the rate moves evenly from the previous stage's rate (0 before the first) to `rate`. Default `step`. */
+  ramp?: 'step' | 'linear';
 }
 
 /** Dataset names; an unknown name is loaded as a module path. */

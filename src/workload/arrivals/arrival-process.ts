@@ -9,6 +9,11 @@ import type { SeededRandom } from '../../utils/random.js';
 export interface ArrivalProcess {
   readonly name: string;
   createOffsetsMs(settings: ArrivalSettings, count: number, random: SeededRandom): Float64Array;
+  /**
+   * The process's gaps at rate 1 (mean 1), for schedules whose rate changes over time (stages): the gaps are laid out
+   * in time rescaled by the cumulative rate. Absent for processes that set their own times (trace).
+   */
+  unitGaps?(settings: ArrivalSettings, random: SeededRandom): () => number;
 }
 
 /** Builds offsets from i.i.d. gaps in seconds: the first request arrives at 0, each next one a gap later. */

@@ -6,6 +6,7 @@ import type { ArrivalProcess } from './arrival-process.js';
 import { constantArrivals } from './constant/constant-arrivals.js';
 import { gammaArrivals } from './gamma/gamma-arrivals.js';
 import { poissonArrivals } from './poisson/poisson-arrivals.js';
+import { createStagedOffsetsMs } from './stages/staged-schedule.js';
 import { traceArrivals } from './trace/trace-arrivals.js';
 
 /** The built-in arrival processes by name. */
@@ -39,7 +40,7 @@ export function createArrivalSchedule(
     throw new ServelabError('INVALID_CONFIG', `the number of requests must be a whole number of at least 0, got ${count}`);
   }
   const rate = settings.requestRate;
-  if (settings.process !== 'trace' && !(rate > 0)) {
+  if (settings.process !== 'trace' && settings.stages === undefined && !(rate > 0)) {
     throw new ServelabError(
       'INVALID_CONFIG',
       `requestRate must be above 0 requests per second (or Infinity to send every request at once), got ${String(rate)}`,
@@ -52,7 +53,15 @@ export function createArrivalSchedule(
         'or load a module with resolveArrivalProcess and pass it in',
     );
   }
-  const offsetsMs = process.createOffsetsMs(settings, count, random);
+  let offsetsMs: Float64Array;
+  if (settings.stages !== undefined) {
+    if (process.unitGaps === undefined) {
+      throw new ServelabError('INVALID_CONFIG', `the ${process.name} arrival process cannot follow stages; use poisson, gamma or constant`);
+    }
+    offsetsMs = createStagedOffsetsMs(settings.stages, count, process.unitGaps(settings, random));
+  } else {
+    offsetsMs = process.createOffsetsMs(settings, count, random);
+  }
   if (offsetsMs.length !== count) {
     throw new ServelabError('INTERNAL', `arrival process ${process.name} returned ${offsetsMs.length} offsets for ${count} requests`);
   }

@@ -11,4 +11,7 @@ export const constantArrivals: ArrivalProcess = {
     for (let index = 0; index < count; index++) offsetsMs[index] = index * gapMs;
     return offsetsMs;
   },
+  unitGaps() {
+    return () => 1;
+  },
 };

@@ -11,15 +11,23 @@ export const gammaArrivals: ArrivalProcess = {
   name: 'gamma',
   createOffsetsMs(settings, count, random) {
     const rate = settings.requestRate;
-    const burstiness = settings.burstiness ?? 1;
-    if (!(burstiness > 0) || !Number.isFinite(burstiness)) {
-      throw new ServelabError(
-        'INVALID_CONFIG',
-        `burstiness must be a finite number above 0 (1 = Poisson, smaller = burstier), got ${String(burstiness)}`,
-      );
-    }
+    const burstiness = checkedBurstiness(settings.burstiness);
     if (rate === Infinity) return new Float64Array(count);
     const scaleSeconds = 1 / (rate * burstiness);
     return offsetsFromGaps(count, () => random.gamma(burstiness, scaleSeconds));
   },
+  unitGaps(settings, random) {
+    const burstiness = checkedBurstiness(settings.burstiness);
+    return () => random.gamma(burstiness, 1 / burstiness);
+  },
 };
+
+function checkedBurstiness(burstiness = 1): number {
+  if (!(burstiness > 0) || !Number.isFinite(burstiness)) {
+    throw new ServelabError(
+      'INVALID_CONFIG',
+      `burstiness must be a finite number above 0 (1 = Poisson, smaller = burstier), got ${String(burstiness)}`,
+    );
+  }
+  return burstiness;
+}

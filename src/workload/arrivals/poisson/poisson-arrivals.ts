@@ -9,4 +9,7 @@ export const poissonArrivals: ArrivalProcess = {
     if (rate === Infinity) return new Float64Array(count);
     return offsetsFromGaps(count, () => random.exponential(rate));
   },
+  unitGaps(_settings, random) {
+    return () => random.exponential(1);
+  },
 };
