@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SeededRandom } from '../src/utils/random.js';
+import { SeededRandom } from '../../src/utils/random.js';
 describe('seeded random', () => {
   it('repeats for one seed and differs across seeds', () => {
     const first = new SeededRandom(42);
