@@ -1,0 +1,83 @@
+import { Option, type Command } from 'commander';
+import { loadRoutingPolicy } from '../../routing/policies/registry.js';
+import { DEFAULT_MAX_RETRIES, startRouter, type RouterHandle } from '../../routing/router/index.js';
+import { parseInteger } from '../options/option-table.js';
+
+export interface RouterCommandOptions {
+  port: number;
+  host: string;
+  workerUrls: string[];
+  policy: string;
+  maxRetries: number;
+  seed: number;
+  healthCheckIntervalMs: number;
+}
+
+/** The line printed once the router listens; launchers wait for it (and read the URL from it). */
+export const ROUTER_READY_PATTERN = /^servelab router listening on (http:\/\/\S+)$/;
+
+/**
+ * Starts the router for the command line: loads the policy, listens, prints the ready line. Returns the handle;
+ * the caller decides when to close it (on a signal for the CLI, at the end for tests).
+ */
+export async function runRouterCommand(options: RouterCommandOptions, print: (line: string) => void): Promise<RouterHandle> {
+  const policy = await loadRoutingPolicy(options.policy, { seed: options.seed });
+  const handle = await startRouter({
+    workerUrls: options.workerUrls,
+    policy,
+    host: options.host,
+    port: options.port,
+    maxRetries: options.maxRetries,
+    healthCheckIntervalMs: options.healthCheckIntervalMs,
+  });
+  print(`servelab router listening on ${handle.url}`);
+  return handle;
+}
+
+export function registerRouterCommand(program: Command): void {
+  program
+    .command('router')
+    .summary("servelab's builtin router in front of running servers")
+    .description(
+      [
+        'Starts the builtin router: requests are proxied to a worker chosen by the policy, streamed through unchanged.',
+        'Control endpoints: GET /health, GET /readiness, GET /workers, POST /workers {"url"}, DELETE /workers/{id},',
+        'GET /metrics (Prometheus), POST /flush_cache. Stops cleanly on SIGTERM or Ctrl-C.',
+      ].join('\n'),
+    )
+    .requiredOption('--worker-urls <url...>', 'base URLs of the servers to route to')
+    .option('--port <port>', 'port to listen on (0 picks a free one)', parseInteger, 30000)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option(
+      '--policy <name|path>',
+      'cache_aware, round_robin, random, power_of_two, shortest_queue, or a policy module path',
+      'cache_aware',
+    )
+    .option('--max-retries <n>', 'retries on other workers when a worker does not answer', parseInteger, DEFAULT_MAX_RETRIES)
+    .option('--seed <seed>', 'seed for random policies', parseInteger, 0)
+    .addOption(
+      new Option('--health-check-interval-ms <ms>', 'interval of /health checks of the workers').argParser(parseInteger).default(1_000),
+    )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  servelab router --port 3001 --worker-urls http://127.0.0.1:30001 http://127.0.0.1:30002',
+        '  servelab router --port 3001 --policy ./my-policy.js --worker-urls http://10.0.0.5:30000 http://10.0.0.6:30000',
+      ].join('\n'),
+    )
+    .action(async (options: RouterCommandOptions) => {
+      const handle = await runRouterCommand(options, (line) => process.stdout.write(`${line}\n`));
+      await new Promise<void>((resolve) => {
+        const stop = (): void => {
+          process.off('SIGTERM', stop);
+          process.off('SIGINT', stop);
+          resolve();
+        };
+        process.on('SIGTERM', stop);
+        process.on('SIGINT', stop);
+      });
+      await handle.close();
+    });
+}

@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import { systemClock } from '../../clock/clock.js';
+import { startTaps, TAP_RECORDS_PATH, type TapsHandle } from '../../routing/tap/index.js';
+
+export interface TapsCommandOptions {
+  upstream: string[];
+  host: string;
+}
+
+/** Starts the taps for the command line and prints the ready line with the tap URLs as a JSON array. */
+export async function runTapsCommand(options: TapsCommandOptions, print: (line: string) => void): Promise<TapsHandle> {
+  const handle = await startTaps({ upstreamUrls: options.upstream, host: options.host, clock: systemClock });
+  print(`servelab taps listening ${JSON.stringify(handle.tapUrls)}`);
+  return handle;
+}
+
+export function registerTapsCommand(program: Command): void {
+  program
+    .command('taps')
+    .summary('tracing taps: transparent proxies in front of servers that record when the router forwarded each request')
+    .description(
+      [
+        'Starts one tracing tap per upstream server, all in this process. Point the router at the printed tap URLs',
+        'instead of the servers. Each request carrying x-request-id (or rid) is recorded with the instant it reached the',
+        `tap (router_send_time) and the server behind it (host). GET ${TAP_RECORDS_PATH} on the first tap's port returns`,
+        'the records and the taps\' own overhead; DELETE clears them. Stops on SIGTERM or Ctrl-C.',
+      ].join('\n'),
+    )
+    .requiredOption('--upstream <url...>', 'base URL of a server to front (repeat, or list several)')
+    .option('--host <host>', 'address the taps listen on', '127.0.0.1')
+    .action(async (options: TapsCommandOptions) => {
+      const handle = await runTapsCommand(options, (line) => process.stdout.write(`${line}\n`));
+      await new Promise<void>((resolve) => {
+        const stop = (): void => {
+          process.off('SIGTERM', stop);
+          process.off('SIGINT', stop);
+          resolve();
+        };
+        process.on('SIGTERM', stop);
+        process.on('SIGINT', stop);
+      });
+      await handle.close();
+    });
+}

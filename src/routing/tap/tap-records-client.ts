@@ -1,0 +1,34 @@
+import { request } from 'undici';
+import { ServelabError } from '../../errors/servelab-error.js';
+import { TAP_RECORDS_PATH, type TapRecordsResponse } from './start-taps.js';
+
+/**
+ * Fetches the records held by a taps process (`servelab taps`), from its first tap URL. `offset` skips records
+ * already fetched, so a long run can be collected in pieces.
+ */
+export async function fetchTapRecords(firstTapUrl: string, offset = 0): Promise<TapRecordsResponse> {
+  const url = `${firstTapUrl.replace(/\/+$/, '')}${TAP_RECORDS_PATH}?offset=${offset}`;
+  try {
+    const answer = await request(url, { method: 'GET' });
+    if (answer.statusCode !== 200) {
+      await answer.body.dump();
+      throw new Error(`it answered HTTP ${answer.statusCode}`);
+    }
+    return (await answer.body.json()) as TapRecordsResponse;
+  } catch (error) {
+    throw new ServelabError('UNREACHABLE', `could not fetch tap records from ${url}: ${(error as Error).message}; is the taps process still running?`, {
+      cause: error,
+    });
+  }
+}
+
+/** Forgets the records held so far (e.g. those of warmup requests). */
+export async function clearTapRecords(firstTapUrl: string): Promise<void> {
+  const url = `${firstTapUrl.replace(/\/+$/, '')}${TAP_RECORDS_PATH}`;
+  try {
+    const answer = await request(url, { method: 'DELETE' });
+    await answer.body.dump();
+  } catch (error) {
+    throw new ServelabError('UNREACHABLE', `could not clear tap records at ${url}: ${(error as Error).message}`, { cause: error });
+  }
+}
