@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { ServelabError } from '../errors/servelab-error.js';
 import type { ClientOutcome, RequestRecord } from '../types/record.js';
-import type { LoadProgress, LoadResult, RunLoadOptions } from '../types/load.js';
+import type { ClosedLoopMode, LoadProgress, LoadResult, RunLoadOptions } from '../types/load.js';
 import type { Milliseconds } from '../types/time.js';
 import type { WorkloadRequest } from '../types/workload.js';
+import { checkConcurrencyStages, totalStageDurationS, usersAt } from './concurrency-stages.js';
 import { PreciseWaiter } from './precise-wait.js';
 import { buildRequestRecord, NEVER_SENT_OUTCOME, outcomeFromThrow } from './request-record.js';
 
@@ -37,7 +38,8 @@ function validateOptions(options: RunLoadOptions): void {
     throw new ServelabError('INVALID_CONFIG', `maxConcurrency must be a whole number of at least 1, got ${options.maxConcurrency}`);
   }
   if (mode.kind === 'closed') {
-    if (!(Number.isInteger(mode.concurrency) && mode.concurrency >= 1)) {
+    if (mode.stages !== undefined) checkConcurrencyStages(mode.stages);
+    else if (!(Number.isInteger(mode.concurrency) && mode.concurrency >= 1)) {
       throw new ServelabError('INVALID_CONFIG', `closed-loop concurrency must be a whole number of at least 1, got ${mode.concurrency}`);
     }
     const thinkTimeMs = mode.thinkTimeMs ?? 0;
@@ -124,7 +126,7 @@ class LoadRun {
       this.#t0Ms = clock.nowMs();
       const settled = new Promise<void>((resolve) => (this.#settle = resolve));
       const mode = this.#options.mode ?? { kind: 'open' };
-      if (mode.kind === 'closed') await this.#runClosedLoop(mode.concurrency, mode.thinkTimeMs ?? 0);
+      if (mode.kind === 'closed') await this.#runClosedLoop(mode);
       else await this.#runOpenLoop();
       this.#sendingDone = true;
       this.#settleIfDone();
@@ -186,24 +188,60 @@ class LoadRun {
     }
   }
 
-  /** Closed loop: each user sends, waits for the answer, thinks, and sends the next request until none remain. */
-  async #runClosedLoop(concurrency: number, thinkTimeMs: Milliseconds): Promise<void> {
+  /**
+   * Closed loop: each user sends, waits for the answer, thinks, and sends the next request until none remain. With
+   * stages, a ticker sets how many users are active; users above that count pause after their current request.
+   */
+  async #runClosedLoop(mode: ClosedLoopMode): Promise<void> {
     const { clock, requests } = this.#options;
+    const thinkTimeMs = mode.thinkTimeMs ?? 0;
+    const stages = mode.stages;
+    const userCount = Math.min(
+      stages === undefined ? mode.concurrency : Math.max(...stages.map((stage) => stage.concurrency)),
+      requests.length,
+    );
+    const endMs = stages === undefined ? Infinity : this.#t0Ms + totalStageDurationS(stages) * 1000;
+    const activeUsers = (): number => (stages === undefined ? userCount : usersAt(stages, (clock.nowMs() - this.#t0Ms) / 1000));
+    const pausedUsers = new Map<number, () => void>();
+    const wakeActive = (): void => {
+      const active = clock.nowMs() >= endMs || this.#aborted ? userCount : activeUsers();
+      for (const [user, wake] of pausedUsers) {
+        if (user < active) {
+          pausedUsers.delete(user);
+          wake();
+        }
+      }
+    };
+    // Stage changes are checked every 10 ms: finer than any sensible stage, coarse enough to cost nothing.
+    const ticker = stages === undefined ? undefined : setInterval(wakeActive, 10);
+    const onAbort = (): void => wakeActive();
+    this.#abortController.signal.addEventListener('abort', onAbort, { once: true });
     let next = 0;
-    const runUser = async (): Promise<void> => {
+    const runUser = async (user: number): Promise<void> => {
       let firstRequest = true;
-      while (!this.#aborted && next < requests.length) {
-        const index = next++;
+      while (!this.#aborted && next < requests.length && clock.nowMs() < endMs) {
+        if (user >= activeUsers()) {
+          await new Promise<void>((resolve) => pausedUsers.set(user, resolve));
+          firstRequest = true;
+          continue;
+        }
         if (!firstRequest && thinkTimeMs > 0) {
           // Each user sleeps on its own timer; think times are long next to timer error, so no precise tail is needed.
           await sleepUnlessAborted(thinkTimeMs, this.#abortController.signal);
-          if (this.#aborted) return;
+          if (this.#aborted || clock.nowMs() >= endMs) return;
         }
         firstRequest = false;
+        const index = next++;
+        if (index >= requests.length) return;
         await this.#dispatch(index, clock.nowMs(), false);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, requests.length) }, runUser));
+    try {
+      await Promise.all(Array.from({ length: userCount }, (_, user) => runUser(user)));
+    } finally {
+      if (ticker !== undefined) clearInterval(ticker);
+      this.#abortController.signal.removeEventListener('abort', onAbort);
+    }
   }
 
   #arrive(index: number, scheduledMs: Milliseconds): void {

@@ -29,8 +29,22 @@ export interface LoadProgress {
  */
 export interface ClosedLoopMode {
   kind: 'closed';
+  /** Users; with `stages`, it is ignored (the stages set it). */
   concurrency: number;
   thinkTimeMs?: Milliseconds;
+  /**
+   * A user count that changes over time. Users above the current count finish their request and pause; the run
+   * stops sending when the last stage ends (or the requests run out).
+   */
+  stages?: ConcurrencyStage[];
+}
+
+export interface ConcurrencyStage {
+  durationS: number;
+  /** Users at the end of the stage (and throughout it, unless it ramps). */
+  concurrency: number;
+  /** `linear`: the user count moves evenly from the previous stage's (0 before the first). Default `step`. */
+  ramp?: 'step' | 'linear';
 }
 
 /** Open loop (the default): each request is sent at `t0 + arrivalOffsetsMs[i]`, whatever is still in flight. */

@@ -284,6 +284,53 @@ describe('runLoad (closed loop)', () => {
   });
 });
 
+describe('runLoad (closed loop with stages)', () => {
+  it('follows step and linear stages of user counts, and stops sending when the stages end', async () => {
+    const inFlightAtSend: { atMs: number; inFlight: number }[] = [];
+    const tracking = new RecordingClient(10, () => inFlightAtSend.push({ atMs: systemClock.nowMs(), inFlight: tracking.inFlight }));
+    const startMs = systemClock.nowMs();
+    const result = await runLoad({
+      requests: workload(100_000),
+      warmupRequests: [],
+      arrivalOffsetsMs: new Float64Array(0),
+      mode: {
+        kind: 'closed',
+        concurrency: 1,
+        stages: [
+          { durationS: 0.3, concurrency: 2 },
+          { durationS: 0.3, concurrency: 6 },
+          { durationS: 0.4, concurrency: 0, ramp: 'linear' },
+        ],
+      },
+      client: tracking,
+      clock: systemClock,
+    });
+    const tookMs = systemClock.nowMs() - startMs;
+    expect(tookMs).toBeGreaterThan(950);
+    expect(tookMs).toBeLessThan(1300);
+    expect(result.records.length).toBeLessThan(100_000);
+    const maxIn = (fromMs: number, toMs: number): number =>
+      Math.max(0, ...inFlightAtSend.filter((entry) => entry.atMs - startMs >= fromMs && entry.atMs - startMs < toMs).map((entry) => entry.inFlight));
+    expect(maxIn(20, 280)).toBe(2);
+    expect(maxIn(340, 580)).toBe(6);
+    expect(maxIn(900, 1000)).toBeLessThanOrEqual(2);
+    expect(tracking.maxInFlight).toBe(6);
+  });
+
+  it('rejects impossible stages', async () => {
+    await expect(
+      runLoad({
+        requests: workload(2),
+        warmupRequests: [],
+        arrivalOffsetsMs: new Float64Array(0),
+        mode: { kind: 'closed', concurrency: 1, stages: [{ durationS: 1, concurrency: 1.5 }] },
+        client: new RecordingClient(1),
+        clock: systemClock,
+      }),
+    ).rejects.toThrow(/stage 0: concurrency must be a whole number/);
+  });
+});
+
 describe('runLoad (interrupt with held requests)', () => {
   it('records requests held by maxConcurrency as aborted and never sends them', async () => {
     const client = new RecordingClient(1000);
