@@ -1,4 +1,112 @@
-import { runClientConformance } from './conformance.js';
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock/clock.js';
+import { createProtocolClient } from '../../src/clients/registry.js';
+import type { ClientRequest } from '../../src/types/client.js';
+import { requestFor, runClientConformance } from './conformance.js';
+import { sendOnce } from './helpers/one-shot.js';
 import { sglangWire } from './helpers/wires.js';
 
 runClientConformance(sglangWire);
+
+describe('sglang /generate specifics', () => {
+  const finalEvent = sglangWire.tokenEvent(2, { finish: 'length' });
+
+  it('sends text or input_ids with sampling_params, stream and rid', async () => {
+    const text = await sendOnce('sglang', requestFor('rid-text'), [finalEvent, '[DONE]'], {
+      sampling: { temperature: 0.7, ignoreEos: false },
+    });
+    expect(text.sent.body).toEqual({
+      text: 'one two three four five six seven eight',
+      sampling_params: { max_new_tokens: 4, ignore_eos: false, temperature: 0.7 },
+      stream: true,
+      rid: 'rid-text',
+    });
+    const ids: ClientRequest = {
+      requestId: 'rid-ids',
+      workload: { datasetIndex: 3, inputIds: [5, 6, 7], inputLength: 3, outputLength: 9 },
+    };
+    const sentIds = await sendOnce('sglang', ids, [finalEvent, '[DONE]']);
+    expect(sentIds.sent.body?.['input_ids']).toEqual([5, 6, 7]);
+    expect(sentIds.sent.body?.['text']).toBeUndefined();
+    expect(sentIds.sent.body?.['rid']).toBe('rid-ids');
+    expect(sentIds.sent.headers['x-request-id']).toBe('rid-ids');
+  });
+
+  it('reads server timing keys by presence, on whichever event carries them', async () => {
+    const meta = (completionTokens: number, extra: Record<string, unknown>) =>
+      JSON.stringify({
+        text: 'x',
+        meta_info: { id: 'r', finish_reason: null, prompt_tokens: 4, completion_tokens: completionTokens, cached_tokens: 1, ...extra },
+      });
+    const { outcome } = await sendOnce('sglang', requestFor('rid-keys'), [
+      meta(0, {}), // an event before any token: not the first token
+      meta(1, { forward_entry_time: 100.5, queue_time: 0.25 }),
+      meta(2, { prefill_finished_time: 100.75, forward_entry_time: 100.5 }),
+      JSON.stringify({
+        text: 'xyz',
+        meta_info: {
+          id: 'r',
+          finish_reason: { type: 'stop', matched: 2 },
+          prompt_tokens: 4,
+          completion_tokens: 3,
+          cached_tokens: 1,
+          request_received_ts: 100.1,
+          response_sent_to_client_ts: 101.0,
+          total_retractions: 2,
+        },
+      }),
+      '[DONE]',
+    ]);
+    expect(outcome.success).toBe(true);
+    expect(outcome.serverCreatedTime).toBe(100.1);
+    expect(outcome.queueTimeEnd).toBe(100.5);
+    expect(outcome.queueTimeStart).toBeCloseTo(100.25, 9);
+    expect(outcome.serverFirstTokenTime).toBe(100.75);
+    expect(outcome.numRetractions).toBe(2);
+    expect(outcome.finishReason).toBe('stop');
+    expect(outcome.interTokenLatencies).toHaveLength(2);
+  });
+
+  it("falls back to the first token chunk's response_sent_to_client_ts, and leaves the cell empty otherwise", async () => {
+    const event = (completionTokens: number, finish: boolean, extra: Record<string, unknown>) =>
+      JSON.stringify({
+        text: 'x',
+        meta_info: { id: 'r', finish_reason: finish ? { type: 'length' } : null, completion_tokens: completionTokens, ...extra },
+      });
+    const onFirst = await sendOnce('sglang', requestFor('rid-fallback'), [
+      event(1, false, { response_sent_to_client_ts: 50.5 }),
+      event(2, true, {}),
+      '[DONE]',
+    ]);
+    expect(onFirst.outcome.serverFirstTokenTime).toBe(50.5);
+    const onlyOnLast = await sendOnce('sglang', requestFor('rid-no-fallback'), [
+      event(1, false, {}),
+      event(2, true, { response_sent_to_client_ts: 51.5 }),
+      '[DONE]',
+    ]);
+    expect(onlyOnLast.outcome.success).toBe(true);
+    expect(onlyOnLast.outcome.serverFirstTokenTime).toBeUndefined();
+    expect(onlyOnLast.outcome.serverCreatedTime).toBeUndefined();
+    expect(onlyOnLast.outcome.actualPromptTokens).toBeUndefined();
+  });
+
+  it('reports an event without meta_info as malformed_stream', async () => {
+    const { outcome } = await sendOnce('sglang', requestFor('rid-no-meta'), ['{"text":"x"}', '[DONE]']);
+    expect(outcome.error).toBe('malformed_stream');
+  });
+
+  it('refuses a chat-only workload with a clear configuration error', async () => {
+    const client = createProtocolClient('sglang', {
+      baseUrl: 'http://127.0.0.1:9',
+      stream: true,
+      sampling: { temperature: 0, ignoreEos: true },
+      clock: systemClock,
+    });
+    const chatOnly: ClientRequest = {
+      requestId: 'rid-chat',
+      workload: { datasetIndex: 0, messages: [{ role: 'user', content: 'hi' }], inputLength: 1, outputLength: 1 },
+    };
+    await expect(client.send(chatOnly)).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
+    await client.close();
+  });
+});
