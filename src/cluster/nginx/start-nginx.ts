@@ -1,0 +1,102 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ServelabError } from '../../errors/servelab-error.js';
+import { SupervisedProcess } from '../process/supervised-process.js';
+import { answersOk } from '../readiness.js';
+import { findFreePort } from '../ports.js';
+import { NGINX_HEALTH_PATH, nginxPaths, renderNginxConfig, type NginxBalanceMethod } from './nginx-config.js';
+
+/** Debian's nginx binary. */
+export const DEFAULT_NGINX_PATH = '/usr/sbin/nginx';
+
+export interface StartNginxOptions {
+  serverUrls: readonly string[];
+  method: NginxBalanceMethod;
+  /** Config, pid, logs and temp files go here (created if missing). */
+  runDirectory: string;
+  /** 0 picks a free port. */
+  port: number;
+  host?: string;
+  workerProcesses?: number;
+  nginxPath?: string;
+  readyTimeoutMs?: number;
+}
+
+export interface NginxHandle {
+  url: string;
+  port: number;
+  pid: number | undefined;
+  configPath: string;
+  accessLogPath: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Writes an nginx config for the servers and runs `nginx -g 'daemon off;' -c <config> -p <runDirectory>` in the
+ * foreground, with its error log under the run directory from the start (`-e`). Resolves once nginx answers on
+ * its own health path; `close()` stops it (SIGQUIT lets it finish open requests, SIGKILL after the grace period).
+ */
+export async function startNginx(options: StartNginxOptions): Promise<NginxHandle> {
+  const nginxPath = options.nginxPath ?? DEFAULT_NGINX_PATH;
+  if (!existsSync(nginxPath)) {
+    throw new ServelabError(
+      'NOT_INSTALLED',
+      `nginx is not installed (no ${nginxPath}): install it with \`apt-get install nginx\`, or choose another router`,
+    );
+  }
+  const runDirectory = resolve(options.runDirectory);
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port === 0 ? await findFreePort(host) : options.port;
+  const paths = nginxPaths(runDirectory);
+  mkdirSync(paths.tempDirectory, { recursive: true });
+  writeFileSync(
+    paths.configPath,
+    renderNginxConfig({
+      serverUrls: options.serverUrls,
+      method: options.method,
+      runDirectory,
+      port,
+      host,
+      ...(options.workerProcesses === undefined ? {} : { workerProcesses: options.workerProcesses }),
+    }),
+  );
+  const child = new SupervisedProcess({
+    name: 'nginx',
+    command: nginxPath,
+    args: ['-g', 'daemon off;', '-c', paths.configPath, '-p', runDirectory, '-e', paths.errorLogPath],
+    logPath: join(runDirectory, 'nginx.log'),
+    stopGraceMs: 5_000,
+  });
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const deadline = performance.now() + (options.readyTimeoutMs ?? 15_000);
+  let ready = false;
+  while (!child.hasExited && performance.now() < deadline) {
+    if (await answersOk(`${url}${NGINX_HEALTH_PATH}`, 1_000)) {
+      ready = true;
+      break;
+    }
+    await sleep(50);
+  }
+  if (!ready) {
+    // nginx reports configuration and bind errors in its error log, not on stdout.
+    const failure = child.hasExited
+      ? child.exitFailure(`listen on ${url} (see ${paths.errorLogPath})`)
+      : child.failure('NOT_READY', `nginx did not answer on ${url} within ${((options.readyTimeoutMs ?? 15_000) / 1000).toFixed(0)} s (see ${paths.errorLogPath})`);
+    await child.stop();
+    throw failure;
+  }
+  return {
+    url,
+    port,
+    pid: child.pid,
+    configPath: paths.configPath,
+    accessLogPath: paths.accessLogPath,
+    close: async () => {
+      // SIGQUIT is nginx's graceful shutdown (SIGTERM is its fast one); the supervisor escalates if needed.
+      child.signal('SIGQUIT');
+      await Promise.race([child.exited, sleep(3_000)]);
+      await child.stop();
+    },
+  };
+}
