@@ -101,8 +101,12 @@ describe('runLoad (open loop)', () => {
     const lagsMs = client.log.map((entry, index) => entry.sentMs - (t0Ms + (offsetsMs[index] as number)));
     expect(Math.min(...lagsMs)).toBeGreaterThan(-0.05);
     // Loose bounds: test machines are shared and busy. The precise figures live in bench/load-precision.ts.
-    expect(percentile(lagsMs, 0.5)).toBeLessThan(2);
-    expect(percentile(lagsMs, 0.9)).toBeLessThan(10);
+    expect(percentile(lagsMs, 0.5)).toBeLessThan(3);
+    expect(percentile(lagsMs, 0.9)).toBeLessThan(25);
+    // Nothing is sent early, and the sends stay spread over the schedule's 295 ms.
+    const spanMs = (client.log[count - 1]?.sentMs ?? 0) - (client.log[0]?.sentMs ?? 0);
+    expect(spanMs).toBeGreaterThan(290);
+    expect(spanMs).toBeLessThan(330);
     result.records.forEach((record, index) => {
       expect(record.requestId).toBe(`r-${index}`);
       expect(record.warmup).toBe(false);
@@ -129,32 +133,35 @@ describe('runLoad (open loop)', () => {
   });
 
   it('keeps the schedule absolute while the event loop is blocked: the backlog goes out at once, later instants unshifted', async () => {
-    const offsetsMs = Float64Array.from([0, 10, 20, 30, 40, 120, 130]);
+    const offsetsMs = Float64Array.from([0, 10, 20, 30, 40, 200, 210]);
     let blocked = false;
     const client = new RecordingClient(20, () => {
       if (!blocked) {
         blocked = true;
-        blockEventLoop(60);
+        blockEventLoop(100);
       }
     });
     const result = await runLoad({ requests: workload(7), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock });
     const t0Ms = client.log[0]?.sentMs as number;
     const sentAfterT0 = client.log.map((entry) => entry.sentMs - t0Ms);
-    // Requests due at 10..40 ms could only go out when the block ended (~60 ms), and all at once.
+    // Requests due at 10..40 ms could only go out when the block ended (~100 ms), and all at once.
     for (const index of [1, 2, 3, 4]) {
-      expect(sentAfterT0[index]).toBeGreaterThanOrEqual(59);
-      expect(sentAfterT0[index]).toBeLessThan(90);
+      expect(sentAfterT0[index]).toBeGreaterThanOrEqual(99);
+      expect(sentAfterT0[index]).toBeLessThan(140);
     }
-    expect((sentAfterT0[4] as number) - (sentAfterT0[1] as number)).toBeLessThan(5);
+    expect((sentAfterT0[4] as number) - (sentAfterT0[1] as number)).toBeLessThan(10);
     // Their records keep their own instants, so the lag is visible rather than hidden.
     for (const index of [1, 2, 3, 4]) {
       const record = result.records[index];
       expect((record?.scheduledTime ?? 0) - result.startTime).toBeCloseTo((offsetsMs[index] as number) / 1000, 6);
-      expect(((record?.arrivalTime ?? 0) - (record?.scheduledTime ?? 0)) * 1000).toBeGreaterThan(15);
+      expect(((record?.arrivalTime ?? 0) - (record?.scheduledTime ?? 0)) * 1000).toBeGreaterThan(55);
     }
-    // The requests after the block are not pushed back by it.
-    expect(Math.abs((sentAfterT0[5] as number) - 120)).toBeLessThan(10);
-    expect(Math.abs((sentAfterT0[6] as number) - 130)).toBeLessThan(10);
+    // The requests after the block are not pushed back by it: a pacer that slept relative gaps after the late burst
+    // would send them near 260 and 270 ms.
+    expect((sentAfterT0[5] as number) - 200).toBeLessThan(35);
+    expect((sentAfterT0[6] as number) - 210).toBeLessThan(35);
+    expect((sentAfterT0[6] as number) - (sentAfterT0[5] as number)).toBeGreaterThan(5);
+    expect(result.records[5]?.scheduledTime).toBeCloseTo(result.startTime + 0.2, 6);
   });
 
   it('holds arrivals beyond maxConcurrency and marks them', async () => {
@@ -307,13 +314,13 @@ describe('runLoad (closed loop with stages)', () => {
     });
     const tookMs = systemClock.nowMs() - startMs;
     expect(tookMs).toBeGreaterThan(950);
-    expect(tookMs).toBeLessThan(1300);
+    expect(tookMs).toBeLessThan(1600);
     expect(result.records.length).toBeLessThan(100_000);
     const maxIn = (fromMs: number, toMs: number): number =>
       Math.max(0, ...inFlightAtSend.filter((entry) => entry.atMs - startMs >= fromMs && entry.atMs - startMs < toMs).map((entry) => entry.inFlight));
     expect(maxIn(20, 280)).toBe(2);
     expect(maxIn(340, 580)).toBe(6);
-    expect(maxIn(900, 1000)).toBeLessThanOrEqual(2);
+    expect(maxIn(940, 1000)).toBeLessThanOrEqual(3);
     expect(tracking.maxInFlight).toBe(6);
   });
 
