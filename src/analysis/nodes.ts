@@ -1,21 +1,38 @@
 import type { RequestRecord } from '../types/record.js';
 import type { TestLevel } from '../types/run.js';
-import type { NodeSummary, RoutingSummary } from '../types/summary.js';
-import { deriveColumns } from './derive.js';
+import type { DerivedColumnName, NodeSummary, RoutingSummary } from '../types/summary.js';
+import { deriveColumnArrays } from './derive.js';
 import { computeStatistics } from './statistics.js';
 import { analysisWindow, collectIntervals, sweepIntervals } from './timeseries.js';
+
+/** Marks the derived values of failed requests as missing (NaN), in place: latency statistics cover successes only. */
+export function succeededOnly(
+  records: readonly RequestRecord[],
+  columns: Record<DerivedColumnName, Float64Array>,
+  keep: ReadonlySet<DerivedColumnName> = new Set(),
+): Record<DerivedColumnName, Float64Array> {
+  const failedIndices: number[] = [];
+  for (let index = 0; index < records.length; index++) if (!records[index]?.success) failedIndices.push(index);
+  for (const [name, values] of Object.entries(columns) as [DerivedColumnName, Float64Array][]) {
+    if (keep.has(name)) continue;
+    for (const index of failedIndices) values[index] = Number.NaN;
+  }
+  return columns;
+}
 
 /** In flight on a node: from the router's send (the arrival in a node test) to the finish. */
 export const nodeInFlightStart = (record: RequestRecord): number | undefined => record.routerSendTime ?? record.arrivalTime;
 export const nodeInFlightEnd = (record: RequestRecord): number | undefined => record.finishTime;
 
-export function groupByHost(records: readonly RequestRecord[]): Map<string, RequestRecord[]> {
-  const groups = new Map<string, RequestRecord[]>();
-  for (const record of records) {
-    if (record.host === undefined) continue;
-    let group = groups.get(record.host);
-    if (!group) groups.set(record.host, (group = []));
-    group.push(record);
+/** Indices of the records per host (records without a host are left out). */
+export function groupByHost(records: readonly RequestRecord[]): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  for (let index = 0; index < records.length; index++) {
+    const host = records[index]?.host;
+    if (host === undefined) continue;
+    let group = groups.get(host);
+    if (!group) groups.set(host, (group = []));
+    group.push(index);
   }
   return groups;
 }
@@ -26,36 +43,51 @@ function meanAndCv(values: readonly number[]): { mean: number; max: number; cv: 
   return { mean, max: Math.max(...values), cv: mean > 0 ? Math.sqrt(variance) / mean : 0 };
 }
 
-function describeNode(host: string, records: readonly RequestRecord[], knownHostTotal: number, window: { start: number; end: number } | null): NodeSummary {
-  const succeededRecords = records.filter((record) => record.success);
-  const derived = succeededRecords.map(deriveColumns);
-  const statisticsOf = (pick: (index: number) => number | undefined) =>
-    computeStatistics(derived.map((_, index) => pick(index) ?? Number.NaN));
+function describeNode(
+  host: string,
+  indices: readonly number[],
+  records: readonly RequestRecord[],
+  columns: Record<DerivedColumnName, Float64Array>,
+  knownHostTotal: number,
+  window: { start: number; end: number } | null,
+): NodeSummary {
+  let succeeded = 0;
   let promptTokens = 0;
   let cachedTokens = 0;
-  for (const record of succeededRecords) {
+  const nodeRecords: RequestRecord[] = new Array(indices.length);
+  for (let position = 0; position < indices.length; position++) {
+    const record = records[indices[position] as number] as RequestRecord;
+    nodeRecords[position] = record;
+    if (!record.success) continue;
+    succeeded++;
     if (record.actualPromptTokens === undefined) continue;
     promptTokens += record.actualPromptTokens;
     cachedTokens += record.cachedTokens ?? 0;
   }
+  // The columns hold NaN for failed requests, so these are statistics over the node's succeeded requests.
+  const statisticsOf = (values: Float64Array) => {
+    const picked = new Float64Array(indices.length);
+    for (let position = 0; position < indices.length; position++) picked[position] = values[indices[position] as number] as number;
+    return computeStatistics(picked);
+  };
   let peakInFlight = 0;
   let meanInFlight = 0;
   if (window) {
-    const sweep = sweepIntervals(collectIntervals(records, nodeInFlightStart, nodeInFlightEnd), window.start, window.end);
+    const sweep = sweepIntervals(collectIntervals(nodeRecords, nodeInFlightStart, nodeInFlightEnd), window.start, window.end);
     peakInFlight = sweep.peak;
     meanInFlight = sweep.integral / (window.end - window.start);
   }
   return {
     host,
-    requests: records.length,
-    succeeded: succeededRecords.length,
-    failed: records.length - succeededRecords.length,
-    share: knownHostTotal > 0 ? records.length / knownHostTotal : 0,
+    requests: indices.length,
+    succeeded,
+    failed: indices.length - succeeded,
+    share: knownHostTotal > 0 ? indices.length / knownHostTotal : 0,
     cacheHitRatio: promptTokens > 0 ? cachedTokens / promptTokens : null,
-    ttft: statisticsOf((index) => derived[index]?.ttft),
-    totalLatency: statisticsOf((index) => derived[index]?.total_latency),
-    queueTimeInServer: statisticsOf((index) => derived[index]?.queue_time_in_server),
-    pureQueueTime: statisticsOf((index) => derived[index]?.pure_queue_time),
+    ttft: statisticsOf(columns.ttft),
+    totalLatency: statisticsOf(columns.total_latency),
+    queueTimeInServer: statisticsOf(columns.queue_time_in_server),
+    pureQueueTime: statisticsOf(columns.pure_queue_time),
     peakInFlight,
     meanInFlight,
   };
@@ -86,14 +118,19 @@ function prefixGroupAffinity(records: readonly RequestRecord[]): RoutingSummary[
  * Per-node view: for routing tests, or whenever the records name more than one host. Hosts are sorted by name so that
  * runs line up in comparisons. Requests whose host is unknown (refused before any tap saw them) count in no node.
  */
-export function summarizeRouting(testLevel: TestLevel, records: readonly RequestRecord[]): RoutingSummary | undefined {
+export function summarizeRouting(
+  testLevel: TestLevel,
+  records: readonly RequestRecord[],
+  succeededColumns?: Record<DerivedColumnName, Float64Array>,
+): RoutingSummary | undefined {
   const groups = groupByHost(records);
   if (groups.size === 0 || (testLevel !== 'routing' && groups.size < 2)) return undefined;
   const knownHostTotal = [...groups.values()].reduce((sum, group) => sum + group.length, 0);
   const window = analysisWindow(records);
+  const columns = succeededColumns ?? succeededOnly(records, deriveColumnArrays(records));
   const nodes = [...groups.keys()]
     .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))
-    .map((host) => describeNode(host, groups.get(host) as RequestRecord[], knownHostTotal, window));
+    .map((host) => describeNode(host, groups.get(host) as number[], records, columns, knownHostTotal, window));
   const balance = meanAndCv(nodes.map((node) => node.requests));
   return {
     nodes,

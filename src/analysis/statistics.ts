@@ -53,9 +53,120 @@ export function statisticsOfSorted(sorted: Float64Array): Statistics | null {
   };
 }
 
-/** Statistics of the values, ignoring NaN (a missing value); null when no value is left. */
-export function computeStatistics(values: ArrayLike<number>): Statistics | null {
-  return statisticsOfSorted(sortedFiniteValues(values));
+/**
+ * Rearranges `values[left..right]` so that `values[k]` holds the value a full sort would put there, everything before
+ * it is ≤ and everything after it is ≥ (Hoare's quickselect, median-of-three pivot; equal values stop both scans, so
+ * runs of duplicates do not degrade it). Expected O(n), against O(n log n) for a sort.
+ */
+export function selectInPlace(values: Float64Array, k: number, left = 0, right = values.length - 1): void {
+  while (right > left) {
+    if (right - left === 1) {
+      // Two values: order them (the median-of-three below needs three distinct positions).
+      if ((values[left] as number) > (values[right] as number)) {
+        const swap = values[left] as number;
+        values[left] = values[right] as number;
+        values[right] = swap;
+      }
+      return;
+    }
+    const middle = (left + right) >>> 1;
+    let a = values[left] as number;
+    let b = values[middle] as number;
+    let c = values[right] as number;
+    if (a > b) [a, b] = [b, a];
+    if (b > c) [b, c] = [c, b];
+    if (a > b) [a, b] = [b, a];
+    values[left] = a;
+    values[middle] = b;
+    values[right] = c;
+    const pivot = b;
+    let i = left;
+    let j = right;
+    while (i <= j) {
+      while ((values[i] as number) < pivot) i++;
+      while ((values[j] as number) > pivot) j--;
+      if (i <= j) {
+        const swap = values[i] as number;
+        values[i] = values[j] as number;
+        values[j] = swap;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) right = j;
+    else if (k >= i) left = i;
+    else return;
+  }
+}
+
+const PERCENTILES = [50, 90, 95, 99] as const;
+
+/**
+ * Statistics of the values, ignoring NaN (a missing value); null when no value is left. Leaves `values` untouched; the
+ * finite values are copied into `scratch` when it is large enough (callers summarizing many columns pass one buffer,
+ * because every large allocation brings a full garbage collection of a heap holding a million records closer).
+ */
+export function computeStatistics(values: ArrayLike<number>, scratch?: Float64Array): Statistics | null {
+  const buffer = scratch && scratch.length >= values.length ? scratch : new Float64Array(values.length);
+  let count = 0;
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index] as number;
+    if (value === value) buffer[count++] = value; // NaN marks a missing value
+  }
+  return statisticsInPlace(buffer.subarray(0, count));
+}
+
+/**
+ * Statistics of finite values, reordering them in place. Percentiles come from selection rather than a full sort: the
+ * ranks they need are selected from the highest down, each within the part left of the previous one.
+ */
+export function statisticsInPlace(finite: Float64Array): Statistics | null {
+  const count = finite.length;
+  if (count === 0) return null;
+  let sum = 0;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (let index = 0; index < count; index++) {
+    const value = finite[index] as number;
+    sum += value;
+    if (value < min) min = value;
+    if (value > max) max = value;
+  }
+  const mean = sum / count;
+  let squaredDeviations = 0;
+  for (let index = 0; index < count; index++) {
+    const deviation = (finite[index] as number) - mean;
+    squaredDeviations += deviation * deviation;
+  }
+  const ranks = new Set<number>();
+  for (const q of PERCENTILES) {
+    const rank = (q / 100) * (count - 1);
+    ranks.add(Math.floor(rank));
+    ranks.add(Math.min(Math.floor(rank) + 1, count - 1));
+  }
+  let right = count - 1;
+  for (const rank of [...ranks].sort((a, b) => b - a)) {
+    selectInPlace(finite, rank, 0, right);
+    right = rank;
+  }
+  const percentile = (q: number): number => {
+    const rank = (q / 100) * (count - 1);
+    const lowerIndex = Math.floor(rank);
+    const lower = finite[lowerIndex] as number;
+    const upper = finite[Math.min(lowerIndex + 1, count - 1)] as number;
+    return lower + (upper - lower) * (rank - lowerIndex);
+  };
+  return {
+    count,
+    mean,
+    std: Math.sqrt(squaredDeviations / count),
+    min,
+    p50: percentile(50),
+    p90: percentile(90),
+    p95: percentile(95),
+    p99: percentile(99),
+    max,
+  };
 }
 
 /** Coefficient of variation (population std / mean) of the values; null with fewer than two values or a zero mean. */

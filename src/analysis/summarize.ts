@@ -11,8 +11,8 @@ import type {
   SummaryTokens,
 } from '../types/summary.js';
 import { DERIVED_COLUMN_NAMES, deriveColumnArrays } from './derive.js';
-import { coefficientOfVariation, computeStatistics, statisticsOfSorted, sortedFiniteValues } from './statistics.js';
-import { summarizeRouting } from './nodes.js';
+import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisticsInPlace } from './statistics.js';
+import { succeededOnly, summarizeRouting } from './nodes.js';
 import { summarizeStages } from './timeseries.js';
 
 export interface SummarizeOptions {
@@ -61,9 +61,12 @@ function pooledInterTokenLatencies(records: readonly RequestRecord[]): Float64Ar
   for (const record of records) {
     const gaps = record.interTokenLatencies;
     if (!record.success || !gaps) continue;
-    for (let index = 0; index < gaps.length; index++) pooled[offset++] = gaps[index] as number;
+    for (let index = 0; index < gaps.length; index++) {
+      const gap = gaps[index] as number;
+      if (gap === gap) pooled[offset++] = gap; // skip NaN, should a client ever produce one
+    }
   }
-  return pooled;
+  return pooled.subarray(0, offset);
 }
 
 function describeOfferedLoad(records: readonly RequestRecord[], targetRate: number, sendLag: Statistics | null): OfferedLoad {
@@ -134,14 +137,10 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     firstArrivalTime !== null && lastFinishTime !== null ? Math.max(0, lastFinishTime - firstArrivalTime) : 0;
   const perSecond = (amount: number): number => (durationSeconds > 0 ? amount / durationSeconds : 0);
 
+  succeededOnly(records, columns, LOAD_GENERATOR_COLUMNS);
   const latencies = {} as Record<DerivedColumnName, Statistics | null>;
-  for (const name of DERIVED_COLUMN_NAMES) {
-    const values = columns[name];
-    if (!LOAD_GENERATOR_COLUMNS.has(name)) {
-      for (let index = 0; index < records.length; index++) if (!records[index]?.success) values[index] = Number.NaN;
-    }
-    latencies[name] = statisticsOfSorted(sortedFiniteValues(values));
-  }
+  const scratch = new Float64Array(records.length);
+  for (const name of DERIVED_COLUMN_NAMES) latencies[name] = computeStatistics(columns[name], scratch);
 
   const tokens = countTokens(records);
   let sumOfLatencies = 0;
@@ -164,14 +163,14 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     },
     tokens,
     latencies,
-    interTokenLatency: computeStatistics(pooledInterTokenLatencies(records)),
+    interTokenLatency: statisticsInPlace(pooledInterTokenLatencies(records)),
     offeredLoad: describeOfferedLoad(records, run.info.requestRate, latencies.send_lag),
     concurrency: { benchServing: perSecond(sumOfLatencies), stages: summarizeStages(records) },
     goodput: options.slo && Object.values(options.slo).some((value) => value !== undefined)
       ? computeGoodput(records, columns, options.slo, durationSeconds)
       : null,
   };
-  const routing = summarizeRouting(run.info.testLevel, records);
+  const routing = summarizeRouting(run.info.testLevel, records, columns);
   if (routing) summary.routing = routing;
   return summary;
 }

@@ -56,3 +56,29 @@ describe('deriveColumns', () => {
     expect(arrays.send_lag[1]).toBeCloseTo(0.5, MICROSECOND_DIGITS);
   });
 });
+
+describe('deriveColumnArrays', () => {
+  it('agrees with deriveColumns whatever subset of inputs is present', () => {
+    const fields = [
+      'scheduledTime', 'arrivalTime', 'routerSendTime', 'serverCreatedTime', 'queueTimeStart', 'queueTimeEnd',
+      'serverFirstTokenTime', 'firstTokenTime', 'finishTime', 'actualOutputTokens',
+    ] as const;
+    const records = Array.from({ length: 64 }, (_, variant) => {
+      const record = fullyTracedRecord(variant);
+      // Drop a different pseudo-random subset of inputs from each record.
+      fields.forEach((field, bit) => {
+        if (((variant * 2654435761) >>> bit) & 1) delete (record as Partial<typeof record>)[field];
+      });
+      return record;
+    });
+    const arrays = deriveColumnArrays(records);
+    records.forEach((record, index) => {
+      const derived = deriveColumns(record);
+      for (const name of DERIVED_COLUMN_NAMES) {
+        const fromArray = arrays[name][index] as number;
+        if (derived[name] === undefined) expect(Number.isNaN(fromArray), `${name} of record ${index}`).toBe(true);
+        else expect(fromArray, `${name} of record ${index}`).toBe(derived[name]);
+      }
+    });
+  });
+});

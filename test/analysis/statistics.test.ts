@@ -39,3 +39,20 @@ describe('statistics', () => {
     expect(coefficientOfVariation([5])).toBeNull();
   });
 });
+
+describe('selection-based percentiles', () => {
+  it('match a full sort on random data with many duplicates', () => {
+    let seed = 12345;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (const size of [2, 3, 10, 101, 1000, 4099]) {
+      const values = Array.from({ length: size }, () => Math.floor(next() * 50) / 7);
+      const sorted = [...values].sort((a, b) => a - b);
+      const statistics = computeStatistics(values);
+      for (const q of [50, 90, 95, 99] as const) {
+        expect(statistics?.[`p${q}`], `p${q} of ${size}`).toBeCloseTo(percentileOfSorted(sorted, q), 12);
+      }
+      expect(statistics?.min).toBe(sorted[0]);
+      expect(statistics?.max).toBe(sorted[size - 1]);
+    }
+  });
+});
