@@ -5,7 +5,6 @@ import { buildProgram } from './program.js';
 import { reportError } from './report-error.js';
 
 const program = buildProgram();
-program.exitOverride();
 try {
   await program.parseAsync(process.argv);
 } catch (error) {

@@ -3,7 +3,10 @@ import { servelabVersion } from '../utils/version.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerNodeCommand } from './commands/node.js';
 import { registerRouteCommand } from './commands/route.js';
+import { registerRouterCommand } from './commands/router.js';
 import { registerRunCommand } from './commands/run.js';
+import { registerSimServerCommand } from './commands/sim-server.js';
+import { registerTapsCommand } from './commands/taps.js';
 
 /** The whole command line; each command lives in its own file under commands/. */
 export function buildProgram(): Command {
@@ -11,6 +14,8 @@ export function buildProgram(): Command {
     .description('A testing framework for LLM serving, SGLang first: node tests, routing tests, per-request lifecycle tracing.')
     .version(servelabVersion)
     .option('--debug', 'show stack traces for errors')
+    // Set before any command is added: subcommands copy it, so their usage errors come back as exceptions too.
+    .exitOverride()
     .showSuggestionAfterError(true)
     .configureHelp({ sortSubcommands: false, showGlobalOptions: true })
     .addHelpText(
@@ -27,5 +32,8 @@ export function buildProgram(): Command {
   registerRouteCommand(program);
   registerRunCommand(program);
   registerDemoCommand(program);
+  registerSimServerCommand(program);
+  registerRouterCommand(program);
+  registerTapsCommand(program);
   return program;
 }

@@ -72,7 +72,6 @@ export class NodeTest {
         outputDirectory: directory.path,
         slo: config.slo,
       });
-      report('done');
       return result;
     } finally {
       await server?.stop().catch(() => undefined);

@@ -103,7 +103,6 @@ export class RoutingTest {
         slo: config.slo,
         extras,
       });
-      report('done');
       return result;
     } finally {
       await failures?.stop().catch(() => undefined);

@@ -111,7 +111,9 @@ describe('servelab node (simulated target)', () => {
     try {
       const unreachable = await runCli(['node', '--target', 'attach', '--url', 'http://127.0.0.1:9', '--output-dir', join(workDirectory, 'unreachable')]);
       expect(unreachable.code).toBe(1);
-      expect(unreachable.stderr.trim().split('\n')).toHaveLength(1);
+      const reasons = unreachable.stderr.split('\n').filter((line) => line.startsWith('servelab:'));
+      expect(reasons).toHaveLength(1);
+      expect(unreachable.stderr).not.toMatch(/\n\s+at /);
       expect(unreachable.stderr).toMatch(/cannot reach http:\/\/127\.0\.0\.1:9/);
       const busy = await runCli(['node', '--port', String(busyPort), '--output-dir', join(workDirectory, 'busy')]);
       expect(busy.code).toBe(1);

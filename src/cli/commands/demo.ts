@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { NodeTest } from '../../orchestration/node-test.js';
-import { executeTest } from '../execute-test.js';
 
 /**
  * `npm start`: a short test on the embedded simulated engine, so a fresh checkout shows what servelab measures within
@@ -25,6 +23,7 @@ export function registerDemoCommand(program: Command): void {
     .option('--output-dir <dir>', 'the run directory (default: results/<run-id>)')
     .action(async (options: { outputDir?: string }) => {
       process.stderr.write('servelab demo: a node test of a simulated Llama-3-8B on an H100 (no GPU needed): 300 requests, Poisson at 20 req/s\n');
+      const [{ NodeTest }, { executeTest }] = await Promise.all([import('../../orchestration/node-test.js'), import('../execute-test.js')]);
       process.exitCode = await executeTest(new NodeTest({ ...demoSettings, ...(options.outputDir === undefined ? {} : { outputDir: options.outputDir }) }));
     });
 }

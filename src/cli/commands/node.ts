@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { NodeTest } from '../../orchestration/node-test.js';
-import { executeTest } from '../execute-test.js';
 import { addFlags, flagsToConfig } from '../options/option-table.js';
 import { nodeTestFlags } from '../options/node-test-flags.js';
 
@@ -27,7 +25,8 @@ export function registerNodeCommand(program: Command): void {
     );
   addFlags(command, nodeTestFlags);
   command.action(async () => {
-    const test = new NodeTest(flagsToConfig(command, nodeTestFlags));
-    process.exitCode = await executeTest(test);
+    // Loaded on use, so that commands launched many times (sim-server, router, taps) start fast.
+    const [{ NodeTest }, { executeTest }] = await Promise.all([import('../../orchestration/node-test.js'), import('../execute-test.js')]);
+    process.exitCode = await executeTest(new NodeTest(flagsToConfig(command, nodeTestFlags)));
   });
 }

@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { RoutingTest } from '../../orchestration/routing-test.js';
-import { executeTest } from '../execute-test.js';
 import { addFlags, flagsToConfig } from '../options/option-table.js';
 import { routingTestFlags } from '../options/routing-test-flags.js';
 
@@ -28,6 +26,7 @@ export function registerRouteCommand(program: Command): void {
     );
   addFlags(command, routingTestFlags);
   command.action(async () => {
+    const [{ RoutingTest }, { executeTest }] = await Promise.all([import('../../orchestration/routing-test.js'), import('../execute-test.js')]);
     process.exitCode = await executeTest(new RoutingTest(flagsToConfig(command, routingTestFlags)));
   });
 }

@@ -3,8 +3,6 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { ServelabError } from '../../errors/servelab-error.js';
-import { NodeTest } from '../../orchestration/node-test.js';
-import { executeTest } from '../execute-test.js';
 
 /** Settings holding file paths: in a config file they are relative to the file, not to where servelab runs. */
 const PATH_SETTINGS = ['datasetPath', 'tracePath', 'tokenizerPath', 'outputDir', 'resultsRoot', 'profile'];
@@ -47,11 +45,13 @@ export function registerRunCommand(program: Command): void {
     .argument('<file>', 'the test file')
     .action(async (file: string) => {
       const { test, settings } = await readTestFile(file);
+      const { executeTest } = await import('../execute-test.js');
       if (test === 'routing') {
         const { RoutingTest } = await import('../../orchestration/routing-test.js');
         process.exitCode = await executeTest(new RoutingTest(settings));
         return;
       }
+      const { NodeTest } = await import('../../orchestration/node-test.js');
       process.exitCode = await executeTest(new NodeTest(settings));
     });
 }
