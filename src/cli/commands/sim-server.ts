@@ -1,0 +1,142 @@
+import { InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+import { builtinProfileNames, DEFAULT_PROFILE_NAME } from '../../engine/profile/load-profile.js';
+import { ENGINE_DEFAULTS } from '../../engine/create-engine.js';
+import { startSimServer } from '../../engine/http/start-sim-server.js';
+
+/** SGLang's ready line; launchers wait for it. */
+export const SGLANG_READY_LINE = 'The server is fired up and ready to roll!';
+
+interface SimServerFlags {
+  host: string;
+  port: number;
+  profile: string;
+  maxRunningRequests?: number;
+  chunkedPrefillSize?: number;
+  maxTotalTokens?: number;
+  contextLength?: number;
+  schedulePolicy: string;
+  scheduleConservativeness?: number;
+  disableRadixCache?: boolean;
+  seed: number;
+  servedModelName?: string;
+}
+
+function integerOption(flag: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed) || parsed < minimum || parsed > maximum) {
+      const range = maximum === Number.MAX_SAFE_INTEGER ? `>= ${minimum}` : `from ${minimum} to ${maximum}`;
+      throw new InvalidArgumentError(`${flag} must be an integer ${range}, got "${value}".`);
+    }
+    return parsed;
+  };
+}
+
+function positiveNumberOption(flag: string) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (value.trim() === '' || !Number.isFinite(parsed) || parsed <= 0) {
+      throw new InvalidArgumentError(`${flag} must be a positive number, got "${value}".`);
+    }
+    return parsed;
+  };
+}
+
+function policyOption(value: string): string {
+  if (value === 'fcfs' || value === 'lpm' || value.includes('/') || /\.(m?js|cjs)$/.test(value)) return value;
+  throw new InvalidArgumentError(
+    `--schedule-policy must be fcfs, lpm, or the path of a policy module (e.g. ./my-policy.mjs), got "${value}".`,
+  );
+}
+
+/** `servelab sim-server`: a simulated SGLang server on a real port, for other tools (or servelab) to load. */
+export function registerSimServerCommand(program: Command): void {
+  program
+    .command('sim-server')
+    .description(
+      'Run a simulated SGLang server: the same HTTP API (/generate, /v1/completions, /v1/chat/completions, /metrics, ' +
+        '...), with the GPU replaced by a cost model, so queueing, batching, chunked prefill and the prefix cache behave ' +
+        'like a real server without a GPU.',
+    )
+    // Bad values must exit with code 2 through the main error handler, whatever the parent's settings.
+    .exitOverride()
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 picks a free port and prints it)', integerOption('--port', 0, 65535), 30000)
+    .option(
+      '--profile <name|file>',
+      `cost-model profile: a built-in name, a profile JSON file, or '{"kind":"simple","stepMs":10}'`,
+      DEFAULT_PROFILE_NAME,
+    )
+    .option(
+      '--max-running-requests <n>',
+      `most requests decoding together (default ${ENGINE_DEFAULTS.maxRunningRequests})`,
+      integerOption('--max-running-requests', 1),
+    )
+    .option(
+      '--chunked-prefill-size <n>',
+      `most prompt tokens prefilled per step; longer prompts are split over steps; -1 disables (default ${ENGINE_DEFAULTS.chunkedPrefillSize})`,
+      integerOption('--chunked-prefill-size', -1),
+    )
+    .option('--max-total-tokens <n>', 'KV cache capacity in tokens (default: the profile\'s)', integerOption('--max-total-tokens', 1))
+    .option('--context-length <n>', 'longest prompt + output (default: the profile\'s)', integerOption('--context-length', 2))
+    .option('--schedule-policy <policy>', 'waiting-queue order: fcfs, lpm (longest cached prefix first) or a module path', policyOption, 'fcfs')
+    .option(
+      '--schedule-conservativeness <x>',
+      'scales the KV room reserved for future decode tokens when admitting (SGLang default 1.0; higher admits fewer)',
+      positiveNumberOption('--schedule-conservativeness'),
+    )
+    .option('--disable-radix-cache', 'turn the prefix cache off (every prompt token is prefilled)')
+    .option('--seed <seed>', 'seed for generated tokens', integerOption('--seed', 0), 0)
+    .option('--served-model-name <name>', 'model name the API reports (default: the profile\'s model)')
+    .addHelpText(
+      'after',
+      () =>
+        [
+          '',
+          `Built-in profiles: ${safeProfileNames()}.`,
+          'Each step is a prefill batch (new prompts, chunked at --chunked-prefill-size) or a decode batch (one token for',
+          'every running request), timed by the profile; tokens stream at step boundaries, so TTFT and inter-token gaps',
+          'show batching and load. Responses carry the --enable-metrics timing keys (forward_entry_time, ...).',
+          '',
+          'Example:',
+          '  servelab sim-server --port 30000 --max-running-requests 64 --profile llama-3-8b-h100',
+          '  curl -N localhost:30000/generate -d \'{"text":"hello","sampling_params":{"max_new_tokens":8},"stream":true}\'',
+        ].join('\n'),
+    )
+    .action(async (flags: SimServerFlags) => {
+      const server = await startSimServer({
+        host: flags.host,
+        port: flags.port,
+        profile: flags.profile,
+        maxRunningRequests: flags.maxRunningRequests,
+        chunkedPrefillSize: flags.chunkedPrefillSize,
+        maxTotalTokens: flags.maxTotalTokens,
+        contextLength: flags.contextLength,
+        schedulePolicy: flags.schedulePolicy,
+        scheduleConservativeness: flags.scheduleConservativeness,
+        disableRadixCache: flags.disableRadixCache === true,
+        seed: flags.seed,
+        servedModelName: flags.servedModelName,
+      });
+      process.stdout.write(`servelab sim-server listening on ${server.url}\n`);
+      process.stdout.write(`${SGLANG_READY_LINE}\n`);
+      await new Promise<void>((resolve) => {
+        const stop = (): void => {
+          process.off('SIGTERM', stop);
+          process.off('SIGINT', stop);
+          void server.close().then(resolve, resolve);
+        };
+        process.on('SIGTERM', stop);
+        process.on('SIGINT', stop);
+      });
+    });
+}
+
+function safeProfileNames(): string {
+  try {
+    return builtinProfileNames().join(', ');
+  } catch {
+    return DEFAULT_PROFILE_NAME;
+  }
+}

@@ -1,0 +1,568 @@
+import { ServelabError } from '../../errors/servelab-error.js';
+import type {
+  CostModel,
+  EngineConfig,
+  EngineCounters,
+  EngineListener,
+  EngineLoad,
+  EngineRequestInput,
+  EngineRequestView,
+  SchedulingContext,
+  SchedulingPolicy,
+  StepWork,
+} from '../../types/engine.js';
+import type { Milliseconds } from '../../types/time.js';
+import { attentionPairs } from '../profile/cost-model.js';
+import { EngineRequest } from './engine-request.js';
+import type { PrefixCache } from './prefix-cache.js';
+
+/**
+ * Constants that SGLang's scheduler uses (python/sglang/srt/managers/schedule_policy.py, scheduler.py, environ.py):
+ * a new request reserves at most this many future decode tokens when it is admitted;
+ */
+export const CLIP_MAX_NEW_TOKENS = 4096;
+/** the share of a running request's remaining decode tokens that stays reserved starts at 0.7 x conservativeness, */
+export const INIT_NEW_TOKEN_RATIO = 0.7;
+/** decays to 0.14 of that over 600 decode steps, */
+export const MIN_NEW_TOKEN_RATIO_FACTOR = 0.14;
+export const NEW_TOKEN_RATIO_DECAY_STEPS = 600;
+/** and a retraction frees enough KV for every remaining request to decode this many more steps. */
+export const RETRACT_DECODE_STEPS = 20;
+
+export type StepKind = 'prefill' | 'decode';
+
+/** The step under way, between beginStep and completeStep. */
+export interface StepPlan {
+  kind: StepKind;
+  startMs: Milliseconds;
+  durationMs: Milliseconds;
+  batchSize: number;
+  /** Requests admitted for the first time in this (prefill) step, and the prompt tokens they found cached. */
+  newRequests: number;
+  newPromptTokens: number;
+  newCachedTokens: number;
+  work: StepWork;
+}
+
+export interface SimEngineOptions {
+  config: EngineConfig;
+  costModel: CostModel;
+  policy: SchedulingPolicy;
+  prefixCache: PrefixCache;
+  listener: EngineListener;
+}
+
+/**
+ * The simulated SGLang scheduler: a waiting queue, a running batch and one step at a time. It never reads a clock: the
+ * driver calls `beginStep(now)`, waits (really or virtually) for the returned duration, then calls `completeStep(end)`.
+ *
+ * Like SGLang without mixed chunks, a step is either a prefill batch (new requests, or the next chunk of a long prompt)
+ * or a decode batch (one token for every running request); prefill goes first whenever something can be admitted.
+ * A prefill step yields each finished prompt's first token; a decode step yields one token per running request.
+ */
+export class SimEngine {
+  readonly config: EngineConfig;
+  readonly #costModel: CostModel;
+  readonly #policy: SchedulingPolicy;
+  readonly #cache: PrefixCache;
+  readonly #listener: EngineListener;
+
+  /** Waiting requests in queue order. */
+  #waiting: EngineRequest[] = [];
+  /** Requests that finished prefill and decode one token per decode step. */
+  #running: EngineRequest[] = [];
+  /** The request whose prompt is being prefilled chunk by chunk, if any (it holds a running slot). */
+  #chunked: EngineRequest | null = null;
+  #byId = new Map<string, EngineRequest>();
+  #serial = 0;
+  #requestOwnedKvTokens = 0;
+  #newTokenRatio: number;
+  readonly #initNewTokenRatio: number;
+  readonly #minNewTokenRatio: number;
+  readonly #newTokenRatioDecay: number;
+
+  #step: StepPlan | null = null;
+  #stepBatch: EngineRequest[] = [];
+  readonly #counters: EngineCounters = {
+    promptTokens: 0,
+    cachedPromptTokens: 0,
+    prefilledTokens: 0,
+    generatedTokens: 0,
+    finishedRequests: 0,
+    retractions: 0,
+    steps: 0,
+    prefillSteps: 0,
+    decodeSteps: 0,
+  };
+
+  constructor(options: SimEngineOptions) {
+    this.config = options.config;
+    this.#costModel = options.costModel;
+    this.#policy = options.policy;
+    this.#cache = options.prefixCache;
+    this.#listener = options.listener;
+    this.#initNewTokenRatio = Math.min(INIT_NEW_TOKEN_RATIO * options.config.scheduleConservativeness, 1);
+    this.#minNewTokenRatio = Math.min(this.#initNewTokenRatio * MIN_NEW_TOKEN_RATIO_FACTOR, 1);
+    this.#newTokenRatioDecay = (this.#initNewTokenRatio - this.#minNewTokenRatio) / NEW_TOKEN_RATIO_DECAY_STEPS;
+    this.#newTokenRatio = this.#initNewTokenRatio;
+    validateConfig(options.config);
+  }
+
+  /** The longest prompt the scheduler accepts (SGLang's max_req_input_len). */
+  get maxRequestInputTokens(): number {
+    return Math.min(this.config.contextLength - 1, this.config.maxTotalTokens - 1);
+  }
+
+  /**
+   * Checks a request the way SGLang's tokenizer manager does before it reaches the scheduler; returns the error
+   * message of the 400 answer, or null when the request is acceptable.
+   */
+  validate(input: EngineRequestInput): string | null {
+    const promptLength = input.promptTokenIds.length;
+    if (promptLength === 0) return 'The input is empty: send a non-empty text or input_ids.';
+    if (!Number.isInteger(input.maxNewTokens) || input.maxNewTokens < 0) {
+      return `max_new_tokens must be a non-negative integer, got ${String(input.maxNewTokens)}.`;
+    }
+    if (promptLength >= this.config.contextLength) {
+      return (
+        `The input (${promptLength} tokens) is longer than the model's context length ` +
+        `(${this.config.contextLength} tokens).`
+      );
+    }
+    if (promptLength + input.maxNewTokens > this.config.contextLength) {
+      return (
+        `Requested token count exceeds the model's maximum context length of ${this.config.contextLength} tokens. ` +
+        `You requested a total of ${promptLength + input.maxNewTokens} tokens: ${promptLength} tokens from the input ` +
+        `messages and ${input.maxNewTokens} tokens for the completion. Please reduce the number of tokens in the ` +
+        `input messages or the completion to fit within the limit.`
+      );
+    }
+    return null;
+  }
+
+  /**
+   * Puts a request in the waiting queue at `nowMs`. A request that can never fit the KV pool is finished at once with
+   * an abort reason, as SGLang's scheduler does. Call `validate` first for the checks SGLang answers with a 400.
+   */
+  submit(input: EngineRequestInput, nowMs: Milliseconds): EngineRequestView {
+    if (this.#byId.has(input.id)) {
+      throw new ServelabError('INVALID_CONFIG', `request id "${input.id}" is already in the engine: use unique rids`);
+    }
+    const request = new EngineRequest(
+      input.id,
+      this.#serial++,
+      input.promptTokenIds,
+      input.maxNewTokens,
+      nowMs,
+      this.config.seed,
+    );
+    this.#counters.promptTokens += request.promptLength;
+    if (request.promptLength > this.maxRequestInputTokens) {
+      this.#finish(request, nowMs, {
+        type: 'abort',
+        message:
+          `Input length (${request.promptLength} tokens) exceeds the maximum allowed length ` +
+          `(${this.maxRequestInputTokens} tokens). Use a shorter input or enable --allow-auto-truncate.`,
+        status_code: 400,
+        err_type: 'BadRequestError',
+      });
+      return request;
+    }
+    this.#byId.set(request.id, request);
+    this.#waiting.push(request);
+    return request;
+  }
+
+  /** Stops a request (client gone): frees its KV; no further listener calls for it. Returns false if unknown. */
+  abort(id: string, nowMs: Milliseconds, message = 'Abort request'): boolean {
+    const request = this.#byId.get(id);
+    if (request === undefined || request.phase === 'finished') return false;
+    if (request.phase === 'waiting') {
+      const position = this.#waiting.indexOf(request);
+      if (position >= 0) this.#waiting.splice(position, 1);
+    } else if (request.phase === 'decoding') {
+      removeFrom(this.#running, request);
+    } else if (this.#chunked === request) {
+      this.#chunked = null;
+    }
+    this.#releaseKv(request, false, nowMs);
+    this.#finish(request, nowMs, { type: 'abort', message });
+    return true;
+  }
+
+  get isIdle(): boolean {
+    return this.#waiting.length === 0 && this.#running.length === 0 && this.#chunked === null && this.#step === null;
+  }
+
+  get hasWork(): boolean {
+    return this.#waiting.length > 0 || this.#running.length > 0 || this.#chunked !== null;
+  }
+
+  get stepInProgress(): StepPlan | null {
+    return this.#step;
+  }
+
+  get counters(): Readonly<EngineCounters> {
+    return this.#counters;
+  }
+
+  get newTokenRatio(): number {
+    return this.#newTokenRatio;
+  }
+
+  load(): EngineLoad {
+    const usedTokens = this.#requestOwnedKvTokens + this.#cache.totalTokens - this.#cache.evictableTokens;
+    return {
+      runningRequests: this.#running.length + (this.#chunked === null ? 0 : 1),
+      waitingRequests: this.#waiting.length,
+      usedTokens,
+      evictableTokens: this.#cache.evictableTokens,
+      maxTotalTokens: this.config.maxTotalTokens,
+      tokenUsage: usedTokens / this.config.maxTotalTokens,
+    };
+  }
+
+  /** Every request the engine still holds (waiting or running). */
+  get liveRequests(): number {
+    return this.#byId.size;
+  }
+
+  /** Empties the prefix cache; refused (false) while requests are waiting or running, like SGLang's /flush_cache. */
+  flushCache(): boolean {
+    if (!this.isIdle) return false;
+    this.#cache.reset();
+    return true;
+  }
+
+  /**
+   * Starts the next step at `nowMs`: admits what fits, or decodes the running batch. Returns the plan (its duration
+   * from the cost model), or null when there is nothing to do. Requests that entered the queue after `nowMs` wait
+   * for a later step, so a driver that runs late never admits a request before it arrived.
+   */
+  beginStep(nowMs: Milliseconds): StepPlan | null {
+    if (this.#step !== null) throw new ServelabError('INTERNAL', 'beginStep called while a step is under way');
+    const prefill = this.#schedulePrefill(nowMs);
+    if (prefill !== null) return prefill;
+    if (this.#running.length === 0) return null;
+    return this.#scheduleDecode(nowMs);
+  }
+
+  /** Ends the step under way at `endMs` (normally its start plus its duration) and emits its tokens. */
+  completeStep(endMs: Milliseconds): void {
+    const step = this.#step;
+    if (step === null) throw new ServelabError('INTERNAL', 'completeStep called with no step under way');
+    this.#step = null;
+    const batch = this.#stepBatch;
+    this.#stepBatch = [];
+    this.#counters.steps++;
+    if (step.kind === 'prefill') {
+      this.#counters.prefillSteps++;
+      for (const request of batch) {
+        if (request.phase === 'finished') continue;
+        request.filledTokens += request.stepChunkTokens;
+        this.#counters.prefilledTokens += request.stepChunkTokens;
+        request.stepChunkTokens = 0;
+        if (request.filledTokens < request.fillLength) continue;
+        if (this.#chunked === request) this.#chunked = null;
+        if (Number.isNaN(request.prefillFinishedMs)) request.prefillFinishedMs = endMs;
+        // The prompt's KV now exists: share it through the cache while the request decodes (SGLang's
+        // cache_unfinished_req), so later requests with the same prefix hit it.
+        if (this.#cache.enabled) this.#moveIntoCache(request, request.kvTokens, endMs, true);
+        if (request.maxNewTokens === 0) {
+          this.#releaseKv(request, true, endMs);
+          this.#finish(request, endMs, { type: 'length', length: 0 });
+          continue;
+        }
+        this.#emitToken(request, endMs);
+        if (request.outputTokens >= request.maxNewTokens) {
+          this.#releaseKv(request, true, endMs);
+          this.#finish(request, endMs, { type: 'length', length: request.outputTokens });
+        } else {
+          request.phase = 'decoding';
+          this.#running.push(request);
+        }
+      }
+    } else {
+      this.#counters.decodeSteps++;
+      let finishedAny = false;
+      for (const request of batch) {
+        if (request.phase === 'finished') continue;
+        this.#emitToken(request, endMs);
+        if (request.outputTokens >= request.maxNewTokens) {
+          this.#releaseKv(request, true, endMs);
+          this.#finish(request, endMs, { type: 'length', length: request.outputTokens });
+          finishedAny = true;
+        }
+      }
+      if (finishedAny) this.#running = this.#running.filter((request) => request.phase !== 'finished');
+    }
+  }
+
+  #emitToken(request: EngineRequest, timeMs: Milliseconds): void {
+    request.outputTokens++;
+    this.#counters.generatedTokens++;
+    this.#listener.onToken(request, timeMs);
+  }
+
+  #finish(request: EngineRequest, timeMs: Milliseconds, reason: EngineRequest['finishReason']): void {
+    request.phase = 'finished';
+    request.finishReason = reason;
+    request.finishedMs = timeMs;
+    this.#byId.delete(request.id);
+    this.#counters.finishedRequests++;
+    this.#listener.onFinish(request, timeMs);
+  }
+
+  #schedulingContext(nowMs: Milliseconds): SchedulingContext {
+    return {
+      nowMs,
+      runningRequests: this.#running.length + (this.#chunked === null ? 0 : 1),
+      prefixLength: (view: EngineRequestView) => {
+        const request = view as EngineRequest;
+        return this.#cache.enabled ? this.#cache.match(request, request.promptLength, nowMs).length : 0;
+      },
+    };
+  }
+
+  /** KV tokens free now plus what the cache could give up. */
+  #availableKvTokens(): number {
+    return (
+      this.config.maxTotalTokens - this.#requestOwnedKvTokens - this.#cache.totalTokens + this.#cache.evictableTokens
+    );
+  }
+
+  #allocate(request: EngineRequest, tokens: number): void {
+    const free = this.config.maxTotalTokens - this.#requestOwnedKvTokens - this.#cache.totalTokens;
+    if (free < tokens) this.#cache.evict(tokens - free);
+    request.ownedKvTokens += tokens;
+    this.#requestOwnedKvTokens += tokens;
+  }
+
+  #schedulePrefill(nowMs: Milliseconds): StepPlan | null {
+    const runningCount = this.#running.length + (this.#chunked === null ? 0 : 1);
+    if (this.#chunked === null && (this.#waiting.length === 0 || runningCount >= this.config.maxRunningRequests)) {
+      return null;
+    }
+    const chunkBudget = this.config.chunkedPrefillSize > 0 ? this.config.chunkedPrefillSize : Number.POSITIVE_INFINITY;
+    let remainingChunkTokens = chunkBudget;
+    // Future decode tokens of the running batch stay reserved, scaled by the (decaying) new-token ratio.
+    let reservedTokens = 0;
+    for (const request of this.#running) {
+      reservedTokens += Math.min(request.remainingOutputTokens, CLIP_MAX_NEW_TOKENS) * this.#newTokenRatio;
+    }
+    let remainingTotalTokens = this.#availableKvTokens() - reservedTokens;
+    const batch: EngineRequest[] = [];
+    const work: StepWork = { prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: 0, decodeKvTokens: 0 };
+    let newRequests = 0;
+    let newPromptTokens = 0;
+    let newCachedTokens = 0;
+
+    const chunked = this.#chunked;
+    if (chunked !== null) {
+      const chunkTokens = Math.min(chunked.fillLength - chunked.filledTokens, remainingChunkTokens);
+      this.#addChunk(chunked, chunkTokens, batch, work);
+      remainingChunkTokens -= chunkTokens;
+      remainingTotalTokens -= chunkTokens;
+    }
+
+    let admittedRunning = runningCount;
+    if (this.#chunked === null || remainingChunkTokens > 0) {
+      this.#policy.order(this.#waiting, this.#schedulingContext(nowMs));
+      let admittedCount = 0;
+      for (const request of this.#waiting) {
+        if (admittedRunning >= this.config.maxRunningRequests || remainingChunkTokens <= 0) break;
+        if (request.queueEntryMs > nowMs) break;
+        const fillLength = request.promptLength + request.outputTokens;
+        // At least one token must be computed to produce the next token, so a full hit still prefills one.
+        const match = this.#cache.enabled ? this.#cache.match(request, fillLength - 1, nowMs) : null;
+        const prefixLength = match === null ? 0 : match.length;
+        const extendTokens = fillLength - prefixLength;
+        const futureTokens = Math.min(request.remainingOutputTokens, CLIP_MAX_NEW_TOKENS);
+        const nothingElseRuns = admittedRunning === 0 && batch.length === 0;
+        const fits =
+          extendTokens + futureTokens <= remainingTotalTokens ||
+          // Guarantee progress: an otherwise idle engine takes the head request if its prompt fits at all;
+          // retraction handles a later shortfall.
+          (nothingElseRuns && extendTokens <= this.#availableKvTokens());
+        if (!fits) break;
+        if (match !== null && match.length > 0) {
+          this.#cache.lock(match.handle);
+          request.lockedHandle = match.handle;
+          request.lockedPrefixLength = match.length;
+        }
+        if (!request.admitted) {
+          request.admitted = true;
+          request.cachedTokens = prefixLength;
+          this.#counters.cachedPromptTokens += prefixLength;
+          request.forwardEntryMs = nowMs;
+          newRequests++;
+          newPromptTokens += request.promptLength;
+          newCachedTokens += prefixLength;
+        }
+        request.fillLength = fillLength;
+        request.filledTokens = prefixLength;
+        request.phase = 'prefilling';
+        admittedCount++;
+        admittedRunning++;
+        if (extendTokens <= remainingChunkTokens) {
+          this.#addChunk(request, extendTokens, batch, work);
+          remainingChunkTokens -= extendTokens;
+          remainingTotalTokens -= extendTokens + futureTokens;
+        } else {
+          const chunkTokens = remainingChunkTokens;
+          this.#addChunk(request, chunkTokens, batch, work);
+          remainingChunkTokens = 0;
+          remainingTotalTokens -= chunkTokens;
+          this.#chunked = request;
+          break;
+        }
+      }
+      if (admittedCount > 0) this.#waiting.splice(0, admittedCount);
+    }
+    if (batch.length === 0) return null;
+    const plan = this.#startStep('prefill', nowMs, batch, work);
+    plan.newRequests = newRequests;
+    plan.newPromptTokens = newPromptTokens;
+    plan.newCachedTokens = newCachedTokens;
+    return plan;
+  }
+
+  #addChunk(request: EngineRequest, chunkTokens: number, batch: EngineRequest[], work: StepWork): void {
+    this.#allocate(request, chunkTokens);
+    request.stepChunkTokens = chunkTokens;
+    work.prefillTokens += chunkTokens;
+    work.prefillAttentionPairs += attentionPairs(request.filledTokens, chunkTokens);
+    batch.push(request);
+  }
+
+  #scheduleDecode(nowMs: Milliseconds): StepPlan {
+    // Each running request needs one more KV slot this step; retract the least advanced requests until all fit.
+    if (this.#availableKvTokens() < this.#running.length) this.#retract(nowMs);
+    const work: StepWork = { prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: 0, decodeKvTokens: 0 };
+    for (const request of this.#running) {
+      this.#allocate(request, 1);
+      work.decodeSequences++;
+      work.decodeKvTokens += request.kvTokens;
+    }
+    this.#newTokenRatio = Math.max(this.#minNewTokenRatio, this.#newTokenRatio - this.#newTokenRatioDecay);
+    return this.#startStep('decode', nowMs, this.#running.slice(), work);
+  }
+
+  /**
+   * SGLang's retract_decode: sort by (decoded tokens, then shortest prompt) and retract from the least decoded, longest
+   * prompt first, until the rest can take one more decode step; retracted requests keep their output and go back to
+   * the queue, and the new-token ratio rises so admission leaves room for RETRACT_DECODE_STEPS more steps.
+   */
+  #retract(nowMs: Milliseconds): void {
+    const candidates = this.#running
+      .slice()
+      .sort((left, right) => right.outputTokens - left.outputTokens || left.promptLength - right.promptLength);
+    const retracted: EngineRequest[] = [];
+    // SGLang retracts at least one request, then more until the rest fit one more decode step.
+    while (candidates.length > 1 && (retracted.length === 0 || this.#availableKvTokens() < candidates.length)) {
+      const victim = candidates.pop() as EngineRequest;
+      this.#releaseKv(victim, false, nowMs);
+      victim.phase = 'waiting';
+      victim.filledTokens = 0;
+      victim.numRetractions++;
+      this.#counters.retractions++;
+      retracted.push(victim);
+    }
+    if (retracted.length > 0) {
+      this.#running = this.#running.filter((request) => request.phase === 'decoding');
+      for (const request of retracted) this.#waiting.push(request);
+      let decoded = 0;
+      let maxNew = 0;
+      for (const request of this.#running) {
+        decoded += request.outputTokens;
+        maxNew += request.maxNewTokens;
+      }
+      this.#newTokenRatio =
+        maxNew === 0 ? 1 : Math.min(1, (decoded + RETRACT_DECODE_STEPS * this.#running.length) / maxNew);
+    }
+    // A lone request that still cannot get a slot can never finish: end it like an out-of-memory abort.
+    if (this.#availableKvTokens() < this.#running.length) {
+      for (const request of this.#running.splice(0)) {
+        this.#releaseKv(request, false, nowMs);
+        this.#finish(request, nowMs, {
+          type: 'abort',
+          message: 'The KV cache is full and the request cannot continue: raise --max-total-tokens.',
+        });
+      }
+    }
+  }
+
+  #startStep(kind: StepKind, nowMs: Milliseconds, batch: EngineRequest[], work: StepWork): StepPlan {
+    const plan: StepPlan = {
+      kind,
+      startMs: nowMs,
+      durationMs: this.#costModel.stepDurationMs(work),
+      batchSize: batch.length,
+      newRequests: 0,
+      newPromptTokens: 0,
+      newCachedTokens: 0,
+      work,
+    };
+    this.#step = plan;
+    this.#stepBatch = batch;
+    return plan;
+  }
+
+  /** Moves the first `length` KV tokens of a request into the cache; with `keepLock` the request keeps them locked. */
+  #moveIntoCache(request: EngineRequest, length: number, nowMs: Milliseconds, keepLock: boolean): void {
+    const inserted = this.#cache.insert(request, length, nowMs);
+    // Tokens beyond the request's old lock either became new cache entries (their KV moves over) or duplicated
+    // entries already cached (their copy is freed).
+    const movedOrFreed = length - request.lockedPrefixLength;
+    request.ownedKvTokens -= movedOrFreed;
+    this.#requestOwnedKvTokens -= movedOrFreed;
+    void inserted.addedTokens;
+    if (request.lockedHandle !== null) this.#cache.unlock(request.lockedHandle);
+    if (keepLock) {
+      this.#cache.lock(inserted.handle);
+      request.lockedHandle = inserted.handle;
+      request.lockedPrefixLength = length;
+    } else {
+      request.lockedHandle = null;
+      request.lockedPrefixLength = 0;
+    }
+  }
+
+  /** Frees a request's KV; a finished request first gives its whole sequence to the cache. */
+  #releaseKv(request: EngineRequest, insertIntoCache: boolean, nowMs: Milliseconds): void {
+    if (insertIntoCache && this.#cache.enabled) {
+      this.#moveIntoCache(request, request.kvTokens, nowMs, false);
+    } else if (request.lockedHandle !== null) {
+      this.#cache.unlock(request.lockedHandle);
+      request.lockedHandle = null;
+      request.lockedPrefixLength = 0;
+    }
+    this.#requestOwnedKvTokens -= request.ownedKvTokens;
+    request.ownedKvTokens = 0;
+    request.lockedPrefixLength = 0;
+  }
+}
+
+function removeFrom<T>(items: T[], item: T): void {
+  const position = items.indexOf(item);
+  if (position >= 0) items.splice(position, 1);
+}
+
+function validateConfig(config: EngineConfig): void {
+  const positiveIntegers: [keyof EngineConfig, number][] = [
+    ['maxRunningRequests', config.maxRunningRequests],
+    ['maxTotalTokens', config.maxTotalTokens],
+    ['contextLength', config.contextLength],
+  ];
+  for (const [name, value] of positiveIntegers) {
+    if (!Number.isInteger(value) || value <= 0) {
+      throw new ServelabError('INVALID_CONFIG', `${name} must be a positive integer, got ${String(value)}`);
+    }
+  }
+  if (!Number.isInteger(config.chunkedPrefillSize)) {
+    throw new ServelabError('INVALID_CONFIG', `chunkedPrefillSize must be an integer (<= 0 disables chunking)`);
+  }
+  if (!(config.scheduleConservativeness > 0)) {
+    throw new ServelabError('INVALID_CONFIG', 'scheduleConservativeness must be a positive number (SGLang default 1.0)');
+  }
+}

@@ -1,0 +1,87 @@
+import { ServelabError } from '../errors/servelab-error.js';
+import type { EngineConfig, EngineListener, EngineProfile, SchedulingPolicy } from '../types/engine.js';
+import { DisabledPrefixCache } from './core/prefix-cache.js';
+import type { PrefixCache } from './core/prefix-cache.js';
+import { SimEngine } from './core/sim-engine.js';
+import { BUILTIN_SCHEDULING_POLICIES } from './policy/builtin-policies.js';
+import { costModelFor } from './profile/cost-model.js';
+import { loadProfile } from './profile/load-profile.js';
+
+/** Settings for one simulated engine; anything left out takes the default below or the profile's value. */
+export interface EngineSettings {
+  /** Built-in profile name, path to a profile JSON file, inline JSON, or a profile object. */
+  profile?: string | EngineProfile;
+  maxRunningRequests?: number;
+  chunkedPrefillSize?: number;
+  maxTotalTokens?: number;
+  contextLength?: number;
+  /** `fcfs`, `lpm`, or a policy object (custom module paths are resolved by resolveSchedulingPolicy first). */
+  schedulePolicy?: string | SchedulingPolicy;
+  scheduleConservativeness?: number;
+  disableRadixCache?: boolean;
+  seed?: number;
+}
+
+export const ENGINE_DEFAULTS = {
+  /** SGLang sizes this from GPU memory; 256 is a typical cap for an 8B model's CUDA-graph batch sizes. */
+  maxRunningRequests: 256,
+  /** SGLang's default on 80 GB GPUs. */
+  chunkedPrefillSize: 8192,
+  scheduleConservativeness: 1.0,
+  seed: 0,
+  /** For `simple` profiles without their own figures. */
+  simpleMaxTotalTokens: 500_000,
+  simpleContextLength: 32_768,
+} as const;
+
+export interface ResolvedEngineSetup {
+  profile: EngineProfile;
+  config: EngineConfig;
+  policy: SchedulingPolicy;
+}
+
+export function resolveEngineSetup(settings: EngineSettings = {}): ResolvedEngineSetup {
+  const profile = loadProfile(settings.profile);
+  const profileTotal = profile.kind === 'roofline' ? profile.maxTotalTokens : profile.maxTotalTokens;
+  const profileContext = profile.kind === 'roofline' ? profile.contextLength : profile.contextLength;
+  const policySetting = settings.schedulePolicy ?? 'fcfs';
+  let policy: SchedulingPolicy;
+  if (typeof policySetting === 'string') {
+    const builtin = BUILTIN_SCHEDULING_POLICIES[policySetting];
+    if (builtin === undefined) {
+      throw new ServelabError(
+        'INVALID_CONFIG',
+        `schedule policy "${policySetting}" is not built in (fcfs, lpm); load a custom policy module with ` +
+          'resolveSchedulingPolicy before creating the engine',
+      );
+    }
+    policy = builtin;
+  } else {
+    policy = policySetting;
+  }
+  const config: EngineConfig = {
+    maxRunningRequests: settings.maxRunningRequests ?? ENGINE_DEFAULTS.maxRunningRequests,
+    chunkedPrefillSize: settings.chunkedPrefillSize ?? ENGINE_DEFAULTS.chunkedPrefillSize,
+    maxTotalTokens: settings.maxTotalTokens ?? profileTotal ?? ENGINE_DEFAULTS.simpleMaxTotalTokens,
+    contextLength: settings.contextLength ?? profileContext ?? ENGINE_DEFAULTS.simpleContextLength,
+    schedulePolicy: policy.name,
+    scheduleConservativeness: settings.scheduleConservativeness ?? ENGINE_DEFAULTS.scheduleConservativeness,
+    disableRadixCache: settings.disableRadixCache ?? false,
+    seed: settings.seed ?? ENGINE_DEFAULTS.seed,
+  };
+  return { profile, config, policy };
+}
+
+export function createPrefixCache(_config: EngineConfig): PrefixCache {
+  return new DisabledPrefixCache();
+}
+
+export function createEngine(setup: ResolvedEngineSetup, listener: EngineListener): SimEngine {
+  return new SimEngine({
+    config: setup.config,
+    costModel: costModelFor(setup.profile),
+    policy: setup.policy,
+    prefixCache: createPrefixCache(setup.config),
+    listener,
+  });
+}

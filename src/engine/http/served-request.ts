@@ -1,0 +1,283 @@
+import type { ServerResponse } from 'node:http';
+import type { Clock } from '../../clock/clock.js';
+import type { EngineRequestView } from '../../types/engine.js';
+import type { Milliseconds } from '../../types/time.js';
+import { OUTPUT_WORDS, outputWordIndex } from '../core/output-tokens.js';
+import type { SglangMetrics } from '../metrics/sglang-metrics.js';
+import { endEventStream, sendJson, startEventStream, writeEvent } from './http-helpers.js';
+
+export type ServedProtocol = 'generate' | 'completions' | 'chat' | 'health';
+
+export interface ServedRequestContext {
+  clock: Clock;
+  metrics: SglangMetrics;
+  seed: number;
+  servedModelName: string;
+  /** Called once the request is finished and its answer written, so the server can forget it. */
+  onDone(id: string): void;
+}
+
+/**
+ * One HTTP request being served: it turns the engine's token and finish events into the protocol's answer, writing an
+ * SSE event per token for streams (tokens arrive at step boundaries, so the event gaps are the engine's step times).
+ */
+export class ServedRequest {
+  readonly id: string;
+  readonly protocol: ServedProtocol;
+  readonly stream: boolean;
+  readonly includeUsage: boolean;
+  readonly response: ServerResponse | null;
+  readonly #context: ServedRequestContext;
+  readonly #createdEpochSeconds: number;
+  readonly #onHealthDone: (() => void) | null;
+  #text = '';
+  #outputIds: number[] = [];
+  #firstTokenMs: Milliseconds = Number.NaN;
+  #lastTokenMs: Milliseconds = Number.NaN;
+  #clientGone = false;
+  #done = false;
+
+  constructor(
+    id: string,
+    protocol: ServedProtocol,
+    stream: boolean,
+    includeUsage: boolean,
+    response: ServerResponse | null,
+    context: ServedRequestContext,
+    onHealthDone: (() => void) | null = null,
+  ) {
+    this.id = id;
+    this.protocol = protocol;
+    this.stream = stream;
+    this.includeUsage = includeUsage;
+    this.response = response;
+    this.#context = context;
+    this.#createdEpochSeconds = Math.floor(context.clock.nowEpochSeconds());
+    this.#onHealthDone = onHealthDone;
+  }
+
+  get done(): boolean {
+    return this.#done;
+  }
+
+  /** The client went away: nothing more is written (the server aborts the request in the engine). */
+  markClientGone(): void {
+    this.#clientGone = true;
+  }
+
+  startStream(): void {
+    if (this.stream && this.response !== null) {
+      startEventStream(this.response);
+      if (this.protocol === 'chat') {
+        writeEvent(this.response, this.#chatChunk({ role: 'assistant', content: '' }, null));
+      }
+    }
+  }
+
+  onToken(view: EngineRequestView, timeMs: Milliseconds): void {
+    const index = view.outputTokens - 1;
+    const word = OUTPUT_WORDS[outputWordIndex(this.#context.seed, view.serial, index)] as string;
+    const piece = index === 0 ? word : ` ${word}`;
+    this.#text += piece;
+    this.#outputIds.push(view.outputTokenId(index));
+    const metrics = this.#context.metrics;
+    if (Number.isNaN(this.#firstTokenMs)) {
+      this.#firstTokenMs = timeMs;
+      metrics.observeFirstToken((timeMs - view.receivedMs) / 1000);
+      metrics.observeQueueTime((view.forwardEntryMs - view.queueEntryMs) / 1000);
+    } else {
+      metrics.observeInterToken((timeMs - this.#lastTokenMs) / 1000);
+    }
+    this.#lastTokenMs = timeMs;
+    // The last token's event is written by onFinish (it carries finish_reason and the final timing keys).
+    if (view.outputTokens >= view.maxNewTokens) return;
+    if (!this.stream || this.response === null || this.#clientGone) return;
+    if (this.protocol === 'generate') {
+      writeEvent(this.response, this.#generateBody(view, false));
+    } else if (this.protocol === 'completions') {
+      writeEvent(this.response, this.#completionChunk(piece, null));
+    } else if (this.protocol === 'chat') {
+      writeEvent(this.response, this.#chatChunk({ content: piece }, null));
+    }
+  }
+
+  onFinish(view: EngineRequestView, timeMs: Milliseconds): void {
+    if (this.#done) return;
+    this.#done = true;
+    const reason = view.finishReason;
+    const aborted = reason !== null && reason.type === 'abort';
+    this.#context.metrics.observeFinished(
+      (timeMs - view.receivedMs) / 1000,
+      view.promptLength,
+      view.outputTokens,
+      view.cachedTokens,
+      aborted,
+    );
+    this.#context.onDone(this.id);
+    if (this.protocol === 'health') {
+      this.#onHealthDone?.();
+      return;
+    }
+    const response = this.response;
+    if (response === null || this.#clientGone) return;
+    const rejected = reason !== null && reason.type === 'abort' && reason.status_code !== undefined;
+    if (rejected) {
+      // SGLang turns a scheduler rejection into an error: a 400 JSON body, or an error event inside a stream.
+      const message = reason.message;
+      const body =
+        this.protocol === 'generate'
+          ? { error: { message } }
+          : { object: 'error', message, type: reason.err_type ?? 'BadRequestError', param: null, code: 400 };
+      if (this.stream) {
+        writeEvent(response, body);
+        endEventStream(response);
+      } else {
+        sendJson(response, 400, body);
+      }
+      return;
+    }
+    const lastPiece = this.#lastPiece(view);
+    if (this.protocol === 'generate') {
+      if (this.stream) {
+        writeEvent(response, this.#generateBody(view, true));
+        endEventStream(response);
+      } else {
+        sendJson(response, 200, this.#generateBody(view, true));
+      }
+      return;
+    }
+    const finishReason = reason === null ? null : reason.type;
+    if (this.protocol === 'completions') {
+      if (this.stream) {
+        writeEvent(response, this.#completionChunk(lastPiece, finishReason));
+        if (this.includeUsage) writeEvent(response, this.#usageChunk('text_completion', view));
+        endEventStream(response);
+      } else {
+        sendJson(response, 200, {
+          id: this.id,
+          object: 'text_completion',
+          created: this.#createdEpochSeconds,
+          model: this.#context.servedModelName,
+          choices: [{ index: 0, text: this.#text, logprobs: null, finish_reason: finishReason, matched_stop: null }],
+          usage: usage(view),
+        });
+      }
+      return;
+    }
+    if (this.stream) {
+      writeEvent(response, this.#chatChunk(lastPiece === '' ? {} : { content: lastPiece }, finishReason));
+      if (this.includeUsage) writeEvent(response, this.#usageChunk('chat.completion.chunk', view));
+      endEventStream(response);
+    } else {
+      sendJson(response, 200, {
+        id: this.id,
+        object: 'chat.completion',
+        created: this.#createdEpochSeconds,
+        model: this.#context.servedModelName,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: this.#text, reasoning_content: null, tool_calls: null },
+            logprobs: null,
+            finish_reason: finishReason,
+            matched_stop: null,
+          },
+        ],
+        usage: usage(view),
+      });
+    }
+  }
+
+  /** The text the last token added (empty when the request finished without a new token, e.g. an abort). */
+  #lastPiece(view: EngineRequestView): string {
+    if (view.outputTokens === 0 || this.#lastTokenMs !== view.finishedMs) return '';
+    const index = view.outputTokens - 1;
+    const word = OUTPUT_WORDS[outputWordIndex(this.#context.seed, view.serial, index)] as string;
+    return index === 0 ? word : ` ${word}`;
+  }
+
+  /**
+   * `/generate` output. meta_info keys and their order follow SGLang's tokenizer manager: id, finish_reason,
+   * prompt_tokens, weight_version, num_retractions, the scheduler's timing keys (every event, with --enable-metrics),
+   * reasoning_tokens, completion_tokens, cached_tokens (+ cached_tokens_details, dp_rank); on the last event
+   * e2e_latency and the API server's timing keys (request_received_ts, api_server_dispatch_finish_ts,
+   * request_finished_ts, inference_time, decode_throughput, response_sent_to_client_ts). In the simulator the request
+   * enters the scheduler's queue the moment it is dispatched, so api_server_dispatch_finish_ts is the queue entry.
+   */
+  #generateBody(view: EngineRequestView, final: boolean): Record<string, unknown> {
+    const clock = this.#context.clock;
+    const epoch = (ms: Milliseconds): number => clock.toEpochSeconds(ms);
+    const meta: Record<string, unknown> = {
+      id: view.id,
+      finish_reason: final ? view.finishReason : null,
+      prompt_tokens: view.promptLength,
+      weight_version: 'default',
+      num_retractions: view.numRetractions,
+    };
+    if (!Number.isNaN(view.forwardEntryMs)) meta['forward_entry_time'] = epoch(view.forwardEntryMs);
+    if (!Number.isNaN(view.prefillFinishedMs)) meta['prefill_finished_time'] = epoch(view.prefillFinishedMs);
+    meta['queue_time'] = Number.isNaN(view.forwardEntryMs) ? 0 : (view.forwardEntryMs - view.queueEntryMs) / 1000;
+    meta['prefill_waiting_latency'] = null;
+    meta['prefill_launch_latency'] = null;
+    meta['reasoning_tokens'] = 0;
+    meta['completion_tokens'] = view.outputTokens;
+    meta['cached_tokens'] = view.cachedTokens;
+    meta['cached_tokens_details'] = null;
+    meta['dp_rank'] = null;
+    if (final) {
+      const finishedMs = view.finishedMs;
+      meta['e2e_latency'] = (finishedMs - view.receivedMs) / 1000;
+      meta['request_received_ts'] = epoch(view.receivedMs);
+      meta['api_server_dispatch_finish_ts'] = epoch(view.queueEntryMs);
+      meta['request_finished_ts'] = epoch(finishedMs);
+      if (!Number.isNaN(view.forwardEntryMs)) meta['inference_time'] = (finishedMs - view.forwardEntryMs) / 1000;
+      const decodeSeconds = (finishedMs - this.#firstTokenMs) / 1000;
+      if (decodeSeconds > 0 && view.outputTokens > 0) meta['decode_throughput'] = view.outputTokens / decodeSeconds;
+      // Set last, right before the final event is written, as SGLang does.
+      meta['response_sent_to_client_ts'] = clock.nowEpochSeconds();
+    }
+    return { text: this.#text, output_ids: this.#outputIds.slice(), meta_info: meta };
+  }
+
+  #completionChunk(text: string, finishReason: string | null): Record<string, unknown> {
+    return {
+      id: this.id,
+      object: 'text_completion',
+      created: this.#createdEpochSeconds,
+      model: this.#context.servedModelName,
+      choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason, matched_stop: null }],
+      usage: null,
+    };
+  }
+
+  #chatChunk(delta: Record<string, unknown>, finishReason: string | null): Record<string, unknown> {
+    return {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.#createdEpochSeconds,
+      model: this.#context.servedModelName,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason, matched_stop: null }],
+      usage: null,
+    };
+  }
+
+  #usageChunk(object: string, view: EngineRequestView): Record<string, unknown> {
+    return {
+      id: this.id,
+      object,
+      created: this.#createdEpochSeconds,
+      model: this.#context.servedModelName,
+      choices: [],
+      usage: usage(view),
+    };
+  }
+}
+
+function usage(view: EngineRequestView): Record<string, unknown> {
+  return {
+    prompt_tokens: view.promptLength,
+    total_tokens: view.promptLength + view.outputTokens,
+    completion_tokens: view.outputTokens,
+    prompt_tokens_details: view.cachedTokens > 0 ? { cached_tokens: view.cachedTokens } : null,
+  };
+}

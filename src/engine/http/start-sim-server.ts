@@ -1,0 +1,417 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { systemClock } from '../../clock/clock.js';
+import type { Clock } from '../../clock/clock.js';
+import { ServelabError } from '../../errors/servelab-error.js';
+import type { EngineListener, EngineProfile, EngineRequestView, SchedulingPolicy } from '../../types/engine.js';
+import { wordTokenIds } from '../../utils/word-tokenizer.js';
+import type { SimEngine } from '../core/sim-engine.js';
+import { createEngine, resolveEngineSetup } from '../create-engine.js';
+import type { ResolvedEngineSetup } from '../create-engine.js';
+import { SglangMetrics } from '../metrics/sglang-metrics.js';
+import { resolveSchedulingPolicy } from '../policy/load-policy.js';
+import { BadRequest, isRecord, optionalCount, readJsonBody, sendJson, sendText } from './http-helpers.js';
+import { RealTimeStepper } from './real-time-stepper.js';
+import { ServedRequest } from './served-request.js';
+import type { ServedProtocol, ServedRequestContext } from './served-request.js';
+
+export interface SimServerOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** 0 (the default) picks any free port. */
+  port?: number;
+  /** Built-in profile name, profile file path, inline JSON or a profile object. Default llama-3-8b-h100. */
+  profile?: string | EngineProfile;
+  maxRunningRequests?: number;
+  chunkedPrefillSize?: number;
+  maxTotalTokens?: number;
+  contextLength?: number;
+  /** `fcfs` (default), `lpm`, a module path of a custom policy, or a policy object. */
+  schedulePolicy?: string | SchedulingPolicy;
+  scheduleConservativeness?: number;
+  disableRadixCache?: boolean;
+  seed?: number;
+  /** The model name reported by the API; default: the profile's model. */
+  servedModelName?: string;
+  /** Default: the system clock. The real-time loop needs a clock that moves by itself. */
+  clock?: Clock;
+}
+
+export interface RunningSimServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** SGLang's default max_new_tokens when sampling_params leaves it out. */
+const DEFAULT_MAX_NEW_TOKENS = 128;
+/** The OpenAI completions API's default max_tokens. */
+const DEFAULT_COMPLETION_MAX_TOKENS = 16;
+const FLUSH_CACHE_MESSAGE =
+  'Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the ' +
+  'operation will not be performed.)\n';
+
+/** Starts a simulated SGLang server (real HTTP on loopback, steps in real time). */
+export async function startSimServer(options: SimServerOptions = {}): Promise<RunningSimServer> {
+  const policy = await resolveSchedulingPolicy(options.schedulePolicy ?? 'fcfs');
+  const setup = resolveEngineSetup({ ...options, schedulePolicy: policy });
+  const server = new SimHttpServer(setup, options);
+  return server.listen(options.host ?? '127.0.0.1', options.port ?? 0);
+}
+
+class SimHttpServer {
+  readonly #setup: ResolvedEngineSetup;
+  readonly #clock: Clock;
+  readonly #engine: SimEngine;
+  readonly #stepper: RealTimeStepper;
+  readonly #metrics: SglangMetrics;
+  readonly #servedModelName: string;
+  readonly #served = new Map<string, ServedRequest>();
+  readonly #context: ServedRequestContext;
+  #port = 0;
+  #host = '127.0.0.1';
+
+  constructor(setup: ResolvedEngineSetup, options: SimServerOptions) {
+    this.#setup = setup;
+    this.#clock = options.clock ?? systemClock;
+    const profile = setup.profile;
+    this.#servedModelName =
+      options.servedModelName ?? (profile.kind === 'roofline' ? profile.model : (profile.name ?? 'servelab-sim'));
+    this.#metrics = new SglangMetrics(this.#servedModelName);
+    const served = this.#served;
+    const listener: EngineListener = {
+      onToken: (view: EngineRequestView, timeMs: number) => served.get(view.id)?.onToken(view, timeMs),
+      onFinish: (view: EngineRequestView, timeMs: number) => served.get(view.id)?.onFinish(view, timeMs),
+    };
+    this.#engine = createEngine(setup, listener);
+    this.#stepper = new RealTimeStepper(
+      this.#engine,
+      this.#clock,
+      (plan, endMs) =>
+        this.#metrics.onStepCompleted(plan, this.#engine.load(), endMs, this.#engine.counters.retractions),
+      () => this.#metrics.onIdle(this.#engine.load()),
+    );
+    this.#context = {
+      clock: this.#clock,
+      metrics: this.#metrics,
+      seed: setup.config.seed,
+      servedModelName: this.#servedModelName,
+      onDone: (id) => served.delete(id),
+    };
+  }
+
+  async listen(host: string, port: number): Promise<RunningSimServer> {
+    const server = createServer({ keepAliveTimeout: 60_000 }, (request, response) => {
+      this.#route(request, response).catch((error: unknown) => {
+        if (!response.headersSent) sendJson(response, 500, { error: { message: String(error) } });
+        else response.destroy();
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: NodeJS.ErrnoException): void => {
+        reject(
+          error.code === 'EADDRINUSE'
+            ? new ServelabError('PORT_IN_USE', `port ${port} on ${host} is in use: pick another --port or 0 for any`)
+            : error,
+        );
+      };
+      server.once('error', onError);
+      server.listen(port, host, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    const address = server.address() as AddressInfo;
+    this.#port = address.port;
+    this.#host = host;
+    const displayHost = host.includes(':') ? `[${host}]` : host;
+    return {
+      url: `http://${displayHost}:${address.port}`,
+      port: address.port,
+      close: async () => {
+        this.#stepper.close();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  async #route(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = (request.url ?? '/').split('?')[0] ?? '/';
+    const method = request.method ?? 'GET';
+    switch (path) {
+      case '/generate':
+        return this.#handleGenerate(request, response);
+      case '/v1/completions':
+        return this.#handleOpenAi(request, response, 'completions');
+      case '/v1/chat/completions':
+        return this.#handleOpenAi(request, response, 'chat');
+      case '/health':
+        return sendText(response, 200, '');
+      case '/health_generate':
+        return this.#handleHealthGenerate(response);
+      case '/server_info':
+      case '/get_server_info':
+        return sendJson(response, 200, this.#serverInfo());
+      case '/model_info':
+      case '/get_model_info':
+        return sendJson(response, 200, this.#modelInfo());
+      case '/v1/models':
+        return sendJson(response, 200, {
+          object: 'list',
+          data: [
+            {
+              id: this.#servedModelName,
+              object: 'model',
+              created: Math.floor(this.#clock.nowEpochSeconds()),
+              owned_by: 'sglang',
+              root: this.#servedModelName,
+              max_model_len: this.#setup.config.contextLength,
+            },
+          ],
+        });
+      case '/flush_cache':
+        if (method !== 'POST' && method !== 'GET') return sendJson(response, 405, { detail: 'Method Not Allowed' });
+        return sendText(response, this.#engine.flushCache() ? 200 : 400, FLUSH_CACHE_MESSAGE);
+      case '/metrics':
+        return sendText(response, 200, this.#metrics.render(), 'text/plain; version=0.0.4');
+      case '/get_load':
+        return sendJson(response, 200, this.#loadInfo());
+      default:
+        return sendJson(response, 404, { detail: 'Not Found' });
+    }
+  }
+
+  #newRequestId(request: IncomingMessage, bodyRid: unknown): string {
+    if (typeof bodyRid === 'string' && bodyRid !== '') return bodyRid;
+    const header = request.headers['x-request-id'];
+    if (typeof header === 'string' && header !== '') return header;
+    return randomBytes(16).toString('hex');
+  }
+
+  async #handleGenerate(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (request.method !== 'POST' && request.method !== 'PUT') {
+      return sendJson(response, 405, { detail: 'Method Not Allowed' });
+    }
+    let body: Record<string, unknown>;
+    let promptTokenIds: ArrayLike<number>;
+    let maxNewTokens: number;
+    try {
+      const parsed = await readJsonBody(request);
+      if (!isRecord(parsed)) throw new BadRequest('The request body must be a JSON object.');
+      body = parsed;
+      promptTokenIds = generatePrompt(body);
+      const sampling = body['sampling_params'] ?? {};
+      if (!isRecord(sampling)) throw new BadRequest('sampling_params must be an object.');
+      maxNewTokens = optionalCount(sampling['max_new_tokens'], 'max_new_tokens') ?? DEFAULT_MAX_NEW_TOKENS;
+      if (body['stream'] !== undefined && typeof body['stream'] !== 'boolean') {
+        throw new BadRequest('stream must be a boolean.');
+      }
+    } catch (error) {
+      return sendJson(response, 400, { error: { message: errorMessage(error) } });
+    }
+    const id = this.#newRequestId(request, body['rid']);
+    const stream = body['stream'] === true;
+    this.#admit(request, response, id, promptTokenIds, maxNewTokens, 'generate', stream, false);
+  }
+
+  async #handleOpenAi(request: IncomingMessage, response: ServerResponse, protocol: 'completions' | 'chat'): Promise<void> {
+    if (request.method !== 'POST') return sendJson(response, 405, { detail: 'Method Not Allowed' });
+    let body: Record<string, unknown>;
+    let promptTokenIds: ArrayLike<number>;
+    let maxNewTokens: number;
+    let includeUsage = false;
+    try {
+      const parsed = await readJsonBody(request);
+      if (!isRecord(parsed)) throw new BadRequest('The request body must be a JSON object.');
+      body = parsed;
+      promptTokenIds = protocol === 'completions' ? completionPrompt(body) : chatPrompt(body);
+      const maxTokens =
+        optionalCount(body['max_completion_tokens'], 'max_completion_tokens') ??
+        optionalCount(body['max_tokens'], 'max_tokens');
+      maxNewTokens = maxTokens ?? (protocol === 'completions' ? DEFAULT_COMPLETION_MAX_TOKENS : DEFAULT_MAX_NEW_TOKENS);
+      const streamOptions = body['stream_options'];
+      if (isRecord(streamOptions)) includeUsage = streamOptions['include_usage'] === true;
+    } catch (error) {
+      return sendJson(response, 400, openAiError(errorMessage(error)));
+    }
+    const id = this.#newRequestId(request, body['rid']);
+    const stream = body['stream'] === true;
+    this.#admit(request, response, id, promptTokenIds, maxNewTokens, protocol, stream, includeUsage);
+  }
+
+  #admit(
+    request: IncomingMessage,
+    response: ServerResponse,
+    id: string,
+    promptTokenIds: ArrayLike<number>,
+    maxNewTokens: number,
+    protocol: ServedProtocol,
+    stream: boolean,
+    includeUsage: boolean,
+  ): void {
+    const input = { id, promptTokenIds, maxNewTokens };
+    const invalid =
+      this.#served.has(id) ? `Duplicate request ID ${id}: every request needs a unique rid.` : this.#engine.validate(input);
+    if (invalid !== null) {
+      sendJson(response, 400, protocol === 'generate' ? { error: { message: invalid } } : openAiError(invalid));
+      return;
+    }
+    const served = new ServedRequest(id, protocol, stream, includeUsage, response, this.#context);
+    this.#served.set(id, served);
+    served.startStream();
+    response.on('close', () => {
+      if (served.done) return;
+      served.markClientGone();
+      this.#engine.abort(id, this.#clock.nowMs());
+    });
+    void request;
+    this.#engine.submit(input, this.#clock.nowMs());
+    this.#stepper.kick();
+  }
+
+  #handleHealthGenerate(response: ServerResponse): void {
+    const id = `HEALTH_CHECK_${randomBytes(8).toString('hex')}`;
+    const served = new ServedRequest(id, 'health', false, false, null, this.#context, () => sendText(response, 200, ''));
+    this.#served.set(id, served);
+    this.#engine.submit({ id, promptTokenIds: [1], maxNewTokens: 1 }, this.#clock.nowMs());
+    this.#stepper.kick();
+  }
+
+  #serverInfo(): Record<string, unknown> {
+    const config = this.#setup.config;
+    const profile = this.#setup.profile;
+    const load = this.#engine.load();
+    return {
+      model_path: profile.kind === 'roofline' ? profile.model : this.#servedModelName,
+      tokenizer_path: profile.kind === 'roofline' ? profile.model : this.#servedModelName,
+      served_model_name: this.#servedModelName,
+      host: this.#host,
+      port: this.#port,
+      max_running_requests: config.maxRunningRequests,
+      max_total_tokens: config.maxTotalTokens,
+      chunked_prefill_size: config.chunkedPrefillSize,
+      context_length: config.contextLength,
+      schedule_policy: config.schedulePolicy,
+      schedule_conservativeness: config.scheduleConservativeness,
+      disable_radix_cache: config.disableRadixCache,
+      enable_metrics: true,
+      page_size: 1,
+      tp_size: 1,
+      dp_size: 1,
+      random_seed: config.seed,
+      version: 'servelab-sim',
+      simulated: true,
+      profile: profile.kind === 'roofline' ? profile.name : (profile.name ?? 'simple'),
+      max_total_num_tokens: config.maxTotalTokens,
+      internal_states: [
+        {
+          max_total_num_tokens: config.maxTotalTokens,
+          num_running_reqs: load.runningRequests,
+          num_waiting_reqs: load.waitingRequests,
+          token_usage: load.tokenUsage,
+          last_gen_throughput: 0,
+        },
+      ],
+    };
+  }
+
+  #modelInfo(): Record<string, unknown> {
+    const profile = this.#setup.profile;
+    return {
+      model_path: profile.kind === 'roofline' ? profile.model : this.#servedModelName,
+      tokenizer_path: profile.kind === 'roofline' ? profile.model : this.#servedModelName,
+      is_generation: true,
+      preferred_sampling_params: null,
+      weight_version: 'default',
+      has_image_understanding: false,
+      has_audio_understanding: false,
+      model_type: 'servelab-sim',
+      architectures: ['ServelabSimulatedForCausalLM'],
+    };
+  }
+
+  #loadInfo(): Record<string, unknown> {
+    const load = this.#engine.load();
+    return {
+      num_reqs: load.runningRequests + load.waitingRequests,
+      num_running_reqs: load.runningRequests,
+      num_waiting_reqs: load.waitingRequests,
+      num_tokens: load.usedTokens,
+      token_usage: load.tokenUsage,
+    };
+  }
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof BadRequest) return error.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function openAiError(message: string): Record<string, unknown> {
+  return { object: 'error', message, type: 'BadRequestError', param: null, code: 400 };
+}
+
+/** `/generate` takes exactly one of `text` (a string) and `input_ids` (token ids). */
+function generatePrompt(body: Record<string, unknown>): ArrayLike<number> {
+  const text = body['text'];
+  const inputIds = body['input_ids'];
+  if (text !== undefined && text !== null && inputIds !== undefined && inputIds !== null) {
+    throw new BadRequest('Either text or input_ids should be provided, not both.');
+  }
+  if (typeof text === 'string') return wordTokenIds(text);
+  if (Array.isArray(inputIds)) return tokenIdsFrom(inputIds, 'input_ids');
+  if (Array.isArray(text)) {
+    throw new BadRequest('Batched text (a list of prompts) is not supported by the simulator: send one per request.');
+  }
+  throw new BadRequest('Either text, input_ids or input_embeds should be provided.');
+}
+
+function tokenIdsFrom(values: unknown[], field: string): number[] {
+  if (values.length > 0 && Array.isArray(values[0])) {
+    throw new BadRequest(`Batched ${field} is not supported by the simulator: send one prompt per request.`);
+  }
+  for (const value of values) {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+      throw new BadRequest(`${field} must be a list of non-negative integers.`);
+    }
+  }
+  return values as number[];
+}
+
+function completionPrompt(body: Record<string, unknown>): ArrayLike<number> {
+  const prompt = body['prompt'];
+  if (typeof prompt === 'string') return wordTokenIds(prompt);
+  if (Array.isArray(prompt)) {
+    if (prompt.length === 1 && typeof prompt[0] === 'string') return wordTokenIds(prompt[0]);
+    return tokenIdsFrom(prompt, 'prompt');
+  }
+  throw new BadRequest('prompt must be a string or a list of token ids.');
+}
+
+/** A chat prompt is tokenized as `<|role|> content` per message, a stand-in for a chat template. */
+function chatPrompt(body: Record<string, unknown>): ArrayLike<number> {
+  const messages = body['messages'];
+  if (!Array.isArray(messages) || messages.length === 0) throw new BadRequest('messages must be a non-empty list.');
+  const parts: string[] = [];
+  for (const message of messages) {
+    if (!isRecord(message) || typeof message['role'] !== 'string') {
+      throw new BadRequest('each message must be an object with a role and content.');
+    }
+    const content = message['content'];
+    let text = '';
+    if (typeof content === 'string') text = content;
+    else if (Array.isArray(content)) {
+      text = content
+        .map((part) => (isRecord(part) && typeof part['text'] === 'string' ? part['text'] : ''))
+        .join(' ');
+    } else if (content !== null && content !== undefined) {
+      throw new BadRequest('message content must be a string or a list of parts.');
+    }
+    parts.push(`<|${message['role']}|> ${text}`);
+  }
+  parts.push('<|assistant|>');
+  return wordTokenIds(parts.join('\n'));
+}

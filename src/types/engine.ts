@@ -1,0 +1,188 @@
+import type { Milliseconds } from './time.js';
+
+/**
+ * Interfaces of the simulated SGLang engine (src/engine/). The core is pure: every method that depends on time takes the
+ * current time as a monotonic millisecond reading, so one implementation serves the real-time HTTP driver and the
+ * virtual-time (discrete-event) driver alike.
+ */
+
+/** Waiting-queue orderings. `fcfs` and `lpm` are built in; any other string is a module path (see SchedulingPolicy). */
+export type SchedulePolicyName = 'fcfs' | 'lpm' | (string & {});
+
+/** Scheduler settings, named after SGLang's server arguments. */
+export interface EngineConfig {
+  /** Most requests in the running batch (SGLang `--max-running-requests`). */
+  maxRunningRequests: number;
+  /** Most prompt tokens prefilled in one step; longer prompts are chunked (`--chunked-prefill-size`; <= 0 disables). */
+  chunkedPrefillSize: number;
+  /** KV pool capacity in tokens (`--max-total-tokens`). */
+  maxTotalTokens: number;
+  /** Longest prompt plus output one request may have (the model's context length). */
+  contextLength: number;
+  schedulePolicy: SchedulePolicyName;
+  /** Multiplies the share of future decode tokens reserved when admitting (`--schedule-conservativeness`). */
+  scheduleConservativeness: number;
+  /** Turns the radix prefix cache off (`--disable-radix-cache`). */
+  disableRadixCache: boolean;
+  /** Seeds generated token ids, so a run is reproducible. */
+  seed: number;
+}
+
+/** Step-cost coefficients of a roofline-style profile (all durations in milliseconds). */
+export interface RooflineCoefficients {
+  /** Fixed cost of any step: scheduling, kernel launches, sampling. */
+  stepOverheadMs: Milliseconds;
+  /** Lower bound of the variable part: reading all weights once at the GPU's memory bandwidth. */
+  weightsFloorMs: Milliseconds;
+  /** Dense compute per prefilled token. */
+  prefillPerTokenMs: Milliseconds;
+  /**
+   * Attention cost per (query token, key token) pair in a prefill chunk: a chunk of c new tokens after p tokens already
+   * in KV costs c * (p + (c + 1) / 2) pairs, quadratic in the chunk length.
+   */
+  prefillAttentionPerPairMs: Milliseconds;
+  /** Dense compute per sequence in a decode step (one token each). */
+  decodePerSequenceMs: Milliseconds;
+  /** Reading one token's KV from memory during decode. */
+  kvReadPerTokenMs: Milliseconds;
+}
+
+/** Every step lasts exactly `stepMs`: for tests with exact timing expectations. */
+export interface SimpleProfile {
+  kind: 'simple';
+  name?: string;
+  stepMs: Milliseconds;
+  maxTotalTokens?: number;
+  contextLength?: number;
+}
+
+/** A model on a GPU, with coefficients and the derivation that justifies them. */
+export interface RooflineProfile {
+  kind: 'roofline';
+  name: string;
+  description: string;
+  model: string;
+  hardware: string;
+  /** How each coefficient was derived, in prose, one entry per line. */
+  derivation: string[];
+  coefficients: RooflineCoefficients;
+  /** Default KV capacity in tokens when the server is not told one. */
+  maxTotalTokens: number;
+  contextLength: number;
+  kvBytesPerToken?: number;
+}
+
+export type EngineProfile = SimpleProfile | RooflineProfile;
+
+/** What one scheduling step does, as the cost model sees it. */
+export interface StepWork {
+  /** Prompt tokens computed in this step (cached tokens excluded). */
+  prefillTokens: number;
+  /** Sum over prefill chunks of c * (p + (c + 1) / 2). */
+  prefillAttentionPairs: number;
+  /** Sequences decoding one token each. */
+  decodeSequences: number;
+  /** KV tokens those sequences read. */
+  decodeKvTokens: number;
+}
+
+export interface CostModel {
+  stepDurationMs(work: StepWork): Milliseconds;
+}
+
+/** A request handed to the engine. */
+export interface EngineRequestInput {
+  id: string;
+  promptTokenIds: ArrayLike<number>;
+  maxNewTokens: number;
+}
+
+/** Why a request finished, in SGLang's `finish_reason` shape. */
+export type EngineFinishReason =
+  | { type: 'length'; length: number }
+  | { type: 'stop'; matched: number | string | null }
+  | { type: 'abort'; message: string; status_code?: number; err_type?: string };
+
+/** The read-only view of a request that drivers and policies see. All times are monotonic milliseconds. */
+export interface EngineRequestView {
+  readonly id: string;
+  /** Order of submission, from 0; a stable tie-breaker. */
+  readonly serial: number;
+  readonly promptTokenIds: ArrayLike<number>;
+  readonly promptLength: number;
+  readonly maxNewTokens: number;
+  readonly outputTokens: number;
+  /** Prompt tokens found in the prefix cache at the (last) admission. */
+  readonly cachedTokens: number;
+  readonly numRetractions: number;
+  readonly receivedMs: Milliseconds;
+  /** Entered the waiting queue (SGLang `wait_queue_entry_time`), first time. */
+  readonly queueEntryMs: Milliseconds;
+  /** Left the queue into its first prefill batch (`forward_entry_time`); NaN until then. */
+  readonly forwardEntryMs: Milliseconds;
+  /** First token ready (`prefill_finished_time`); NaN until then. */
+  readonly prefillFinishedMs: Milliseconds;
+  readonly finishedMs: Milliseconds;
+  readonly finishReason: EngineFinishReason | null;
+  /** The id of the i-th generated token (deterministic from the seed and the request's serial). */
+  outputTokenId(index: number): number;
+  /** A slot the driver may use to find its own state for this request without a map lookup. */
+  driverData: unknown;
+}
+
+/** Receives the engine's results. Calls happen inside `completeStep` (or `submit`/`abort` for immediate outcomes). */
+export interface EngineListener {
+  /** One generated token for `request`, ready at `timeMs`. */
+  onToken(request: EngineRequestView, timeMs: Milliseconds): void;
+  /** The request is done (length, abort or rejection); no more calls for it follow. */
+  onFinish(request: EngineRequestView, timeMs: Milliseconds): void;
+}
+
+/** What the prefix cache offers the scheduler. */
+export interface PrefixMatch {
+  /** Tokens of the sequence already in the cache. */
+  length: number;
+}
+
+/** A snapshot of the engine's load, for `/metrics`, `/server_info` and routers. */
+export interface EngineLoad {
+  runningRequests: number;
+  waitingRequests: number;
+  /** KV tokens held by running requests and the cache (excluding evictable cached tokens). */
+  usedTokens: number;
+  evictableTokens: number;
+  maxTotalTokens: number;
+  /** used / max, SGLang's `token_usage`. */
+  tokenUsage: number;
+}
+
+/** Counters that only grow, for throughput and hit-rate gauges. */
+export interface EngineCounters {
+  promptTokens: number;
+  cachedPromptTokens: number;
+  prefilledTokens: number;
+  generatedTokens: number;
+  finishedRequests: number;
+  retractions: number;
+  steps: number;
+  prefillSteps: number;
+  decodeSteps: number;
+}
+
+/**
+ * A waiting-queue ordering. `order` sorts `waiting` in place before each prefill admission; `prefixLength` asks the
+ * radix cache how many leading tokens of a request are cached (0 when the cache is off).
+ *
+ * A custom policy is a module whose default export (or named export `policy`) is an object with this shape, or a
+ * function returning one.
+ */
+export interface SchedulingPolicy {
+  readonly name: string;
+  order(waiting: EngineRequestView[], context: SchedulingContext): void;
+}
+
+export interface SchedulingContext {
+  nowMs: Milliseconds;
+  prefixLength(request: EngineRequestView): number;
+  runningRequests: number;
+}

@@ -1,0 +1,81 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { costModelFor, RooflineCostModel } from '../../src/engine/profile/cost-model.js';
+import { builtinProfileNames, loadProfile } from '../../src/engine/profile/load-profile.js';
+import { isServelabError } from '../../src/errors/servelab-error.js';
+
+function expectProfileError(source: string, pattern: RegExp): void {
+  try {
+    loadProfile(source);
+  } catch (error) {
+    expect(isServelabError(error) && error.code).toBe('INVALID_PROFILE');
+    expect((error as Error).message).toMatch(pattern);
+    return;
+  }
+  throw new Error(`loadProfile(${source}) did not fail`);
+}
+
+describe('profiles', () => {
+  test('the Llama-3-8B H100 profile matches its derivation', () => {
+    const profile = loadProfile('llama-3-8b-h100');
+    expect(profile.kind).toBe('roofline');
+    if (profile.kind !== 'roofline') return;
+    // 16.06 GB of weights over 3.35 TB/s.
+    expect(profile.coefficients.weightsFloorMs).toBeCloseTo(16.06e9 / 3.35e12 * 1000, 1);
+    expect(profile.kvBytesPerToken).toBe(32 * 8 * 128 * 2 * 2);
+    expect(profile.coefficients.prefillPerTokenMs).toBeCloseTo(0.036, 3);
+    expect(profile.derivation.length).toBeGreaterThan(3);
+    const model = costModelFor(profile);
+    // Batch-1 decode sits on the weights floor: overhead + floor.
+    expect(model.stepDurationMs({ prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: 1, decodeKvTokens: 500 })).toBeCloseTo(5.8, 6);
+    // A 2048-token prefill is compute bound: 1 + 2048 x 0.036 + attention.
+    const pairs = 2048 * (2048 + 1) / 2;
+    expect(model.stepDurationMs({ prefillTokens: 2048, prefillAttentionPairs: pairs, decodeSequences: 0, decodeKvTokens: 0 })).toBeCloseTo(
+      1 + 2048 * 0.036 + pairs * 1.3e-6,
+      6,
+    );
+  });
+
+  test('every built-in profile loads', () => {
+    const names = builtinProfileNames();
+    expect(names).toContain('llama-3-8b-h100');
+    for (const name of names) expect(loadProfile(name).kind).toBe('roofline');
+  });
+
+  test('the simple kind makes every step exactly stepMs', () => {
+    const model = costModelFor(loadProfile('{"kind":"simple","stepMs":10}'));
+    expect(model.stepDurationMs({ prefillTokens: 5000, prefillAttentionPairs: 1e9, decodeSequences: 0, decodeKvTokens: 0 })).toBe(10);
+    expect(model.stepDurationMs({ prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: 3, decodeKvTokens: 30 })).toBe(10);
+  });
+
+  test('the roofline bound: large decode batches grow past the weights floor', () => {
+    const model = new RooflineCostModel({
+      stepOverheadMs: 1,
+      weightsFloorMs: 5,
+      prefillPerTokenMs: 0,
+      prefillAttentionPerPairMs: 0,
+      decodePerSequenceMs: 0.05,
+      kvReadPerTokenMs: 0.0001,
+    });
+    expect(model.stepDurationMs({ prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: 10, decodeKvTokens: 1000 })).toBe(6);
+    expect(model.stepDurationMs({ prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: 200, decodeKvTokens: 100_000 })).toBeCloseTo(21, 9);
+  });
+
+  test('a profile file path loads; problems are INVALID_PROFILE with a way out', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'servelab-profile-'));
+    const good = join(directory, 'good.json');
+    writeFileSync(good, JSON.stringify({ kind: 'simple', stepMs: 3 }));
+    expect(loadProfile(good)).toEqual({ kind: 'simple', stepMs: 3 });
+    const broken = join(directory, 'broken.json');
+    writeFileSync(broken, '{"kind": "simple", ');
+    expectProfileError(broken, /not valid JSON/);
+    const wrong = join(directory, 'wrong.json');
+    writeFileSync(wrong, JSON.stringify({ kind: 'simple', stepMs: -1 }));
+    expectProfileError(wrong, /stepMs/);
+    expectProfileError(join(directory, 'missing.json'), /cannot read profile file/);
+    expectProfileError('no-such-profile', /unknown profile "no-such-profile": use one of .*llama-3-8b-h100/);
+    expectProfileError('{"kind":"roofline"}', /not a valid profile/);
+  });
+});

@@ -1,0 +1,205 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startSimServer } from '../../src/engine/http/start-sim-server.js';
+import type { RunningSimServer } from '../../src/engine/http/start-sim-server.js';
+import { parseSseBody } from '../conformance/sglang-server-api.js';
+
+let server: RunningSimServer;
+
+beforeAll(async () => {
+  server = await startSimServer({ profile: { kind: 'simple', stepMs: 20 }, maxRunningRequests: 4, servedModelName: 'sim-test' });
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+async function waitFor(predicate: () => Promise<boolean>, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await predicate()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('condition not met in time');
+}
+
+async function runningRequests(): Promise<number> {
+  const info = (await (await fetch(`${server.url}/get_load`)).json()) as { num_reqs: number };
+  return info.num_reqs;
+}
+
+describe('sim-server /generate', () => {
+  test('streaming timing follows the model timeline exactly (simple profile, 20 ms steps)', async () => {
+    const response = await post('/generate', { text: 'a b c', sampling_params: { max_new_tokens: 5 }, stream: true, rid: 'timing-1' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const { events } = parseSseBody(await response.text());
+    expect(events).toHaveLength(5);
+    const meta = events[4]!['meta_info'] as Record<string, number>;
+    expect(meta['prompt_tokens']).toBe(3);
+    expect(meta['completion_tokens']).toBe(5);
+    expect(meta['prefill_finished_time']! - meta['forward_entry_time']!).toBeCloseTo(0.02, 6);
+    expect(meta['request_finished_ts']! - meta['prefill_finished_time']!).toBeCloseTo(0.08, 6);
+    expect(meta['inference_time']).toBeCloseTo(0.1, 6);
+    expect(meta['response_sent_to_client_ts']).toBeGreaterThanOrEqual(meta['request_finished_ts']!);
+  });
+
+  test('non-streaming answer is one JSON with the final meta_info; x-request-id names the request', async () => {
+    const response = await post('/generate', { input_ids: [5, 6, 7, 8], sampling_params: { max_new_tokens: 3 } }, { 'x-request-id': 'hdr-1' });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { text: string; output_ids: number[]; meta_info: Record<string, unknown> };
+    expect(body.meta_info['id']).toBe('hdr-1');
+    expect(body.meta_info['prompt_tokens']).toBe(4);
+    expect(body.meta_info['finish_reason']).toEqual({ type: 'length', length: 3 });
+    expect(body.text.split(' ')).toHaveLength(3);
+    expect(body.output_ids).toHaveLength(3);
+    expect(typeof body.meta_info['e2e_latency']).toBe('number');
+  });
+
+  test('malformed bodies get a 400 JSON error like SGLang', async () => {
+    for (const body of ['{not json', { sampling_params: { max_new_tokens: 3 } }, { text: 'x', sampling_params: { max_new_tokens: -2 } }, { text: 'a', input_ids: [1] }]) {
+      const response = await post('/generate', body);
+      expect(response.status).toBe(400);
+      const parsed = (await response.json()) as { error: { message: string } };
+      expect(parsed.error.message.length).toBeGreaterThan(5);
+    }
+  });
+
+  test('a prompt beyond the context length is refused with 400', async () => {
+    const response = await post('/generate', { input_ids: Array.from({ length: 40_000 }, () => 1), sampling_params: { max_new_tokens: 1 } });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/context length/);
+  });
+
+  test('a client that disconnects mid-stream aborts its request', async () => {
+    const controller = new AbortController();
+    const response = await fetch(`${server.url}/generate`, {
+      method: 'POST',
+      body: JSON.stringify({ text: 'long one', sampling_params: { max_new_tokens: 10_000 }, stream: true }),
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    await reader.read();
+    expect(await runningRequests()).toBe(1);
+    controller.abort();
+    await waitFor(async () => (await runningRequests()) === 0);
+    expect(await runningRequests()).toBe(0);
+  });
+
+  test('with maxRunningRequests 4 the fifth concurrent request waits for a slot', async () => {
+    const bodies = await Promise.all(
+      Array.from({ length: 5 }, (_unused, index) =>
+        post('/generate', { text: `q ${index}`, sampling_params: { max_new_tokens: 4 } }).then(
+          async (response) => (await response.json()) as { meta_info: Record<string, number> },
+        ),
+      ),
+    );
+    const forwardEntries = bodies.map((body) => body.meta_info['forward_entry_time']!).sort();
+    const finishes = bodies.map((body) => body.meta_info['request_finished_ts']!).sort();
+    // The last admitted request entered only after the first ones finished.
+    expect(forwardEntries[4]!).toBeGreaterThanOrEqual(finishes[0]! - 1e-6);
+    const queueTimes = bodies.map((body) => body.meta_info['queue_time']!);
+    expect(Math.max(...queueTimes)).toBeGreaterThanOrEqual(0.07);
+  });
+});
+
+describe('sim-server OpenAI-compatible endpoints', () => {
+  test('/v1/completions streams chunks and a usage chunk when asked', async () => {
+    const response = await post('/v1/completions', {
+      model: 'sim-test',
+      prompt: 'one two three',
+      max_tokens: 3,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const { events, sawDone } = parseSseBody(await response.text());
+    expect(sawDone).toBe(true);
+    expect(events).toHaveLength(4);
+    const choices = events.slice(0, 3).map((event) => (event['choices'] as { text: string; finish_reason: string | null }[])[0]!);
+    expect(choices.map((choice) => choice.finish_reason)).toEqual([null, null, 'length']);
+    expect(events[0]!['object']).toBe('text_completion');
+    expect(events[3]!['usage']).toMatchObject({ prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 });
+    expect(events[3]!['choices']).toEqual([]);
+  });
+
+  test('/v1/completions without include_usage sends no usage chunk', async () => {
+    const response = await post('/v1/completions', { prompt: 'x', max_tokens: 2, stream: true });
+    const { events } = parseSseBody(await response.text());
+    expect(events).toHaveLength(2);
+    expect(events.every((event) => event['usage'] === null)).toBe(true);
+  });
+
+  test('/v1/chat/completions streams a role chunk, content deltas, and answers without streaming', async () => {
+    const streamed = await post('/v1/chat/completions', {
+      model: 'sim-test',
+      messages: [{ role: 'user', content: 'hello there' }],
+      max_tokens: 2,
+      stream: true,
+    });
+    const { events } = parseSseBody(await streamed.text());
+    const deltas = events.map((event) => (event['choices'] as { delta: Record<string, unknown> }[])[0]!.delta);
+    expect(deltas[0]).toEqual({ role: 'assistant', content: '' });
+    expect(deltas.slice(1).every((delta) => typeof delta['content'] === 'string')).toBe(true);
+    const whole = await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
+    const body = (await whole.json()) as { object: string; choices: { message: { content: string }; finish_reason: string }[]; usage: Record<string, number> };
+    expect(body.object).toBe('chat.completion');
+    expect(body.choices[0]!.message.content.split(' ')).toHaveLength(4);
+    expect(body.choices[0]!.finish_reason).toBe('length');
+    expect(body.usage['completion_tokens']).toBe(4);
+  });
+
+  test('OpenAI errors use the OpenAI error shape', async () => {
+    const response = await post('/v1/chat/completions', { messages: [] });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ object: 'error', code: 400 });
+  });
+});
+
+describe('sim-server operations', () => {
+  test('health, health_generate, server_info and model_info (with their old names)', async () => {
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    expect((await fetch(`${server.url}/health_generate`)).status).toBe(200);
+    for (const path of ['/server_info', '/get_server_info']) {
+      const info = (await (await fetch(`${server.url}${path}`)).json()) as Record<string, unknown>;
+      expect(info['max_running_requests']).toBe(4);
+      expect(info['served_model_name']).toBe('sim-test');
+    }
+    for (const path of ['/model_info', '/get_model_info']) {
+      const info = (await (await fetch(`${server.url}${path}`)).json()) as Record<string, unknown>;
+      expect(info['is_generation']).toBe(true);
+    }
+  });
+
+  test('/flush_cache answers 200 when idle and 400 while a request runs', async () => {
+    expect((await post('/flush_cache', '')).status).toBe(200);
+    const running = post('/generate', { text: 'busy', sampling_params: { max_new_tokens: 10 } });
+    await waitFor(async () => (await runningRequests()) > 0);
+    expect((await post('/flush_cache', '')).status).toBe(400);
+    await (await running).json();
+    expect((await post('/flush_cache', '')).status).toBe(200);
+  });
+
+  test('/metrics exposes SGLang metric names with their labels', async () => {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    for (const name of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:token_usage', 'sglang:cache_hit_rate', 'sglang:gen_throughput']) {
+      expect(text).toMatch(new RegExp(`^# TYPE ${name} gauge$`, 'm'));
+      expect(text).toContain(`${name}{engine_type="unified",model_name="sim-test",pp_rank="0",tp_rank="0"}`);
+    }
+    for (const name of ['sglang:time_to_first_token_seconds', 'sglang:e2e_request_latency_seconds', 'sglang:queue_time_seconds']) {
+      expect(text).toMatch(new RegExp(`^# TYPE ${name} histogram$`, 'm'));
+      const count = new RegExp(`^${name}_count\\{[^}]*\\} (\\d+)`, 'm').exec(text);
+      expect(Number(count?.[1])).toBeGreaterThan(0);
+    }
+  });
+
+  test('unknown paths answer 404', async () => {
+    expect((await fetch(`${server.url}/nope`)).status).toBe(404);
+  });
+});
