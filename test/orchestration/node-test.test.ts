@@ -1,0 +1,90 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NodeTest, ServelabError } from '../../src/index.js';
+import { runCli } from '../helpers/cli.js';
+
+const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
+let workDirectory: string;
+
+beforeAll(async () => {
+  workDirectory = await mkdtemp(join(tmpdir(), 'servelab-library-'));
+});
+afterAll(async () => {
+  await rm(workDirectory, { recursive: true, force: true });
+});
+
+describe('NodeTest (library)', () => {
+  it('runs against the simulated engine and returns the metrics and the exported file paths', async () => {
+    const test = new NodeTest({ requestRate: 100, numPrompts: 40, randomInputLen: 32, randomOutputLen: 8, profile: fastProfile, outputDir: join(workDirectory, 'library-run'), warmupRequests: 2 });
+    expect(test.config.seed).toBe(1);
+    const progressPhases = new Set<string>();
+    const result = await test.run({ onProgress: (progress) => progressPhases.add(progress.phase) });
+    expect(result.status).toBe('completed');
+    expect(result.run.records).toHaveLength(40);
+    expect(result.run.records.every((record) => !record.warmup)).toBe(true);
+    expect(result.run.records.every((record) => record.success)).toBe(true);
+    expect(progressPhases).toContain('starting');
+    expect(progressPhases).toContain('running');
+    for (const path of [result.exportedFiles.csv, result.exportedFiles.json, result.exportedFiles.jsonl, result.exportedFiles.config]) {
+      expect(path).toBeDefined();
+      expect((await readFile(path as string, 'utf8')).length).toBeGreaterThan(10);
+    }
+    // Every request's lifecycle is in order on the client's and the server's clocks.
+    for (const record of result.run.records) {
+      const order = [record.scheduledTime, record.serverCreatedTime, record.queueTimeStart, record.queueTimeEnd, record.serverFirstTokenTime];
+      for (let index = 1; index < order.length; index++) expect(order[index] as number).toBeGreaterThanOrEqual((order[index - 1] as number) - 1e-6);
+      expect(record.firstTokenTime as number).toBeLessThanOrEqual(record.finishTime as number);
+      expect(record.arrivalTime as number).toBeLessThanOrEqual(record.firstTokenTime as number);
+      expect(record.routerSendTime).toBe(record.arrivalTime);
+    }
+  });
+
+  it('is reproducible from its seed: the same prompts and the same schedule', async () => {
+    const settings = { requestRate: 200, numPrompts: 20, randomInputLen: 32, randomOutputLen: 4, profile: fastProfile, seed: 11, warmupRequests: 0 };
+    const first = await new NodeTest({ ...settings, outputDir: join(workDirectory, 'seed-a') }).run();
+    const second = await new NodeTest({ ...settings, outputDir: join(workDirectory, 'seed-b') }).run();
+    const offsets = (result: typeof first): number[] => result.run.records.map((record) => record.scheduledTime - result.run.info.startTime);
+    expect(first.run.records.map((record) => record.inputLength)).toEqual(second.run.records.map((record) => record.inputLength));
+    const secondOffsets = offsets(second);
+    // Epoch seconds carry about 0.2 µs of float resolution: the schedules agree to well under a microsecond.
+    offsets(first).forEach((offset, index) => expect(offset).toBeCloseTo(secondOffsets[index] as number, 5));
+    expect(new Set(offsets(first)).size).toBe(20);
+  });
+
+  it('rejects an invalid configuration with an error that names the setting', () => {
+    expect(() => new NodeTest({ numPrompts: 0 })).toThrow(ServelabError);
+    expect(() => new NodeTest({ numPrompts: 0 })).toThrow(/numPrompts \(--num-prompts\)/);
+    expect(() => new NodeTest({ requestRat: 5 } as Record<string, unknown>)).toThrow(/unknown setting "requestRat"/);
+    expect(() => new NodeTest({ datasetName: 'sharegpt' })).toThrow(/--dataset-path/);
+  });
+});
+
+describe('servelab run FILE', () => {
+  it('runs a node test from a YAML file, resolving paths relative to the file', async () => {
+    const directory = join(workDirectory, 'yaml');
+    await rm(directory, { recursive: true, force: true });
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(directory, { recursive: true });
+    const file = join(directory, 'experiment.yaml');
+    await writeFile(file, ['test: node', 'requestRate: 100', 'numPrompts: 15', 'randomInputLen: 16', 'randomOutputLen: 4', `profile: ${fastProfile}`, 'outputDir: out', 'progress: off'].join('\n'));
+    const result = await runCli(['run', file]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const csv = await readFile(join(directory, 'out', 'requests.csv'), 'utf8');
+    expect(csv.trim().split('\n')).toHaveLength(16);
+  });
+
+  it('names the problem in a bad file', async () => {
+    const file = join(workDirectory, 'bad.yaml');
+    await writeFile(file, 'test: cluster\n');
+    const wrongTest = await runCli(['run', file]);
+    expect(wrongTest.code).toBe(2);
+    expect(wrongTest.stderr).toMatch(/test must be "node" or "routing"/);
+    const missing = await runCli(['run', join(workDirectory, 'nope.yaml')]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/cannot read the config file/);
+  });
+});
