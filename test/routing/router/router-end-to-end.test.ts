@@ -48,7 +48,6 @@ describe('builtin router', () => {
     for await (const chunk of answer.body) arrivals.push({ text: (chunk as Buffer).toString('utf8'), atMs: performance.now() - startedMs });
     expect(arrivals.map((arrival) => arrival.text).join('')).toBe(sseEvents('u0').join(''));
     // Unbuffered: the events arrive spread over the upstream's 30 ms gaps, not all at the end.
-    expect(arrivals.length).toBeGreaterThanOrEqual(3);
     expect((arrivals.at(-1)?.atMs ?? 0) - (arrivals[0]?.atMs ?? 0)).toBeGreaterThan(50);
     expect(upstream!.seen[0]?.headers['x-request-id']).toBe('req-42');
     expect(JSON.parse(upstream!.seen[0]!.body)).toMatchObject({ text: 'hello', stream: true });

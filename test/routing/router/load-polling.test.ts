@@ -1,0 +1,49 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createBuiltinRoutingPolicy } from '../../../src/routing/policies/registry.js';
+import { parseLoad, startRouter } from '../../../src/routing/router/index.js';
+import { startScriptedUpstream } from '../scripted-upstream.js';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()?.();
+});
+
+describe('/get_load', () => {
+  it('reads sglang-router\'s {"load": n} and the per-rank list of newer SGLang servers', () => {
+    expect(parseLoad({ load: 7 })).toBe(7);
+    expect(parseLoad([{ dp_rank: 0, num_reqs: 3, num_waiting_reqs: 2, num_tokens: 900 }, { dp_rank: 1, num_reqs: 1, num_waiting_reqs: 0 }])).toBe(6);
+    expect(parseLoad({ running: 3 })).toBeUndefined();
+    expect(parseLoad([])).toBeUndefined();
+    expect(parseLoad('busy')).toBeUndefined();
+  });
+
+  it('is polled for power_of_two, shown in GET /workers, and steers requests to the less loaded worker', async () => {
+    const [busy, idle] = await Promise.all([startScriptedUpstream('busy'), startScriptedUpstream('idle')]);
+    closers.push(() => busy!.close(), () => idle!.close());
+    busy!.load = 40;
+    idle!.load = 2;
+    const router = await startRouter({
+      workerUrls: [busy!.url, idle!.url],
+      policy: createBuiltinRoutingPolicy('power_of_two', { seed: 3 }),
+      healthCheckIntervalMs: 60_000,
+      loadPollIntervalMs: 20,
+    });
+    closers.push(() => router.close());
+    let loads: (number | null)[] = [];
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const listed = (await (await request(`${router.url}/workers`)).body.json()) as { workers: { load: number | null }[] };
+      loads = listed.workers.map((worker) => worker.load);
+      if (loads.every((load) => load !== null)) break;
+      await sleep(20);
+    }
+    expect(loads).toEqual([40, 2]);
+    for (let index = 0; index < 6; index++) {
+      await (await request(`${router.url}/generate`, { method: 'POST', body: JSON.stringify({ text: 'x', stream: false }) })).body.dump();
+    }
+    // With two workers both are always compared, so the less loaded one takes everything.
+    expect(idle!.seen).toHaveLength(6);
+    expect(busy!.seen).toHaveLength(0);
+  });
+});
