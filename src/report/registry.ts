@@ -6,7 +6,9 @@ import type { Reporter } from '../types/reporter.js';
 import { configReporter } from './config/config-reporter.js';
 import { csvReporter } from './csv/csv-reporter.js';
 import { jsonlReporter } from './jsonl/jsonl-reporter.js';
+import { nodesReporter } from './nodes/nodes-reporter.js';
 import { summaryReporter } from './summary/summary-reporter.js';
+import { timeSeriesReporter } from './timeseries/timeseries-reporter.js';
 
 /** Built-in reporters by name. */
 export const reporterRegistry: Readonly<Record<string, Reporter>> = {
@@ -14,10 +16,12 @@ export const reporterRegistry: Readonly<Record<string, Reporter>> = {
   jsonl: jsonlReporter,
   summary: summaryReporter,
   config: configReporter,
+  timeseries: timeSeriesReporter,
+  nodes: nodesReporter,
 };
 
 /** Reporters a run writes when none are named. */
-export const DEFAULT_REPORTER_NAMES: readonly string[] = ['config', 'csv', 'jsonl', 'summary'];
+export const DEFAULT_REPORTER_NAMES: readonly string[] = ['config', 'csv', 'jsonl', 'timeseries', 'nodes', 'summary'];
 
 /** Adds (or replaces) a built-in reporter; used by the reporters that live in heavier modules (HTML, charts). */
 export function registerReporter(reporter: Reporter): void {

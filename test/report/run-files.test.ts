@@ -64,10 +64,10 @@ describe('run files', () => {
   });
 
   it('writes every default file atomically and leaves no temporary file behind', async () => {
-    expect(written.map((path) => path.slice(directory.length + 1)).sort()).toEqual(
-      ['config.json', 'requests.csv', 'requests.jsonl', 'summary.json'],
-    );
-    expect((await readdir(directory)).sort()).toEqual(['config.json', 'requests.csv', 'requests.jsonl', 'summary.json']);
+    const expected = ['config.json', 'requests.csv', 'requests.jsonl', 'summary.json', 'timeseries.csv'];
+    expect(written.map((path) => path.slice(directory.length + 1)).sort()).toEqual(expected);
+    // No nodes.csv for a node test, and no temporary sibling left by the atomic writes.
+    expect((await readdir(directory)).sort()).toEqual(expected);
   });
 
   it('writes requests.csv with the SPEC column names in order, relative microsecond times and empty cells', async () => {
@@ -135,6 +135,35 @@ describe('run files', () => {
     expect(file.metrics.counts.failed).toBe(1);
     const config = parseJson(await readFile(join(directory, 'config.json'), 'utf8')) as { requestRate: number };
     expect(config.requestRate).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('writes timeseries.csv with per-stage concurrency per bin, times relative to t0', async () => {
+    const rows = parseCsv(await readFile(join(directory, 'timeseries.csv'), 'utf8'));
+    const header = rows[0] as string[];
+    expect(header.slice(0, 3)).toEqual(['time', 'in_system_mean', 'in_system_peak']);
+    expect(header).toContain('waiting_in_server_queue_mean');
+    expect(header.slice(-5)).toEqual(['arrivals', 'completions', 'failures', 'output_tokens', 'output_tokens_per_second']);
+    expect(rows[1]?.[0]).toBe('0.001'); // the window starts at the first arrival
+    const arrivals = rows.slice(1).reduce((sum, row) => sum + Number(row[header.indexOf('arrivals')]), 0);
+    expect(arrivals).toBe(2);
+  });
+
+  it('writes nodes.csv for a routing test, one row per host', async () => {
+    const routingDirectory = join(directory, 'routing');
+    const routingRun = runOf(
+      [fullyTracedRecord(0, { host: 'http://a:1' }), fullyTracedRecord(0.1, { host: 'http://b:2' }), fullyTracedRecord(0.2, { host: 'http://a:1' })],
+      { testLevel: 'routing' },
+    );
+    await writeRunFiles(routingRun, summarize(routingRun), routingDirectory, ['nodes']);
+    const rows = parseCsv(await readFile(join(routingDirectory, 'nodes.csv'), 'utf8'));
+    const header = rows[0] as string[];
+    const column = (row: number, name: string) => rows[row]?.[header.indexOf(name)];
+    expect(rows).toHaveLength(3);
+    expect(column(1, 'host')).toBe('http://a:1');
+    expect(column(1, 'requests')).toBe('2');
+    expect(column(1, 'share')).toBe('0.666667');
+    expect(column(1, 'cache_hit_ratio')).toBe('0.4');
+    expect(column(2, 'ttft_p50')).toBe('0.049');
   });
 
   it('loads an unknown reporter name as a module path, and fails clearly when it cannot', async () => {
