@@ -16,6 +16,11 @@ export interface WorkloadRequest {
   prefixGroup?: number;
   /** Multi-turn workloads: the session. */
   sessionId?: string;
+  /**
+   * Custom datasets: the arrival time the file gave this request, in seconds on the file's own axis (only differences
+   * matter). `scheduleFromRequestTimestamps` turns these into an arrival schedule.
+   */
+  timestampS?: number;
 }
 
 /** Sampling settings every request of a run shares. */

