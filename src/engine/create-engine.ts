@@ -2,6 +2,7 @@ import { ServelabError } from '../errors/servelab-error.js';
 import type { EngineConfig, EngineListener, EngineProfile, SchedulingPolicy } from '../types/engine.js';
 import { DisabledPrefixCache } from './core/prefix-cache.js';
 import type { PrefixCache } from './core/prefix-cache.js';
+import { RadixCache } from './core/radix-cache.js';
 import { SimEngine } from './core/sim-engine.js';
 import { BUILTIN_SCHEDULING_POLICIES } from './policy/builtin-policies.js';
 import { costModelFor } from './profile/cost-model.js';
@@ -72,8 +73,8 @@ export function resolveEngineSetup(settings: EngineSettings = {}): ResolvedEngin
   return { profile, config, policy };
 }
 
-export function createPrefixCache(_config: EngineConfig): PrefixCache {
-  return new DisabledPrefixCache();
+export function createPrefixCache(config: EngineConfig): PrefixCache {
+  return config.disableRadixCache ? new DisabledPrefixCache() : new RadixCache();
 }
 
 export function createEngine(setup: ResolvedEngineSetup, listener: EngineListener): SimEngine {

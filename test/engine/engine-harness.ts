@@ -39,9 +39,9 @@ export interface TimedArrival {
  * A minimal discrete-event loop for tests: submits arrivals when their time comes and runs steps back to back, jumping
  * over idle gaps. Records the plan and the engine's load right after each beginStep.
  */
-export function runArrivals(harness: Harness, arrivals: TimedArrival[], maxSteps = 1_000_000): number {
+export function runArrivals(harness: Harness, arrivals: TimedArrival[], startMs = 0, maxSteps = 1_000_000): number {
   const sorted = arrivals.slice().sort((left, right) => left.atMs - right.atMs);
-  let nowMs = 0;
+  let nowMs = startMs;
   let next = 0;
   for (let step = 0; step < maxSteps; step++) {
     while (next < sorted.length && (sorted[next] as TimedArrival).atMs <= nowMs) {

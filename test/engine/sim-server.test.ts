@@ -186,6 +186,19 @@ describe('sim-server operations', () => {
     expect((await post('/flush_cache', '')).status).toBe(200);
   });
 
+  test('a repeated prompt reports cached_tokens; /flush_cache empties the cache', async () => {
+    const prompt = 'the prefix cache keeps these words for the next request to reuse';
+    const ask = async (): Promise<number> => {
+      const response = await post('/generate', { text: prompt, sampling_params: { max_new_tokens: 1 } });
+      return ((await response.json()) as { meta_info: { cached_tokens: number } }).meta_info.cached_tokens;
+    };
+    expect((await post('/flush_cache', '')).status).toBe(200);
+    expect(await ask()).toBe(0);
+    expect(await ask()).toBe(11);
+    expect((await post('/flush_cache', '')).status).toBe(200);
+    expect(await ask()).toBe(0);
+  });
+
   test('/metrics exposes SGLang metric names with their labels', async () => {
     const text = await (await fetch(`${server.url}/metrics`)).text();
     for (const name of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:token_usage', 'sglang:cache_hit_rate', 'sglang:gen_throughput']) {
