@@ -1,0 +1,123 @@
+import type { Clock } from '../clock/clock.js';
+import { writeFileAtomic } from '../utils/atomic-write.js';
+import type { EpochSeconds, Milliseconds } from '../types/time.js';
+import { parsePrometheusText, type MetricSample } from './prometheus-text.js';
+
+/** One scrape of one `/metrics` endpoint. */
+export interface Sample {
+  /** When the answer arrived, on the run's clock (epoch seconds). */
+  time: EpochSeconds;
+  url: string;
+  ok: boolean;
+  /** Why the scrape failed (unreachable, HTTP status, timeout). */
+  error?: string;
+  /** How long the scrape took (ms), for judging how stale `time` is. */
+  durationMs: Milliseconds;
+  metrics: MetricSample[];
+}
+
+export interface ScraperOptions {
+  /** Full URLs of the `/metrics` endpoints (each server, and the router's Prometheus port). */
+  urls: readonly string[];
+  intervalMs?: Milliseconds;
+  /** The run's clock: sample times are its readings, so they line up with the records. */
+  clock: Clock;
+  /** Per-scrape deadline; default: the interval (a slow endpoint skips ticks rather than piling up requests). */
+  timeoutMs?: Milliseconds;
+  /** Keep only the series for which this returns true (default: all), to bound memory on long runs. */
+  keepMetric?: (name: string) => boolean;
+  /** Where `stop()` writes `server-metrics.jsonl` (atomically), with times relative to `t0`. */
+  outputPath?: string;
+  /** The run's origin, for the relative times in the file; default: the time the scraper started. */
+  t0?: EpochSeconds;
+}
+
+export interface Scraper {
+  /** Stops polling, waits for scrapes in flight, writes the file when asked, and returns every sample. */
+  stop(): Promise<Sample[]>;
+}
+
+/** One JSON line of server-metrics.jsonl: the sample with `time` in seconds after t0. */
+export function sampleToJsonLine(sample: Sample, t0: EpochSeconds): string {
+  const line: Record<string, unknown> = {
+    time: Math.round((sample.time - t0) * 1e6) / 1e6,
+    url: sample.url,
+    ok: sample.ok,
+    duration_ms: Math.round(sample.durationMs * 1000) / 1000,
+    metrics: sample.metrics.map((metric) => ({
+      name: metric.name,
+      labels: metric.labels,
+      value: Number.isFinite(metric.value) ? metric.value : String(metric.value),
+    })),
+  };
+  if (sample.error !== undefined) line.error = sample.error;
+  return `${JSON.stringify(line)}\n`;
+}
+
+async function scrapeOnce(url: string, clock: Clock, timeoutMs: Milliseconds, keepMetric?: (name: string) => boolean): Promise<Sample> {
+  const startedMs = clock.nowMs();
+  const finish = (ok: boolean, metrics: MetricSample[], error?: string): Sample => {
+    const sample: Sample = { time: clock.nowEpochSeconds(), url, ok, durationMs: clock.nowMs() - startedMs, metrics };
+    if (error !== undefined) sample.error = error;
+    return sample;
+  };
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    const text = await response.text();
+    if (!response.ok) return finish(false, [], `HTTP ${response.status}`);
+    const parsed = parsePrometheusText(text);
+    return finish(true, keepMetric ? parsed.samples.filter((sample) => keepMetric(sample.name)) : parsed.samples);
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const reason = cause?.code ?? cause?.message;
+    const name = (error as Error).name;
+    return finish(false, [], name === 'TimeoutError' ? `timeout after ${timeoutMs} ms` : (reason ?? (error as Error).message));
+  }
+}
+
+/**
+ * Polls every URL every `intervalMs` (default 500) until stopped. Ticks follow an absolute schedule on the clock; a tick
+ * that comes due while the previous scrape of a URL is still in flight is skipped for that URL, and missed ticks are
+ * not replayed in a burst. A failing endpoint yields samples with `ok: false`, never an exception.
+ */
+export function startScraper(options: ScraperOptions): Scraper {
+  const intervalMs = options.intervalMs ?? 500;
+  const timeoutMs = options.timeoutMs ?? Math.max(intervalMs, 100);
+  const { clock } = options;
+  const t0 = options.t0 ?? clock.nowEpochSeconds();
+  const samples: Sample[] = [];
+  const inFlight = new Map<string, Promise<void>>();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let nextDueMs = clock.nowMs();
+
+  const tick = (): void => {
+    if (stopped) return;
+    for (const url of options.urls) {
+      if (inFlight.has(url)) continue;
+      const scrape = scrapeOnce(url, clock, timeoutMs, options.keepMetric).then((sample) => {
+        samples.push(sample);
+        inFlight.delete(url);
+      });
+      inFlight.set(url, scrape);
+    }
+    nextDueMs = Math.max(nextDueMs + intervalMs, clock.nowMs());
+    timer = setTimeout(tick, Math.max(0, nextDueMs - clock.nowMs()));
+    // Scraping must never keep a finished process alive.
+    timer.unref();
+  };
+  tick();
+
+  return {
+    async stop(): Promise<Sample[]> {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await Promise.all(inFlight.values());
+      samples.sort((a, b) => a.time - b.time);
+      if (options.outputPath !== undefined) {
+        await writeFileAtomic(options.outputPath, samples.map((sample) => sampleToJsonLine(sample, t0)));
+      }
+      return samples;
+    },
+  };
+}
