@@ -1,29 +1,37 @@
 import type { Command } from 'commander';
 
 /**
- * `npm start`: a short test on the embedded simulated engine, so a fresh checkout shows what servelab measures within
- * a minute and with no GPU.
+ * `npm start`: a short routing test on the embedded simulated cluster, so a fresh checkout shows within a minute, and
+ * with no GPU, what servelab measures: 4 simulated Llama-3-8B servers behind the builtin cache-aware router, offered a
+ * shared-prefix workload (16 system prompts, 20 questions each) as Poisson arrivals.
  */
 export const demoSettings = {
   target: 'sim',
+  numGpus: 4,
+  router: 'builtin',
+  routingPolicy: 'cache_aware',
   profile: 'llama-3-8b-h100',
   requestRate: 20,
-  numPrompts: 300,
-  datasetName: 'random',
-  randomInputLen: 1024,
-  randomOutputLen: 128,
-  randomRangeRatio: 0.5,
+  datasetName: 'shared-prefix',
+  gspNumGroups: 16,
+  gspPromptsPerGroup: 20,
+  gspSystemPromptLen: 1024,
+  gspQuestionLen: 64,
+  gspOutputLen: 64,
+  warmupRequests: 0,
   seed: 1,
 } as const;
 
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
-    .summary('a short node test on the simulated engine (what npm start runs)')
+    .summary('a short routing test on the simulated cluster (what npm start runs)')
     .option('--output-dir <dir>', 'the run directory (default: results/<run-id>)')
     .action(async (options: { outputDir?: string }) => {
-      process.stderr.write('servelab demo: a node test of a simulated Llama-3-8B on an H100 (no GPU needed): 300 requests, Poisson at 20 req/s\n');
-      const [{ NodeTest }, { executeTest }] = await Promise.all([import('../../orchestration/node-test.js'), import('../execute-test.js')]);
-      process.exitCode = await executeTest(new NodeTest({ ...demoSettings, ...(options.outputDir === undefined ? {} : { outputDir: options.outputDir }) }));
+      process.stderr.write(
+        'servelab demo: 4 simulated Llama-3-8B/H100 servers behind the builtin cache_aware router; 320 shared-prefix requests, Poisson at 20 req/s (no GPU needed)\n',
+      );
+      const [{ RoutingTest }, { executeTest }] = await Promise.all([import('../../orchestration/routing-test.js'), import('../execute-test.js')]);
+      process.exitCode = await executeTest(new RoutingTest({ ...demoSettings, ...(options.outputDir === undefined ? {} : { outputDir: options.outputDir }) }));
     });
 }

@@ -62,8 +62,13 @@ export class FailureExecutor {
     if (this.#stopped) return;
     const targets = action.action === 'restore' && action.nodes.length === 0 ? this.#conditions.map((_, node) => node).filter((node) => this.#conditions[node] !== 'up') : action.nodes;
     for (const node of targets) {
-      const detail = await this.#apply(action.action, node).catch((error: unknown) => `failed: ${error instanceof Error ? error.message : String(error)}`);
-      this.events.push({ time: this.#options.clock.nowEpochSeconds(), kind: action.action, node, ...(detail === undefined ? {} : { detail }) });
+      // The event is stamped when the action starts; how long it took (a relaunch takes a while) goes in its detail.
+      const time = this.#options.clock.nowEpochSeconds();
+      const startedMs = this.#options.clock.nowMs();
+      const outcome = await this.#apply(action.action, node).catch((error: unknown) => `failed: ${error instanceof Error ? error.message : String(error)}`);
+      const tookMs = this.#options.clock.nowMs() - startedMs;
+      const detail = tookMs >= 10 ? `${outcome ?? 'done'} in ${(tookMs / 1000).toFixed(2)} s` : outcome;
+      this.events.push({ time, kind: action.action, node, ...(detail === undefined ? {} : { detail }) });
     }
   }
 

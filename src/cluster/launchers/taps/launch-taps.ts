@@ -1,5 +1,5 @@
-import { request } from 'undici';
 import { ServelabError } from '../../../errors/servelab-error.js';
+import { fetchTapRecords } from '../../../routing/tap/tap-records-client.js';
 import type { TapOverhead, TapRecord } from '../../../types/routing.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
 import { SupervisedProcess } from '../../process/supervised-process.js';
@@ -37,13 +37,16 @@ export async function launchTaps(settings: { upstreamUrls: string[]; logPath?: s
   return {
     tapUrls,
     async collect() {
-      const response = await request(`${tapUrls[0]}/_servelab/tap-records`, { method: 'GET' });
-      if (response.statusCode !== 200) {
-        await response.body.dump();
-        throw new ServelabError('PROTOCOL_ERROR', `the taps process answered ${response.statusCode} when asked for its records`);
+      // Fetched in pieces, so a million-request run never needs one giant response.
+      const records: TapRecord[] = [];
+      let overhead: TapOverhead | undefined;
+      for (;;) {
+        const page = await fetchTapRecords(tapUrls[0] as string, records.length);
+        overhead = page.overhead;
+        for (const record of page.records) records.push(record);
+        if (page.records.length === 0 || records.length >= page.total) break;
       }
-      const body = (await response.body.json()) as { records?: TapRecord[]; overhead?: TapOverhead } | TapRecord[];
-      return Array.isArray(body) ? { records: body } : { records: body.records ?? [], overhead: body.overhead };
+      return { records, overhead };
     },
     stop: () => child.stop(),
   };
