@@ -7,6 +7,8 @@ let server: RunningSimServer;
 
 beforeAll(async () => {
   server = await startSimServer({ profile: { kind: 'simple', stepMs: 20 }, maxRunningRequests: 4, servedModelName: 'sim-test' });
+  // Warm up (JIT, first connection) so the timing test does not start with a long event-loop stall.
+  await (await post('/generate', { text: 'warm up', sampling_params: { max_new_tokens: 2 } })).text();
 });
 
 afterAll(async () => {

@@ -108,9 +108,14 @@ export class SimEngine {
     validateConfig(options.config);
   }
 
-  /** The longest prompt the scheduler accepts (SGLang's max_req_input_len). */
-  get maxRequestInputTokens(): number {
+  /** Longest prompt plus output one request may hold: SGLang's max_req_len = min(context - 1, KV pool - 1). */
+  get maxRequestTokens(): number {
     return Math.min(this.config.contextLength - 1, this.config.maxTotalTokens - 1);
+  }
+
+  /** SGLang's max_req_input_len (max_req_len - 5): a prompt this long or longer is aborted by the scheduler. */
+  get maxRequestInputTokens(): number {
+    return this.maxRequestTokens - 5;
   }
 
   /**
@@ -148,16 +153,21 @@ export class SimEngine {
     if (this.#byId.has(input.id)) {
       throw new ServelabError('INVALID_CONFIG', `request id "${input.id}" is already in the engine: use unique rids`);
     }
+    // SGLang clamps max_new_tokens so that one request alone always fits its limits (init_req_max_new_tokens).
+    const maxNewTokens = Math.max(
+      0,
+      Math.min(input.maxNewTokens, this.maxRequestTokens - input.promptTokenIds.length - 1),
+    );
     const request = new EngineRequest(
       input.id,
       this.#serial++,
       input.promptTokenIds,
-      input.maxNewTokens,
+      maxNewTokens,
       nowMs,
       this.config.seed,
     );
     this.#counters.promptTokens += request.promptLength;
-    if (request.promptLength > this.maxRequestInputTokens) {
+    if (request.promptLength >= this.maxRequestInputTokens) {
       this.#finish(request, nowMs, {
         type: 'abort',
         message:

@@ -3,7 +3,7 @@ import type { Milliseconds } from '../../types/time.js';
 import type { SimEngine, StepPlan } from '../core/sim-engine.js';
 
 /** Behind the model by more than this, the stepper re-anchors to the wall clock instead of replaying missed steps. */
-export const MAX_LAG_MS = 50;
+export const MAX_LAG_MS = 200;
 /** Waits shorter than this are finished with setImmediate polling, because setTimeout fires up to ~1 ms late. */
 const SPIN_WINDOW_MS = 1.5;
 
