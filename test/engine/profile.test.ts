@@ -38,10 +38,27 @@ describe('profiles', () => {
     );
   });
 
-  test('every built-in profile loads', () => {
+  test('every built-in profile loads and carries a derivation', () => {
     const names = builtinProfileNames();
-    expect(names).toContain('llama-3-8b-h100');
-    for (const name of names) expect(loadProfile(name).kind).toBe('roofline');
+    expect(names).toEqual(expect.arrayContaining(['llama-3-8b-h100', 'llama-3-70b-h100-tp8', 'llama-3.2-1b-l4']));
+    for (const name of names) {
+      const profile = loadProfile(name);
+      expect(profile.kind).toBe('roofline');
+      if (profile.kind === 'roofline') {
+        expect(profile.name).toBe(name);
+        expect(profile.derivation.join(' ')).toMatch(/weightsFloorMs/);
+      }
+    }
+  });
+
+  test('the 70B TP8 floor is its per-GPU weight shard over one GPU\'s bandwidth; the 1B L4 floor is memory bound', () => {
+    const big = loadProfile('llama-3-70b-h100-tp8');
+    const small = loadProfile('llama-3.2-1b-l4');
+    if (big.kind !== 'roofline' || small.kind !== 'roofline') throw new Error('expected roofline profiles');
+    expect(big.coefficients.weightsFloorMs).toBeCloseTo(141.1e9 / 8 / 3.35e12 * 1000, 1);
+    expect(big.kvBytesPerToken).toBe(80 * 8 * 128 * 2 * 2);
+    expect(small.coefficients.weightsFloorMs).toBeCloseTo(2.47e9 / 300e9 * 1000, 1);
+    expect(small.kvBytesPerToken).toBe(16 * 8 * 64 * 2 * 2);
   });
 
   test('the simple kind makes every step exactly stepMs', () => {
