@@ -13,7 +13,7 @@ export interface ScriptedUpstream {
   url: string;
   name: string;
   seen: SeenRequest[];
-  /** Answers /health with this status (200 by default). */
+  /** Answers /health with this status (200 by default); 0 never answers (a hung server). */
   healthStatus: number;
   /** Reported by /get_load as {"load": n} when set. */
   load?: number;
@@ -39,7 +39,7 @@ export async function startScriptedUpstream(name: string, gapMs = 0): Promise<Sc
       const body = Buffer.concat(chunks).toString('utf8');
       const path = request.url ?? '/';
       if (path === '/health') {
-        response.writeHead(state.healthStatus).end();
+        if (state.healthStatus !== 0) response.writeHead(state.healthStatus).end();
         return;
       }
       if (path === '/get_load') {

@@ -48,6 +48,7 @@ export function forward(options: ForwardOptions): Promise<ForwardOutcome> {
     let statusCode: number | undefined;
     let settled = false;
     let clientClosed = false;
+    let waitingForDrain = false;
     const finish = (error?: Error): void => {
       if (settled) return;
       settled = true;
@@ -83,9 +84,13 @@ export function forward(options: ForwardOptions): Promise<ForwardOutcome> {
       },
       onResponseData(dataController, chunk) {
         const startedMs = options.nowMs?.();
-        if (!response.write(chunk)) {
+        if (!response.write(chunk) && !waitingForDrain) {
+          waitingForDrain = true;
           dataController.pause();
-          response.once('drain', () => dataController.resume());
+          response.once('drain', () => {
+            waitingForDrain = false;
+            dataController.resume();
+          });
         }
         if (startedMs !== undefined) options.onRelayed?.(startedMs);
       },

@@ -12,6 +12,8 @@ export class RouterWorker implements WorkerState {
   inFlight = 0;
   polledLoad?: number;
 
+  /** A health check is under way (a slow one must not overlap the next). */
+  checking = false;
   consecutiveCheckFailures = 0;
   consecutiveRequestFailures = 0;
   /** Attempts sent to this worker (each retry counts on the worker it went to). */

@@ -49,10 +49,13 @@ export class WorkerMonitor {
 
   /** One `/health` check. A pass marks the worker healthy at once and closes its circuit breaker. */
   async check(worker: RouterWorker): Promise<void> {
+    if (worker.checking) return;
+    worker.checking = true;
     const passed = await this.#get(`${worker.url}/health`).then(
       (answer) => answer.statusCode === 200,
       () => false,
     );
+    worker.checking = false;
     if (this.#closed) return;
     if (passed) {
       worker.checkHealthy = true;

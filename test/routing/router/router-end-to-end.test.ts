@@ -157,6 +157,23 @@ describe('builtin router', () => {
     expect(first!.seen.length).toBeGreaterThan(0);
   });
 
+  it('takes a hung worker out when its health checks time out', async () => {
+    const [hung, live] = await upstreams(2);
+    const handle = await startRouter({
+      workerUrls: [hung!.url, live!.url],
+      policy: createBuiltinRoutingPolicy('round_robin'),
+      healthCheckIntervalMs: 60_000,
+      healthCheckTimeoutMs: 100,
+    });
+    closers.push(() => handle.close());
+    hung!.healthStatus = 0;
+    const startedMs = performance.now();
+    await handle.checkHealthNow();
+    await handle.checkHealthNow();
+    expect(performance.now() - startedMs).toBeLessThan(1_000);
+    expect(handle.workers().map((worker) => worker.healthy)).toEqual([false, true]);
+  });
+
   it('sends /flush_cache to every worker', async () => {
     const all = await upstreams(2);
     const handle = await router(all.map((upstream) => upstream.url));
