@@ -1,0 +1,109 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RoutingTest } from '../../src/index.js';
+import type { RequestRecord } from '../../src/types/record.js';
+import { isAlive, pidFromLog } from '../helpers/cli.js';
+
+const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
+let workDirectory: string;
+
+beforeAll(async () => {
+  workDirectory = await mkdtemp(join(tmpdir(), 'servelab-routing-'));
+});
+afterAll(async () => {
+  await rm(workDirectory, { recursive: true, force: true });
+});
+
+const small = { requestRate: 80, numPrompts: 80, randomInputLen: 32, randomOutputLen: 8, profile: fastProfile, warmupRequests: 1, progress: 'off' } as const;
+
+/** arrival ≤ router send ≤ server created ≤ queue start ≤ queue end ≤ server first token; first token ≤ finish. */
+function expectLifecycleOrder(record: RequestRecord): void {
+  // Client and tap stamps come from two processes anchored to the same system clock; a few µs of anchoring error
+  // are tolerated, nothing more.
+  const slackS = 0.0005;
+  const chain = [record.arrivalTime, record.routerSendTime, record.serverCreatedTime, record.queueTimeStart, record.queueTimeEnd, record.serverFirstTokenTime];
+  chain.forEach((value) => expect(value).toBeTypeOf('number'));
+  for (let index = 1; index < chain.length; index++) expect(chain[index] as number).toBeGreaterThanOrEqual((chain[index - 1] as number) - slackS);
+  expect(record.firstTokenTime as number).toBeLessThanOrEqual(record.finishTime as number);
+}
+
+async function launchedPids(outputDirectory: string): Promise<number[]> {
+  const logs = join(outputDirectory, 'logs');
+  const { readdir } = await import('node:fs/promises');
+  const pids: number[] = [];
+  for (const name of await readdir(logs)) {
+    const pid = pidFromLog(await readFile(join(logs, name), 'utf8'));
+    if (pid !== undefined) pids.push(pid);
+  }
+  return pids;
+}
+
+describe('RoutingTest on loopback', () => {
+  it('routes through the builtin router with taps: every record has its host and an ordered lifecycle', async () => {
+    const outputDir = join(workDirectory, 'builtin');
+    const result = await new RoutingTest({ ...small, numGpus: 3, routingPolicy: 'round_robin', outputDir }).run();
+    expect(result.status).toBe('completed');
+    const records = result.run.records;
+    expect(records).toHaveLength(80);
+    for (const record of records) {
+      expect(record.success).toBe(true);
+      expectLifecycleOrder(record);
+    }
+    const hosts = new Map<string, number>();
+    for (const record of records) hosts.set(record.host as string, (hosts.get(record.host as string) ?? 0) + 1);
+    expect(hosts.size).toBe(3);
+    // Round robin: even shares (80 over 3 is 27/27/26).
+    for (const count of hosts.values()) expect(Math.abs(count - 80 / 3)).toBeLessThanOrEqual(1.5);
+    expect(existsSync(join(outputDir, 'nodes.csv'))).toBe(true);
+    for (const pid of await launchedPids(outputDir)) expect(isAlive(pid)).toBe(false);
+  });
+
+  it.skipIf(!existsSync('/usr/sbin/nginx'))('routes through real nginx (least_conn) with taps', async () => {
+    const outputDir = join(workDirectory, 'nginx');
+    const result = await new RoutingTest({ ...small, numGpus: 2, router: 'nginx', routingPolicy: 'least_conn', outputDir }).run();
+    expect(result.status).toBe('completed');
+    expect(new Set(result.run.records.map((record) => record.host)).size).toBe(2);
+    for (const record of result.run.records) {
+      expect(record.success).toBe(true);
+      expectLifecycleOrder(record);
+    }
+  });
+
+  it('carries out a failure schedule: the run completes, errors are recorded, events stamped, nothing left running', async () => {
+    const outputDir = join(workDirectory, 'failures');
+    const result = await new RoutingTest({
+      ...small,
+      // 6 s of load: node 1 is down from 1 s to 2 s, and its relaunch (about a second on a busy machine) ends well before.
+      numPrompts: 480,
+      requestRate: 80,
+      randomOutputLen: 40,
+      numGpus: 3,
+      routingPolicy: 'round_robin',
+      maxRetries: 0,
+      failureSchedule: { '1': [1], '2': [] },
+      outputDir,
+    }).run();
+    expect(result.status).toBe('completed');
+    const kinds = result.run.events.map((event) => `${event.kind}:${event.node}`);
+    expect(kinds).toEqual(['crash:1', 'restore:1']);
+    const crash = result.run.events[0];
+    expect((crash?.time as number) - result.run.info.startTime).toBeGreaterThan(0.9);
+    expect((crash?.time as number) - result.run.info.startTime).toBeLessThan(1.5);
+    const failed = result.run.records.filter((record) => !record.success);
+    // Requests streaming from node 1 when it was killed, and (with no retries) those routed to it while it was down.
+    expect(failed.length).toBeGreaterThan(0);
+    for (const record of failed) expect(record.error).toBeTypeOf('string');
+    // After the restore, node 1 serves again.
+    const restoreTime = result.run.events[1]?.time as number;
+    const node1 = result.run.config.serverUrls as string[];
+    const servedLater = result.run.records.filter((record) => record.success && record.host === node1[1] && (record.arrivalTime as number) > restoreTime);
+    expect(servedLater.length).toBeGreaterThan(0);
+    const summary = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8')) as { events?: unknown[] };
+    expect(summary.events).toHaveLength(2);
+    for (const pid of await launchedPids(outputDir)) expect(isAlive(pid)).toBe(false);
+  });
+});
