@@ -4,6 +4,7 @@ import type { EpochSeconds, Milliseconds } from '../../types/time.js';
 import type { DecodeFailure, ResponseDecoder } from '../shared/response-decoder.js';
 import { errorMessageOf, malformed, readNumber, serverError } from '../shared/response-decoder.js';
 import { TokenTimeline } from '../shared/token-timeline.js';
+import { scanMidStreamCompletionTokens } from './sglang-event-scan.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -12,6 +13,7 @@ type JsonObject = Record<string, unknown>;
  * one such object for a non-streaming request.
  *
  * Tokens: one event may add several tokens, so the count is the change in `meta_info.completion_tokens` (cumulative).
+ * Events between the first token-carrying one and the final one are scanned for that count instead of parsed.
  *
  * Server timing keys are read by presence, never required, because their names and the events that carry them moved
  * between SGLang versions (see docs/protocols.md):
@@ -48,6 +50,16 @@ export class SglangGenerateDecoder implements ResponseDecoder {
     if (data === '[DONE]') {
       this.complete = true;
       return undefined;
+    }
+    // Mid-stream events only move the token count: read it without parsing the event (see sglang-event-scan.ts).
+    if (this.#timeline.firstTokenMs !== undefined && this.#completionTokens !== undefined && !this.#awaitsTimingKey(data)) {
+      const completionTokens = scanMidStreamCompletionTokens(data);
+      if (completionTokens >= 0) {
+        const added = completionTokens - this.#completionTokens;
+        this.#completionTokens = completionTokens;
+        if (added > 0) this.#timeline.add(added, nowMs);
+        return undefined;
+      }
     }
     let event: unknown;
     try {
@@ -96,6 +108,17 @@ export class SglangGenerateDecoder implements ResponseDecoder {
     if (this.#cachedTokens !== undefined) outcome.cachedTokens = this.#cachedTokens;
     if (this.#numRetractions !== undefined) outcome.numRetractions = this.#numRetractions;
     if (this.#finishReason !== undefined) outcome.finishReason = this.#finishReason;
+  }
+
+  /**
+   * True when a scheduler timing key is still missing and this event has one (`forward_entry_time`, `queue_time`,
+   * `prefill_finished_time` all end in `_time"`, which escaped generated text cannot contain): parse it in full.
+   */
+  #awaitsTimingKey(data: string): boolean {
+    if (this.#forwardEntryTime !== undefined && this.#queueTime !== undefined && this.#prefillFinishedTime !== undefined) {
+      return false;
+    }
+    return data.includes('_time":');
   }
 
   #read(value: unknown, nowMs: Milliseconds, streamed: boolean): DecodeFailure | undefined {
