@@ -1,0 +1,192 @@
+/**
+ * How precisely the load generator offers a Poisson workload, against a zero-work streaming stub in a child process.
+ *
+ * For 100, 1,000 and 5,000 req/s it runs the same seeded schedule through servelab's pacer (`runLoad`) and through a
+ * naive pacer measured in the same run — sleep for each gap, then send, as SGLang's bench_serving does — and prints,
+ * for each, the achieved arrival rate (from the client's `arrivalTime`s), the inter-arrival coefficient of variation
+ * and the send lag (`arrivalTime - scheduledTime`) p50/p99/max, beside the targets of SPEC §11: rate within 1%, CV
+ * 0.97–1.03, lag p99 < 0.5 ms at 1,000 req/s. The schedule's own rate and CV are printed too: a finite Poisson
+ * sample strays from the nominal rate by itself, and the pacer can only be asked to follow the schedule it is given.
+ *
+ * Run: npx tsc -p tsconfig.build.json && node dist/bench/load-precision.js   (uses `taskset` when present: client on
+ * CPU 0, stub on CPU 1; BENCH_PIN=0 turns that off). BENCH_SCALE=0.2 shortens every run. The figures only mean
+ * something on an otherwise idle machine: another busy process on the client's core shows up as send lag.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { systemClock } from '../src/clock/clock.js';
+import { createProtocolClient } from '../src/clients/registry.js';
+import { runLoad } from '../src/load/run-load.js';
+import type { ProtocolClient } from '../src/types/client.js';
+import type { RequestRecord } from '../src/types/record.js';
+import type { WorkloadRequest } from '../src/types/workload.js';
+import { SeededRandom } from '../src/utils/random.js';
+import { createArrivalSchedule } from '../src/workload/arrivals/arrival-registry.js';
+import { loadDataset } from '../src/workload/datasets/dataset-registry.js';
+
+const SCALE = Number(process.env['BENCH_SCALE'] ?? 1);
+const RUNS = [
+  { rate: 100, count: Math.round(1000 * SCALE) },
+  { rate: 1000, count: Math.round(5000 * SCALE) },
+  { rate: 5000, count: Math.round(20000 * SCALE) },
+];
+
+interface Figures {
+  achievedRate: number;
+  interArrivalCv: number;
+  lagP50Ms: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+  failed: number;
+}
+
+function hasTaskset(): boolean {
+  if (process.env['BENCH_PIN'] === '0') return false;
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function startStub(pinned: boolean): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const stubPath = fileURLToPath(new URL('./stub/streaming-stub.js', import.meta.url));
+  const command = pinned ? 'taskset' : process.execPath;
+  const args = pinned ? ['-c', '1', process.execPath, stubPath] : [stubPath];
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let output = '';
+    child.stdout?.on('data', (data: Buffer) => {
+      output += data.toString();
+      const match = /PORT (\d+)/.exec(output);
+      if (match !== null) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`the stub exited with code ${code}`)));
+  });
+  return { child, baseUrl: `http://127.0.0.1:${port}` };
+}
+
+function percentile(sorted: Float64Array, fraction: number): number {
+  // Linear interpolation between closest ranks (numpy's default).
+  const position = (sorted.length - 1) * fraction;
+  const lower = Math.floor(position);
+  const upper = Math.min(lower + 1, sorted.length - 1);
+  return (sorted[lower] as number) + ((sorted[upper] as number) - (sorted[lower] as number)) * (position - lower);
+}
+
+function coefficientOfVariation(instants: Float64Array): number {
+  const gaps = new Float64Array(instants.length - 1);
+  for (let index = 1; index < instants.length; index++) gaps[index - 1] = (instants[index] as number) - (instants[index - 1] as number);
+  const mean = gaps.reduce((sum, gap) => sum + gap, 0) / gaps.length;
+  const variance = gaps.reduce((sum, gap) => sum + (gap - mean) ** 2, 0) / gaps.length;
+  return Math.sqrt(variance) / mean;
+}
+
+function figuresOf(records: readonly RequestRecord[]): Figures {
+  const sent = records.filter((record) => record.arrivalTime !== undefined);
+  const arrivals = Float64Array.from(sent.map((record) => record.arrivalTime as number)).sort();
+  const lagsMs = Float64Array.from(sent.map((record) => ((record.arrivalTime as number) - record.scheduledTime) * 1000)).sort();
+  return {
+    achievedRate: (arrivals.length - 1) / ((arrivals[arrivals.length - 1] as number) - (arrivals[0] as number)),
+    interArrivalCv: coefficientOfVariation(arrivals),
+    lagP50Ms: percentile(lagsMs, 0.5),
+    lagP99Ms: percentile(lagsMs, 0.99),
+    lagMaxMs: lagsMs[lagsMs.length - 1] as number,
+    failed: records.filter((record) => !record.success).length,
+  };
+}
+
+/** The baseline: sleep for each gap, then send without waiting for the answer (bench_serving's way). */
+async function runNaivePacer(client: ProtocolClient, requests: WorkloadRequest[], offsetsMs: Float64Array): Promise<RequestRecord[]> {
+  const t0Ms = systemClock.nowMs();
+  const pending: Promise<RequestRecord>[] = [];
+  for (let index = 0; index < requests.length; index++) {
+    if (index > 0) {
+      const gapMs = (offsetsMs[index] as number) - (offsetsMs[index - 1] as number);
+      await new Promise((resolve) => setTimeout(resolve, gapMs));
+    }
+    const workload = requests[index] as WorkloadRequest;
+    const scheduledTime = systemClock.toEpochSeconds(t0Ms + (offsetsMs[index] as number));
+    pending.push(
+      client.send({ requestId: `naive-${index}`, workload }).then((outcome) => ({
+        ...outcome,
+        requestId: `naive-${index}`,
+        datasetIndex: index,
+        warmup: false,
+        inputLength: workload.inputLength,
+        expectedOutputLength: workload.outputLength,
+        scheduledTime,
+      })),
+    );
+  }
+  return Promise.all(pending);
+}
+
+function fmt(value: number, digits: number): string {
+  return value.toFixed(digits).padStart(9);
+}
+
+async function main(): Promise<void> {
+  const pinned = hasTaskset();
+  if (pinned) execFileSync('taskset', ['-a', '-cp', '0', String(process.pid)], { stdio: 'ignore' });
+  const { child, baseUrl } = await startStub(pinned);
+  console.log(pinned ? 'client pinned to CPU 0, stub to CPU 1' : 'client and stub are not pinned (no taskset, or BENCH_PIN=0)');
+  console.log(`load average before the run: ${(await import('node:os')).loadavg().map((load) => load.toFixed(2)).join(' ')}`);
+  const client = createProtocolClient('sglang', {
+    baseUrl,
+    stream: true,
+    sampling: { temperature: 0, ignoreEos: true },
+    clock: systemClock,
+  });
+  try {
+    const maxCount = Math.max(...RUNS.map((run) => run.count));
+    const requests = await loadDataset(
+      { datasetName: 'random', numPrompts: maxCount, randomInputLen: 32, randomOutputLen: 16, randomRangeRatio: 1 },
+      new SeededRandom(1),
+    );
+    // Warm up connections and JIT before anything is measured.
+    await runLoad({
+      requests: requests.slice(0, 2000),
+      warmupRequests: [],
+      arrivalOffsetsMs: createArrivalSchedule({ process: 'poisson', requestRate: 2000 }, 2000, new SeededRandom(99)),
+      client,
+      clock: systemClock,
+    });
+    console.log('');
+    console.log('rate (req/s)  pacer       achieved  schedule  ach/sched     CV  sched CV  lag p50 ms  lag p99 ms  lag max ms  failed');
+    for (const { rate, count } of RUNS) {
+      const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: rate }, count, new SeededRandom(rate));
+      const scheduleInstants = Float64Array.from(offsetsMs, (offset) => offset / 1000);
+      const scheduleRate = (count - 1) / ((scheduleInstants[count - 1] as number) - (scheduleInstants[0] as number));
+      const scheduleCv = coefficientOfVariation(scheduleInstants);
+      const slice = requests.slice(0, count);
+      const servelab = figuresOf((await runLoad({ requests: slice, warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock })).records);
+      const naive = figuresOf(await runNaivePacer(client, slice, offsetsMs));
+      for (const [name, figures] of [
+        ['servelab', servelab],
+        ['naive', naive],
+      ] as const) {
+        console.log(
+          `${String(rate).padStart(12)}  ${name.padEnd(9)}${fmt(figures.achievedRate, 1)}${fmt(scheduleRate, 1)}${fmt(figures.achievedRate / scheduleRate, 4)}` +
+            `${fmt(figures.interArrivalCv, 3)}${fmt(scheduleCv, 3)}${fmt(figures.lagP50Ms, 3).padStart(12)}${fmt(figures.lagP99Ms, 3).padStart(12)}` +
+            `${fmt(figures.lagMaxMs, 3).padStart(12)}${String(figures.failed).padStart(8)}`,
+        );
+      }
+      const rateOk = Math.abs(servelab.achievedRate / scheduleRate - 1) < 0.01;
+      const cvOk = servelab.interArrivalCv >= 0.97 && servelab.interArrivalCv <= 1.03;
+      console.log(
+        `${''.padStart(12)}  targets: rate within 1% of the schedule ${rateOk ? 'met' : 'MISSED'}; CV 0.97–1.03 ${cvOk ? 'met' : 'MISSED'}` +
+          (rate === 1000 ? `; lag p99 < 0.5 ms ${servelab.lagP99Ms < 0.5 ? 'met' : 'MISSED'}` : '') +
+          `; naive/servelab lag p99 ratio ${(naive.lagP99Ms / Math.max(servelab.lagP99Ms, 1e-6)).toFixed(1)}×`,
+      );
+    }
+  } finally {
+    await client.close();
+    child.stdin?.end();
+    child.kill();
+  }
+}
+
+await main();
