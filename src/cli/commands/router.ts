@@ -29,6 +29,8 @@ export async function runRouterCommand(options: RouterCommandOptions, print: (li
     port: options.port,
     maxRetries: options.maxRetries,
     healthCheckIntervalMs: options.healthCheckIntervalMs,
+    // stderr goes to the router's log file when servelab launches it.
+    log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
   });
   print(`servelab router listening on ${handle.url}`);
   return handle;

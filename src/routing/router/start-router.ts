@@ -37,6 +37,8 @@ export interface RouterOptions {
    * passes again (default 3; 0 turns the breaker off).
    */
   circuitBreakerFailures?: number;
+  /** Told about worker changes (health, circuit breaker, added, removed): one line each, for the router's log. */
+  log?: (line: string) => void;
 }
 
 export interface RouterHandle {
@@ -85,6 +87,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
       healthCheckIntervalMs: options.healthCheckIntervalMs ?? 1_000,
       healthCheckTimeoutMs: options.healthCheckTimeoutMs ?? 2_000,
       healthFailureThreshold: options.healthFailureThreshold ?? 2,
+      ...(options.log === undefined ? {} : { log: options.log }),
       ...(policy.usesPolledLoad === true ? { loadPollIntervalMs: options.loadPollIntervalMs ?? 1_000 } : {}),
     },
     () => active,
@@ -97,6 +100,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     const worker = new RouterWorker(normalized, nextWorkerIndex++);
     active.push(worker);
     policy.onWorkerAdded?.(worker);
+    options.log?.(`worker ${worker.index} ${worker.url} added`);
     return worker;
   };
   const findWorker = (idOrUrl: number | string): RouterWorker | undefined => {
@@ -117,6 +121,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     worker.drained = true;
     active.splice(active.indexOf(worker), 1);
     policy.onWorkerRemoved?.(worker);
+    options.log?.(`worker ${worker.index} ${worker.url} removed (${worker.inFlight} requests still in flight there)`);
     return worker.snapshot();
   };
 
@@ -201,7 +206,10 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
       if (!outcome.answered && !outcome.clientClosed) {
         worker.errors++;
         worker.consecutiveRequestFailures++;
-        if (breakerFailures > 0 && worker.consecutiveRequestFailures >= breakerFailures) worker.breakerOpen = true;
+        if (breakerFailures > 0 && worker.consecutiveRequestFailures >= breakerFailures && !worker.breakerOpen) {
+          worker.breakerOpen = true;
+          options.log?.(`worker ${worker.index} ${worker.url} takes no requests until a health check passes: ${worker.consecutiveRequestFailures} attempts in a row got no answer`);
+        }
         policy.onRequestFinished?.(routingRequest, worker, false);
         lastError = outcome.error === undefined ? 'no answer' : describeUpstreamError(outcome.error);
         if (retries < maxRetries) {

@@ -9,6 +9,8 @@ export interface WorkerMonitorOptions {
   healthFailureThreshold: number;
   /** Poll `/get_load` at this interval (only when the policy uses polled load). */
   loadPollIntervalMs?: number;
+  /** Told when a worker starts or stops taking requests because of its health checks. */
+  log?: (line: string) => void;
 }
 
 /**
@@ -57,6 +59,14 @@ export class WorkerMonitor {
     );
     worker.checking = false;
     if (this.#closed) return;
+    const wasHealthy = worker.healthy;
+    this.#apply(worker, passed);
+    if (worker.healthy !== wasHealthy) {
+      this.#options.log?.(`worker ${worker.index} ${worker.url} is ${worker.healthy ? 'healthy' : 'unhealthy'} (health check ${passed ? 'passed' : 'failed'})`);
+    }
+  }
+
+  #apply(worker: RouterWorker, passed: boolean): void {
     if (passed) {
       worker.checkHealthy = true;
       worker.breakerOpen = false;

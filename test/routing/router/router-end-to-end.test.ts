@@ -97,14 +97,23 @@ describe('builtin router', () => {
     expect(await answer.body.json()).toMatchObject({ error: { type: 'call_upstream_connection_failed', retries: 1 } });
   });
 
-  it('opens the circuit breaker after repeated connection failures', async () => {
+  it('opens the circuit breaker after repeated connection failures, and logs it', async () => {
     const [doomed, live] = await upstreams(2);
-    const handle = await router([doomed!.url, live!.url]);
+    const logged: string[] = [];
+    const handle = await startRouter({
+      workerUrls: [doomed!.url, live!.url],
+      policy: createBuiltinRoutingPolicy('round_robin'),
+      healthCheckIntervalMs: 60_000,
+      log: (line) => logged.push(line),
+    });
+    closers.push(() => handle.close());
+    expect(logged.filter((line) => line.endsWith('is healthy (health check passed)'))).toHaveLength(2);
     await doomed!.close();
     for (let index = 0; index < 8; index++) await (await generate(handle.url, { stream: false })).body.dump();
     // Three failed attempts open the breaker; after that the dead worker is not tried again.
     expect(handle.workers()[0]).toMatchObject({ healthy: false, errors: 3 });
     expect(live!.seen).toHaveLength(8);
+    expect(logged.at(-1)).toMatch(/^worker 0 .* takes no requests until a health check passes: 3 attempts/);
   });
 
   it('answers a 5xx JSON error quickly when every worker is dead', async () => {
