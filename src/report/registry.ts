@@ -3,8 +3,10 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ServelabError } from '../errors/servelab-error.js';
 import type { Reporter } from '../types/reporter.js';
+import { chartsReporter } from './charts/charts-reporter.js';
 import { configReporter } from './config/config-reporter.js';
 import { csvReporter } from './csv/csv-reporter.js';
+import { htmlReporter } from './html/html-reporter.js';
 import { jsonlReporter } from './jsonl/jsonl-reporter.js';
 import { nodesReporter } from './nodes/nodes-reporter.js';
 import { summaryReporter } from './summary/summary-reporter.js';
@@ -18,10 +20,15 @@ export const reporterRegistry: Readonly<Record<string, Reporter>> = {
   config: configReporter,
   timeseries: timeSeriesReporter,
   nodes: nodesReporter,
+  html: htmlReporter,
+  charts: chartsReporter,
 };
 
 /** Reporters a run writes when none are named. */
-export const DEFAULT_REPORTER_NAMES: readonly string[] = ['config', 'csv', 'jsonl', 'timeseries', 'nodes', 'summary'];
+export const DEFAULT_REPORTER_NAMES: readonly string[] = ['config', 'csv', 'jsonl', 'timeseries', 'nodes', 'summary', 'html', 'charts'];
+
+/** The data files only (no rendering): for tests and for very large runs where charts are not wanted. */
+export const DATA_REPORTER_NAMES: readonly string[] = ['config', 'csv', 'jsonl', 'timeseries', 'nodes', 'summary'];
 
 /** Adds (or replaces) a built-in reporter; used by the reporters that live in heavier modules (HTML, charts). */
 export function registerReporter(reporter: Reporter): void {

@@ -8,7 +8,7 @@ import { REQUESTS_CSV_COLUMNS } from '../../src/report/csv/csv-reporter.js';
 import { parseCsv } from '../../src/report/csv/csv-format.js';
 import { recordFromJsonObject } from '../../src/report/jsonl/jsonl-reporter.js';
 import { parseJson } from '../../src/report/json-format.js';
-import { resolveReporter } from '../../src/report/registry.js';
+import { DATA_REPORTER_NAMES, resolveReporter } from '../../src/report/registry.js';
 import { writeRunFiles } from '../../src/report/write-run-files.js';
 import { isServelabError } from '../../src/errors/servelab-error.js';
 import type { RunData } from '../../src/types/run.js';
@@ -57,7 +57,7 @@ describe('run files', () => {
       { requestRate: Number.POSITIVE_INFINITY },
     );
     run.events.push({ time: T0 + 0.5, kind: 'crash', node: 1 });
-    written = await writeRunFiles(run, summarize(run), directory);
+    written = await writeRunFiles(run, summarize(run), directory, DATA_REPORTER_NAMES);
   });
   afterAll(async () => {
     await rm(directory, { recursive: true, force: true });

@@ -1,0 +1,357 @@
+import type { TopLevelSpec } from 'vega-lite';
+import { CONCURRENCY_STAGES, concurrencyTimeSeries, sweepIntervals, collectIntervals } from '../../analysis/timeseries.js';
+import { groupByHost, nodeInFlightEnd, nodeInFlightStart } from '../../analysis/nodes.js';
+import type { RequestRecord } from '../../types/record.js';
+import type { RunData } from '../../types/run.js';
+import type { Statistics, Summary } from '../../types/summary.js';
+import type { StoredSample } from '../../scrape/server-metrics-file.js';
+import { seriesOf } from '../../scrape/server-metrics-file.js';
+
+/** One chart of the report: file name (without extension), title, what it shows, and its Vega-Lite spec. */
+export interface ChartDefinition {
+  name: string;
+  title: string;
+  description: string;
+  spec: TopLevelSpec;
+}
+
+const WIDTH = 640;
+const HEIGHT = 220;
+const MAX_CDF_POINTS = 400;
+const TIMELINE_REQUESTS = 60;
+
+interface EventMark {
+  time: number;
+  label: string;
+}
+
+const base = (title: string): Partial<TopLevelSpec> => ({
+  $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+  title,
+  width: WIDTH,
+  height: HEIGHT,
+  background: 'white',
+  config: { font: 'DejaVu Sans, Helvetica, Arial, sans-serif', view: { stroke: '#ddd' } },
+});
+
+/** Vertical rules with labels at the run's events (node failures, restores), on a time axis in seconds after t0. */
+function eventLayers(events: readonly EventMark[]): object[] {
+  if (events.length === 0) return [];
+  return [
+    {
+      data: { values: events },
+      mark: { type: 'rule', color: '#c0392b', strokeDash: [4, 3], strokeWidth: 1.5 },
+      encoding: { x: { field: 'time', type: 'quantitative' } },
+    },
+    {
+      data: { values: events },
+      mark: { type: 'text', color: '#c0392b', align: 'left', baseline: 'top', dx: 3, dy: 2, fontSize: 10 },
+      encoding: { x: { field: 'time', type: 'quantitative' }, y: { value: 0 }, text: { field: 'label' } },
+    },
+  ];
+}
+
+function sortedFinite(values: Iterable<number>): number[] {
+  const kept: number[] = [];
+  for (const value of values) if (Number.isFinite(value)) kept.push(value);
+  return kept.sort((a, b) => a - b);
+}
+
+/** An empirical CDF with percentile marks; the curve is thinned to at most MAX_CDF_POINTS points. */
+function cdfChart(name: string, label: string, valuesSeconds: number[], statistics: Statistics | null): ChartDefinition | undefined {
+  const sorted = sortedFinite(valuesSeconds);
+  if (sorted.length === 0 || !statistics) return undefined;
+  const step = Math.max(1, Math.floor(sorted.length / MAX_CDF_POINTS));
+  const curve: { ms: number; fraction: number }[] = [];
+  for (let index = 0; index < sorted.length; index += step) curve.push({ ms: (sorted[index] as number) * 1000, fraction: (index + 1) / sorted.length });
+  curve.push({ ms: (sorted[sorted.length - 1] as number) * 1000, fraction: 1 });
+  const marks = (['p50', 'p90', 'p99'] as const).map((key) => ({ percentile: key, ms: statistics[key] * 1000, label: `${key} ${(statistics[key] * 1000).toFixed(2)} ms` }));
+  return {
+    name,
+    title: `${label} CDF`,
+    description: `Empirical distribution of ${label} over ${sorted.length} values, with p50, p90 and p99 marked.`,
+    spec: {
+      ...base(`${label}: cumulative distribution`),
+      layer: [
+        {
+          data: { values: curve },
+          mark: { type: 'line', interpolate: 'step-after', color: '#2c7fb8' },
+          encoding: {
+            x: { field: 'ms', type: 'quantitative', title: `${label} (ms)` },
+            y: { field: 'fraction', type: 'quantitative', title: 'fraction of requests', scale: { domain: [0, 1] } },
+          },
+        },
+        {
+          data: { values: marks },
+          mark: { type: 'rule', strokeDash: [3, 3] },
+          encoding: { x: { field: 'ms', type: 'quantitative' }, color: { field: 'percentile', type: 'nominal', title: 'percentile', legend: { orient: 'bottom-right' } } },
+        },
+        {
+          data: { values: marks },
+          mark: { type: 'text', angle: 270, align: 'left', dy: -4, fontSize: 10 },
+          encoding: { x: { field: 'ms', type: 'quantitative' }, y: { value: HEIGHT - 4 }, text: { field: 'label' } },
+        },
+      ],
+    } as TopLevelSpec,
+  };
+}
+
+/** Additive components of a request's latency, in lifecycle order (they sum to total_latency when all are known). */
+const LIFECYCLE_COMPONENTS: readonly [string, (record: RequestRecord) => number | undefined][] = [
+  ['router queue', (r) => diff(r.routerSendTime, r.arrivalTime)],
+  ['network', (r) => diff(r.serverCreatedTime, r.routerSendTime)],
+  ['tokenize', (r) => diff(r.queueTimeStart, r.serverCreatedTime)],
+  ['server queue', (r) => diff(r.queueTimeEnd, r.queueTimeStart)],
+  ['prefill', (r) => diff(r.serverFirstTokenTime, r.queueTimeEnd)],
+  ['first token to client', (r) => diff(r.firstTokenTime, r.serverFirstTokenTime)],
+  ['decode', (r) => diff(r.finishTime, r.firstTokenTime)],
+];
+
+function diff(end: number | undefined, start: number | undefined): number | undefined {
+  return end === undefined || start === undefined ? undefined : end - start;
+}
+
+/** Mean of each lifecycle component for requests grouped by their total-latency percentile band. */
+function lifecycleChart(records: readonly RequestRecord[]): ChartDefinition | undefined {
+  const succeeded = records.filter((record) => record.success && record.finishTime !== undefined && record.arrivalTime !== undefined);
+  if (succeeded.length === 0) return undefined;
+  succeeded.sort((a, b) => ((a.finishTime as number) - (a.arrivalTime as number)) - ((b.finishTime as number) - (b.arrivalTime as number)));
+  const bands: [string, number, number][] = [
+    ['p0–p50', 0, 0.5],
+    ['p50–p90', 0.5, 0.9],
+    ['p90–p99', 0.9, 0.99],
+    ['p99–p100', 0.99, 1],
+  ];
+  const rows: { band: string; component: string; order: number; ms: number }[] = [];
+  for (const [band, from, to] of bands) {
+    const slice = succeeded.slice(Math.floor(from * succeeded.length), Math.max(Math.floor(from * succeeded.length) + 1, Math.ceil(to * succeeded.length)));
+    LIFECYCLE_COMPONENTS.forEach(([component, compute], order) => {
+      let sum = 0;
+      let count = 0;
+      for (const record of slice) {
+        const value = compute(record);
+        if (value === undefined) continue;
+        sum += value;
+        count++;
+      }
+      if (count > 0) rows.push({ band: `${band} (${slice.length})`, component, order, ms: (sum / count) * 1000 });
+    });
+  }
+  return {
+    name: 'lifecycle-breakdown',
+    title: 'Lifecycle breakdown by latency percentile',
+    description:
+      'Requests grouped by their end-to-end latency percentile band; each bar stacks the mean time spent in each stage of the lifecycle (router queue, network, tokenize, server queue, prefill, first token delivery, decode).',
+    spec: {
+      ...base('Where the time goes, by end-to-end latency band'),
+      data: { values: rows },
+      mark: 'bar',
+      encoding: {
+        y: { field: 'band', type: 'nominal', title: 'latency band (requests)', sort: null },
+        x: { field: 'ms', type: 'quantitative', title: 'mean time (ms)', stack: 'zero' },
+        color: { field: 'component', type: 'nominal', title: 'stage', sort: LIFECYCLE_COMPONENTS.map(([name]) => name) },
+        order: { field: 'order', type: 'quantitative' },
+        tooltip: [{ field: 'component' }, { field: 'ms', format: '.2f' }],
+      },
+    } as TopLevelSpec,
+  };
+}
+
+/** A Gantt chart of a uniform sample of requests: when each was in the router, waiting on the server, in prefill, decoding. */
+function timelineChart(records: readonly RequestRecord[], t0: number, events: readonly EventMark[]): ChartDefinition | undefined {
+  const sent = records.filter((record) => record.arrivalTime !== undefined).sort((a, b) => (a.arrivalTime as number) - (b.arrivalTime as number));
+  if (sent.length === 0) return undefined;
+  const step = Math.max(1, Math.ceil(sent.length / TIMELINE_REQUESTS));
+  const rows: { request: string; phase: string; start: number; end: number }[] = [];
+  for (let index = 0; index < sent.length; index += step) {
+    const record = sent[index] as RequestRecord;
+    const label = `#${record.datasetIndex}`;
+    const push = (phase: string, start: number | undefined, end: number | undefined): void => {
+      if (start === undefined || end === undefined || end < start) return;
+      rows.push({ request: label, phase, start: start - t0, end: end - t0 });
+    };
+    if (!record.success) {
+      push(`failed (${record.error ?? 'unknown'})`, record.arrivalTime, record.finishTime ?? (record.arrivalTime as number) + 0.001);
+      continue;
+    }
+    push('router queue', record.arrivalTime, record.routerSendTime);
+    if (record.queueTimeEnd !== undefined && record.serverFirstTokenTime !== undefined) {
+      push('waiting on server', record.routerSendTime ?? record.arrivalTime, record.queueTimeEnd);
+      push('prefill', record.queueTimeEnd, record.serverFirstTokenTime);
+      push('first token to client', record.serverFirstTokenTime, record.firstTokenTime);
+    } else {
+      push('until first token', record.routerSendTime ?? record.arrivalTime, record.firstTokenTime);
+    }
+    push('decode', record.firstTokenTime, record.finishTime);
+  }
+  return {
+    name: 'request-timeline',
+    title: 'Request timeline (sample)',
+    description: `Every ${step === 1 ? '' : `${step}th `}request in arrival order (${Math.ceil(sent.length / step)} of ${sent.length}), its lifecycle stages on the run's time axis.`,
+    spec: {
+      ...base('Request timeline (a uniform sample, in arrival order)'),
+      height: Math.max(HEIGHT, Math.ceil(sent.length / step) * 8),
+      layer: [
+        {
+          data: { values: rows },
+          mark: { type: 'bar', height: 6 },
+          encoding: {
+            y: { field: 'request', type: 'ordinal', sort: null, title: 'request', axis: { labels: false, ticks: false } },
+            x: { field: 'start', type: 'quantitative', title: 'time since t0 (s)' },
+            x2: { field: 'end' },
+            color: { field: 'phase', type: 'nominal', title: 'stage' },
+            tooltip: [{ field: 'request' }, { field: 'phase' }, { field: 'start', format: '.4f' }, { field: 'end', format: '.4f' }],
+          },
+        },
+        ...eventLayers(events),
+      ],
+    } as TopLevelSpec,
+  };
+}
+
+function lineOverTime(name: string, title: string, description: string, rows: object[], yTitle: string, colorTitle: string, events: readonly EventMark[], extra: object[] = []): ChartDefinition {
+  return {
+    name,
+    title,
+    description,
+    spec: {
+      ...base(title),
+      layer: [
+        {
+          data: { values: rows },
+          mark: { type: 'line', interpolate: 'step-after', strokeWidth: 1.5 },
+          encoding: {
+            x: { field: 'time', type: 'quantitative', title: 'time since t0 (s)' },
+            y: { field: 'value', type: 'quantitative', title: yTitle },
+            color: { field: 'series', type: 'nominal', title: colorTitle },
+          },
+        },
+        ...extra,
+        ...eventLayers(events),
+      ],
+    } as TopLevelSpec,
+  };
+}
+
+/** Every chart that the run's data supports, in report order. */
+export function chartDefinitions(run: RunData, summary: Summary, serverSamples: readonly StoredSample[] = []): ChartDefinition[] {
+  const records = run.records.filter((record) => !record.warmup);
+  const t0 = run.info.startTime;
+  const events: EventMark[] = run.events.map((event) => ({
+    time: event.time - t0,
+    label: `${event.kind}${event.node === undefined ? '' : ` node ${event.node}`}`,
+  }));
+  const charts: (ChartDefinition | undefined)[] = [];
+  const succeeded = records.filter((record) => record.success);
+  const column = (compute: (record: RequestRecord) => number | undefined): number[] => succeeded.map((record) => compute(record) ?? Number.NaN);
+  charts.push(cdfChart('cdf-ttft', 'TTFT', column((r) => diff(r.firstTokenTime, r.arrivalTime)), summary.latencies.ttft));
+  charts.push(
+    cdfChart(
+      'cdf-tpot',
+      'TPOT',
+      column((r) => (r.actualOutputTokens !== undefined && r.actualOutputTokens > 1 ? (diff(r.finishTime, r.firstTokenTime) ?? Number.NaN) / (r.actualOutputTokens - 1) : undefined)),
+      summary.latencies.tpot,
+    ),
+  );
+  charts.push(cdfChart('cdf-itl', 'ITL', succeeded.flatMap((record) => record.interTokenLatencies ?? []), summary.interTokenLatency));
+  charts.push(cdfChart('cdf-total-latency', 'End-to-end latency', column((r) => diff(r.finishTime, r.arrivalTime)), summary.latencies.total_latency));
+  charts.push(lifecycleChart(records));
+  charts.push(timelineChart(records, t0, events));
+
+  const series = concurrencyTimeSeries(records);
+  if (series) {
+    const offset = series.windowStart - t0;
+    const time = (bin: number): number => offset + bin * series.resolutionSeconds;
+    const concurrencyRows: object[] = [];
+    for (const stage of CONCURRENCY_STAGES) {
+      const values = series.stages[stage];
+      if (!values) continue;
+      for (let bin = 0; bin < series.binCount; bin++) concurrencyRows.push({ time: time(bin), series: stage, value: values.mean[bin] });
+    }
+    charts.push(
+      lineOverTime(
+        'concurrency',
+        'Concurrency over time, per stage',
+        `Time-weighted mean number of requests in each stage per ${series.resolutionSeconds} s bin, reconstructed from the records; failure events are marked.`,
+        concurrencyRows,
+        'requests',
+        'stage',
+        events,
+      ),
+    );
+    const rateRows: object[] = [];
+    for (let bin = 0; bin < series.binCount; bin++) {
+      rateRows.push({ time: time(bin), series: 'completed/s', value: (series.completions[bin] as number) / series.resolutionSeconds });
+      rateRows.push({ time: time(bin), series: 'failed/s', value: (series.failures[bin] as number) / series.resolutionSeconds });
+    }
+    charts.push(
+      lineOverTime('throughput', 'Completions and failures over time', 'Requests completed and failed per second in each bin; failure events are marked.', rateRows, 'requests per second', 'outcome', events),
+    );
+    const arrivalRows: object[] = [];
+    for (let bin = 0; bin < series.binCount; bin++) arrivalRows.push({ time: time(bin), series: 'achieved arrivals/s', value: (series.arrivals[bin] as number) / series.resolutionSeconds });
+    const target = run.info.requestRate;
+    const targetLayer = Number.isFinite(target)
+      ? [{ data: { values: [{ target }] }, mark: { type: 'rule', color: '#333', strokeDash: [6, 3] }, encoding: { y: { field: 'target', type: 'quantitative' } } }]
+      : [];
+    const load = summary.offeredLoad;
+    charts.push(
+      lineOverTime(
+        'offered-load',
+        'Offered load: arrivals per second vs target',
+        `Arrivals per second in each bin against the target rate (dashed${Number.isFinite(target) ? `, ${target} req/s` : ', infinite: all at once'}). Achieved ${load.achievedRate?.toFixed(2) ?? '-'} req/s, inter-arrival CV ${load.interArrivalCv?.toFixed(3) ?? '-'}.`,
+        arrivalRows,
+        'arrivals per second',
+        'series',
+        events,
+        targetLayer,
+      ),
+    );
+  }
+
+  if (summary.routing) {
+    const nodes = summary.routing.nodes;
+    charts.push({
+      name: 'node-share',
+      title: 'Requests per node',
+      description: `Share of requests each server received. Imbalance: max/mean ${summary.routing.imbalanceMaxOverMean.toFixed(3)}, CV ${summary.routing.imbalanceCv.toFixed(3)}.`,
+      spec: {
+        ...base('Requests per node'),
+        height: Math.max(120, nodes.length * 22),
+        data: { values: nodes.map((node) => ({ host: node.host, requests: node.requests, share: `${(node.share * 100).toFixed(1)}%` })) },
+        layer: [
+          { mark: { type: 'bar', color: '#41ab5d' }, encoding: { y: { field: 'host', type: 'nominal', sort: null, title: 'node' }, x: { field: 'requests', type: 'quantitative' } } },
+          { mark: { type: 'text', align: 'left', dx: 3 }, encoding: { y: { field: 'host', type: 'nominal', sort: null }, x: { field: 'requests', type: 'quantitative' }, text: { field: 'share' } } },
+        ],
+      } as TopLevelSpec,
+    });
+    if (series) {
+      const inFlightRows: object[] = [];
+      const groups = groupByHost(records);
+      for (const [host, indices] of groups) {
+        const nodeRecords = indices.map((index) => records[index] as RequestRecord);
+        const sweep = sweepIntervals(
+          collectIntervals(nodeRecords, nodeInFlightStart, nodeInFlightEnd),
+          series.windowStart,
+          series.windowStart + series.binCount * series.resolutionSeconds,
+          series.resolutionSeconds,
+        );
+        const means = sweep.binMeans ?? new Float64Array(0);
+        for (let bin = 0; bin < means.length; bin++) inFlightRows.push({ time: series.windowStart - t0 + bin * series.resolutionSeconds, series: host, value: means[bin] });
+      }
+      charts.push(lineOverTime('node-in-flight', 'In flight per node over time', 'Time-weighted mean number of requests in flight on each node (router send to finish); failure events are marked.', inFlightRows, 'requests in flight', 'node', events));
+    }
+  }
+
+  for (const [metric, label] of [
+    ['sglang:num_running_reqs', 'Running requests (server-reported)'],
+    ['sglang:num_queue_reqs', 'Queued requests (server-reported)'],
+    ['sglang:token_usage', 'KV token usage (server-reported)'],
+  ] as const) {
+    const perUrl = seriesOf(serverSamples, metric);
+    if (perUrl.size === 0) continue;
+    const rows: object[] = [];
+    for (const [url, points] of perUrl) for (const [time, value] of points) rows.push({ time, series: url, value });
+    charts.push(lineOverTime(`server-${metric.slice('sglang:'.length).replaceAll('_', '-')}`, label, `${metric} scraped from each server's /metrics on the run's clock.`, rows, metric, 'server', events));
+  }
+  return charts.filter((chart): chart is ChartDefinition => chart !== undefined);
+}

@@ -1,0 +1,164 @@
+import { join } from 'node:path';
+import type { ReportContext, Reporter } from '../../types/reporter.js';
+import type { RunData } from '../../types/run.js';
+import type { Statistics, Summary } from '../../types/summary.js';
+import { writeFileAtomic } from '../../utils/atomic-write.js';
+import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js';
+
+export const REPORT_HTML = 'report.html';
+
+export function escapeHtml(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
+}
+
+const number = (value: number | null | undefined, digits = 2): string =>
+  value === null || value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
+const ms = (seconds: number | null | undefined): string => (seconds === null || seconds === undefined ? '–' : number(seconds * 1000, 3));
+
+function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const head = headers.map((header) => `<th>${escapeHtml(header)}</th>`).join('');
+  const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`).join('\n');
+  return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
+}
+
+function overview(run: RunData, summary: Summary): string {
+  const failedClasses = Object.entries(summary.counts.failedByClass).map(([name, count]) => `${name} ${count}`).join(', ');
+  const load = summary.offeredLoad;
+  const rows: [string, string][] = [
+    ['Requests succeeded / failed', `${summary.counts.succeeded} / ${summary.counts.failed}${failedClasses ? ` (${failedClasses})` : ''}`],
+    ['Duration (first arrival to last finish)', `${number(summary.durationSeconds, 3)} s`],
+    ['Request throughput', `${number(summary.throughput.requestsPerSecond)} req/s`],
+    ['Input / output / total token throughput', `${number(summary.throughput.inputTokensPerSecond, 1)} / ${number(summary.throughput.outputTokensPerSecond, 1)} / ${number(summary.throughput.totalTokensPerSecond, 1)} tok/s`],
+    ['Concurrency (sum of E2E / duration)', number(summary.concurrency.benchServing)],
+    ['Target / achieved arrival rate', `${Number.isFinite(load.targetRate) ? number(load.targetRate) : 'inf'} / ${number(load.achievedRate)} req/s${load.achievedToTargetRatio === null ? '' : ` (${number(load.achievedToTargetRatio * 100, 1)}%)`}`],
+    ['Inter-arrival CV', number(load.interArrivalCv, 3)],
+    ['Send lag p50 / p99 / max', load.sendLag ? `${ms(load.sendLag.p50)} / ${ms(load.sendLag.p99)} / ${ms(load.sendLag.max)} ms` : '–'],
+  ];
+  if (summary.goodput) {
+    const objectives = Object.entries(summary.goodput.slo).filter(([, value]) => value !== undefined).map(([name, value]) => `${name.replace(/Ms$/, '')} ≤ ${value} ms`).join(', ');
+    rows.push(['Goodput', `${number(summary.goodput.requestsPerSecond)} req/s (${number(summary.goodput.fraction * 100, 1)}% of requests meet ${objectives})`]);
+  }
+  return table(['metric', 'value'], rows);
+}
+
+function latencyTable(summary: Summary): string {
+  const rows: string[][] = [];
+  const add = (name: string, statistics: Statistics | null): void => {
+    if (!statistics) return;
+    rows.push([name, String(statistics.count), ms(statistics.mean), ms(statistics.std), ms(statistics.min), ms(statistics.p50), ms(statistics.p90), ms(statistics.p95), ms(statistics.p99), ms(statistics.max)]);
+  };
+  for (const [name, statistics] of Object.entries(summary.latencies)) add(name, statistics);
+  add('itl', summary.interTokenLatency);
+  return table(['column (ms)', 'count', 'mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max'], rows);
+}
+
+function stagesTable(summary: Summary): string {
+  const stages = Object.entries(summary.concurrency.stages ?? {});
+  if (stages.length === 0) return '<p>No stage had both of its timestamps.</p>';
+  return table(
+    ['stage', 'peak', 'time-weighted mean (L)', 'entry rate λ (req/s)', 'mean residence W (ms)', 'λ·W', 'Little’s law error'],
+    stages.map(([stage, values]) => [
+      stage,
+      String(values.peak),
+      number(values.timeWeightedMean, 3),
+      number(values.entryRate, 2),
+      ms(values.meanResidenceSeconds),
+      number(values.littlesLawPrediction, 3),
+      values.littlesLawRelativeError === null ? '–' : `${number(values.littlesLawRelativeError * 100, 2)}%`,
+    ]),
+  );
+}
+
+function nodesSection(summary: Summary): string {
+  const routing = summary.routing;
+  if (!routing) return '';
+  const affinity = routing.prefixGroupAffinity;
+  return `<section><h2>Nodes</h2>
+<p>Imbalance: max/mean ${number(routing.imbalanceMaxOverMean, 3)}, coefficient of variation ${number(routing.imbalanceCv, 3)}.${
+    affinity ? ` Prefix groups: on average ${number(affinity.meanShareOnTopNode * 100, 1)}% of a group’s requests went to its most-used node (minimum ${number(affinity.minShareOnTopNode * 100, 1)}%, ${affinity.groups} groups).` : ''
+  }</p>
+${table(
+  ['node', 'requests', 'share', 'failed', 'cache hit ratio', 'TTFT p50 (ms)', 'TTFT p99 (ms)', 'E2E p50 (ms)', 'pure queue p99 (ms)', 'peak in flight', 'mean in flight'],
+  routing.nodes.map((node) => [
+    node.host,
+    String(node.requests),
+    `${number(node.share * 100, 1)}%`,
+    String(node.failed),
+    number(node.cacheHitRatio, 3),
+    ms(node.ttft?.p50),
+    ms(node.ttft?.p99),
+    ms(node.totalLatency?.p50),
+    ms(node.pureQueueTime?.p99),
+    String(node.peakInFlight),
+    number(node.meanInFlight, 2),
+  ]),
+)}</section>`;
+}
+
+function eventsSection(run: RunData): string {
+  if (run.events.length === 0) return '';
+  return `<section><h2>Events</h2>${table(
+    ['time since t0 (s)', 'event', 'node', 'detail'],
+    run.events.map((event) => [number(event.time - run.info.startTime, 3), event.kind, event.node === undefined ? '' : String(event.node), event.detail ?? '']),
+  )}</section>`;
+}
+
+function figure(chart: RenderedChart): string {
+  return `<figure class="chart" id="chart-${escapeHtml(chart.name)}" data-chart="${escapeHtml(chart.name)}">
+<figcaption><h3>${escapeHtml(chart.title)}</h3><p>${escapeHtml(chart.description)}</p></figcaption>
+${chart.svg}
+</figure>`;
+}
+
+const STYLE = `
+body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; padding: 0 1rem; }
+h1 { font-size: 1.5rem; margin-bottom: 0.2rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #ddd; } h3 { margin: 0; font-size: 1rem; }
+.meta { color: #555; } .status { padding: 0.1rem 0.5rem; border-radius: 0.3rem; color: white; }
+.status-completed { background: #2e7d32; } .status-interrupted { background: #ef6c00; } .status-failed { background: #c62828; }
+table { border-collapse: collapse; margin: 0.5rem 0; font-size: 0.85rem; } th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: right; }
+th:first-child, td:first-child { text-align: left; } thead { background: #f5f5f5; }
+figure.chart { margin: 1.5rem 0; } figcaption p { margin: 0.2rem 0 0.5rem; color: #555; font-size: 0.85rem; }
+figure.chart svg { max-width: 100%; height: auto; }
+`;
+
+/** The whole report as one HTML document: tables and inline SVG charts, no script, nothing fetched from the network. */
+export function buildReportHtml(run: RunData, summary: Summary, charts: readonly RenderedChart[]): string {
+  const { info } = run;
+  const t0 = new Date(info.startTime * 1000).toISOString();
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>servelab report: ${escapeHtml(info.runId)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+<h1>servelab ${escapeHtml(info.testLevel)} test: ${escapeHtml(info.runId)}</h1>
+<p class="meta"><span class="status status-${escapeHtml(info.status)}">${escapeHtml(info.status)}</span>
+target ${escapeHtml(info.target)}${info.simulated ? ' (virtual time)' : ''} · t0 ${escapeHtml(t0)} · servelab ${escapeHtml(info.servelabVersion)}</p>
+</header>
+<section><h2>Overview</h2>${overview(run, summary)}</section>
+<section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(summary)}</section>
+<section><h2>Concurrency by stage</h2>${stagesTable(summary)}</section>
+${nodesSection(summary)}
+${eventsSection(run)}
+<section><h2>Charts</h2>
+${charts.map(figure).join('\n')}
+</section>
+</body>
+</html>
+`;
+}
+
+/** `report.html`: self-contained (inline SVG charts, no script, opens offline). */
+export const htmlReporter: Reporter = {
+  name: 'html',
+  async write(context: ReportContext): Promise<string[]> {
+    const path = join(context.outputDirectory, REPORT_HTML);
+    await writeFileAtomic(path, buildReportHtml(context.run, context.summary, await renderedCharts(context)));
+    return [path];
+  },
+};
