@@ -10,6 +10,7 @@ import { launchNodeTarget } from './launch-node-target.js';
 import { measureLoad } from './measure-load.js';
 import type { ProgressListener, RunProgress } from './progress.js';
 import { createRunDirectory } from './run-directory.js';
+import { collectServerMetrics } from './server-metrics.js';
 import type { TestResult } from './test-result.js';
 
 export interface RunOptions {
@@ -54,6 +55,7 @@ export class NodeTest {
       server = await raceAbort(launchNodeTarget(config, directory.logsPath), options.signal, 'the server was starting');
       if (config.flushCache) await flushServerCache(server.url);
       throwIfInterrupted(options.signal);
+      const serverMetrics = collectServerMetrics([`${server.url}/metrics`], clock);
       const load = await measureLoad({ config, baseUrl: server.url, workload, clock, runId: directory.runId, startedMs, signal: options.signal, onProgress: options.onProgress });
       // In a node test the client talks to the server directly: the "router send" is the arrival itself.
       for (const record of load.records) {
@@ -61,6 +63,7 @@ export class NodeTest {
         record.host ??= server.url;
       }
       report('writing', `writing ${directory.path}`);
+      await serverMetrics.finish(load.startTime, directory.path);
       const result = await finishRun({
         runId: directory.runId,
         testLevel: 'node',

@@ -17,6 +17,7 @@ import { launchRouter, type LaunchedRouter } from './launch-router.js';
 import { measureLoad } from './measure-load.js';
 import { phaseReporter, type RunOptions } from './node-test.js';
 import { createRunDirectory } from './run-directory.js';
+import { collectServerMetrics } from './server-metrics.js';
 import type { TestResult } from './test-result.js';
 
 /**
@@ -67,6 +68,9 @@ export class RoutingTest {
       if (actions.length > 0) {
         failures = new FailureExecutor({ actions, nodes: servers, routerWorkerUrls: taps?.tapUrls ?? servers.map((server) => server.url), router: router.control, clock });
       }
+      const metricsUrls = config.collectPerNodeMetrics ? servers.map((server) => `${server.url}/metrics`) : [];
+      if (config.router === 'builtin' && !attachedRouterOnly) metricsUrls.push(`${router.handle.url}/metrics`);
+      const serverMetrics = collectServerMetrics(metricsUrls, clock);
       const load = await measureLoad({
         config,
         baseUrl: router.handle.url,
@@ -85,6 +89,7 @@ export class RoutingTest {
         events.push(...failures.events);
       }
       report('writing', `writing ${directory.path}`);
+      await serverMetrics.finish(load.startTime, directory.path);
       let extras: Record<string, unknown> | undefined;
       if (taps !== undefined) {
         const collected = await taps.collect();
