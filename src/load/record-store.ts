@@ -1,0 +1,230 @@
+import type { RequestRecord } from '../types/record.js';
+
+/**
+ * Finished requests in column form: one typed array per field, in chunks of CHUNK_ROWS rows, so a million records take
+ * about 150 MB less than a million objects, and a finished request costs a fixed ~150 bytes (its per-token gaps aside)
+ * however many optional fields it has. Strings that repeat (hosts, sessions, finish reasons, error classes) are stored
+ * once and referenced by number; request ids of the form `${requestIdPrefix}${integer}` are stored as the integer.
+ * Absent values are NaN (times) or a sentinel (integers), so `get` gives back exactly the record that was added.
+ * Fields this store does not know are kept aside per record, so nothing is ever lost.
+ */
+const CHUNK_ROWS = 4096;
+const ABSENT_INT = -2147483648;
+
+const TIME_FIELDS = [
+  'scheduledTime',
+  'dispatchTime',
+  'arrivalTime',
+  'routerSendTime',
+  'serverCreatedTime',
+  'queueTimeStart',
+  'queueTimeEnd',
+  'serverFirstTokenTime',
+  'firstTokenTime',
+  'finishTime',
+] as const satisfies readonly (keyof RequestRecord)[];
+
+const INTEGER_FIELDS = [
+  'datasetIndex',
+  'inputLength',
+  'expectedOutputLength',
+  'prefixGroup',
+  'actualPromptTokens',
+  'actualOutputTokens',
+  'cachedTokens',
+  'numRetractions',
+  'retries',
+  'httpStatus',
+] as const satisfies readonly (keyof RequestRecord)[];
+
+const INTERNED_FIELDS = ['host', 'sessionId', 'finishReason', 'error'] as const satisfies readonly (keyof RequestRecord)[];
+
+const FLAG_SUCCESS = 1;
+const FLAG_WARMUP = 2;
+const FLAG_HELD = 4;
+const FLAG_HELD_PRESENT = 8;
+
+const KNOWN_FIELDS = new Set<string>([
+  ...TIME_FIELDS,
+  ...INTEGER_FIELDS,
+  ...INTERNED_FIELDS,
+  'requestId',
+  'success',
+  'warmup',
+  'heldForConcurrency',
+  'errorMessage',
+  'interTokenLatencies',
+]);
+
+interface Chunk {
+  times: Float64Array; // TIME_FIELDS.length per row
+  integers: Int32Array; // INTEGER_FIELDS.length per row
+  interned: Int32Array; // INTERNED_FIELDS.length per row (-1 = absent)
+  requestIdNumbers: Float64Array; // the id's integer suffix, or NaN when the id is kept as a string
+  flags: Uint8Array;
+}
+
+function newChunk(): Chunk {
+  return {
+    times: new Float64Array(CHUNK_ROWS * TIME_FIELDS.length),
+    integers: new Int32Array(CHUNK_ROWS * INTEGER_FIELDS.length),
+    interned: new Int32Array(CHUNK_ROWS * INTERNED_FIELDS.length),
+    requestIdNumbers: new Float64Array(CHUNK_ROWS),
+    flags: new Uint8Array(CHUNK_ROWS),
+  };
+}
+
+/** A string table: each distinct string stored once. */
+class StringTable {
+  readonly #indexOf = new Map<string, number>();
+  readonly #strings: string[] = [];
+
+  intern(value: string): number {
+    let index = this.#indexOf.get(value);
+    if (index === undefined) {
+      index = this.#strings.length;
+      this.#strings.push(value);
+      this.#indexOf.set(value, index);
+    }
+    return index;
+  }
+
+  lookup(index: number): string {
+    return this.#strings[index] as string;
+  }
+}
+
+export class RecordStore {
+  readonly #requestIdPrefix: string;
+  readonly #chunks: Chunk[] = [];
+  readonly #strings = new StringTable();
+  /** Rare or unbounded values, by row: ids that do not fit the prefix, error messages, unknown fields. */
+  readonly #requestIdStrings = new Map<number, string>();
+  readonly #errorMessages = new Map<number, string>();
+  readonly #extras = new Map<number, Record<string, unknown>>();
+  /** Per-token gaps, kept as 32-bit floats (sub-microsecond for gaps under a second); outside the per-record budget. */
+  readonly #interTokenLatencies = new Map<number, Float32Array>();
+  #size = 0;
+
+  constructor(options: { requestIdPrefix?: string } = {}) {
+    this.#requestIdPrefix = options.requestIdPrefix ?? '';
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Stores a record; returns its row number. */
+  add(record: RequestRecord): number {
+    const row = this.#size++;
+    const chunkIndex = Math.floor(row / CHUNK_ROWS);
+    if (chunkIndex === this.#chunks.length) this.#chunks.push(newChunk());
+    const chunk = this.#chunks[chunkIndex] as Chunk;
+    const slot = row % CHUNK_ROWS;
+    const fields = record as unknown as Record<string, unknown>;
+
+    for (let field = 0; field < TIME_FIELDS.length; field++) {
+      const value = fields[TIME_FIELDS[field] as string];
+      chunk.times[slot * TIME_FIELDS.length + field] = typeof value === 'number' ? value : Number.NaN;
+    }
+    for (let field = 0; field < INTEGER_FIELDS.length; field++) {
+      const value = fields[INTEGER_FIELDS[field] as string];
+      const fits = typeof value === 'number' && Number.isInteger(value) && value > ABSENT_INT && value <= 2147483647;
+      if (!fits && value !== undefined) this.#extra(row)[INTEGER_FIELDS[field] as string] = value;
+      chunk.integers[slot * INTEGER_FIELDS.length + field] = fits ? value : ABSENT_INT;
+    }
+    for (let field = 0; field < INTERNED_FIELDS.length; field++) {
+      const value = fields[INTERNED_FIELDS[field] as string];
+      chunk.interned[slot * INTERNED_FIELDS.length + field] = typeof value === 'string' ? this.#strings.intern(value) : -1;
+    }
+    chunk.requestIdNumbers[slot] = this.#requestIdNumber(record.requestId);
+    if (Number.isNaN(chunk.requestIdNumbers[slot])) this.#requestIdStrings.set(row, record.requestId);
+    let flags = 0;
+    if (record.success) flags |= FLAG_SUCCESS;
+    if (record.warmup) flags |= FLAG_WARMUP;
+    if (record.heldForConcurrency !== undefined) flags |= FLAG_HELD_PRESENT | (record.heldForConcurrency ? FLAG_HELD : 0);
+    chunk.flags[slot] = flags;
+    if (record.errorMessage !== undefined) this.#errorMessages.set(row, record.errorMessage);
+    if (record.interTokenLatencies !== undefined) this.#interTokenLatencies.set(row, Float32Array.from(record.interTokenLatencies));
+    for (const key of Object.keys(fields)) {
+      if (!KNOWN_FIELDS.has(key) && fields[key] !== undefined) this.#extra(row)[key] = fields[key];
+    }
+    return row;
+  }
+
+  /** The record at a row, rebuilt as an object (absent fields stay absent). */
+  get(row: number): RequestRecord {
+    if (!(Number.isInteger(row) && row >= 0 && row < this.#size)) throw new RangeError(`row ${row} is outside 0..${this.#size - 1}`);
+    const chunk = this.#chunks[Math.floor(row / CHUNK_ROWS)] as Chunk;
+    const slot = row % CHUNK_ROWS;
+    const flags = chunk.flags[slot] as number;
+    const requestIdNumber = chunk.requestIdNumbers[slot] as number;
+    const record: Record<string, unknown> = {
+      requestId: Number.isNaN(requestIdNumber) ? this.#requestIdStrings.get(row) : `${this.#requestIdPrefix}${requestIdNumber}`,
+      success: (flags & FLAG_SUCCESS) !== 0,
+      warmup: (flags & FLAG_WARMUP) !== 0,
+    };
+    for (let field = 0; field < TIME_FIELDS.length; field++) {
+      const value = chunk.times[slot * TIME_FIELDS.length + field] as number;
+      if (!Number.isNaN(value)) record[TIME_FIELDS[field] as string] = value;
+    }
+    for (let field = 0; field < INTEGER_FIELDS.length; field++) {
+      const value = chunk.integers[slot * INTEGER_FIELDS.length + field] as number;
+      if (value !== ABSENT_INT) record[INTEGER_FIELDS[field] as string] = value;
+    }
+    for (let field = 0; field < INTERNED_FIELDS.length; field++) {
+      const index = chunk.interned[slot * INTERNED_FIELDS.length + field] as number;
+      if (index >= 0) record[INTERNED_FIELDS[field] as string] = this.#strings.lookup(index);
+    }
+    if ((flags & FLAG_HELD_PRESENT) !== 0) record['heldForConcurrency'] = (flags & FLAG_HELD) !== 0;
+    const errorMessage = this.#errorMessages.get(row);
+    if (errorMessage !== undefined) record['errorMessage'] = errorMessage;
+    const gaps = this.#interTokenLatencies.get(row);
+    if (gaps !== undefined) record['interTokenLatencies'] = Array.from(gaps);
+    const extras = this.#extras.get(row);
+    if (extras !== undefined) Object.assign(record, extras);
+    return record as unknown as RequestRecord;
+  }
+
+  /** One time column (epoch seconds, NaN where absent) for fast analysis without building objects. */
+  timeColumn(field: (typeof TIME_FIELDS)[number]): Float64Array {
+    const fieldIndex = TIME_FIELDS.indexOf(field);
+    const column = new Float64Array(this.#size);
+    for (let row = 0; row < this.#size; row++) {
+      const chunk = this.#chunks[Math.floor(row / CHUNK_ROWS)] as Chunk;
+      column[row] = chunk.times[(row % CHUNK_ROWS) * TIME_FIELDS.length + fieldIndex] as number;
+    }
+    return column;
+  }
+
+  *[Symbol.iterator](): IterableIterator<RequestRecord> {
+    for (let row = 0; row < this.#size; row++) yield this.get(row);
+  }
+
+  toArray(): RequestRecord[] {
+    return Array.from(this);
+  }
+
+  /** Bytes held by the fixed columns, per stored record (the chunk not yet full included). */
+  fixedBytesPerRecord(): number {
+    const perChunk = this.#chunks[0] === undefined ? 0 : Object.values(this.#chunks[0]).reduce((sum, array: ArrayBufferView) => sum + array.byteLength, 0);
+    return this.#size === 0 ? 0 : (perChunk * this.#chunks.length) / this.#size;
+  }
+
+  #requestIdNumber(requestId: string): number {
+    if (!requestId.startsWith(this.#requestIdPrefix)) return Number.NaN;
+    const suffix = requestId.slice(this.#requestIdPrefix.length);
+    // Only canonical integers round-trip: "007" or "1e3" would come back different.
+    if (!/^(0|[1-9][0-9]{0,14})$/.test(suffix)) return Number.NaN;
+    return Number(suffix);
+  }
+
+  #extra(row: number): Record<string, unknown> {
+    let extras = this.#extras.get(row);
+    if (extras === undefined) {
+      extras = {};
+      this.#extras.set(row, extras);
+    }
+    return extras;
+  }
+}
