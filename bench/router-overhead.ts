@@ -8,10 +8,11 @@
  * which sends POST /generate on an absolute Poisson-free constant schedule and measures, per request, the time from
  * the send to the first body chunk (the first SSE event). The client's own cost is the same on every path, so the
  * difference of each percentile from the direct path's is what the proxy adds. On a 2-core machine the processes
- * share cores; figures are indicative, and worse when other work runs.
+ * share cores; figures are indicative, and worse when other work runs. The CPU column (the proxy process's CPU time
+ * per request; for the direct path, the stub's) does not depend on that contention: it is what each request costs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -97,6 +98,21 @@ async function measure(baseUrl: string, durationSeconds: number): Promise<{ ttfb
   return { ttfbMs, failures };
 }
 
+/**
+ * CPU seconds (user + system) a process has used, from /proc (Linux; clock ticks of 10 ms, so read over thousands of
+ * requests only). Undefined elsewhere.
+ */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // After the command name: state is field 3, utime field 14 and stime field 15 (1-based), so indexes 11 and 12.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 function fmt(value: number): string {
   return value.toFixed(3).padStart(8);
 }
@@ -104,13 +120,13 @@ function fmt(value: number): string {
 async function main(): Promise<void> {
   console.log(`router overhead at ${rate} req/s for ${seconds} s per path (after ${WARMUP_SECONDS} s warmup)`);
   const stub = await spawnScript('./router-overhead-stub.js', []);
-  const paths: { name: string; url: string; check?: boolean }[] = [{ name: 'direct (baseline)', url: stub.url }];
+  const paths: { name: string; url: string; check?: boolean; pid?: number }[] = [{ name: 'direct (baseline)', url: stub.url, pid: stub.child.pid }];
   const router = await spawnScript('./router-overhead-proxy.js', ['router', 'round_robin', stub.url]);
-  paths.push({ name: 'builtin router (round_robin)', url: router.url, check: true });
+  paths.push({ name: 'builtin router (round_robin)', url: router.url, check: true, pid: router.child.pid });
   const cacheRouter = await spawnScript('./router-overhead-proxy.js', ['router', 'cache_aware', stub.url]);
-  paths.push({ name: 'builtin router (cache_aware)', url: cacheRouter.url, check: true });
+  paths.push({ name: 'builtin router (cache_aware)', url: cacheRouter.url, check: true, pid: cacheRouter.child.pid });
   const tap = await spawnScript('./router-overhead-proxy.js', ['taps', stub.url]);
-  paths.push({ name: 'tracing tap', url: tap.url });
+  paths.push({ name: 'tracing tap', url: tap.url, pid: tap.child.pid });
   let nginxDirectory: string | undefined;
   let nginxClose: (() => Promise<void>) | undefined;
   if (existsSync(DEFAULT_NGINX_PATH)) {
@@ -122,14 +138,18 @@ async function main(): Promise<void> {
     console.log(`nginx: skipped (${DEFAULT_NGINX_PATH} absent; apt-get install nginx)`);
   }
 
-  const results: { name: string; p50: number; p99: number; mean: number; failures: number; check?: boolean }[] = [];
+  const results: { name: string; p50: number; p99: number; mean: number; failures: number; check?: boolean; cpuUs?: number }[] = [];
   for (const path of paths) {
+    const cpuBefore = cpuSeconds(path.pid);
     const { ttfbMs, failures } = await measure(path.url, seconds);
+    const cpuAfter = cpuSeconds(path.pid);
+    const requests = Math.round(rate * (seconds + WARMUP_SECONDS));
+    const cpuUs = cpuBefore === undefined || cpuAfter === undefined ? undefined : ((cpuAfter - cpuBefore) / requests) * 1e6;
     const summary = summarizeDurations(ttfbMs);
-    results.push({ name: path.name, p50: summary.p50Ms, p99: summary.p99Ms, mean: summary.meanMs, failures, check: path.check });
+    results.push({ name: path.name, p50: summary.p50Ms, p99: summary.p99Ms, mean: summary.meanMs, failures, check: path.check, cpuUs });
   }
   const base = results[0]!;
-  console.log(`\n${'path'.padEnd(30)}     p50 ms   p99 ms  mean ms   +p50 ms  +p99 ms  failures  target`);
+  console.log(`\n${'path'.padEnd(30)}     p50 ms   p99 ms  mean ms   +p50 ms  +p99 ms  failures  CPU µs/req  target`);
   for (const result of results) {
     const addedP50 = result.p50 - base.p50;
     const addedP99 = result.p99 - base.p99;
@@ -138,7 +158,7 @@ async function main(): Promise<void> {
         ? `+p50 < ${TARGET_P50_MS} ms, +p99 < ${TARGET_P99_MS} ms: ${addedP50 < TARGET_P50_MS && addedP99 < TARGET_P99_MS ? 'met' : 'NOT met'}`
         : '';
     console.log(
-      `${result.name.padEnd(30)} ${fmt(result.p50)} ${fmt(result.p99)} ${fmt(result.mean)} ${result === base ? '       -' : fmt(addedP50)} ${result === base ? '       -' : fmt(addedP99)} ${String(result.failures).padStart(9)}  ${verdict}`,
+      `${result.name.padEnd(30)} ${fmt(result.p50)} ${fmt(result.p99)} ${fmt(result.mean)} ${result === base ? '       -' : fmt(addedP50)} ${result === base ? '       -' : fmt(addedP99)} ${String(result.failures).padStart(9)}  ${(result.cpuUs === undefined ? '-' : result.cpuUs.toFixed(0)).padStart(10)}  ${verdict}`,
     );
   }
   // The tap's own view of its cost (see TapOverhead), for comparison with its A/B figure above.
