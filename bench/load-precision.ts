@@ -35,9 +35,12 @@ const RUNS = [
 interface Figures {
   achievedRate: number;
   interArrivalCv: number;
+  /** Send lag: arrivalTime - scheduledTime (the pacer's error plus the client's time to write the first byte). */
   lagP50Ms: number;
   lagP99Ms: number;
   lagMaxMs: number;
+  /** Dispatch lag: dispatchTime - scheduledTime, the pacer's own error. */
+  dispatchLagP99Ms: number;
   failed: number;
 }
 
@@ -88,12 +91,14 @@ function figuresOf(records: readonly RequestRecord[]): Figures {
   const sent = records.filter((record) => record.arrivalTime !== undefined);
   const arrivals = Float64Array.from(sent.map((record) => record.arrivalTime as number)).sort();
   const lagsMs = Float64Array.from(sent.map((record) => ((record.arrivalTime as number) - record.scheduledTime) * 1000)).sort();
+  const dispatchLagsMs = Float64Array.from(records.map((record) => ((record.dispatchTime ?? Number.NaN) - record.scheduledTime) * 1000)).sort();
   return {
     achievedRate: (arrivals.length - 1) / ((arrivals[arrivals.length - 1] as number) - (arrivals[0] as number)),
     interArrivalCv: coefficientOfVariation(arrivals),
     lagP50Ms: percentile(lagsMs, 0.5),
     lagP99Ms: percentile(lagsMs, 0.99),
     lagMaxMs: lagsMs[lagsMs.length - 1] as number,
+    dispatchLagP99Ms: percentile(dispatchLagsMs, 0.99),
     failed: records.filter((record) => !record.success).length,
   };
 }
@@ -109,6 +114,7 @@ async function runNaivePacer(client: ProtocolClient, requests: WorkloadRequest[]
     }
     const workload = requests[index] as WorkloadRequest;
     const scheduledTime = systemClock.toEpochSeconds(t0Ms + (offsetsMs[index] as number));
+    const dispatchTime = systemClock.nowEpochSeconds();
     pending.push(
       client.send({ requestId: `naive-${index}`, workload }).then((outcome) => ({
         ...outcome,
@@ -118,6 +124,7 @@ async function runNaivePacer(client: ProtocolClient, requests: WorkloadRequest[]
         inputLength: workload.inputLength,
         expectedOutputLength: workload.outputLength,
         scheduledTime,
+        dispatchTime,
       })),
     );
   }
@@ -133,7 +140,8 @@ async function main(): Promise<void> {
   if (pinned) execFileSync('taskset', ['-a', '-cp', '0', String(process.pid)], { stdio: 'ignore' });
   const { child, baseUrl } = await startStub(pinned);
   console.log(pinned ? 'client pinned to CPU 0, stub to CPU 1' : 'client and stub are not pinned (no taskset, or BENCH_PIN=0)');
-  console.log(`load average before the run: ${(await import('node:os')).loadavg().map((load) => load.toFixed(2)).join(' ')}`);
+  const loadAverage = (await import('node:os')).loadavg()[0] as number;
+  console.log(`load average before the run: ${loadAverage.toFixed(2)}${loadAverage > 0.5 ? ' (a busy machine: the figures below include other processes\' interference)' : ''}`);
   const client = createProtocolClient('sglang', {
     baseUrl,
     stream: true,
@@ -155,7 +163,9 @@ async function main(): Promise<void> {
       clock: systemClock,
     });
     console.log('');
-    console.log('rate (req/s)  pacer       achieved  schedule  ach/sched     CV  sched CV  lag p50 ms  lag p99 ms  lag max ms  failed');
+    console.log(
+      'rate (req/s)  pacer       achieved  schedule  ach/sched     CV  sched CV  lag p50 ms  lag p99 ms  lag max ms  dispatch p99 ms  failed',
+    );
     for (const { rate, count } of RUNS) {
       const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: rate }, count, new SeededRandom(rate));
       const scheduleInstants = Float64Array.from(offsetsMs, (offset) => offset / 1000);
@@ -171,7 +181,7 @@ async function main(): Promise<void> {
         console.log(
           `${String(rate).padStart(12)}  ${name.padEnd(9)}${fmt(figures.achievedRate, 1)}${fmt(scheduleRate, 1)}${fmt(figures.achievedRate / scheduleRate, 4)}` +
             `${fmt(figures.interArrivalCv, 3)}${fmt(scheduleCv, 3)}${fmt(figures.lagP50Ms, 3).padStart(12)}${fmt(figures.lagP99Ms, 3).padStart(12)}` +
-            `${fmt(figures.lagMaxMs, 3).padStart(12)}${String(figures.failed).padStart(8)}`,
+            `${fmt(figures.lagMaxMs, 3).padStart(12)}${fmt(figures.dispatchLagP99Ms, 3).padStart(17)}${String(figures.failed).padStart(8)}`,
         );
       }
       const rateOk = Math.abs(servelab.achievedRate / scheduleRate - 1) < 0.01;

@@ -1,14 +1,16 @@
 /**
  * A zero-work streaming server for the load generator's benchmarks, run as a child process so that it never competes
  * with the load generator's event loop. It answers every HTTP/1.1 POST (the path is not checked) with an SGLang
- * `/generate`-style event stream of STUB_TOKENS events (default 16), one event per turn of its event loop, then
- * `[DONE]`. It parses just enough HTTP to find where each request ends; connections stay open (keep-alive).
+ * `/generate`-style event stream of STUB_TOKENS events (default 16), STUB_EVENTS_PER_WRITE of them (default 4) per
+ * turn of its event loop, then `[DONE]`: fewer writes keep the stub far cheaper than the client it serves, so that
+ * the benchmark measures the load generator and not the stub; STUB_EVENTS_PER_WRITE=1 streams one event per write. It parses just enough HTTP to find where each request ends; connections stay open (keep-alive).
  * Prints `PORT <number>` on stdout once it listens; exits when stdin closes (so it never outlives the benchmark).
  */
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 
 const TOKEN_COUNT = Number(process.env['STUB_TOKENS'] ?? 16);
+const EVENTS_PER_WRITE = Math.max(1, Number(process.env['STUB_EVENTS_PER_WRITE'] ?? 4));
 const HEADER_END = Buffer.from('\r\n\r\n');
 const RESPONSE_HEAD = Buffer.from(
   'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n',
@@ -37,7 +39,9 @@ function buildEvents(): Buffer[] {
     built.push(asChunk(`data: ${JSON.stringify({ text, meta_info: metaInfo })}\n\n`));
   }
   built.push(Buffer.concat([asChunk('data: [DONE]\n\n'), Buffer.from('0\r\n\r\n')]));
-  return built;
+  const grouped: Buffer[] = [];
+  for (let index = 0; index < built.length; index += EVENTS_PER_WRITE) grouped.push(Buffer.concat(built.slice(index, index + EVENTS_PER_WRITE)));
+  return grouped;
 }
 
 const events = buildEvents();
