@@ -21,5 +21,8 @@ export function resolveNodeTestConfig(input: NodeTestConfigInput | Record<string
   if (config.target === 'sglang' && gpuIds.length !== 1 && gpuIds.length !== config.tpSize) {
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: --gpu-id lists ${gpuIds.length} GPUs but --tp-size is ${config.tpSize}; give one id (the first of ${config.tpSize} consecutive GPUs) or exactly ${config.tpSize}`);
   }
+  if (config.virtualTime && config.target !== 'sim') {
+    throw new ServelabError('INVALID_CONFIG', `invalid configuration: --virtual-time simulates servelab's engines; it needs --target sim, not ${config.target}`);
+  }
   return config;
 }

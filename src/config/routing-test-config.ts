@@ -31,6 +31,9 @@ export function resolveRoutingTestConfig(input: RoutingTestConfigInput | Record<
       }
     }
   }
+  if (config.virtualTime && config.target !== 'sim') {
+    throw new ServelabError('INVALID_CONFIG', `invalid configuration: --virtual-time simulates servelab's engines; it needs --target sim, not ${config.target}`);
+  }
   return config;
 }
 

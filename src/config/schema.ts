@@ -91,6 +91,8 @@ export const runSettingsSchema = z.object({
   outputDir: z.string().min(1).optional(),
   resultsRoot: z.string().min(1).default('results'),
   runId: z.string().regex(/^[A-Za-z0-9._-]+$/, { message: 'may hold only letters, digits, ".", "_" and "-"' }).optional(),
+  /** Run as a discrete-event simulation in virtual time (sim target only): no sockets, seconds for hours of load. */
+  virtualTime: z.boolean().default(false),
   /** Live progress: `auto` draws a bar on a terminal and prints plain lines otherwise. */
   progress: z.enum(['auto', 'bar', 'lines', 'off']).default('auto'),
   /** Print the terminal summary at the end. */

@@ -15,6 +15,8 @@ export interface FinishRunOptions {
   events: RunEvent[];
   outputDirectory: string;
   slo?: { ttftMs?: number; tpotMs?: number; totalMs?: number };
+  /** True for virtual-time simulations. */
+  simulated?: boolean;
   /** Extra content for reporters (server metrics, tap overhead, ...), keyed by what it is. */
   extras?: Record<string, unknown>;
 }
@@ -30,7 +32,7 @@ export async function finishRun(options: FinishRunOptions): Promise<TestResult> 
       startTime: options.load.startTime,
       endTime: options.load.endTime,
       requestRate: options.requestRate,
-      simulated: false,
+      simulated: options.simulated ?? false,
       servelabVersion,
     },
     config: { test: options.testLevel, ...options.config },

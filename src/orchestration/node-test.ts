@@ -10,6 +10,7 @@ import { launchNodeTarget } from './launch-node-target.js';
 import { measureLoad } from './measure-load.js';
 import type { ProgressListener, RunProgress } from './progress.js';
 import { createRunDirectory } from './run-directory.js';
+import { runVirtualTest } from './virtual-time/run-virtual-test.js';
 import { collectServerMetrics } from './server-metrics.js';
 import type { TestResult } from './test-result.js';
 
@@ -43,6 +44,7 @@ export class NodeTest {
     const clock = options.clock ?? systemClock;
     const startedMs = clock.nowMs();
     const report = phaseReporter(options, clock, startedMs, config.numPrompts);
+    if (config.virtualTime) return runVirtualTest(config, 'node', clock, options.onProgress);
 
     // Everything that can be checked (the dataset, the arrival trace) is checked before anything is launched.
     const workload = await buildWorkload(config);

@@ -17,6 +17,7 @@ import { launchRouter, type LaunchedRouter } from './launch-router.js';
 import { measureLoad } from './measure-load.js';
 import { phaseReporter, type RunOptions } from './node-test.js';
 import { createRunDirectory } from './run-directory.js';
+import { runVirtualTest } from './virtual-time/run-virtual-test.js';
 import { collectServerMetrics } from './server-metrics.js';
 import type { TestResult } from './test-result.js';
 
@@ -36,6 +37,7 @@ export class RoutingTest {
     const clock = options.clock ?? systemClock;
     const startedMs = clock.nowMs();
     const report = phaseReporter(options, clock, startedMs, config.numPrompts);
+    if (config.virtualTime) return runVirtualTest(config, 'routing', clock, options.onProgress);
     const workload = await buildWorkload(config);
     const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel: 'routing' });
     const attachedRouterOnly = config.target === 'attach' && config.url !== undefined;

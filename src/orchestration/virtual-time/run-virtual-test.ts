@@ -1,0 +1,47 @@
+import type { Clock } from '../../clock/clock.js';
+import type { NodeTestConfig, RoutingTestConfig } from '../../config/schema.js';
+import type { TestLevel } from '../../types/run.js';
+import { buildWorkload } from '../build-workload.js';
+import { finishRun } from '../finish-run.js';
+import type { RunProgress } from '../progress.js';
+import { createRunDirectory } from '../run-directory.js';
+import type { TestResult } from '../test-result.js';
+import { runVirtualTime } from './virtual-time-run.js';
+
+type VirtualTestConfig = NodeTestConfig & Partial<Pick<RoutingTestConfig, 'numGpus' | 'routingPolicy'>>;
+
+/**
+ * A node or routing test in virtual time: the same workload, engines and policies as in real time, the same files,
+ * marked `"simulated": true`. No process is launched.
+ */
+export async function runVirtualTest(config: VirtualTestConfig, testLevel: TestLevel, clock: Clock, onProgress?: (progress: RunProgress) => void): Promise<TestResult> {
+  const startedMs = clock.nowMs();
+  const workload = await buildWorkload(config);
+  const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel });
+  const total = workload.requests.length;
+  const report = (phase: RunProgress['phase'], completed: number, message?: string): void =>
+    onProgress?.({ phase, message, totalRequests: total, sent: completed, inFlight: 0, completed, failed: 0, elapsedMs: clock.nowMs() - startedMs });
+  report('running', 0);
+  // Warmup requests have no purpose in virtual time (nothing to warm up); they are left out.
+  const load = await runVirtualTime({
+    config: { ...config, numGpus: config.numGpus ?? 1, routingPolicy: config.routingPolicy ?? 'round_robin' },
+    workload,
+    routed: testLevel === 'routing',
+    clock,
+    runId: directory.runId,
+    onProgress: (finished) => report('running', finished),
+  });
+  report('writing', total, `writing ${directory.path}`);
+  return finishRun({
+    runId: directory.runId,
+    testLevel,
+    target: 'sim',
+    requestRate: config.requestRate,
+    config: { ...config },
+    load,
+    events: [],
+    outputDirectory: directory.path,
+    slo: config.slo,
+    simulated: true,
+  });
+}

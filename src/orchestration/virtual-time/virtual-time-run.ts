@@ -1,0 +1,240 @@
+import type { Clock } from '../../clock/clock.js';
+import type { RoutingTestConfig } from '../../config/schema.js';
+import { VirtualTimeSimulator } from '../../engine/virtual/virtual-time-simulator.js';
+import { ServelabError } from '../../errors/servelab-error.js';
+import { loadRoutingPolicy } from '../../routing/policies/registry.js';
+import { routingKeyFromBody } from '../../routing/routing-key.js';
+import type { EngineRequestView } from '../../types/engine.js';
+import type { LoadResult } from '../../types/load.js';
+import type { RequestRecord } from '../../types/record.js';
+import type { RoutingPolicy, RoutingRequest } from '../../types/routing.js';
+import type { WorkloadRequest } from '../../types/workload.js';
+import { wordTokenIds } from '../../utils/word-tokenizer.js';
+import type { PlannedWorkload } from '../build-workload.js';
+
+/** Per-token times cost memory for every generated token; above this many requests they are not kept (no ITL). */
+export const VIRTUAL_ITL_REQUEST_LIMIT = 200_000;
+
+type VirtualConfig = Pick<
+  RoutingTestConfig,
+  | 'numGpus'
+  | 'routingPolicy'
+  | 'profile'
+  | 'maxRunningRequests'
+  | 'maxTotalTokens'
+  | 'chunkedPrefillSize'
+  | 'schedulePolicy'
+  | 'scheduleConservativeness'
+  | 'disableRadixCache'
+  | 'seed'
+  | 'maxConcurrency'
+>;
+
+interface MutableWorker {
+  url: string;
+  index: number;
+  healthy: boolean;
+  drained: boolean;
+  inFlight: number;
+  polledLoad?: number;
+}
+
+/** What the orchestrator keeps per request while it is in the simulation. */
+interface InFlight {
+  position: number;
+  engineIndex: number;
+  routingRequest: RoutingRequest;
+  tokenTimesMs: number[] | undefined;
+}
+
+export interface VirtualRunOptions {
+  config: VirtualConfig;
+  workload: PlannedWorkload;
+  /** Routing test: a policy picks an engine per request. Node test: one engine, no policy. */
+  routed: boolean;
+  /** Only for anchoring virtual time to the epoch, so files look like a real run's. */
+  clock: Clock;
+  runId: string;
+  /** Called now and then with the number of finished requests. */
+  onProgress?: (finished: number) => void;
+}
+
+/**
+ * Runs a node or routing test as a discrete-event simulation in one process: no sockets, no timers. The same arrival
+ * schedule, datasets, routing policies and engine core as a real-time run, so the two can be compared.
+ *
+ * The client, the router and the server are one instant apart in virtual time: `arrival_time`, `router_send_time` and
+ * `server_created_time` all equal the scheduled time (no network, no client lag). A policy that polls load sees each
+ * engine's exact load at the instant it routes (a real router sees it a polling interval late).
+ */
+export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadResult> {
+  const { config, workload } = options;
+  const engineCount = options.routed ? config.numGpus : 1;
+  const keepTokenTimes = workload.requests.length <= VIRTUAL_ITL_REQUEST_LIMIT;
+  const originEpochS = options.clock.nowEpochSeconds();
+  const records: RequestRecord[] = new Array<RequestRecord>(workload.requests.length);
+  const workers: MutableWorker[] = Array.from({ length: engineCount }, (_, index) => ({ url: `sim://node-${index}`, index, healthy: true, drained: false, inFlight: 0 }));
+  const policy: RoutingPolicy | undefined = options.routed ? await loadRoutingPolicy(config.routingPolicy, { seed: config.seed }) : undefined;
+  for (const worker of workers) policy?.onWorkerAdded?.(worker);
+
+  const toEpoch = (timeMs: number): number => originEpochS + timeMs / 1000;
+  let finished = 0;
+  let inFlightCount = 0;
+  const held: number[] = [];
+  let heldHead = 0;
+
+  const simulator = await VirtualTimeSimulator.create({
+    engines: engineCount,
+    settings: {
+      profile: config.profile,
+      maxRunningRequests: config.maxRunningRequests,
+      maxTotalTokens: config.maxTotalTokens,
+      chunkedPrefillSize: config.chunkedPrefillSize,
+      schedulePolicy: config.schedulePolicy,
+      scheduleConservativeness: config.scheduleConservativeness,
+      disableRadixCache: config.disableRadixCache,
+      seed: config.seed,
+    },
+    events: {
+      ...(keepTokenTimes ? { onToken: (_engine: number, request: EngineRequestView, timeMs: number) => (request.driverData as InFlight).tokenTimesMs?.push(timeMs) } : {}),
+      onFinish: (engineIndex, request, timeMs) => {
+        const state = request.driverData as InFlight;
+        const worker = workers[engineIndex] as MutableWorker;
+        worker.inFlight--;
+        inFlightCount--;
+        const success = request.finishReason?.type !== 'abort';
+        policy?.onRequestFinished?.(state.routingRequest, worker, success);
+        finishRecord(records[state.position] as RequestRecord, request, timeMs, state.tokenTimesMs, toEpoch);
+        finished++;
+        if (finished % 10_000 === 0) options.onProgress?.(finished);
+      },
+    },
+  });
+
+  const send = (position: number, atMs: number): void => {
+    const request = workload.requests[position] as WorkloadRequest;
+    const record = records[position] as RequestRecord;
+    const routingRequest: RoutingRequest = { requestId: record.requestId, routingKey: policy?.needsRoutingKey === true ? routingKeyFromBody({ text: request.prompt, input_ids: request.inputIds, messages: request.messages }) : '' };
+    let engineIndex = 0;
+    if (policy !== undefined) {
+      if (policy.usesPolledLoad === true) {
+        for (const worker of workers) {
+          const load = simulator.load(worker.index);
+          worker.polledLoad = load.runningRequests + load.waitingRequests;
+        }
+      }
+      const chosen = policy.choose(routingRequest, workers);
+      if (chosen === undefined) throw new ServelabError('INTERNAL', `routing policy ${policy.name} chose no worker while all were healthy`);
+      engineIndex = chosen.index;
+    }
+    record.arrivalTime = toEpoch(atMs);
+    record.routerSendTime = record.arrivalTime;
+    record.host = `node-${engineIndex}`;
+    const input = { id: record.requestId, promptTokenIds: promptTokens(request), maxNewTokens: request.outputLength };
+    const problem = simulator.validate(engineIndex, input);
+    if (problem !== null) {
+      // The server refuses it with a 400 before it queues, as SGLang does.
+      Object.assign(record, { success: false, error: 'http_4xx', httpStatus: 400, errorMessage: problem.slice(0, 300), finishTime: record.arrivalTime, serverCreatedTime: record.arrivalTime });
+      finished++;
+      return;
+    }
+    (workers[engineIndex] as MutableWorker).inFlight++;
+    inFlightCount++;
+    const view = simulator.submit(engineIndex, input, atMs);
+    view.driverData = { position, engineIndex, routingRequest, tokenTimesMs: keepTokenTimes ? [] : undefined } satisfies InFlight;
+  };
+
+  const offsets = workload.arrivalOffsetsMs;
+  for (let position = 0; position < workload.requests.length; position++) {
+    const request = workload.requests[position] as WorkloadRequest;
+    records[position] = newRecord(request, `${options.runId}-${position}`, toEpoch(offsets[position] as number));
+  }
+  const cap = config.maxConcurrency ?? Infinity;
+  for (let position = 0; position < workload.requests.length; position++) {
+    const atMs = offsets[position] as number;
+    // Under a concurrency cap, arrivals wait for a slot: release held ones as requests finish before this arrival.
+    while (heldHead < held.length) {
+      const nextEventMs = simulator.nextEventMs();
+      if (inFlightCount < cap) {
+        send(held[heldHead++] as number, simulator.nowMs);
+        continue;
+      }
+      if (nextEventMs >= atMs) break;
+      // Fire the engine events at exactly nextEventMs (advanceTo runs those strictly before its argument).
+      simulator.advanceTo(nextAfter(nextEventMs));
+    }
+    simulator.advanceTo(atMs);
+    if (inFlightCount < cap && heldHead === held.length) send(position, atMs);
+    else held.push(position);
+  }
+  while (heldHead < held.length) {
+    if (inFlightCount < cap) send(held[heldHead++] as number, simulator.nowMs);
+    else simulator.advanceTo(nextAfter(simulator.nextEventMs()));
+  }
+  const endMs = simulator.runUntilIdle();
+  options.onProgress?.(finished);
+  return {
+    records,
+    warmupRecords: [],
+    startTime: originEpochS,
+    endTime: toEpoch(endMs),
+    interrupted: false,
+  };
+}
+
+function newRecord(request: WorkloadRequest, requestId: string, scheduledTime: number): RequestRecord {
+  return {
+    requestId,
+    datasetIndex: request.datasetIndex,
+    warmup: false,
+    ...(request.prefixGroup === undefined ? {} : { prefixGroup: request.prefixGroup }),
+    ...(request.sessionId === undefined ? {} : { sessionId: request.sessionId }),
+    inputLength: request.inputLength,
+    expectedOutputLength: request.outputLength,
+    scheduledTime,
+    success: false,
+  };
+}
+
+function finishRecord(record: RequestRecord, request: EngineRequestView, timeMs: number, tokenTimesMs: number[] | undefined, toEpoch: (timeMs: number) => number): void {
+  record.serverCreatedTime = toEpoch(request.receivedMs);
+  record.queueTimeStart = toEpoch(request.queueEntryMs);
+  if (!Number.isNaN(request.forwardEntryMs)) record.queueTimeEnd = toEpoch(request.forwardEntryMs);
+  if (!Number.isNaN(request.prefillFinishedMs)) {
+    record.serverFirstTokenTime = toEpoch(request.prefillFinishedMs);
+    record.firstTokenTime = record.serverFirstTokenTime;
+  }
+  record.finishTime = toEpoch(timeMs);
+  record.actualPromptTokens = request.promptLength;
+  record.actualOutputTokens = request.outputTokens;
+  record.cachedTokens = request.cachedTokens;
+  record.numRetractions = request.numRetractions;
+  const reason = request.finishReason;
+  record.finishReason = reason?.type;
+  record.success = reason !== null && reason.type !== 'abort';
+  if (!record.success) {
+    record.error = 'server_error';
+    record.errorMessage = reason !== null && reason.type === 'abort' ? reason.message.slice(0, 300) : 'ended without a finish reason';
+  }
+  if (tokenTimesMs !== undefined && tokenTimesMs.length > 1) {
+    const gaps = new Array<number>(tokenTimesMs.length - 1);
+    for (let index = 1; index < tokenTimesMs.length; index++) gaps[index - 1] = ((tokenTimesMs[index] as number) - (tokenTimesMs[index - 1] as number)) / 1000;
+    record.interTokenLatencies = gaps;
+  }
+}
+
+/** The prompt as the simulated server tokenizes it (one token per word), or the exact ids it was given. */
+function promptTokens(request: WorkloadRequest): ArrayLike<number> {
+  if (request.inputIds !== undefined) return request.inputIds;
+  if (request.prompt !== undefined) return wordTokenIds(request.prompt);
+  return wordTokenIds((request.messages ?? []).map((message) => message.content).join(' '));
+}
+
+/** The smallest double above `value`, so `advanceTo` fires the events due exactly at `value`. */
+function nextAfter(value: number): number {
+  if (!Number.isFinite(value)) return value;
+  const buffer = new Float64Array([value]);
+  const bits = new BigInt64Array(buffer.buffer);
+  bits[0] = (bits[0] as bigint) + (value >= 0 ? 1n : -1n);
+  return buffer[0] as number;
+}
