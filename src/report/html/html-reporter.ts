@@ -145,6 +145,7 @@ target ${escapeHtml(info.target)}${info.simulated ? ' (virtual time)' : ''} · t
 <section><h2>Concurrency by stage</h2>${stagesTable(summary)}</section>
 ${nodesSection(summary)}
 ${eventsSection(run)}
+${run.extras === undefined ? '' : `<section><h2>Other measurements</h2><pre>${escapeHtml(JSON.stringify(run.extras, null, 2))}</pre></section>`}
 <section><h2>Charts</h2>
 ${charts.map(figure).join('\n')}
 </section>

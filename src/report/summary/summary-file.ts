@@ -18,6 +18,8 @@ export interface SummaryFile {
   run: RunInfo & { t0: number };
   events: SummaryFileEvent[];
   metrics: Summary;
+  /** Further measurements of the run (tap overhead, ...), as the orchestrator gave them. */
+  extras?: Record<string, unknown>;
 }
 
 export function buildSummaryFile(run: RunData, summary: Summary): SummaryFile {
@@ -27,5 +29,6 @@ export function buildSummaryFile(run: RunData, summary: Summary): SummaryFile {
     run: { ...run.info, t0: run.info.startTime },
     events: run.events.map((event) => ({ ...event, time: roundToMicroseconds(event.time - run.info.startTime) })),
     metrics: summary,
+    ...(run.extras === undefined ? {} : { extras: run.extras }),
   };
 }

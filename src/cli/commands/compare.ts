@@ -1,0 +1,51 @@
+import { basename, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { ServelabError } from '../../errors/servelab-error.js';
+import { sloFromOptions } from './report.js';
+
+interface CompareCommandOptions {
+  outputDir?: string;
+  sloTtftMs?: string;
+  sloTpotMs?: string;
+  sloTotalMs?: string;
+}
+
+function defaultOutputDirectory(): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return resolve('results', `compare-${stamp}`);
+}
+
+/** `servelab compare DIR...`: runs side by side (a table on stdout, compare.csv, overlaid CDFs in compare.html). */
+export function registerCompareCommand(program: Command): void {
+  program
+    .command('compare')
+    .summary('line runs up side by side: a metrics table, overlaid latency CDFs, CSV for every table')
+    .argument('<dirs...>', 'two or more run directories')
+    .option('--output-dir <dir>', 'where to write compare.csv, compare.html and charts/ (default: results/compare-<time>)')
+    .option('--slo-ttft-ms <ms>', 'goodput objective on TTFT, applied to every run (default: each run’s own)')
+    .option('--slo-tpot-ms <ms>', 'goodput objective on TPOT')
+    .option('--slo-total-ms <ms>', 'goodput objective on end-to-end latency')
+    .action(async (directories: string[], options: CompareCommandOptions) => {
+      if (directories.length < 2) {
+        throw new ServelabError('INVALID_CONFIG', 'servelab compare needs at least two run directories.');
+      }
+      const [{ readRunDirectory }, { summarize }, { uniqueLabels, writeComparison, formatComparisonTable }] = await Promise.all([
+        import('../../report/run-directory.js'),
+        import('../../analysis/summarize.js'),
+        import('../../report/compare/compare-runs.js'),
+      ]);
+      const slo = sloFromOptions(options);
+      // Read every directory first, so one bad directory is reported before anything is written.
+      const loaded = [];
+      for (const directory of directories) loaded.push(await readRunDirectory(directory));
+      const labels = uniqueLabels(loaded.map((entry) => ({ runId: entry.run.info.runId, directoryName: basename(resolve(entry.directory)) })));
+      const runs = loaded.map((entry, index) => {
+        const runSlo = slo ?? entry.summaryFile.metrics?.goodput?.slo;
+        return { label: labels[index] as string, run: entry.run, summary: summarize(entry.run, runSlo === undefined ? {} : { slo: runSlo }) };
+      });
+      const outputDirectory = options.outputDir ?? defaultOutputDirectory();
+      const written = await writeComparison(runs, outputDirectory);
+      process.stdout.write(formatComparisonTable(runs));
+      process.stdout.write(`\n${written.map((path) => `wrote ${path}`).join('\n')}\n`);
+    });
+}

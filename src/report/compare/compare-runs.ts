@@ -1,0 +1,235 @@
+import { join } from 'node:path';
+import type { TopLevelSpec } from 'vega-lite';
+import { deriveColumnArrays } from '../../analysis/derive.js';
+import type { RunData } from '../../types/run.js';
+import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
+import { writeFileAtomic } from '../../utils/atomic-write.js';
+import { renderPng, renderSvg } from '../charts/render-chart.js';
+import { csvField, csvLine } from '../csv/csv-format.js';
+import { escapeHtml } from '../html/html-reporter.js';
+
+/** One run in a comparison: a unique label, its data and its (re-computed) summary. */
+export interface ComparedRun {
+  label: string;
+  run: RunData;
+  summary: Summary;
+}
+
+export interface ComparisonRow {
+  metric: string;
+  unit: string;
+  values: (number | string | null)[];
+}
+
+const MAX_CDF_POINTS = 300;
+
+/** Labels runs by run id, falling back to the directory name (and then a position) when ids repeat. */
+export function uniqueLabels(candidates: readonly { runId: string; directoryName: string }[]): string[] {
+  const counts = new Map<string, number>();
+  for (const { runId } of candidates) counts.set(runId, (counts.get(runId) ?? 0) + 1);
+  const labels = candidates.map(({ runId, directoryName }) => ((counts.get(runId) ?? 0) > 1 ? directoryName : runId));
+  const seen = new Map<string, number>();
+  return labels.map((label) => {
+    const count = (seen.get(label) ?? 0) + 1;
+    seen.set(label, count);
+    return count === 1 ? label : `${label} (${count})`;
+  });
+}
+
+function statisticRows(name: string, pick: (summary: Summary) => Statistics | null, runs: readonly ComparedRun[]): ComparisonRow[] {
+  return (['mean', 'p50', 'p90', 'p99', 'max'] as const).map((key) => ({
+    metric: `${name} ${key}`,
+    unit: 'ms',
+    values: runs.map((run) => {
+      const statistics = pick(run.summary);
+      return statistics ? statistics[key] * 1000 : null;
+    }),
+  }));
+}
+
+/** The side-by-side table: one row per metric, one column per run. */
+export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
+  const row = (metric: string, unit: string, pick: (run: ComparedRun) => number | string | null | undefined): ComparisonRow => ({
+    metric,
+    unit,
+    values: runs.map((run) => pick(run) ?? null),
+  });
+  const latency = (column: DerivedColumnName) => (summary: Summary) => summary.latencies[column];
+  return [
+    row('test', '', (run) => run.run.info.testLevel),
+    row('target', '', (run) => run.run.info.target),
+    row('status', '', (run) => run.run.info.status),
+    row('requests succeeded', 'count', (run) => run.summary.counts.succeeded),
+    row('requests failed', 'count', (run) => run.summary.counts.failed),
+    row('duration', 's', (run) => run.summary.durationSeconds),
+    row('target arrival rate', 'req/s', (run) => run.summary.offeredLoad.targetRate),
+    row('achieved arrival rate', 'req/s', (run) => run.summary.offeredLoad.achievedRate),
+    row('inter-arrival CV', '', (run) => run.summary.offeredLoad.interArrivalCv),
+    row('send lag p99', 'ms', (run) => (run.summary.offeredLoad.sendLag ? run.summary.offeredLoad.sendLag.p99 * 1000 : null)),
+    row('request throughput', 'req/s', (run) => run.summary.throughput.requestsPerSecond),
+    row('input token throughput', 'tok/s', (run) => run.summary.throughput.inputTokensPerSecond),
+    row('output token throughput', 'tok/s', (run) => run.summary.throughput.outputTokensPerSecond),
+    row('total token throughput', 'tok/s', (run) => run.summary.throughput.totalTokensPerSecond),
+    row('concurrency (sum E2E / duration)', 'requests', (run) => run.summary.concurrency.benchServing),
+    row('goodput', 'req/s', (run) => run.summary.goodput?.requestsPerSecond),
+    ...statisticRows('ttft', latency('ttft'), runs),
+    ...statisticRows('tpot', latency('tpot'), runs),
+    ...statisticRows('itl', (summary) => summary.interTokenLatency, runs),
+    ...statisticRows('total_latency', latency('total_latency'), runs),
+    ...statisticRows('queue_time_in_router', latency('queue_time_in_router'), runs),
+    ...statisticRows('pure_queue_time', latency('pure_queue_time'), runs),
+    ...statisticRows('queue_time_in_server', latency('queue_time_in_server'), runs),
+    row('nodes', 'count', (run) => run.summary.routing?.nodes.length),
+    row('node imbalance max/mean', '', (run) => run.summary.routing?.imbalanceMaxOverMean),
+    row('node imbalance CV', '', (run) => run.summary.routing?.imbalanceCv),
+    row('prefix-group share on top node', '', (run) => run.summary.routing?.prefixGroupAffinity?.meanShareOnTopNode),
+  ];
+}
+
+function formatValue(value: number | string | null): string {
+  if (value === null) return '';
+  if (typeof value === 'string') return value;
+  if (!Number.isFinite(value)) return value > 0 ? 'inf' : '';
+  if (Number.isInteger(value)) return String(value);
+  return Math.abs(value) >= 100 ? value.toFixed(1) : Math.abs(value) >= 1 ? value.toFixed(3) : value.toPrecision(4);
+}
+
+/** The table as aligned text for a terminal. */
+export function formatComparisonTable(runs: readonly ComparedRun[], rows: readonly ComparisonRow[] = comparisonRows(runs)): string {
+  const header = ['metric', ...runs.map((run) => run.label)];
+  const body = rows.map((row) => [`${row.metric}${row.unit ? ` (${row.unit})` : ''}`, ...row.values.map(formatValue)]);
+  const widths = header.map((cell, column) => Math.max(cell.length, ...body.map((line) => (line[column] ?? '').length)));
+  const render = (cells: readonly string[]): string =>
+    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[0] as number) : cell.padStart(widths[column] as number))).join('  ');
+  return `${[render(header), widths.map((width) => '-'.repeat(width)).join('  '), ...body.map(render)].join('\n')}\n`;
+}
+
+function comparisonCsv(runs: readonly ComparedRun[], rows: readonly ComparisonRow[]): string {
+  const lines = [csvLine(['metric', 'unit', ...runs.map((run) => csvField(run.label))])];
+  for (const row of rows) lines.push(csvLine([csvField(row.metric), csvField(row.unit), ...row.values.map((value) => csvField(formatValueForCsv(value)))]));
+  return lines.join('');
+}
+
+function formatValueForCsv(value: number | string | null): string | undefined {
+  if (value === null) return undefined;
+  if (typeof value === 'number' && !Number.isFinite(value)) return value > 0 ? 'inf' : undefined;
+  return String(value);
+}
+
+function nodesCsv(runs: readonly ComparedRun[]): string | undefined {
+  const routed = runs.filter((run) => run.summary.routing);
+  if (routed.length === 0) return undefined;
+  const lines = [csvLine(['run', 'host', 'requests', 'share', 'failed', 'cache_hit_ratio', 'ttft_p50', 'ttft_p99', 'total_latency_p50', 'total_latency_p99', 'peak_in_flight', 'mean_in_flight'])];
+  for (const run of routed) {
+    for (const node of run.summary.routing?.nodes ?? []) {
+      lines.push(
+        csvLine(
+          [run.label, node.host, node.requests, node.share, node.failed, node.cacheHitRatio ?? undefined, node.ttft?.p50, node.ttft?.p99, node.totalLatency?.p50, node.totalLatency?.p99, node.peakInFlight, node.meanInFlight].map(
+            (value) => csvField(value),
+          ),
+        ),
+      );
+    }
+  }
+  return lines.join('');
+}
+
+/** Thinned empirical CDF points of one metric per run, in milliseconds. */
+function cdfRows(runs: readonly ComparedRun[], values: (run: RunData) => number[]): { run: string; ms: number; fraction: number }[] {
+  const rows: { run: string; ms: number; fraction: number }[] = [];
+  for (const compared of runs) {
+    const sorted = values(compared.run).filter(Number.isFinite).sort((a, b) => a - b);
+    if (sorted.length === 0) continue;
+    const step = Math.max(1, Math.floor(sorted.length / MAX_CDF_POINTS));
+    for (let index = 0; index < sorted.length; index += step) rows.push({ run: compared.label, ms: (sorted[index] as number) * 1000, fraction: (index + 1) / sorted.length });
+    rows.push({ run: compared.label, ms: (sorted[sorted.length - 1] as number) * 1000, fraction: 1 });
+  }
+  return rows;
+}
+
+function succeededColumn(run: RunData, column: DerivedColumnName): number[] {
+  const records = run.records.filter((record) => record.success && !record.warmup);
+  return Array.from(deriveColumnArrays(records)[column]);
+}
+
+/** Overlaid CDF chart specs: TTFT, TPOT, ITL and end-to-end latency, one line per run. */
+export function comparisonChartSpecs(runs: readonly ComparedRun[]): { name: string; title: string; spec: TopLevelSpec }[] {
+  const metrics: [string, string, (run: RunData) => number[]][] = [
+    ['compare-cdf-ttft', 'TTFT', (run) => succeededColumn(run, 'ttft')],
+    ['compare-cdf-tpot', 'TPOT', (run) => succeededColumn(run, 'tpot')],
+    ['compare-cdf-itl', 'ITL', (run) => run.records.filter((record) => record.success).flatMap((record) => record.interTokenLatencies ?? [])],
+    ['compare-cdf-total-latency', 'End-to-end latency', (run) => succeededColumn(run, 'total_latency')],
+  ];
+  const specs: { name: string; title: string; spec: TopLevelSpec }[] = [];
+  for (const [name, label, values] of metrics) {
+    const rows = cdfRows(runs, values);
+    if (rows.length === 0) continue;
+    specs.push({
+      name,
+      title: `${label} CDF by run`,
+      spec: {
+        $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+        title: `${label}: cumulative distribution by run`,
+        width: 640,
+        height: 240,
+        background: 'white',
+        config: { font: 'DejaVu Sans, Helvetica, Arial, sans-serif' },
+        data: { values: rows },
+        mark: { type: 'line', interpolate: 'step-after' },
+        encoding: {
+          x: { field: 'ms', type: 'quantitative', title: `${label} (ms)` },
+          y: { field: 'fraction', type: 'quantitative', title: 'fraction of requests', scale: { domain: [0, 1] } },
+          color: { field: 'run', type: 'nominal', title: 'run', sort: runs.map((run) => run.label) },
+        },
+      } as TopLevelSpec,
+    });
+  }
+  return specs;
+}
+
+/**
+ * Writes the comparison: compare.csv (the side-by-side table), compare-nodes.csv (routing runs), charts/compare-cdf-*
+ * (.svg and .png) and compare.html (the table and the overlaid CDFs, self-contained). Returns the paths written.
+ */
+export async function writeComparison(runs: readonly ComparedRun[], outputDirectory: string): Promise<string[]> {
+  const rows = comparisonRows(runs);
+  const written: string[] = [];
+  const write = async (name: string, content: string | Uint8Array): Promise<void> => {
+    const path = join(outputDirectory, name);
+    await writeFileAtomic(path, content);
+    written.push(path);
+  };
+  await write('compare.csv', comparisonCsv(runs, rows));
+  const nodes = nodesCsv(runs);
+  if (nodes !== undefined) await write('compare-nodes.csv', nodes);
+  const figures: string[] = [];
+  for (const chart of comparisonChartSpecs(runs)) {
+    const svg = await renderSvg(chart.spec);
+    await write(join('charts', `${chart.name}.svg`), svg);
+    await write(join('charts', `${chart.name}.png`), renderPng(svg));
+    figures.push(`<figure class="chart" data-chart="${escapeHtml(chart.name)}"><figcaption><h3>${escapeHtml(chart.title)}</h3></figcaption>${svg}</figure>`);
+  }
+  const header = `<tr><th>metric</th><th>unit</th>${runs.map((run) => `<th>${escapeHtml(run.label)}</th>`).join('')}</tr>`;
+  const body = rows
+    .map((row) => `<tr><td>${escapeHtml(row.metric)}</td><td>${escapeHtml(row.unit)}</td>${row.values.map((value) => `<td>${escapeHtml(formatValue(value))}</td>`).join('')}</tr>`)
+    .join('\n');
+  await write(
+    'compare.html',
+    `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>servelab comparison: ${escapeHtml(runs.map((run) => run.label).join(' vs '))}</title>
+<style>body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1100px; padding: 0 1rem; }
+table { border-collapse: collapse; font-size: 0.85rem; } th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: right; }
+th:first-child, td:first-child, td:nth-child(2) { text-align: left; } figure.chart svg { max-width: 100%; height: auto; }</style>
+</head><body>
+<h1>servelab comparison</h1>
+<table><thead>${header}</thead><tbody>
+${body}
+</tbody></table>
+${figures.join('\n')}
+</body></html>
+`,
+  );
+  return written;
+}

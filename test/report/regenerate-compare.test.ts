@@ -1,0 +1,117 @@
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { summarize } from '../../src/analysis/summarize.js';
+import { registerCompareCommand } from '../../src/cli/commands/compare.js';
+import { registerReportCommand } from '../../src/cli/commands/report.js';
+import { isServelabError } from '../../src/errors/servelab-error.js';
+import { parseCsv } from '../../src/report/csv/csv-format.js';
+import { DATA_REPORTER_NAMES } from '../../src/report/registry.js';
+import { regenerateReport } from '../../src/report/regenerate.js';
+import { readRunDirectory } from '../../src/report/run-directory.js';
+import { writeRunFiles } from '../../src/report/write-run-files.js';
+import type { Summary } from '../../src/types/summary.js';
+import { fullyTracedRecord, runOf } from '../analysis/records.js';
+import { sampleRoutingRun } from './sample-run.js';
+
+async function runCli(register: (program: Command) => void, argv: string[]): Promise<string> {
+  const program = new Command('servelab').exitOverride();
+  register(program);
+  const chunks: string[] = [];
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    chunks.push(String(chunk));
+    return true;
+  });
+  try {
+    await program.parseAsync(['node', 'servelab', ...argv]);
+  } finally {
+    spy.mockRestore();
+  }
+  return chunks.join('');
+}
+
+describe('servelab report and compare', () => {
+  let root: string;
+  let routingDirectory: string;
+  let nodeDirectory: string;
+  let routingSummary: Summary;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'servelab-regenerate-'));
+    routingDirectory = join(root, 'routing');
+    nodeDirectory = join(root, 'node');
+    const routing = sampleRoutingRun();
+    routingSummary = summarize(routing, { slo: { ttftMs: 60 } });
+    await writeRunFiles(routing, routingSummary, routingDirectory, DATA_REPORTER_NAMES);
+    const node = runOf(Array.from({ length: 30 }, (_, index) => fullyTracedRecord(index * 0.1)), { runId: 'node-run', requestRate: 10 });
+    await writeRunFiles(node, summarize(node), nodeDirectory, DATA_REPORTER_NAMES);
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('reads a run directory back into the same run', async () => {
+    const loaded = await readRunDirectory(routingDirectory);
+    expect(loaded.run.info.runId).toBe('sample-routing');
+    expect(loaded.run.records).toHaveLength(120);
+    expect(loaded.run.events.map((event) => event.kind)).toEqual(['crash', 'restore']);
+    const again = summarize(loaded.run, { slo: { ttftMs: 60 } });
+    expect(again.counts).toEqual(routingSummary.counts);
+    expect(again.latencies.ttft?.p99).toBeCloseTo(routingSummary.latencies.ttft?.p99 as number, 6);
+    expect(again.goodput?.goodRequests).toBe(routingSummary.goodput?.goodRequests);
+    expect(again.routing?.nodes.map((node) => node.requests)).toEqual(routingSummary.routing?.nodes.map((node) => node.requests));
+  });
+
+  it('regenerates every file from the data, keeping the run’s own SLOs', async () => {
+    await rm(join(routingDirectory, 'requests.csv'));
+    const { summary, written } = await regenerateReport(routingDirectory);
+    expect(summary.goodput?.slo).toEqual({ ttftMs: 60 });
+    const files = await readdir(routingDirectory);
+    for (const file of ['requests.csv', 'timeseries.csv', 'nodes.csv', 'report.html', 'summary.json', 'charts']) expect(files).toContain(file);
+    expect(written.some((path) => path.endsWith('.png'))).toBe(true);
+  });
+
+  it('runs as `servelab report DIR` and prints the summary', async () => {
+    const output = await runCli(registerReportCommand, ['report', nodeDirectory, '--reporters', 'csv,summary', '--slo-total-ms', '300']);
+    expect(output).toMatch(/Requests ok \/ failed:\s+30 \/ 0/);
+    expect(output).toMatch(/Goodput \(req\/s\):.*100\.0% meet total <= 300 ms/);
+    expect(output).toContain(`wrote ${join(nodeDirectory, 'requests.csv')}`);
+  });
+
+  it('refuses an incomplete directory or one of another format version, naming what is wrong', async () => {
+    const incomplete = join(root, 'incomplete');
+    await writeRunFiles(runOf([fullyTracedRecord(0)]), summarize(runOf([fullyTracedRecord(0)])), incomplete, ['summary']);
+    const missing = await readRunDirectory(incomplete).catch((error: unknown) => error);
+    expect(isServelabError(missing) && missing.code).toBe('INVALID_RUN_DIRECTORY');
+    expect((missing as Error).message).toContain('missing requests.jsonl, config.json');
+
+    const future = join(root, 'future');
+    await writeRunFiles(runOf([fullyTracedRecord(0)]), summarize(runOf([fullyTracedRecord(0)])), future, DATA_REPORTER_NAMES);
+    const summaryPath = join(future, 'summary.json');
+    await writeFile(summaryPath, (await readFile(summaryPath, 'utf8')).replace('"formatVersion": 1', '"formatVersion": 99'));
+    const wrongVersion = await readRunDirectory(future).catch((error: unknown) => error);
+    expect(isServelabError(wrongVersion) && wrongVersion.code).toBe('INVALID_RUN_DIRECTORY');
+    expect((wrongVersion as Error).message).toContain('format version 99');
+
+    const notADirectory = await readRunDirectory(join(root, 'nope')).catch((error: unknown) => error);
+    expect(isServelabError(notADirectory) && notADirectory.code).toBe('INVALID_RUN_DIRECTORY');
+  });
+
+  it('compares runs side by side: table, compare.csv, node table, overlaid CDFs', async () => {
+    const outputDirectory = join(root, 'comparison');
+    const output = await runCli(registerCompareCommand, ['compare', routingDirectory, nodeDirectory, '--output-dir', outputDirectory]);
+    expect(output.split('\n')[0]).toMatch(/^metric\s+sample-routing\s+node-run$/);
+    expect(output).toMatch(/requests succeeded \(count\)\s+\d+\s+30/);
+    const rows = parseCsv(await readFile(join(outputDirectory, 'compare.csv'), 'utf8'));
+    expect(rows[0]).toEqual(['metric', 'unit', 'sample-routing', 'node-run']);
+    const target = rows.find((row) => row[0] === 'target arrival rate');
+    expect(target?.slice(2)).toEqual(['20', '10']);
+    const nodes = parseCsv(await readFile(join(outputDirectory, 'compare-nodes.csv'), 'utf8'));
+    expect(nodes.slice(1).map((row) => row[0])).toEqual(['sample-routing', 'sample-routing', 'sample-routing']);
+    const html = await readFile(join(outputDirectory, 'compare.html'), 'utf8');
+    expect(html.match(/<svg /g)?.length).toBe(4);
+    expect((await readdir(join(outputDirectory, 'charts'))).filter((file) => file.endsWith('.png'))).toHaveLength(4);
+  });
+});
