@@ -49,6 +49,19 @@ export function forward(options: ForwardOptions): Promise<ForwardOutcome> {
     let settled = false;
     let clientClosed = false;
     let waitingForDrain = false;
+    let corked = false;
+    // Writes made while undici parses one socket read (headers, chunks, the end) are corked and sent together when
+    // the parse is over (next tick): one system call instead of one per piece, and no added wait.
+    const uncork = (): void => {
+      corked = false;
+      response.uncork();
+    };
+    const corkUntilNextTick = (): void => {
+      if (corked) return;
+      corked = true;
+      response.cork();
+      process.nextTick(uncork);
+    };
     const finish = (error?: Error): void => {
       if (settled) return;
       settled = true;
@@ -78,12 +91,16 @@ export function forward(options: ForwardOptions): Promise<ForwardOutcome> {
         const extra = options.extraResponseHeaders?.();
         if (extra !== undefined) Object.assign(forwardedHeaders, extra);
         response.writeHead(status, forwardedHeaders);
-        // A streamed answer (no length) may wait a long time for its first chunk: send the headers now.
-        if (forwardedHeaders['content-length'] === undefined) response.flushHeaders();
+        // A streamed answer (no length) may wait long for its first chunk: its headers go now (at the uncork).
+        if (forwardedHeaders['content-length'] === undefined) {
+          corkUntilNextTick();
+          response.flushHeaders();
+        }
         if (startedMs !== undefined) options.onRelayed?.(startedMs);
       },
       onResponseData(dataController, chunk) {
         const startedMs = options.nowMs?.();
+        corkUntilNextTick();
         if (!response.write(chunk) && !waitingForDrain) {
           waitingForDrain = true;
           dataController.pause();
