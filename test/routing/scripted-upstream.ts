@@ -17,6 +17,8 @@ export interface ScriptedUpstream {
   healthStatus: number;
   /** Reported by /get_load as {"load": n} when set. */
   load?: number;
+  /** Streams whose connection closed before the stream ended (the client, or a proxy, went away). */
+  readonly abandonedStreams: number;
   close(): Promise<void>;
 }
 
@@ -30,7 +32,7 @@ export function sseEvents(name: string): string[] {
  * `sseEvents(name)` with `gapMs` between events (or answers JSON when the body says `"stream": false`).
  */
 export async function startScriptedUpstream(name: string, gapMs = 0): Promise<ScriptedUpstream> {
-  const state: { healthStatus: number; load?: number } = { healthStatus: 200 };
+  const state: { healthStatus: number; load?: number; abandonedStreams: number } = { healthStatus: 200, abandonedStreams: 0 };
   const seen: SeenRequest[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -58,6 +60,9 @@ export async function startScriptedUpstream(name: string, gapMs = 0): Promise<Sc
         return;
       }
       response.writeHead(200, { 'content-type': 'text/event-stream', 'x-upstream': name });
+      response.on('close', () => {
+        if (!response.writableFinished) state.abandonedStreams++;
+      });
       const events = sseEvents(name);
       let position = 0;
       const next = (): void => {
@@ -87,6 +92,9 @@ export async function startScriptedUpstream(name: string, gapMs = 0): Promise<Sc
     },
     get load() {
       return state.load;
+    },
+    get abandonedStreams() {
+      return state.abandonedStreams;
     },
     set load(load: number | undefined) {
       state.load = load;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBuiltinRoutingPolicy } from '../../../src/routing/policies/registry.js';
@@ -181,6 +182,24 @@ describe('builtin router', () => {
     await handle.checkHealthNow();
     expect(performance.now() - startedMs).toBeLessThan(1_000);
     expect(handle.workers().map((worker) => worker.healthy)).toEqual([false, true]);
+  });
+
+  it('aborts the upstream request when the client goes away mid-stream', async () => {
+    const [upstream] = await upstreams(1, 300);
+    const handle = await router([upstream!.url]);
+    const controller = new AbortController();
+    const answer = await request(`${handle.url}/generate`, {
+      method: 'POST',
+      body: JSON.stringify({ text: 'x', stream: true }),
+      signal: controller.signal,
+    });
+    const iterator = answer.body[Symbol.asyncIterator]();
+    await iterator.next();
+    expect(handle.workers()[0]?.inFlight).toBe(1);
+    controller.abort();
+    for (let attempt = 0; attempt < 50 && (upstream!.abandonedStreams === 0 || handle.workers()[0]?.inFlight !== 0); attempt++) await sleep(10);
+    expect(upstream!.abandonedStreams).toBe(1);
+    expect(handle.workers()[0]?.inFlight).toBe(0);
   });
 
   it('sends /flush_cache to every worker', async () => {
