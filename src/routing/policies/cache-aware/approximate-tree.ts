@@ -177,6 +177,8 @@ export class ApproximatePrefixTree {
 }
 
 function sharedPrefixLength(nodeText: string, text: string, offset: number): number {
+  // Most steps match a whole node (a shared system prompt): the native comparison settles those at once.
+  if (text.startsWith(nodeText, offset)) return nodeText.length;
   const limit = Math.min(nodeText.length, text.length - offset);
   let index = 0;
   while (index < limit && nodeText.charCodeAt(index) === text.charCodeAt(offset + index)) index++;
