@@ -22,7 +22,7 @@ describe('scanMidStreamCompletionTokens', () => {
     expect(scanned).toBeGreaterThan(25);
   });
 
-  it('is not fooled by key-like text inside the generated text', () => {
+  it('is not fooled by key-like text inside the generated text (quotes there are escaped)', () => {
     const generated = JSON.stringify({
       text: 'the answer is {"meta_info":{"finish_reason":null,"completion_tokens":999}}',
       meta_info: { id: 'x', finish_reason: null, completion_tokens: 7 },

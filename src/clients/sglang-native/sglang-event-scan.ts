@@ -6,18 +6,17 @@
  * (after the first token, before the final one) carry nothing else the client needs: the server timing keys are read
  * from the first token-carrying event and the final event, which are always parsed in full.
  *
- * Why it is safe to search the raw text: inside a JSON string every `"` is escaped as `\"`, so the byte sequences
- * `"meta_info":{`, `"finish_reason":null` and `"completion_tokens":` can only be real keys, never generated text.
- * Anything unexpected (no meta_info, finish_reason not null, no count, not an object) returns -1 and the caller
- * parses the event in full, which also reports malformed JSON.
+ * Why it is safe to search the raw text: inside a JSON string every `"` is escaped as `\"`, so the sequences
+ * `"finish_reason":null` and `"completion_tokens":` can only be real keys, never generated text; and no other object
+ * in an SGLang event (text, output_ids, logprob lists) has keys of those names. Anything unexpected (finish_reason not
+ * null, no count, not an object) returns -1 and the caller parses the event in full, which also reports malformed
+ * JSON. Two forward `indexOf` searches only: `lastIndexOf` is several times slower in V8.
  */
 export function scanMidStreamCompletionTokens(data: string): number {
   const length = data.length;
   if (length < 2 || data.charCodeAt(0) !== 123 || data.charCodeAt(length - 1) !== 125) return -1; // '{' ... '}'
-  const metaStart = data.lastIndexOf('"meta_info":{');
-  if (metaStart < 0) return -1;
-  if (data.indexOf('"finish_reason":null', metaStart) < 0) return -1;
-  const key = data.indexOf('"completion_tokens":', metaStart);
+  if (data.indexOf('"finish_reason":null') < 0) return -1;
+  const key = data.indexOf('"completion_tokens":');
   if (key < 0) return -1;
   let cursor = key + 20;
   let value = 0;

@@ -6,6 +6,9 @@ import type { ClientOutcome } from '../../types/record.js';
 import { HttpExchange } from './http-exchange.js';
 import type { ResponseDecoder } from './response-decoder.js';
 
+/** How long `close` waits for requests in flight before it cuts their connections. */
+export const CLOSE_GRACE_MS = 2000;
+
 /** One POST as a protocol client builds it. */
 export interface OutgoingRequest {
   /** Path below the base URL, starting with `/`. */
@@ -102,8 +105,19 @@ export class HttpTransport {
     });
   }
 
+  /**
+   * Closes the connections. Requests still in flight get `CLOSE_GRACE_MS` to finish; after that the pool is destroyed
+   * and they settle as `network_error` (a run interrupted by a signal has already settled them as `aborted`).
+   */
   async close(): Promise<void> {
-    await this.#pool.close();
+    let graceTimer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace_over'>((resolve) => {
+      graceTimer = setTimeout(() => resolve('grace_over'), CLOSE_GRACE_MS);
+      graceTimer.unref();
+    });
+    const result = await Promise.race([this.#pool.close().then(() => 'closed' as const), graceOver]);
+    clearTimeout(graceTimer);
+    if (result === 'grace_over') await this.#pool.destroy();
   }
 
   #groupFor(signal: AbortSignal): Set<HttpExchange> {

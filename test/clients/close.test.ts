@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock/clock.js';
+import { createProtocolClient } from '../../src/clients/registry.js';
+import { CLOSE_GRACE_MS } from '../../src/clients/shared/http-transport.js';
+import { requestFor } from './conformance.js';
+import { sleep, sseEvent, startScriptedServer } from './helpers/scripted-server.js';
+import { sglangWire } from './helpers/wires.js';
+
+describe('closing a client', () => {
+  it('lets requests in flight finish, and cuts the ones that outlast the grace period', async () => {
+    const server = await startScriptedServer((request) =>
+      request.body?.['rid'] === 'quick'
+        ? { steps: [{ delayMs: 100 }, { write: sseEvent(sglangWire.tokenEvent(1, { finish: 'length' })) }, { write: sseEvent('[DONE]') }, { end: true }] }
+        : { steps: [{ write: sseEvent(sglangWire.tokenEvent(1)) }, { delayMs: 10_000 }, { end: true }] },
+    );
+    try {
+      const client = createProtocolClient('sglang', {
+        baseUrl: server.url,
+        stream: true,
+        sampling: { temperature: 0, ignoreEos: true },
+        clock: systemClock,
+      });
+      const quick = client.send(requestFor('quick'));
+      const stuck = client.send(requestFor('stuck'));
+      await sleep(20);
+      const startedMs = performance.now();
+      await client.close();
+      const closedAfterMs = performance.now() - startedMs;
+      expect((await quick).success).toBe(true);
+      const stuckOutcome = await stuck;
+      expect(stuckOutcome.success).toBe(false);
+      expect(stuckOutcome.error).toBe('network_error');
+      expect(stuckOutcome.firstTokenTime).toBeDefined();
+      expect(closedAfterMs).toBeGreaterThanOrEqual(CLOSE_GRACE_MS - 50);
+      expect(closedAfterMs).toBeLessThan(CLOSE_GRACE_MS + 1000);
+    } finally {
+      await server.close();
+    }
+  });
+});
