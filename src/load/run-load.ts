@@ -271,26 +271,25 @@ class LoadRun {
     } catch (error) {
       pending = Promise.reject(error);
     }
-    return pending
-      .catch((error: unknown) => outcomeFromThrow(error, this.#aborted))
-      .then((outcome) => {
-        this.#records[index] = buildRequestRecord(
-          workload,
-          {
-            requestId,
-            warmup: false,
-            scheduledTime: clock.toEpochSeconds(scheduledMs),
-            dispatchTime: clock.toEpochSeconds(dispatchMs),
-            heldForConcurrency: held,
-          },
-          outcome,
-        );
-        this.#inFlight--;
-        this.#completed++;
-        if (!outcome.success) this.#failed++;
-        this.#releaseWaiting();
-        this.#settleIfDone();
-      });
+    const finish = (outcome: ClientOutcome): void => {
+      this.#records[index] = buildRequestRecord(
+        workload,
+        {
+          requestId,
+          warmup: false,
+          scheduledTime: clock.toEpochSeconds(scheduledMs),
+          dispatchTime: clock.toEpochSeconds(dispatchMs),
+          heldForConcurrency: held,
+        },
+        outcome,
+      );
+      this.#inFlight--;
+      this.#completed++;
+      if (!outcome.success) this.#failed++;
+      this.#releaseWaiting();
+      this.#settleIfDone();
+    };
+    return pending.then(finish, (error: unknown) => finish(outcomeFromThrow(error, this.#aborted)));
   }
 
   /** A slot freed up: the longest-waiting held request goes out now, its scheduled instant unchanged. */
