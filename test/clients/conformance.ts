@@ -1,16 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, systemClock } from '../../src/clock/clock.js';
+import { systemClock } from '../../src/clock/clock.js';
 import type { Clock } from '../../src/clock/clock.js';
 import { createProtocolClient } from '../../src/clients/registry.js';
 import type { ClientRequest, ClientTimeouts, ProtocolClient } from '../../src/types/client.js';
 import type { ClientOutcome, ErrorClass } from '../../src/types/record.js';
 import type { ScriptedAnswer, ScriptedServer, ScriptStep } from './helpers/scripted-server.js';
 import { sleep, sseEvent, startScriptedServer } from './helpers/scripted-server.js';
+import { ObservedClock, writeAndAwaitRead } from './helpers/observed-clock.js';
 import { closedPort, startBlackholeListener, startGarbageServer } from './helpers/unreachable.js';
 import type { ProtocolWire } from './helpers/wires.js';
 import { PROMPT_TOKENS } from './helpers/wires.js';
 
-/** Real time between scripted chunks, so the client has read one chunk before the clock moves for the next. */
+/** Real time between scripted chunks where a test needs them to arrive as separate reads. */
 const SETTLE_MS = 20;
 
 export function requestFor(requestId: string, signal?: AbortSignal): ClientRequest {
@@ -90,12 +91,11 @@ export function runClientConformance(wire: ProtocolWire): void {
     }
 
     /** A stream of `tokens` events, one token each, the clock moved by `gapMs` before each. */
-    function steadyStream(clock: ManualClock, tokens: number, firstMs: number, gapMs: number): ScriptStep[] {
+    function steadyStream(clock: ObservedClock, tokens: number, firstMs: number, gapMs: number): ScriptStep[] {
       const steps: ScriptStep[] = [];
       for (let token = 1; token <= tokens; token++) {
         steps.push({ run: () => clock.advanceBy(token === 1 ? firstMs : gapMs) });
-        steps.push({ write: sseEvent(wire.tokenEvent(token, { finish: token === tokens ? 'length' : undefined })) });
-        steps.push({ delayMs: SETTLE_MS });
+        steps.push(...writeAndAwaitRead(clock, sseEvent(wire.tokenEvent(token, { finish: token === tokens ? 'length' : undefined }))));
       }
       for (const trailing of wire.trailingEvents(PROMPT_TOKENS, tokens)) steps.push({ write: sseEvent(trailing) });
       steps.push({ write: sseEvent('[DONE]') }, { end: true });
@@ -103,7 +103,7 @@ export function runClientConformance(wire: ProtocolWire): void {
     }
 
     it('measures a normal stream: arrival, first token, finish, ITL and tokens', async () => {
-      const clock = new ManualClock(1000);
+      const clock = new ObservedClock(1000);
       const server = await serve(() => ({ steps: steadyStream(clock, 4, 50, 10) }));
       const outcome = await client(server.url, { clock, apiKey: 'secret-key' }).send(requestFor('req-normal'));
 
@@ -129,16 +129,14 @@ export function runClientConformance(wire: ProtocolWire): void {
     });
 
     it('spreads a chunk that carries several tokens evenly over them', async () => {
-      const clock = new ManualClock(0);
+      const clock = new ObservedClock(0);
       const withUsage = !wire.countsTokensWithoutUsage;
       const server = await serve(() => ({
         steps: [
           { run: () => clock.advanceBy(40) },
-          { write: sseEvent(wire.tokenEvent(1, { withUsage })) },
-          { delayMs: SETTLE_MS },
+          ...writeAndAwaitRead(clock, sseEvent(wire.tokenEvent(1, { withUsage }))),
           { run: () => clock.advanceBy(30) },
-          { write: sseEvent(wire.tokenEvent(4, { withUsage })) },
-          { delayMs: SETTLE_MS },
+          ...writeAndAwaitRead(clock, sseEvent(wire.tokenEvent(4, { withUsage }))),
           { run: () => clock.advanceBy(8) },
           { write: sseEvent(wire.tokenEvent(6, { finish: 'length', withUsage })) },
           ...wire.trailingEvents(PROMPT_TOKENS, 6).map((data) => ({ write: sseEvent(data) })),
@@ -301,10 +299,12 @@ export function runClientConformance(wire: ProtocolWire): void {
       const server = await serve(() => ({
         steps: [{ write: sseEvent(wire.tokenEvent(1)) }, { delayMs: 2000 }, { end: true }],
       }));
-      const protocolClient = client(server.url);
+      const clock = new ObservedClock(0);
+      const protocolClient = client(server.url, { clock });
       const controller = new AbortController();
       const pending = protocolClient.send(requestFor('req-abort', controller.signal));
-      await sleep(100);
+      // Abort once the first chunk was stamped (one clock read at the write, one at the chunk).
+      for (let waitedMs = 0; clock.reads < 2 && waitedMs < 5000; waitedMs++) await sleep(1);
       controller.abort();
       const outcome = await pending;
       expectFailure(outcome, 'aborted');
@@ -317,7 +317,7 @@ export function runClientConformance(wire: ProtocolWire): void {
     });
 
     it('measures a non-streaming answer', async () => {
-      const clock = new ManualClock(0);
+      const clock = new ObservedClock(0);
       const server = await serve(() => ({
         headers: { 'content-type': 'application/json' },
         steps: [{ run: () => clock.advanceBy(120) }, { write: wire.wholeBody(PROMPT_TOKENS, 4, 'length') }, { end: true }],

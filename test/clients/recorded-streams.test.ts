@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock/clock.js';
 import type { ProtocolName } from '../../src/clients/registry.js';
 import { createProtocolClient } from '../../src/clients/registry.js';
 import type { ClientOutcome } from '../../src/types/record.js';
 import { requestFor } from './conformance.js';
 import type { ScriptStep } from './helpers/scripted-server.js';
+import { ObservedClock, writeAndAwaitRead } from './helpers/observed-clock.js';
 import { startScriptedServer } from './helpers/scripted-server.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/streams/', import.meta.url));
@@ -131,9 +131,9 @@ describe('recorded streams replayed byte for byte', () => {
     while (cleanups.length > 0) await cleanups.pop()?.();
   });
 
-  async function replay(recorded: RecordedCase, stepsFor: (bytes: Buffer, clock: ManualClock) => ScriptStep[]) {
+  async function replay(recorded: RecordedCase, stepsFor: (bytes: Buffer, clock: ObservedClock) => ScriptStep[]) {
     const bytes = await readFile(FIXTURES + recorded.file);
-    const clock = new ManualClock(0);
+    const clock = new ObservedClock(0);
     const server = await startScriptedServer(() => ({ steps: [...stepsFor(bytes, clock), { end: true }] }));
     cleanups.push(() => server.close());
     const client = createProtocolClient(recorded.protocol, {
@@ -151,8 +151,7 @@ describe('recorded streams replayed byte for byte', () => {
       const outcome = await replay(recorded, (bytes, clock) =>
         splitEvents(bytes).flatMap((event): ScriptStep[] => [
           { run: () => clock.advanceBy(EVENT_GAP_MS) },
-          { write: event },
-          { delayMs: 15 },
+          ...writeAndAwaitRead(clock, event),
         ]),
       );
       for (const [key, value] of Object.entries(recorded.expected)) {

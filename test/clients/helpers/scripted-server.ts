@@ -8,6 +8,8 @@ export type ScriptStep =
   | { delayMs: number }
   /** Runs something at this point of the answer (e.g. moves a ManualClock before the next chunk). */
   | { run: () => void }
+  /** Waits (polling every millisecond, at most 5 s) until the condition holds. */
+  | { until: () => boolean }
   /** Ends the response cleanly (the last chunk of a chunked body). */
   | { end: true }
   /** Cuts the connection without ending the response. */
@@ -98,6 +100,10 @@ async function play(answer: ScriptedAnswer, outgoing: ServerResponse): Promise<v
     if ('write' in step) outgoing.write(step.write);
     else if ('delayMs' in step) await sleep(step.delayMs);
     else if ('run' in step) step.run();
+    else if ('until' in step) {
+      const deadline = Date.now() + 5000;
+      while (!step.until() && Date.now() < deadline) await sleep(1);
+    }
     else if ('end' in step) outgoing.end();
     else outgoing.socket?.destroy();
   }
