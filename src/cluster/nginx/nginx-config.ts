@@ -93,7 +93,7 @@ http {
 ${settings.method === 'least_conn' ? '        least_conn;\n' : ''}${servers.map((server) => `        server ${server};`).join('\n')}
         keepalive ${settings.upstreamKeepalive ?? 1024};
         keepalive_requests 1000000;
-        keepalive_timeout 60s;
+        keepalive_timeout 4s;
     }
 
     server {

@@ -142,8 +142,15 @@ export function forward(options: ForwardOptions): Promise<ForwardOutcome> {
   });
 }
 
-/** True for errors that mean the upstream could not be reached or dropped the connection before answering. */
+/** A short description of an upstream failure, with its error code when there is one (ECONNREFUSED, UND_ERR_SOCKET). */
 export function describeUpstreamError(error: Error): string {
   const code = (error as { code?: string }).code;
   return code === undefined ? error.message : `${code}: ${error.message}`;
 }
+
+/**
+ * Connection pool settings for proxies (router and taps). Idle upstream connections are dropped after 4 s unless the
+ * server announces a longer keep-alive: SGLang (uvicorn) and Node servers close idle connections after 5 s, and
+ * reusing one the server is closing would fail a request that never reached it.
+ */
+export const UPSTREAM_AGENT_OPTIONS = { keepAliveTimeout: 4_000, keepAliveMaxTimeout: 600_000, pipelining: 1 } as const;

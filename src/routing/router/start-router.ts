@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request as undiciRequest } from 'undici';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { RoutingPolicy, RoutingRequest } from '../../types/routing.js';
-import { describeUpstreamError, forward } from '../proxy/forward.js';
+import { describeUpstreamError, forward, UPSTREAM_AGENT_OPTIONS } from '../proxy/forward.js';
 import { forwardedRequestHeaders, rawHeaderValue } from '../proxy/hop-by-hop.js';
 import { readBody } from '../proxy/read-body.js';
 import { requestIdFromBody, routingKeyFromBody } from '../routing-key.js';
@@ -77,7 +77,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
   if (!Number.isInteger(maxRetries) || maxRetries < 0) {
     throw new ServelabError('INVALID_CONFIG', `maxRetries must be a whole number ≥ 0, got ${maxRetries}`);
   }
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, pipelining: 1 });
+  const dispatcher = new Agent(UPSTREAM_AGENT_OPTIONS);
   const active: RouterWorker[] = [];
   let nextWorkerIndex = 0;
   const counters: RouterCounters = { received: 0, failed: 0 };

@@ -4,7 +4,7 @@ import { Agent } from 'undici';
 import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { TapOverhead, TapRecord } from '../../types/routing.js';
-import { forward } from '../proxy/forward.js';
+import { forward, UPSTREAM_AGENT_OPTIONS } from '../proxy/forward.js';
 import { forwardedRequestHeaders, rawHeaderValue } from '../proxy/hop-by-hop.js';
 import { readBody } from '../proxy/read-body.js';
 import { requestIdFromBody } from '../routing-key.js';
@@ -61,7 +61,7 @@ export async function startTaps(options: TapsOptions): Promise<TapsHandle> {
       throw new ServelabError('INVALID_CONFIG', `bad upstream URL "${url}" for a tap: give http://host:port`);
     }
   });
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, pipelining: 1 });
+  const dispatcher = new Agent(UPSTREAM_AGENT_OPTIONS);
   let records: TapRecord[] = [];
   let inboundMs: number[] = [];
   let relayMs: number[] = [];
