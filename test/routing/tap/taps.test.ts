@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/clock/clock.js';
+import { ManualClock, systemClock } from '../../../src/clock/clock.js';
 import { registerTapsCommand, runTapsCommand } from '../../../src/cli/commands/taps.js';
 import { createBuiltinRoutingPolicy } from '../../../src/routing/policies/registry.js';
 import { startRouter } from '../../../src/routing/router/index.js';
@@ -51,6 +51,20 @@ describe('tracing taps', () => {
     expect(all[1]!.seen[0]?.headers['x-request-id']).toBe('req-a');
     // The manual clock does not move inside the tap, so its measured overhead is exactly zero here.
     expect(taps.overhead().inboundMs).toMatchObject({ count: 2, maxMs: 0 });
+  });
+
+  it('with the system clock, stamp routerSendTime in epoch seconds between the send and the answer', async () => {
+    const [upstream] = await upstreams(1);
+    const taps = await startTaps({ upstreamUrls: [upstream!.url], clock: systemClock });
+    closers.push(() => taps.close());
+    const sentAt = systemClock.nowEpochSeconds();
+    await (await generate(taps.tapUrls[0]!, 'timed', { stream: false })).body.dump();
+    const answeredAt = systemClock.nowEpochSeconds();
+    const [record] = taps.records();
+    expect(record?.routerSendTime).toBeGreaterThanOrEqual(sentAt);
+    expect(record?.routerSendTime).toBeLessThanOrEqual(answeredAt);
+    expect(taps.overhead().inboundMs.count).toBe(1);
+    expect(taps.overhead().inboundMs.maxMs).toBeLessThan(answeredAt * 1000 - sentAt * 1000);
   });
 
   it('serve records and overhead over HTTP on the first tap, with offset and clearing', async () => {
