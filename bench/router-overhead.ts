@@ -13,7 +13,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
@@ -119,6 +119,10 @@ function fmt(value: number): string {
 
 async function main(): Promise<void> {
   console.log(`router overhead at ${rate} req/s for ${seconds} s per path (after ${WARMUP_SECONDS} s warmup)`);
+  const [load1] = loadavg();
+  if ((load1 ?? 0) > availableParallelism() / 2) {
+    console.log(`note: load average ${load1?.toFixed(1)} on ${availableParallelism()} cores: other work competes, latencies will be inflated`);
+  }
   const stub = await spawnScript('./router-overhead-stub.js', []);
   const paths: { name: string; url: string; check?: boolean; pid?: number }[] = [{ name: 'direct (baseline)', url: stub.url, pid: stub.child.pid }];
   const router = await spawnScript('./router-overhead-proxy.js', ['router', 'round_robin', stub.url]);
