@@ -101,8 +101,10 @@ describe('runLoad (open loop)', () => {
     const lagsMs = client.log.map((entry, index) => entry.sentMs - (t0Ms + (offsetsMs[index] as number)));
     expect(Math.min(...lagsMs)).toBeGreaterThan(-0.05);
     // Loose bounds: test machines are shared and busy. The precise figures live in bench/load-precision.ts.
+    // Medians, not tails: a shared test machine stalls the process now and then. The precise tails are measured by
+    // bench/load-precision.ts.
     expect(percentile(lagsMs, 0.5)).toBeLessThan(3);
-    expect(percentile(lagsMs, 0.9)).toBeLessThan(25);
+    expect(lagsMs.filter((lagMs) => lagMs < 5).length).toBeGreaterThan(count * 0.7);
     // Nothing is sent early, and the sends stay spread over the schedule's 295 ms.
     const spanMs = (client.log[count - 1]?.sentMs ?? 0) - (client.log[0]?.sentMs ?? 0);
     expect(spanMs).toBeGreaterThan(290);
@@ -133,7 +135,8 @@ describe('runLoad (open loop)', () => {
   });
 
   it('keeps the schedule absolute while the event loop is blocked: the backlog goes out at once, later instants unshifted', async () => {
-    const offsetsMs = Float64Array.from([0, 10, 20, 30, 40, 200, 210]);
+    const later = Array.from({ length: 10 }, (_, index) => 200 + index * 10);
+    const offsetsMs = Float64Array.from([0, 10, 20, 30, 40, ...later]);
     let blocked = false;
     const client = new RecordingClient(20, () => {
       if (!blocked) {
@@ -141,13 +144,14 @@ describe('runLoad (open loop)', () => {
         blockEventLoop(100);
       }
     });
-    const result = await runLoad({ requests: workload(7), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock });
-    const t0Ms = client.log[0]?.sentMs as number;
+    const result = await runLoad({ requests: workload(offsetsMs.length), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock });
+    // The schedule origin on the monotonic clock (epoch seconds hold it to a fraction of a microsecond).
+    const t0Ms = (result.startTime - systemClock.toEpochSeconds(0)) * 1000;
     const sentAfterT0 = client.log.map((entry) => entry.sentMs - t0Ms);
     // Requests due at 10..40 ms could only go out when the block ended (~100 ms), and all at once.
     for (const index of [1, 2, 3, 4]) {
-      expect(sentAfterT0[index]).toBeGreaterThanOrEqual(99);
-      expect(sentAfterT0[index]).toBeLessThan(140);
+      expect(sentAfterT0[index]).toBeGreaterThanOrEqual(99.9);
+      expect(sentAfterT0[index]).toBeLessThan(160);
     }
     expect((sentAfterT0[4] as number) - (sentAfterT0[1] as number)).toBeLessThan(10);
     // Their records keep their own instants, so the lag is visible rather than hidden.
@@ -157,11 +161,13 @@ describe('runLoad (open loop)', () => {
       expect(((record?.arrivalTime ?? 0) - (record?.scheduledTime ?? 0)) * 1000).toBeGreaterThan(55);
     }
     // The requests after the block are not pushed back by it: a pacer that slept relative gaps after the late burst
-    // would send them near 260 and 270 ms.
-    expect((sentAfterT0[5] as number) - 200).toBeLessThan(35);
-    expect((sentAfterT0[6] as number) - 210).toBeLessThan(35);
-    expect((sentAfterT0[6] as number) - (sentAfterT0[5] as number)).toBeGreaterThan(5);
-    expect(result.records[5]?.scheduledTime).toBeCloseTo(result.startTime + 0.2, 6);
+    // would send every one of them 60 ms or more late. None goes early, and most go within a few milliseconds.
+    const laterLagsMs = later.map((offsetMs, index) => (sentAfterT0[5 + index] as number) - offsetMs);
+    expect(Math.min(...laterLagsMs)).toBeGreaterThan(-0.1);
+    expect(percentile(laterLagsMs, 0.5)).toBeLessThan(10);
+    result.records.slice(5).forEach((record, index) => {
+      expect(record.scheduledTime - result.startTime).toBeCloseTo((later[index] as number) / 1000, 6);
+    });
   });
 
   it('holds arrivals beyond maxConcurrency and marks them', async () => {
@@ -207,9 +213,9 @@ describe('runLoad (open loop)', () => {
     const result = await runLoad({ requests: workload(count), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock, signal: controller.signal });
     const tookMs = systemClock.nowMs() - startedMs;
     expect(result.interrupted).toBe(true);
-    expect(tookMs).toBeLessThan(400);
+    expect(tookMs).toBeLessThan(700);
     expect(client.log.length).toBeGreaterThanOrEqual(19);
-    expect(client.log.length).toBeLessThanOrEqual(23);
+    expect(client.log.length).toBeLessThanOrEqual(32);
     expect(result.records).toHaveLength(client.log.length);
     expect(result.records.every((record) => record.error === 'aborted' && !record.success)).toBe(true);
   });
@@ -245,7 +251,8 @@ describe('runLoad (open loop)', () => {
     const sentSpanMs = (client.log[99]?.sentMs ?? 0) - (client.log[0]?.sentMs ?? 0);
     expect(scheduledSpanS).toBeGreaterThan(1.4);
     expect(scheduledSpanS).toBeLessThan(2.6);
-    expect(Math.abs(sentSpanMs / 1000 - scheduledSpanS)).toBeLessThan(0.05);
+    expect(sentSpanMs / 1000 - scheduledSpanS).toBeGreaterThan(-0.005);
+    expect(sentSpanMs / 1000 - scheduledSpanS).toBeLessThan(0.15);
   });
 
   it('rejects a schedule that does not fit the workload', async () => {
@@ -357,5 +364,30 @@ describe('runLoad (interrupt with held requests)', () => {
     expect(result.records).toHaveLength(6);
     expect(result.records.every((record) => record.error === 'aborted')).toBe(true);
     expect(result.records.filter((record) => record.heldForConcurrency === true && record.arrivalTime === undefined)).toHaveLength(4);
+  });
+});
+
+describe('runLoad (interrupt before or during warmup)', () => {
+  it('sends nothing when the signal is already aborted', async () => {
+    const client = new RecordingClient(10);
+    const controller = new AbortController();
+    controller.abort();
+    const result = await runLoad({ requests: workload(3), warmupRequests: workload(1), arrivalOffsetsMs: new Float64Array(3), client, clock: systemClock, signal: controller.signal });
+    expect(result.interrupted).toBe(true);
+    expect(client.log).toHaveLength(0);
+    expect(result.records).toHaveLength(0);
+    expect(result.warmupRecords).toHaveLength(0);
+  });
+
+  it('stops during warmup: the warmup request is aborted and no measured request is sent', async () => {
+    const client = new RecordingClient(1000);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 30);
+    const result = await runLoad({ requests: workload(3), warmupRequests: workload(2), arrivalOffsetsMs: new Float64Array(3), client, clock: systemClock, signal: controller.signal });
+    expect(result.interrupted).toBe(true);
+    expect(client.log).toHaveLength(1);
+    expect(result.warmupRecords).toHaveLength(1);
+    expect(result.warmupRecords[0]?.error).toBe('aborted');
+    expect(result.records).toHaveLength(0);
   });
 });
