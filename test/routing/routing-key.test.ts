@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { requestIdFromBody, routingKeyFromBody } from '../../src/routing/routing-key.js';
+
+describe('routing key', () => {
+  it('takes /generate text, a batch joined, or the stringified input_ids', () => {
+    expect(routingKeyFromBody({ text: 'hello', input_ids: [1] })).toBe('hello');
+    expect(routingKeyFromBody({ text: ['ab', 'cd'] })).toBe('abcd');
+    expect(routingKeyFromBody({ input_ids: [1, 2, 3] })).toBe('[1,2,3]');
+  });
+
+  it('takes an OpenAI completions prompt and chat message contents in order', () => {
+    expect(routingKeyFromBody({ prompt: 'p' })).toBe('p');
+    expect(routingKeyFromBody({ prompt: [5, 6] })).toBe('[5,6]');
+    expect(
+      routingKeyFromBody({
+        messages: [
+          { role: 'system', content: 'Be brief. ' },
+          { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'image_url', image_url: { url: 'x' } }] },
+        ],
+      }),
+    ).toBe('Be brief. Hi');
+  });
+
+  it('gives an empty key for anything else', () => {
+    expect(routingKeyFromBody(null)).toBe('');
+    expect(routingKeyFromBody('text')).toBe('');
+    expect(routingKeyFromBody({ sampling_params: {} })).toBe('');
+  });
+
+  it('reads rid, the first one of a batch', () => {
+    expect(requestIdFromBody({ rid: 'a' })).toBe('a');
+    expect(requestIdFromBody({ rid: ['b', 'c'] })).toBe('b');
+    expect(requestIdFromBody({ rid: 7 })).toBeUndefined();
+  });
+});
