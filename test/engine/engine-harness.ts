@@ -55,7 +55,7 @@ export function runArrivals(harness: Harness, arrivals: TimedArrival[], startMs 
       continue;
     }
     const load = harness.engine.load();
-    harness.steps.push({ plan, runningAfterBegin: load.runningRequests, usedAfterBegin: load.usedTokens });
+    harness.steps.push({ plan: { ...plan, work: { ...plan.work } }, runningAfterBegin: load.runningRequests, usedAfterBegin: load.usedTokens });
     nowMs += plan.durationMs;
     harness.engine.completeStep(nowMs);
   }

@@ -1,8 +1,13 @@
 import type { Milliseconds } from '../../types/time.js';
 
-/** Reads token `position` of a sequence without materializing it (outputs are computed, not stored). */
+/**
+ * Reads token `position` of a sequence without materializing it (outputs are computed, not stored). When the sequence
+ * starts with a stored prompt, exposing it lets the cache reference those tokens instead of copying them.
+ */
 export interface TokenSource {
   tokenAt(position: number): number;
+  readonly promptTokenIds?: ArrayLike<number>;
+  readonly promptLength?: number;
 }
 
 export interface CacheMatch {
@@ -27,8 +32,12 @@ export interface PrefixCache {
   match(tokens: TokenSource, limit: number, nowMs: Milliseconds): CacheMatch;
   lock(handle: unknown): void;
   unlock(handle: unknown): void;
-  /** Stores the first `length` tokens of `tokens`. */
-  insert(tokens: TokenSource, length: number, nowMs: Milliseconds): CacheInsert;
+  /**
+   * Stores the first `length` tokens of `tokens`. When the caller holds a lock on a node that ends `startLength`
+   * tokens into the same sequence, passing it skips re-walking that prefix (the hot path: a finished request's prompt
+   * is already cached under its own lock).
+   */
+  insert(tokens: TokenSource, length: number, nowMs: Milliseconds, startHandle?: unknown, startLength?: number): CacheInsert;
   readonly totalTokens: number;
   readonly evictableTokens: number;
   /** Frees at least `tokens` unlocked tokens if it can, least recently used first; returns how many it freed. */

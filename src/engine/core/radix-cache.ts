@@ -1,9 +1,14 @@
 import type { Milliseconds } from '../../types/time.js';
 import type { CacheInsert, CacheMatch, PrefixCache, TokenSource } from './prefix-cache.js';
 
-/** A node of the radix tree: the edge from its parent holds `key` tokens. */
+/**
+ * A node of the radix tree: the edge from its parent holds `length` tokens, `source[offset]` onwards. Prompt tokens are
+ * referenced in the request's own prompt array (no copy); generated tokens are materialized once.
+ */
 class RadixNode {
-  key: Int32Array;
+  source: ArrayLike<number>;
+  offset: number;
+  length: number;
   parent: RadixNode | null;
   /** Children by the first token of their edge. */
   readonly children = new Map<number, RadixNode>();
@@ -11,12 +16,20 @@ class RadixNode {
   lockCount = 0;
   lastAccessMs: Milliseconds;
 
-  constructor(key: Int32Array, parent: RadixNode | null, nowMs: Milliseconds) {
-    this.key = key;
+  constructor(source: ArrayLike<number>, offset: number, length: number, parent: RadixNode | null, nowMs: Milliseconds) {
+    this.source = source;
+    this.offset = offset;
+    this.length = length;
     this.parent = parent;
     this.lastAccessMs = nowMs;
   }
+
+  get firstToken(): number {
+    return this.source[this.offset] as number;
+  }
 }
+
+const EMPTY = new Int32Array(0);
 
 /**
  * SGLang's RadixAttention prefix cache over token ids: a compressed radix tree whose edges hold token runs. Requests
@@ -26,9 +39,11 @@ class RadixNode {
  */
 export class RadixCache implements PrefixCache {
   readonly enabled = true;
-  #root = new RadixNode(new Int32Array(0), null, 0);
+  #root = new RadixNode(EMPTY, 0, 0, null, 0);
   #totalTokens = 0;
   #evictableTokens = 0;
+  /** Unlocked nodes without children: the only eviction candidates, kept up to date so eviction never scans the tree. */
+  #evictableLeaves = new Set<RadixNode>();
 
   get totalTokens(): number {
     return this.#totalTokens;
@@ -45,9 +60,9 @@ export class RadixCache implements PrefixCache {
     while (position < limit) {
       const child = node.children.get(tokens.tokenAt(position));
       if (child === undefined) break;
-      const shared = sharedLength(child.key, tokens, position, limit);
+      const shared = sharedLength(child, tokens, position, limit);
       child.lastAccessMs = nowMs;
-      if (shared < child.key.length) {
+      if (shared < child.length) {
         node = this.#split(child, shared);
         position += shared;
         break;
@@ -60,7 +75,10 @@ export class RadixCache implements PrefixCache {
 
   lock(handle: unknown): void {
     for (let node = handle as RadixNode | null; node !== null && node !== this.#root; node = node.parent) {
-      if (node.lockCount === 0) this.#evictableTokens -= node.key.length;
+      if (node.lockCount === 0) {
+        this.#evictableTokens -= node.length;
+        if (node.children.size === 0) this.#evictableLeaves.delete(node);
+      }
       node.lockCount++;
     }
   }
@@ -68,62 +86,95 @@ export class RadixCache implements PrefixCache {
   unlock(handle: unknown): void {
     for (let node = handle as RadixNode | null; node !== null && node !== this.#root; node = node.parent) {
       node.lockCount--;
-      if (node.lockCount === 0) this.#evictableTokens += node.key.length;
+      if (node.lockCount === 0) {
+        this.#evictableTokens += node.length;
+        if (node.children.size === 0) this.#evictableLeaves.add(node);
+      }
     }
   }
 
-  insert(tokens: TokenSource, length: number, nowMs: Milliseconds): CacheInsert {
-    let node = this.#root;
-    let position = 0;
+  insert(
+    tokens: TokenSource,
+    length: number,
+    nowMs: Milliseconds,
+    startHandle?: unknown,
+    startLength = 0,
+  ): CacheInsert {
+    // A locked node cannot have been evicted, and splits keep the node that ends at its depth, so it is a valid start.
+    let node = startHandle instanceof RadixNode && startLength <= length ? startHandle : this.#root;
+    let position = node === this.#root ? 0 : startLength;
+    for (let ancestor: RadixNode | null = node; ancestor !== null; ancestor = ancestor.parent) ancestor.lastAccessMs = nowMs;
     while (position < length) {
       const child = node.children.get(tokens.tokenAt(position));
       if (child === undefined) {
-        const key = new Int32Array(length - position);
-        for (let index = 0; index < key.length; index++) key[index] = tokens.tokenAt(position + index);
-        const leaf = new RadixNode(key, node, nowMs);
-        node.children.set(key[0] as number, leaf);
-        this.#totalTokens += key.length;
-        this.#evictableTokens += key.length;
-        return { handle: leaf, addedTokens: key.length };
+        const added = length - position;
+        this.#appendLeaves(node, tokens, position, length, nowMs);
+        this.#totalTokens += added;
+        this.#evictableTokens += added;
+        return { handle: this.#lastAppended as RadixNode, addedTokens: added };
       }
-      const shared = sharedLength(child.key, tokens, position, length);
+      const shared = sharedLength(child, tokens, position, length);
       child.lastAccessMs = nowMs;
-      node = shared < child.key.length ? this.#split(child, shared) : child;
+      node = shared < child.length ? this.#split(child, shared) : child;
       position += shared;
     }
     return { handle: node, addedTokens: 0 };
+  }
+
+  #lastAppended: RadixNode | null = null;
+
+  /** Adds tokens [from, to) under `parent`: prompt tokens by reference, generated tokens copied. */
+  #appendLeaves(parent: RadixNode, tokens: TokenSource, from: number, to: number, nowMs: Milliseconds): void {
+    let node = parent;
+    let position = from;
+    if (parent.children.size === 0) this.#evictableLeaves.delete(parent);
+    const prompt = tokens.promptTokenIds;
+    const promptLength = tokens.promptLength ?? 0;
+    if (prompt !== undefined && position < promptLength) {
+      const end = Math.min(to, promptLength);
+      const leaf = new RadixNode(prompt, position, end - position, node, nowMs);
+      node.children.set(leaf.firstToken, leaf);
+      node = leaf;
+      position = end;
+    }
+    if (position < to) {
+      const key = new Int32Array(to - position);
+      for (let index = 0; index < key.length; index++) key[index] = tokens.tokenAt(position + index);
+      const leaf = new RadixNode(key, 0, key.length, node, nowMs);
+      node.children.set(key[0] as number, leaf);
+      node = leaf;
+    }
+    this.#evictableLeaves.add(node);
+    this.#lastAppended = node;
   }
 
   evict(tokens: number): number {
     if (tokens <= 0 || this.#evictableTokens === 0) return 0;
     // Unlocked leaves, oldest first; a parent whose last child goes becomes a leaf and a candidate itself.
     const heap = new LeafHeap();
-    const stack: RadixNode[] = [this.#root];
-    while (stack.length > 0) {
-      const node = stack.pop() as RadixNode;
-      if (node.children.size === 0) {
-        if (node !== this.#root && node.lockCount === 0) heap.push(node);
-      } else {
-        for (const child of node.children.values()) stack.push(child);
-      }
-    }
+    for (const leaf of this.#evictableLeaves) heap.push(leaf);
     let freed = 0;
     while (freed < tokens) {
       const leaf = heap.pop();
       if (leaf === undefined) break;
       const parent = leaf.parent as RadixNode;
-      parent.children.delete(leaf.key[0] as number);
+      parent.children.delete(leaf.firstToken);
       leaf.parent = null;
-      freed += leaf.key.length;
-      this.#totalTokens -= leaf.key.length;
-      this.#evictableTokens -= leaf.key.length;
-      if (parent !== this.#root && parent.children.size === 0 && parent.lockCount === 0) heap.push(parent);
+      this.#evictableLeaves.delete(leaf);
+      freed += leaf.length;
+      this.#totalTokens -= leaf.length;
+      this.#evictableTokens -= leaf.length;
+      if (parent !== this.#root && parent.children.size === 0 && parent.lockCount === 0) {
+        this.#evictableLeaves.add(parent);
+        heap.push(parent);
+      }
     }
     return freed;
   }
 
   reset(): void {
-    this.#root = new RadixNode(new Int32Array(0), null, 0);
+    this.#evictableLeaves = new Set();
+    this.#root = new RadixNode(EMPTY, 0, 0, null, 0);
     this.#totalTokens = 0;
     this.#evictableTokens = 0;
   }
@@ -131,20 +182,23 @@ export class RadixCache implements PrefixCache {
   /** Splits `child`'s edge after `at` tokens; returns the new upper node (it ends exactly `at` tokens in). */
   #split(child: RadixNode, at: number): RadixNode {
     const parent = child.parent as RadixNode;
-    const upper = new RadixNode(child.key.subarray(0, at), parent, child.lastAccessMs);
+    const upper = new RadixNode(child.source, child.offset, at, parent, child.lastAccessMs);
     upper.lockCount = child.lockCount;
-    parent.children.set(upper.key[0] as number, upper);
-    child.key = child.key.subarray(at);
+    parent.children.set(upper.firstToken, upper);
+    child.offset += at;
+    child.length -= at;
     child.parent = upper;
-    upper.children.set(child.key[0] as number, child);
+    upper.children.set(child.firstToken, child);
     return upper;
   }
 }
 
-function sharedLength(key: Int32Array, tokens: TokenSource, position: number, limit: number): number {
-  const most = Math.min(key.length, limit - position);
+function sharedLength(node: RadixNode, tokens: TokenSource, position: number, limit: number): number {
+  const most = Math.min(node.length, limit - position);
+  const source = node.source;
+  const offset = node.offset;
   let index = 0;
-  while (index < most && key[index] === tokens.tokenAt(position + index)) index++;
+  while (index < most && source[offset + index] === tokens.tokenAt(position + index)) index++;
   return index;
 }
 

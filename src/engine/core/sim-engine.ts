@@ -82,7 +82,22 @@ export class SimEngine {
   readonly #newTokenRatioDecay: number;
 
   #step: StepPlan | null = null;
-  #stepBatch: EngineRequest[] = [];
+  /** Reused between steps so that stepping allocates nothing per step. */
+  readonly #plan: StepPlan = {
+    kind: 'decode',
+    startMs: 0,
+    durationMs: 0,
+    batchSize: 0,
+    newRequests: 0,
+    newPromptTokens: 0,
+    newCachedTokens: 0,
+    work: { prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: 0, decodeKvTokens: 0 },
+  };
+  /** The prefill batch of the step under way: the first #prefillBatchSize entries (the array is reused). */
+  readonly #prefillBatch: EngineRequest[] = [];
+  #prefillBatchSize = 0;
+  #completingDecode = false;
+  #abortedWhileCompleting = false;
   readonly #counters: EngineCounters = {
     promptTokens: 0,
     cachedPromptTokens: 0,
@@ -191,7 +206,8 @@ export class SimEngine {
       const position = this.#waiting.indexOf(request);
       if (position >= 0) this.#waiting.splice(position, 1);
     } else if (request.phase === 'decoding') {
-      removeFrom(this.#running, request);
+      if (this.#completingDecode) this.#abortedWhileCompleting = true;
+      else removeFrom(this.#running, request);
     } else if (this.#chunked === request) {
       this.#chunked = null;
     }
@@ -246,7 +262,8 @@ export class SimEngine {
 
   /**
    * Starts the next step at `nowMs`: admits what fits, or decodes the running batch. Returns the plan (its duration
-   * from the cost model), or null when there is nothing to do. Requests that entered the queue after `nowMs` wait
+   * from the cost model; the object is reused, so copy what you keep past the next beginStep), or null when there is
+   * nothing to do. Requests that entered the queue after `nowMs` wait
    * for a later step, so a driver that runs late never admits a request before it arrived.
    */
   beginStep(nowMs: Milliseconds): StepPlan | null {
@@ -262,12 +279,14 @@ export class SimEngine {
     const step = this.#step;
     if (step === null) throw new ServelabError('INTERNAL', 'completeStep called with no step under way');
     this.#step = null;
-    const batch = this.#stepBatch;
-    this.#stepBatch = [];
+    const batch = this.#prefillBatch;
+    const batchSize = this.#prefillBatchSize;
+    this.#prefillBatchSize = 0;
     this.#counters.steps++;
     if (step.kind === 'prefill') {
       this.#counters.prefillSteps++;
-      for (const request of batch) {
+      for (let index = 0; index < batchSize; index++) {
+        const request = batch[index] as EngineRequest;
         if (request.phase === 'finished') continue;
         request.filledTokens += request.stepChunkTokens;
         this.#counters.prefilledTokens += request.stepChunkTokens;
@@ -294,17 +313,28 @@ export class SimEngine {
       }
     } else {
       this.#counters.decodeSteps++;
-      let finishedAny = false;
-      for (const request of batch) {
+      // The decode batch is the running list itself, compacted in place as requests finish (no per-step copies).
+      // A listener may abort another running request meanwhile: abort then only marks it, and it is dropped here.
+      const running = this.#running;
+      this.#completingDecode = true;
+      let write = 0;
+      for (let read = 0; read < running.length; read++) {
+        const request = running[read] as EngineRequest;
         if (request.phase === 'finished') continue;
         this.#emitToken(request, endMs);
         if (request.outputTokens >= request.maxNewTokens) {
           this.#releaseKv(request, true, endMs);
           this.#finish(request, endMs, { type: 'length', length: request.outputTokens });
-          finishedAny = true;
+        } else {
+          running[write++] = request;
         }
       }
-      if (finishedAny) this.#running = this.#running.filter((request) => request.phase !== 'finished');
+      if (write !== running.length) running.length = write;
+      this.#completingDecode = false;
+      if (this.#abortedWhileCompleting) {
+        this.#abortedWhileCompleting = false;
+        this.#running = running.filter((request) => request.phase !== 'finished');
+      }
     }
   }
 
@@ -341,9 +371,19 @@ export class SimEngine {
     );
   }
 
-  #allocate(request: EngineRequest, tokens: number): void {
+  /**
+   * Makes `tokens` KV slots free, evicting from the cache if needed. Evicting costs a scan of the cache's leaves, so
+   * when it must happen it frees at least 1/128 of the pool at once instead of a few tokens every step (SGLang evicts
+   * per batch allocation; the difference only shows as slightly fewer cached tokens right after an eviction).
+   */
+  #ensureFree(tokens: number): void {
     const free = this.config.maxTotalTokens - this.#requestOwnedKvTokens - this.#cache.totalTokens;
-    if (free < tokens) this.#cache.evict(tokens - free);
+    if (free >= tokens) return;
+    this.#cache.evict(Math.max(tokens - free, Math.ceil(this.config.maxTotalTokens / 128)));
+  }
+
+  #allocate(request: EngineRequest, tokens: number): void {
+    this.#ensureFree(tokens);
     request.ownedKvTokens += tokens;
     this.#requestOwnedKvTokens += tokens;
   }
@@ -361,8 +401,8 @@ export class SimEngine {
       reservedTokens += Math.min(request.remainingOutputTokens, CLIP_MAX_NEW_TOKENS) * this.#newTokenRatio;
     }
     let remainingTotalTokens = this.#availableKvTokens() - reservedTokens;
-    const batch: EngineRequest[] = [];
-    const work: StepWork = { prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: 0, decodeKvTokens: 0 };
+    this.#prefillBatchSize = 0;
+    const work = this.#resetWork();
     let newRequests = 0;
     let newPromptTokens = 0;
     let newCachedTokens = 0;
@@ -370,7 +410,7 @@ export class SimEngine {
     const chunked = this.#chunked;
     if (chunked !== null) {
       const chunkTokens = Math.min(chunked.fillLength - chunked.filledTokens, remainingChunkTokens);
-      this.#addChunk(chunked, chunkTokens, batch, work);
+      this.#addChunk(chunked, chunkTokens, work);
       remainingChunkTokens -= chunkTokens;
       remainingTotalTokens -= chunkTokens;
     }
@@ -388,7 +428,7 @@ export class SimEngine {
         const prefixLength = match === null ? 0 : match.length;
         const extendTokens = fillLength - prefixLength;
         const futureTokens = Math.min(request.remainingOutputTokens, CLIP_MAX_NEW_TOKENS);
-        const nothingElseRuns = admittedRunning === 0 && batch.length === 0;
+        const nothingElseRuns = admittedRunning === 0 && this.#prefillBatchSize === 0;
         const fits =
           extendTokens + futureTokens <= remainingTotalTokens ||
           // Guarantee progress: an otherwise idle engine takes the head request if its prompt fits at all;
@@ -415,12 +455,12 @@ export class SimEngine {
         admittedCount++;
         admittedRunning++;
         if (extendTokens <= remainingChunkTokens) {
-          this.#addChunk(request, extendTokens, batch, work);
+          this.#addChunk(request, extendTokens, work);
           remainingChunkTokens -= extendTokens;
           remainingTotalTokens -= extendTokens + futureTokens;
         } else {
           const chunkTokens = remainingChunkTokens;
-          this.#addChunk(request, chunkTokens, batch, work);
+          this.#addChunk(request, chunkTokens, work);
           remainingChunkTokens = 0;
           remainingTotalTokens -= chunkTokens;
           this.#chunked = request;
@@ -429,33 +469,34 @@ export class SimEngine {
       }
       if (admittedCount > 0) this.#waiting.splice(0, admittedCount);
     }
-    if (batch.length === 0) return null;
-    const plan = this.#startStep('prefill', nowMs, batch, work);
+    if (this.#prefillBatchSize === 0) return null;
+    const plan = this.#startStep('prefill', nowMs, this.#prefillBatchSize, work);
     plan.newRequests = newRequests;
     plan.newPromptTokens = newPromptTokens;
     plan.newCachedTokens = newCachedTokens;
     return plan;
   }
 
-  #addChunk(request: EngineRequest, chunkTokens: number, batch: EngineRequest[], work: StepWork): void {
+  #addChunk(request: EngineRequest, chunkTokens: number, work: StepWork): void {
     this.#allocate(request, chunkTokens);
     request.stepChunkTokens = chunkTokens;
     work.prefillTokens += chunkTokens;
     work.prefillAttentionPairs += attentionPairs(request.filledTokens, chunkTokens);
-    batch.push(request);
+    this.#prefillBatch[this.#prefillBatchSize++] = request;
   }
 
   #scheduleDecode(nowMs: Milliseconds): StepPlan {
     // Each running request needs one more KV slot this step; retract the least advanced requests until all fit.
     if (this.#availableKvTokens() < this.#running.length) this.#retract(nowMs);
-    const work: StepWork = { prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: 0, decodeKvTokens: 0 };
+    const work = this.#resetWork();
+    this.#ensureFree(this.#running.length);
     for (const request of this.#running) {
       this.#allocate(request, 1);
       work.decodeSequences++;
       work.decodeKvTokens += request.kvTokens;
     }
     this.#newTokenRatio = Math.max(this.#minNewTokenRatio, this.#newTokenRatio - this.#newTokenRatioDecay);
-    return this.#startStep('decode', nowMs, this.#running.slice(), work);
+    return this.#startStep('decode', nowMs, this.#running.length, work);
   }
 
   /**
@@ -502,25 +543,31 @@ export class SimEngine {
     }
   }
 
-  #startStep(kind: StepKind, nowMs: Milliseconds, batch: EngineRequest[], work: StepWork): StepPlan {
-    const plan: StepPlan = {
-      kind,
-      startMs: nowMs,
-      durationMs: this.#costModel.stepDurationMs(work),
-      batchSize: batch.length,
-      newRequests: 0,
-      newPromptTokens: 0,
-      newCachedTokens: 0,
-      work,
-    };
+  #resetWork(): StepWork {
+    const work = this.#plan.work;
+    work.prefillTokens = 0;
+    work.prefillAttentionPairs = 0;
+    work.decodeSequences = 0;
+    work.decodeKvTokens = 0;
+    return work;
+  }
+
+  #startStep(kind: StepKind, nowMs: Milliseconds, batchSize: number, work: StepWork): StepPlan {
+    const plan = this.#plan;
+    plan.kind = kind;
+    plan.startMs = nowMs;
+    plan.durationMs = this.#costModel.stepDurationMs(work);
+    plan.batchSize = batchSize;
+    plan.newRequests = 0;
+    plan.newPromptTokens = 0;
+    plan.newCachedTokens = 0;
     this.#step = plan;
-    this.#stepBatch = batch;
     return plan;
   }
 
   /** Moves the first `length` KV tokens of a request into the cache; with `keepLock` the request keeps them locked. */
   #moveIntoCache(request: EngineRequest, length: number, nowMs: Milliseconds, keepLock: boolean): void {
-    const inserted = this.#cache.insert(request, length, nowMs);
+    const inserted = this.#cache.insert(request, length, nowMs, request.lockedHandle, request.lockedPrefixLength);
     // Tokens beyond the request's old lock either became new cache entries (their KV moves over) or duplicated
     // entries already cached (their copy is freed).
     const movedOrFreed = length - request.lockedPrefixLength;
