@@ -61,6 +61,20 @@ describe('builtin router', () => {
     expect(await answer.body.json()).toMatchObject({ request_id: 'from-body' });
   });
 
+  it('with cache_aware, keeps requests that share a long prefix on one worker', async () => {
+    const all = await upstreams(3);
+    const handle = await router(all.map((upstream) => upstream.url), 'cache_aware');
+    const system = (group: number): string => `System prompt of group ${group}. ${'Answer politely and briefly. '.repeat(6)}`;
+    for (let index = 0; index < 12; index++) {
+      const group = index % 3;
+      await (await generate(handle.url, { text: `${system(group)}Question ${index}?`, stream: false })).body.dump();
+    }
+    const groupsPerUpstream = all.map((upstream) => new Set(upstream.seen.map((seen) => (JSON.parse(seen.body) as { text: string }).text.slice(0, 28))));
+    // Three groups over three workers: each worker got exactly one group, all four of its requests.
+    expect(groupsPerUpstream.map((groups) => groups.size)).toEqual([1, 1, 1]);
+    expect(all.map((upstream) => upstream.seen.length)).toEqual([4, 4, 4]);
+  });
+
   it('spreads requests by the policy and reports per-worker metrics', async () => {
     const all = await upstreams(2);
     const handle = await router(all.map((upstream) => upstream.url));
