@@ -83,7 +83,7 @@ export class SglangMetrics {
       const input = plan.newPromptTokens;
       this.#cacheHitRate = input > 0 ? plan.newCachedTokens / input : 0;
       this.#numRetractedRequests = retractions;
-      if (Number.isNaN(this.#lastDecodeLogMs)) this.#lastDecodeLogMs = plan.startMs;
+      if (Number.isNaN(this.#lastDecodeLogMs)) this.#lastDecodeLogMs = endMs;
       return;
     }
     this.#tokensSinceLog += plan.batchSize;
