@@ -140,3 +140,24 @@ describe('createArrivalSchedule', () => {
     });
   });
 });
+
+describe('arrival process modules', () => {
+  it('loads a process from a module path, and rejects one that breaks the contract', async () => {
+    const { mkdtempSync: makeDirectory, writeFileSync: write } = await import('node:fs');
+    const { resolveArrivalProcess } = await import('../../../src/workload/arrivals/arrival-registry.js');
+    const directory = makeDirectory(join(tmpdir(), 'servelab-arrival-module-'));
+    const good = join(directory, 'every-second.mjs');
+    write(good, 'export const arrivalProcess = { name: "every-second", createOffsetsMs: (settings, count) => Float64Array.from({ length: count }, (_, i) => i * 1000) };\n');
+    const process = await resolveArrivalProcess(good);
+    expect(Array.from(createArrivalSchedule({ process: good, requestRate: 1 }, 3, new SeededRandom(1), process))).toEqual([0, 1000, 2000]);
+    const backwards = join(directory, 'backwards.mjs');
+    write(backwards, 'export default { name: "backwards", createOffsetsMs: (settings, count) => Float64Array.from({ length: count }, (_, i) => -i) };\n');
+    expect(() => createArrivalSchedule({ process: backwards, requestRate: 1 }, 3, new SeededRandom(1), undefined)).toThrow(/unknown arrival process/);
+    const loaded = await resolveArrivalProcess(backwards);
+    expect(() => createArrivalSchedule({ process: backwards, requestRate: 1 }, 3, new SeededRandom(1), loaded)).toThrow(/decreasing schedule/);
+    await expect(resolveArrivalProcess(join(directory, 'missing.mjs'))).rejects.toMatchObject({ code: 'MODULE_LOAD_FAILED' });
+    const empty = join(directory, 'empty.mjs');
+    write(empty, 'export const nothing = 1;\n');
+    await expect(resolveArrivalProcess(empty)).rejects.toThrow(/exports no arrival process/);
+  });
+});
