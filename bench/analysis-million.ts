@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summarize } from '../src/analysis/summarize.js';
 import { concurrencyTimeSeries } from '../src/analysis/timeseries.js';
+import { DEFAULT_REPORTER_NAMES } from '../src/report/registry.js';
 import { writeRunFiles } from '../src/report/write-run-files.js';
 import type { RequestRecord } from '../src/types/record.js';
 import type { RunData } from '../src/types/run.js';
@@ -110,9 +111,13 @@ async function main(): Promise<void> {
   const analysisCpuSeconds = cpuSeconds(cpuStart);
 
   const directory = await mkdtemp(join(tmpdir(), 'servelab-bench-'));
-  start = process.hrtime.bigint();
-  await writeRunFiles(run, summary, directory);
-  const reportSeconds = seconds(start);
+  const reportTimes: [string, number][] = [];
+  for (const name of DEFAULT_REPORTER_NAMES) {
+    start = process.hrtime.bigint();
+    await writeRunFiles(run, summary, directory, [name]);
+    reportTimes.push([name, seconds(start)]);
+  }
+  const reportSeconds = reportTimes.reduce((sum, [, time]) => sum + time, 0);
   await rm(directory, { recursive: true, force: true });
 
   console.log(`analysis of ${count} records (${tokensPerRequest} tokens each, ${summary.interTokenLatency?.count} ITL values)`);
@@ -125,7 +130,8 @@ async function main(): Promise<void> {
     }; ${(analysisSeconds / baselineSeconds).toFixed(1)}× the baseline sort)`,
   );
   console.log(`  analysis CPU time (user + system)           ${analysisCpuSeconds.toFixed(3)} s  (includes garbage collection threads)`);
-  console.log(`  report files (csv, jsonl, summary, config)  ${reportSeconds.toFixed(3)} s`);
+  for (const [name, time] of reportTimes) console.log(`  reporter ${name.padEnd(34)} ${time.toFixed(3)} s`);
+  console.log(`  report generation total                     ${reportSeconds.toFixed(3)} s`);
 }
 
 await main();

@@ -1,9 +1,9 @@
 import type { RequestRecord } from '../types/record.js';
 import type { TestLevel } from '../types/run.js';
-import type { DerivedColumnName, NodeSummary, RoutingSummary } from '../types/summary.js';
+import type { DerivedColumnName, NodeSummary, RoutingSummary, Statistics } from '../types/summary.js';
 import { deriveColumnArrays } from './derive.js';
-import { computeStatistics } from './statistics.js';
-import { analysisWindow, collectIntervals, sweepIntervals } from './timeseries.js';
+import { statisticsInPlace } from './statistics.js';
+import { analysisWindow, sweepIntervals } from './timeseries.js';
 
 /** Marks the derived values of failed requests as missing (NaN), in place: latency statistics cover successes only. */
 export function succeededOnly(
@@ -43,56 +43,6 @@ function meanAndCv(values: readonly number[]): { mean: number; max: number; cv: 
   return { mean, max: Math.max(...values), cv: mean > 0 ? Math.sqrt(variance) / mean : 0 };
 }
 
-function describeNode(
-  host: string,
-  indices: readonly number[],
-  records: readonly RequestRecord[],
-  columns: Record<DerivedColumnName, Float64Array>,
-  knownHostTotal: number,
-  window: { start: number; end: number } | null,
-): NodeSummary {
-  let succeeded = 0;
-  let promptTokens = 0;
-  let cachedTokens = 0;
-  const nodeRecords: RequestRecord[] = new Array(indices.length);
-  for (let position = 0; position < indices.length; position++) {
-    const record = records[indices[position] as number] as RequestRecord;
-    nodeRecords[position] = record;
-    if (!record.success) continue;
-    succeeded++;
-    if (record.actualPromptTokens === undefined) continue;
-    promptTokens += record.actualPromptTokens;
-    cachedTokens += record.cachedTokens ?? 0;
-  }
-  // The columns hold NaN for failed requests, so these are statistics over the node's succeeded requests.
-  const statisticsOf = (values: Float64Array) => {
-    const picked = new Float64Array(indices.length);
-    for (let position = 0; position < indices.length; position++) picked[position] = values[indices[position] as number] as number;
-    return computeStatistics(picked);
-  };
-  let peakInFlight = 0;
-  let meanInFlight = 0;
-  if (window) {
-    const sweep = sweepIntervals(collectIntervals(nodeRecords, nodeInFlightStart, nodeInFlightEnd), window.start, window.end);
-    peakInFlight = sweep.peak;
-    meanInFlight = sweep.integral / (window.end - window.start);
-  }
-  return {
-    host,
-    requests: indices.length,
-    succeeded,
-    failed: indices.length - succeeded,
-    share: knownHostTotal > 0 ? indices.length / knownHostTotal : 0,
-    cacheHitRatio: promptTokens > 0 ? cachedTokens / promptTokens : null,
-    ttft: statisticsOf(columns.ttft),
-    totalLatency: statisticsOf(columns.total_latency),
-    queueTimeInServer: statisticsOf(columns.queue_time_in_server),
-    pureQueueTime: statisticsOf(columns.pure_queue_time),
-    peakInFlight,
-    meanInFlight,
-  };
-}
-
 /** For shared-prefix workloads: how consistently each prefix group went to one node. */
 function prefixGroupAffinity(records: readonly RequestRecord[]): RoutingSummary['prefixGroupAffinity'] {
   const hostsPerGroup = new Map<number, Map<string, number>>();
@@ -117,20 +67,108 @@ function prefixGroupAffinity(records: readonly RequestRecord[]): RoutingSummary[
 /**
  * Per-node view: for routing tests, or whenever the records name more than one host. Hosts are sorted by name so that
  * runs line up in comparisons. Requests whose host is unknown (refused before any tap saw them) count in no node.
+ * Built from one pass that groups record indices by host (a counting sort), so a million records cost a few passes.
  */
 export function summarizeRouting(
   testLevel: TestLevel,
   records: readonly RequestRecord[],
   succeededColumns?: Record<DerivedColumnName, Float64Array>,
 ): RoutingSummary | undefined {
-  const groups = groupByHost(records);
-  if (groups.size === 0 || (testLevel !== 'routing' && groups.size < 2)) return undefined;
-  const knownHostTotal = [...groups.values()].reduce((sum, group) => sum + group.length, 0);
-  const window = analysisWindow(records);
+  const hostIds = new Map<string, number>();
+  const hostOfRecord = new Int32Array(records.length).fill(-1);
+  const requestCounts: number[] = [];
+  for (let index = 0; index < records.length; index++) {
+    const host = records[index]?.host;
+    if (host === undefined) continue;
+    let id = hostIds.get(host);
+    if (id === undefined) {
+      id = hostIds.size;
+      hostIds.set(host, id);
+      requestCounts.push(0);
+    }
+    hostOfRecord[index] = id;
+    requestCounts[id]!++;
+  }
+  const hostCount = hostIds.size;
+  if (hostCount === 0 || (testLevel !== 'routing' && hostCount < 2)) return undefined;
+
+  // Counting sort of record indices by host: host h owns order[offsets[h] .. offsets[h] + requestCounts[h]).
+  const offsets = new Int32Array(hostCount + 1);
+  for (let id = 0; id < hostCount; id++) offsets[id + 1] = (offsets[id] as number) + (requestCounts[id] as number);
+  const knownHostTotal = offsets[hostCount] as number;
+  const order = new Int32Array(knownHostTotal);
+  const cursor = offsets.slice(0, hostCount);
+  const succeeded = new Array<number>(hostCount).fill(0);
+  const promptTokens = new Array<number>(hostCount).fill(0);
+  const cachedTokens = new Array<number>(hostCount).fill(0);
+  for (let index = 0; index < records.length; index++) {
+    const id = hostOfRecord[index] as number;
+    if (id < 0) continue;
+    order[cursor[id]!++] = index;
+    const record = records[index] as RequestRecord;
+    if (!record.success) continue;
+    succeeded[id]!++;
+    if (record.actualPromptTokens === undefined) continue;
+    promptTokens[id]! += record.actualPromptTokens;
+    cachedTokens[id]! += record.cachedTokens ?? 0;
+  }
+
   const columns = succeededColumns ?? succeededOnly(records, deriveColumnArrays(records));
-  const nodes = [...groups.keys()]
-    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))
-    .map((host) => describeNode(host, groups.get(host) as number[], records, columns, knownHostTotal, window));
+  const buffer = new Float64Array(knownHostTotal);
+  // Statistics of one column per host, over its succeeded requests (failed ones are NaN in the columns).
+  const perHostStatistics = (values: Float64Array): (Statistics | null)[] =>
+    Array.from({ length: hostCount }, (_, id) => {
+      const from = offsets[id] as number;
+      let count = 0;
+      for (let position = from; position < (offsets[id + 1] as number); position++) {
+        const value = values[order[position] as number] as number;
+        if (value === value) buffer[from + count++] = value;
+      }
+      return statisticsInPlace(buffer.subarray(from, from + count));
+    });
+  const ttft = perHostStatistics(columns.ttft);
+  const totalLatency = perHostStatistics(columns.total_latency);
+  const queueTimeInServer = perHostStatistics(columns.queue_time_in_server);
+  const pureQueueTime = perHostStatistics(columns.pure_queue_time);
+
+  const window = analysisWindow(records);
+  const inFlight = Array.from({ length: hostCount }, () => ({ peak: 0, mean: 0 }));
+  if (window) {
+    const starts = new Float64Array(knownHostTotal);
+    const ends = new Float64Array(knownHostTotal);
+    for (let id = 0; id < hostCount; id++) {
+      const from = offsets[id] as number;
+      let count = 0;
+      for (let position = from; position < (offsets[id + 1] as number); position++) {
+        const record = records[order[position] as number] as RequestRecord;
+        const start = record.routerSendTime ?? record.arrivalTime;
+        const end = record.finishTime;
+        if (start === undefined || end === undefined || end < start) continue;
+        starts[from + count] = start;
+        ends[from + count] = end;
+        count++;
+      }
+      const sweep = sweepIntervals({ starts: starts.subarray(from, from + count), ends: ends.subarray(from, from + count) }, window.start, window.end);
+      inFlight[id] = { peak: sweep.peak, mean: sweep.integral / (window.end - window.start) };
+    }
+  }
+
+  const nodes: NodeSummary[] = [...hostIds.entries()]
+    .sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }))
+    .map(([host, id]) => ({
+      host,
+      requests: requestCounts[id] as number,
+      succeeded: succeeded[id] as number,
+      failed: (requestCounts[id] as number) - (succeeded[id] as number),
+      share: (requestCounts[id] as number) / knownHostTotal,
+      cacheHitRatio: (promptTokens[id] as number) > 0 ? (cachedTokens[id] as number) / (promptTokens[id] as number) : null,
+      ttft: ttft[id] ?? null,
+      totalLatency: totalLatency[id] ?? null,
+      queueTimeInServer: queueTimeInServer[id] ?? null,
+      pureQueueTime: pureQueueTime[id] ?? null,
+      peakInFlight: inFlight[id]?.peak ?? 0,
+      meanInFlight: inFlight[id]?.mean ?? 0,
+    }));
   const balance = meanAndCv(nodes.map((node) => node.requests));
   return {
     nodes,

@@ -53,7 +53,8 @@ function countTokens(records: readonly RequestRecord[]): SummaryTokens {
   return { totalInput, totalOutput, totalCached };
 }
 
-function pooledInterTokenLatencies(records: readonly RequestRecord[]): Float64Array {
+/** Every inter-token latency of the succeeded records in one Float64Array (NaN dropped). */
+export function pooledInterTokenLatencies(records: readonly RequestRecord[]): Float64Array {
   let total = 0;
   for (const record of records) if (record.success && record.interTokenLatencies) total += record.interTokenLatencies.length;
   const pooled = new Float64Array(total);

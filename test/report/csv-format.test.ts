@@ -30,3 +30,20 @@ describe('csv format', () => {
     ]);
   });
 });
+
+describe('formatSeconds against toFixed', () => {
+  it('agrees with toFixed(6) without trailing zeros over many values', () => {
+    let seed = 99;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (let index = 0; index < 2000; index++) {
+      const value = (next() - 0.2) * 10 ** Math.floor(next() * 5);
+      // Skip exact half-microsecond ties, where toFixed and rounding may legitimately differ.
+      if (Math.abs(((value * 1e6) % 1) - 0.5) < 1e-6) continue;
+      const expected = value.toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
+      expect(formatSeconds(value), String(value)).toBe(expected === '-0' ? '0' : expected);
+    }
+    expect(formatSeconds(-1.25)).toBe('-1.25');
+    expect(formatSeconds(0.000001)).toBe('0.000001');
+    expect(formatSeconds(100)).toBe('100');
+  });
+});

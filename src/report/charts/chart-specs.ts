@@ -1,6 +1,9 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { CONCURRENCY_STAGES, concurrencyTimeSeries, sweepIntervals, collectIntervals } from '../../analysis/timeseries.js';
+import { empiricalCdf } from '../../analysis/cdf.js';
+import { deriveColumnArrays } from '../../analysis/derive.js';
 import { groupByHost, nodeInFlightEnd, nodeInFlightStart } from '../../analysis/nodes.js';
+import { pooledInterTokenLatencies } from '../../analysis/summarize.js';
 import type { RequestRecord } from '../../types/record.js';
 import type { RunData } from '../../types/run.js';
 import type { Statistics, Summary } from '../../types/summary.js';
@@ -51,25 +54,16 @@ function eventLayers(events: readonly EventMark[]): object[] {
   ];
 }
 
-function sortedFinite(values: Iterable<number>): number[] {
-  const kept: number[] = [];
-  for (const value of values) if (Number.isFinite(value)) kept.push(value);
-  return kept.sort((a, b) => a - b);
-}
-
 /** An empirical CDF with percentile marks; the curve is thinned to at most MAX_CDF_POINTS points. */
-function cdfChart(name: string, label: string, valuesSeconds: number[], statistics: Statistics | null): ChartDefinition | undefined {
-  const sorted = sortedFinite(valuesSeconds);
-  if (sorted.length === 0 || !statistics) return undefined;
-  const step = Math.max(1, Math.floor(sorted.length / MAX_CDF_POINTS));
-  const curve: { ms: number; fraction: number }[] = [];
-  for (let index = 0; index < sorted.length; index += step) curve.push({ ms: (sorted[index] as number) * 1000, fraction: (index + 1) / sorted.length });
-  curve.push({ ms: (sorted[sorted.length - 1] as number) * 1000, fraction: 1 });
+function cdfChart(name: string, label: string, valuesSeconds: ArrayLike<number>, statistics: Statistics | null): ChartDefinition | undefined {
+  const points = empiricalCdf(valuesSeconds, MAX_CDF_POINTS);
+  if (points.length === 0 || !statistics) return undefined;
+  const curve = points.map((point) => ({ ms: point.value * 1000, fraction: point.fraction }));
   const marks = (['p50', 'p90', 'p99'] as const).map((key) => ({ percentile: key, ms: statistics[key] * 1000, label: `${key} ${(statistics[key] * 1000).toFixed(2)} ms` }));
   return {
     name,
     title: `${label} CDF`,
-    description: `Empirical distribution of ${label} over ${sorted.length} values, with p50, p90 and p99 marked.`,
+    description: `Empirical distribution of ${label} over ${statistics.count} values, with p50, p90 and p99 marked.`,
     spec: {
       ...base(`${label}: cumulative distribution`),
       layer: [
@@ -111,32 +105,38 @@ function diff(end: number | undefined, start: number | undefined): number | unde
   return end === undefined || start === undefined ? undefined : end - start;
 }
 
-/** Mean of each lifecycle component for requests grouped by their total-latency percentile band. */
-function lifecycleChart(records: readonly RequestRecord[]): ChartDefinition | undefined {
-  const succeeded = records.filter((record) => record.success && record.finishTime !== undefined && record.arrivalTime !== undefined);
-  if (succeeded.length === 0) return undefined;
-  succeeded.sort((a, b) => ((a.finishTime as number) - (a.arrivalTime as number)) - ((b.finishTime as number) - (b.arrivalTime as number)));
-  const bands: [string, number, number][] = [
-    ['p0–p50', 0, 0.5],
-    ['p50–p90', 0.5, 0.9],
-    ['p90–p99', 0.9, 0.99],
-    ['p99–p100', 0.99, 1],
-  ];
-  const rows: { band: string; component: string; order: number; ms: number }[] = [];
-  for (const [band, from, to] of bands) {
-    const slice = succeeded.slice(Math.floor(from * succeeded.length), Math.max(Math.floor(from * succeeded.length) + 1, Math.ceil(to * succeeded.length)));
-    LIFECYCLE_COMPONENTS.forEach(([component, compute], order) => {
-      let sum = 0;
-      let count = 0;
-      for (const record of slice) {
-        const value = compute(record);
-        if (value === undefined) continue;
-        sum += value;
-        count++;
-      }
-      if (count > 0) rows.push({ band: `${band} (${slice.length})`, component, order, ms: (sum / count) * 1000 });
+/**
+ * Mean of each lifecycle component for requests grouped by their total-latency percentile band (bands cut at the
+ * summary's p50, p90 and p99 of total_latency: one pass, no sort of a million records).
+ */
+function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statistics | null): ChartDefinition | undefined {
+  if (!totalLatency) return undefined;
+  const bandNames = ['p0–p50', 'p50–p90', 'p90–p99', 'p99–p100'];
+  const cuts = [totalLatency.p50, totalLatency.p90, totalLatency.p99];
+  const sums = bandNames.map(() => LIFECYCLE_COMPONENTS.map(() => 0));
+  const counts = bandNames.map(() => LIFECYCLE_COMPONENTS.map(() => 0));
+  const members = bandNames.map(() => 0);
+  for (const record of records) {
+    if (!record.success || record.finishTime === undefined || record.arrivalTime === undefined) continue;
+    const total = record.finishTime - record.arrivalTime;
+    let band = 0;
+    while (band < cuts.length && total > (cuts[band] as number)) band++;
+    members[band]!++;
+    LIFECYCLE_COMPONENTS.forEach(([, compute], component) => {
+      const value = compute(record);
+      if (value === undefined) return;
+      sums[band]![component]! += value;
+      counts[band]![component]!++;
     });
   }
+  const rows: { band: string; component: string; order: number; ms: number }[] = [];
+  bandNames.forEach((band, bandIndex) => {
+    LIFECYCLE_COMPONENTS.forEach(([component], order) => {
+      const count = counts[bandIndex]![order]!;
+      if (count > 0) rows.push({ band: `${band} (${members[bandIndex]})`, component, order, ms: (sums[bandIndex]![order]! / count) * 1000 });
+    });
+  });
+  if (rows.length === 0) return undefined;
   return {
     name: 'lifecycle-breakdown',
     title: 'Lifecycle breakdown by latency percentile',
@@ -159,12 +159,15 @@ function lifecycleChart(records: readonly RequestRecord[]): ChartDefinition | un
 
 /** A Gantt chart of a uniform sample of requests: when each was in the router, waiting on the server, in prefill, decoding. */
 function timelineChart(records: readonly RequestRecord[], t0: number, events: readonly EventMark[]): ChartDefinition | undefined {
-  const sent = records.filter((record) => record.arrivalTime !== undefined).sort((a, b) => (a.arrivalTime as number) - (b.arrivalTime as number));
+  const sent = records.filter((record) => record.arrivalTime !== undefined);
   if (sent.length === 0) return undefined;
   const step = Math.max(1, Math.ceil(sent.length / TIMELINE_REQUESTS));
+  // Sample first (records come in dispatch order), then order the sample by arrival.
+  const sample: RequestRecord[] = [];
+  for (let index = 0; index < sent.length; index += step) sample.push(sent[index] as RequestRecord);
+  sample.sort((a, b) => (a.arrivalTime as number) - (b.arrivalTime as number));
   const rows: { request: string; phase: string; start: number; end: number }[] = [];
-  for (let index = 0; index < sent.length; index += step) {
-    const record = sent[index] as RequestRecord;
+  for (const record of sample) {
     const label = `#${record.datasetIndex}`;
     const push = (phase: string, start: number | undefined, end: number | undefined): void => {
       if (start === undefined || end === undefined || end < start) return;
@@ -242,20 +245,12 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
     label: `${event.kind}${event.node === undefined ? '' : ` node ${event.node}`}`,
   }));
   const charts: (ChartDefinition | undefined)[] = [];
-  const succeeded = records.filter((record) => record.success);
-  const column = (compute: (record: RequestRecord) => number | undefined): number[] => succeeded.map((record) => compute(record) ?? Number.NaN);
-  charts.push(cdfChart('cdf-ttft', 'TTFT', column((r) => diff(r.firstTokenTime, r.arrivalTime)), summary.latencies.ttft));
-  charts.push(
-    cdfChart(
-      'cdf-tpot',
-      'TPOT',
-      column((r) => (r.actualOutputTokens !== undefined && r.actualOutputTokens > 1 ? (diff(r.finishTime, r.firstTokenTime) ?? Number.NaN) / (r.actualOutputTokens - 1) : undefined)),
-      summary.latencies.tpot,
-    ),
-  );
-  charts.push(cdfChart('cdf-itl', 'ITL', succeeded.flatMap((record) => record.interTokenLatencies ?? []), summary.interTokenLatency));
-  charts.push(cdfChart('cdf-total-latency', 'End-to-end latency', column((r) => diff(r.finishTime, r.arrivalTime)), summary.latencies.total_latency));
-  charts.push(lifecycleChart(records));
+  const columns = deriveColumnArrays(records.filter((record) => record.success));
+  charts.push(cdfChart('cdf-ttft', 'TTFT', columns.ttft, summary.latencies.ttft));
+  charts.push(cdfChart('cdf-tpot', 'TPOT', columns.tpot, summary.latencies.tpot));
+  charts.push(cdfChart('cdf-itl', 'ITL', pooledInterTokenLatencies(records), summary.interTokenLatency));
+  charts.push(cdfChart('cdf-total-latency', 'End-to-end latency', columns.total_latency, summary.latencies.total_latency));
+  charts.push(lifecycleChart(records, summary.latencies.total_latency));
   charts.push(timelineChart(records, t0, events));
 
   const series = concurrencyTimeSeries(records);

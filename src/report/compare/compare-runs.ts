@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
+import { empiricalCdf } from '../../analysis/cdf.js';
 import { deriveColumnArrays } from '../../analysis/derive.js';
+import { pooledInterTokenLatencies } from '../../analysis/summarize.js';
 import type { RunData } from '../../types/run.js';
 import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
@@ -135,29 +137,24 @@ function nodesCsv(runs: readonly ComparedRun[]): string | undefined {
 }
 
 /** Thinned empirical CDF points of one metric per run, in milliseconds. */
-function cdfRows(runs: readonly ComparedRun[], values: (run: RunData) => number[]): { run: string; ms: number; fraction: number }[] {
+function cdfRows(runs: readonly ComparedRun[], values: (run: RunData) => ArrayLike<number>): { run: string; ms: number; fraction: number }[] {
   const rows: { run: string; ms: number; fraction: number }[] = [];
   for (const compared of runs) {
-    const sorted = values(compared.run).filter(Number.isFinite).sort((a, b) => a - b);
-    if (sorted.length === 0) continue;
-    const step = Math.max(1, Math.floor(sorted.length / MAX_CDF_POINTS));
-    for (let index = 0; index < sorted.length; index += step) rows.push({ run: compared.label, ms: (sorted[index] as number) * 1000, fraction: (index + 1) / sorted.length });
-    rows.push({ run: compared.label, ms: (sorted[sorted.length - 1] as number) * 1000, fraction: 1 });
+    for (const point of empiricalCdf(values(compared.run), MAX_CDF_POINTS)) rows.push({ run: compared.label, ms: point.value * 1000, fraction: point.fraction });
   }
   return rows;
 }
 
-function succeededColumn(run: RunData, column: DerivedColumnName): number[] {
-  const records = run.records.filter((record) => record.success && !record.warmup);
-  return Array.from(deriveColumnArrays(records)[column]);
+function succeededColumn(run: RunData, column: DerivedColumnName): Float64Array {
+  return deriveColumnArrays(run.records.filter((record) => record.success && !record.warmup))[column];
 }
 
 /** Overlaid CDF chart specs: TTFT, TPOT, ITL and end-to-end latency, one line per run. */
 export function comparisonChartSpecs(runs: readonly ComparedRun[]): { name: string; title: string; spec: TopLevelSpec }[] {
-  const metrics: [string, string, (run: RunData) => number[]][] = [
+  const metrics: [string, string, (run: RunData) => ArrayLike<number>][] = [
     ['compare-cdf-ttft', 'TTFT', (run) => succeededColumn(run, 'ttft')],
     ['compare-cdf-tpot', 'TPOT', (run) => succeededColumn(run, 'tpot')],
-    ['compare-cdf-itl', 'ITL', (run) => run.records.filter((record) => record.success).flatMap((record) => record.interTokenLatencies ?? [])],
+    ['compare-cdf-itl', 'ITL', (run) => pooledInterTokenLatencies(run.records.filter((record) => !record.warmup))],
     ['compare-cdf-total-latency', 'End-to-end latency', (run) => succeededColumn(run, 'total_latency')],
   ];
   const specs: { name: string; title: string; spec: TopLevelSpec }[] = [];

@@ -15,13 +15,28 @@ export function csvLine(fields: readonly string[]): string {
   return `${fields.join(',')}\n`;
 }
 
-/** Seconds with microsecond precision, without trailing zeros; empty when absent or not finite. */
+/**
+ * Seconds with microsecond precision, without trailing zeros; empty when absent or not finite. Integer arithmetic on
+ * whole microseconds rather than toFixed and a regular expression: this runs forty times per row of requests.csv.
+ */
 export function formatSeconds(value: number | undefined): string {
   if (value === undefined || !Number.isFinite(value)) return '';
-  const fixed = value.toFixed(6);
-  // Drop trailing zeros (and a bare point) to keep files small; "-0" reads back as 0 anyway.
-  const trimmed = fixed.includes('.') ? fixed.replace(/0+$/, '').replace(/\.$/, '') : fixed;
-  return trimmed === '-0' ? '0' : trimmed;
+  const micros = Math.round(value * 1e6);
+  if (micros === 0) return '0';
+  const negative = micros < 0;
+  const absolute = negative ? -micros : micros;
+  const whole = Math.floor(absolute / 1e6);
+  let fraction = absolute - whole * 1e6;
+  let text = String(whole);
+  if (fraction !== 0) {
+    let digits = 6;
+    while (fraction % 10 === 0) {
+      fraction /= 10;
+      digits--;
+    }
+    text += `.${String(fraction).padStart(digits, '0')}`;
+  }
+  return negative ? `-${text}` : text;
 }
 
 /**

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { deriveColumns } from '../../src/analysis/derive.js';
+import { REQUESTS_CSV_COLUMNS, requestsCsvRow } from '../../src/report/csv/csv-reporter.js';
+import { formatSeconds, parseCsv } from '../../src/report/csv/csv-format.js';
+import { recordToJsonLine, recordToJsonObject } from '../../src/report/jsonl/jsonl-reporter.js';
+import type { DerivedColumnName } from '../../src/types/summary.js';
+import { T0, fullyTracedRecord } from '../analysis/records.js';
+
+/** A record with every field set to a distinctive value, so a column written in the wrong place shows. */
+function everyFieldRecord() {
+  return fullyTracedRecord(1, {
+    prefixGroup: 7,
+    sessionId: 'session-3',
+    numRetractions: 2,
+    retries: 1,
+    finishReason: 'length',
+    httpStatus: 200,
+    errorMessage: 'none, really',
+    inputLength: 123,
+    expectedOutputLength: 45,
+    actualPromptTokens: 124,
+    actualOutputTokens: 46,
+    cachedTokens: 64,
+  });
+}
+
+describe('row writers', () => {
+  it('put every requests.csv cell under its own header', () => {
+    const record = everyFieldRecord();
+    const [cells] = parseCsv(requestsCsvRow(record, T0));
+    expect(cells).toHaveLength(REQUESTS_CSV_COLUMNS.length);
+    const row = Object.fromEntries(REQUESTS_CSV_COLUMNS.map((name, index) => [name, cells?.[index]]));
+    const json = recordToJsonObject(record, T0);
+    for (const [name, value] of Object.entries(json)) {
+      if (name === 'inter_token_latencies') continue;
+      expect(row[name], name).toBe(typeof value === 'number' && name.endsWith('_time') ? formatSeconds(value) : String(value));
+    }
+    for (const [name, value] of Object.entries(deriveColumns(record))) expect(row[name as DerivedColumnName], name).toBe(formatSeconds(value));
+    expect(row.decode_length).toBe('46');
+  });
+
+  it('write the same JSON line as serializing the record object', () => {
+    for (const record of [everyFieldRecord(), fullyTracedRecord(0, { success: false, error: 'timeout', finishTime: undefined, interTokenLatencies: undefined })]) {
+      const line = recordToJsonLine(record, T0);
+      expect(line.endsWith('\n')).toBe(true);
+      expect(JSON.parse(line)).toEqual(recordToJsonObject(record, T0));
+    }
+  });
+});
