@@ -1,0 +1,82 @@
+import { InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+import { calibrateProfile } from '../../engine/calibration/calibrate-profile.js';
+import { writeFileAtomic } from '../../utils/atomic-write.js';
+
+interface CalibrateFlags {
+  url: string;
+  output: string;
+  name?: string;
+  decodeTokens: number;
+  repeats: number;
+  maxBatch?: number;
+  quiet?: boolean;
+}
+
+function integerAtLeast(flag: string, minimum: number) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!/^\d+$/.test(value.trim()) || parsed < minimum) {
+      throw new InvalidArgumentError(`${flag} must be an integer >= ${minimum}, got "${value}".`);
+    }
+    return parsed;
+  };
+}
+
+/** `servelab calibrate`: measure a running server and fit a profile for the simulated engine. */
+export function registerCalibrateCommand(program: Command): void {
+  program
+    .command('calibrate')
+    .description(
+      'Measure a running SGLang server (an input-length sweep at batch 1 and a concurrency sweep) and fit a cost-model ' +
+        'profile for the simulated engine, so simulations behave like that server.',
+    )
+    .exitOverride()
+    .requiredOption('--url <url>', 'base URL of the server to measure (launch SGLang with --enable-metrics for exact step times)')
+    .requiredOption('--output <file>', 'where to write the fitted profile (JSON; load it with --profile FILE)')
+    .option('--name <name>', 'name recorded in the profile', 'calibrated')
+    .option('--decode-tokens <n>', 'tokens generated per request', integerAtLeast('--decode-tokens', 3), 16)
+    .option('--repeats <n>', 'repetitions of each batch-1 point (the median is kept)', integerAtLeast('--repeats', 1), 2)
+    .option('--max-batch <n>', 'largest batch of the concurrency sweep (default: the server\'s max_running_requests, at most 512)', integerAtLeast('--max-batch', 1))
+    .option('--quiet', 'print only the summary')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'The fit: stepMs = stepOverheadMs + max(weightsFloorMs, prefillPerTokenMs x tokens + prefillAttentionPerPairMs x pairs',
+        '                                        + decodePerSequenceMs x batch + kvReadPerTokenMs x KV tokens read).',
+        'It prints each coefficient and the fit error. Example:',
+        '  servelab calibrate --url http://127.0.0.1:30000 --output my-gpu.json',
+        '  servelab sim-server --profile my-gpu.json --port 30001',
+      ].join('\n'),
+    )
+    .action(async (flags: CalibrateFlags) => {
+      const batchSizes =
+        flags.maxBatch === undefined ? undefined : [2, 4, 8, 16, 32, 64, 128, 256, 512].filter((batch) => batch <= (flags.maxBatch as number));
+      const result = await calibrateProfile({
+        url: flags.url,
+        name: flags.name,
+        decodeTokens: flags.decodeTokens,
+        repeats: flags.repeats,
+        ...(batchSizes === undefined ? {} : { batchSizes }),
+        nowIso: new Date().toISOString(),
+        onProgress: flags.quiet === true ? undefined : (message) => process.stdout.write(`  ${message}\n`),
+      });
+      await writeFileAtomic(flags.output, `${JSON.stringify(result.profile, null, 2)}\n`);
+      const c = result.profile.coefficients;
+      process.stdout.write(
+        [
+          `Fitted profile written to ${flags.output}`,
+          `  stepOverheadMs            ${c.stepOverheadMs.toPrecision(4)}`,
+          `  weightsFloorMs            ${c.weightsFloorMs.toPrecision(4)}`,
+          `  prefillPerTokenMs         ${c.prefillPerTokenMs.toPrecision(4)}`,
+          `  prefillAttentionPerPairMs ${c.prefillAttentionPerPairMs.toPrecision(4)}`,
+          `  decodePerSequenceMs       ${c.decodePerSequenceMs.toPrecision(4)}`,
+          `  kvReadPerTokenMs          ${c.kvReadPerTokenMs.toPrecision(4)}`,
+          `  fit error: ${result.fit.rmsErrorPercent.toFixed(2)}% RMS, ${result.fit.maxErrorPercent.toFixed(2)}% max over ${result.measurements.observations.length} steps` +
+            (result.measurements.usedServerTimestamps ? '' : ' (client-side timing: add --enable-metrics to the server for exact step times)'),
+          '',
+        ].join('\n'),
+      );
+    });
+}

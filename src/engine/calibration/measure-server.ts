@@ -1,0 +1,238 @@
+import { ServelabError } from '../../errors/servelab-error.js';
+import { SeededRandom } from '../../utils/random.js';
+import { decodeObservation, prefillObservation } from './fit-profile.js';
+import type { StepObservation } from './fit-profile.js';
+
+export interface CalibrationOptions {
+  /** Base URL of an SGLang server (or a servelab sim-server). */
+  url: string;
+  /** Tokens generated per request (ignore_eos); decode steps are measured over the last decodeTokens - 1. */
+  decodeTokens?: number;
+  /** Prompt lengths of the batch-1 sweep; default powers of two from 64 up to the chunked-prefill size. */
+  promptLengths?: number[];
+  /** Batch sizes of the concurrency sweep; default powers of two up to max_running_requests (at most 512). */
+  batchSizes?: number[];
+  /** Repetitions of each batch-1 point (the median is kept). */
+  repeats?: number;
+  seed?: number;
+  /** Deadline for one request, ms. */
+  requestTimeoutMs?: number;
+  onProgress?: (message: string) => void;
+}
+
+export interface ServerLimits {
+  modelPath: string;
+  maxRunningRequests: number;
+  chunkedPrefillSize: number;
+  contextLength: number;
+  maxTotalTokens: number;
+}
+
+export interface CalibrationMeasurements {
+  limits: ServerLimits;
+  observations: StepObservation[];
+  /** Whether step times came from the server's --enable-metrics timestamps (exact) or client-side chunk times. */
+  usedServerTimestamps: boolean;
+}
+
+interface StreamResult {
+  sentMs: number;
+  firstEventMs: number;
+  lastEventMs: number;
+  completionTokens: number;
+  meta: Record<string, unknown>;
+}
+
+const SHORT_PROMPT_TOKENS = 32;
+const LONG_PROMPT_TOKENS = 512;
+
+/**
+ * Measures a server for calibration: an input-length sweep at batch 1 (one prefill step per request, then decode at
+ * batch 1) and a concurrency sweep (B requests at once at a short and a long prompt length, queued behind a long
+ * blocker prompt so that they are admitted together; their common decode phase gives the step time at batch B). Prompts are random token ids so nothing hits the prefix cache; the cache is
+ * flushed between points when the server allows it.
+ */
+export async function measureServer(options: CalibrationOptions): Promise<CalibrationMeasurements> {
+  const baseUrl = options.url.replace(/\/+$/, '');
+  const decodeTokens = options.decodeTokens ?? 16;
+  if (decodeTokens < 3) throw new ServelabError('INVALID_CONFIG', 'decodeTokens must be at least 3 to time decode steps');
+  const repeats = options.repeats ?? 2;
+  const random = new SeededRandom(options.seed ?? 1);
+  const progress = options.onProgress ?? ((): void => {});
+  const limits = await readLimits(baseUrl);
+  const observations: StepObservation[] = [];
+  let serverTimestamps = true;
+  const timeoutMs = options.requestTimeoutMs ?? 120_000;
+  const prompt = (length: number): number[] => Array.from({ length }, () => random.integer(100, 30_000));
+
+  const chunkLimit = limits.chunkedPrefillSize > 0 ? limits.chunkedPrefillSize : 8192;
+  const longestPrompt = Math.min(chunkLimit, limits.contextLength - decodeTokens - 8, Math.floor(limits.maxTotalTokens / 2));
+  const promptLengths = options.promptLengths ?? powersOfTwo(64, Math.min(longestPrompt, 8192));
+  for (const length of promptLengths) {
+    const prefillMs: number[] = [];
+    const decodeMs: number[] = [];
+    for (let repeat = 0; repeat < repeats; repeat++) {
+      await flushCache(baseUrl);
+      const result = await streamGenerate(baseUrl, prompt(length), decodeTokens, timeoutMs);
+      const timing = stepTimes(result);
+      serverTimestamps &&= timing.fromServer;
+      prefillMs.push(timing.prefillMs);
+      decodeMs.push(timing.decodeStepMs);
+    }
+    observations.push(prefillObservation(length, median(prefillMs)));
+    observations.push(decodeObservation(1, length + decodeTokens / 2, median(decodeMs)));
+    progress(`prefill ${length} tokens: ${median(prefillMs).toFixed(2)} ms; decode at batch 1: ${median(decodeMs).toFixed(2)} ms/step`);
+  }
+
+  const batchSizes = options.batchSizes ?? powersOfTwo(2, Math.min(limits.maxRunningRequests, 512));
+  const blockerTokens = Math.max(1, Math.min(2 * chunkLimit, limits.contextLength - 16, Math.floor(limits.maxTotalTokens / 4)));
+  for (const promptTokens of [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS]) {
+    for (const batch of batchSizes) {
+      if (batch * (promptTokens + decodeTokens + 8) > limits.maxTotalTokens * 0.7) continue;
+      // A long blocker prompt (two full prefill chunks, one output token) keeps the scheduler busy while the batch's
+      // requests arrive over HTTP, so they are all admitted in the steps right after it and decode together. With
+      // server timestamps the point is checked (every request arrived while the blocker ran) and retried if not.
+      let results: StreamResult[] = [];
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await flushCache(baseUrl);
+        const blocker = streamGenerate(baseUrl, prompt(blockerTokens), 1, timeoutMs);
+        await new Promise((resolve) => setTimeout(resolve, 20 * 4 ** attempt));
+        results = await Promise.all(
+          Array.from({ length: batch }, () => streamGenerate(baseUrl, prompt(promptTokens), decodeTokens, timeoutMs)),
+        );
+        if (admittedTogether(await blocker, results)) break;
+        progress(`batch ${batch}: requests were not all queued behind the blocker; retrying`);
+      }
+      // Prefill goes first, so the batch decodes together once the last prompt is in: the request prefilled last
+      // spent exactly decodeTokens - 1 steps at batch B, the shortest decode interval of all.
+      const timings = results.map(stepTimes);
+      serverTimestamps &&= timings.every((timing) => timing.fromServer);
+      const stepMs = Math.min(...timings.map((timing) => timing.decodeStepMs));
+      observations.push(decodeObservation(batch, promptTokens + decodeTokens / 2, stepMs));
+      progress(`decode batch ${batch} at ${promptTokens}-token prompts: ${stepMs.toFixed(2)} ms/step`);
+    }
+  }
+  return { limits, observations, usedServerTimestamps: serverTimestamps };
+}
+
+/** True when every request of the batch reached the server while the blocker ran (or when that cannot be told). */
+function admittedTogether(blocker: StreamResult, results: StreamResult[]): boolean {
+  const blockerStart = blocker.meta['forward_entry_time'];
+  const blockerEnd = blocker.meta['prefill_finished_time'];
+  if (typeof blockerStart !== 'number' || typeof blockerEnd !== 'number') return true;
+  return results.every((result) => {
+    const received = result.meta['request_received_ts'];
+    const forward = result.meta['forward_entry_time'];
+    return typeof received === 'number' && typeof forward === 'number' && received <= blockerEnd && forward >= blockerStart;
+  });
+}
+
+function stepTimes(result: StreamResult): { prefillMs: number; decodeStepMs: number; fromServer: boolean } {
+  const meta = result.meta;
+  const forward = meta['forward_entry_time'];
+  const prefill = meta['prefill_finished_time'];
+  const finished = meta['request_finished_ts'];
+  const decodeSteps = result.completionTokens - 1;
+  if (typeof forward === 'number' && typeof prefill === 'number' && typeof finished === 'number') {
+    return {
+      prefillMs: (prefill - forward) * 1000,
+      decodeStepMs: ((finished - prefill) * 1000) / decodeSteps,
+      fromServer: true,
+    };
+  }
+  // Without --enable-metrics: time to the first chunk, and the spread of the later chunks.
+  return {
+    prefillMs: result.firstEventMs - result.sentMs,
+    decodeStepMs: (result.lastEventMs - result.firstEventMs) / decodeSteps,
+    fromServer: false,
+  };
+}
+
+async function readLimits(baseUrl: string): Promise<ServerLimits> {
+  let info: Record<string, unknown> = {};
+  for (const path of ['/server_info', '/get_server_info']) {
+    try {
+      const response = await fetch(`${baseUrl}${path}`);
+      if (response.ok) {
+        info = (await response.json()) as Record<string, unknown>;
+        break;
+      }
+    } catch (error) {
+      throw new ServelabError('UNREACHABLE', `cannot reach ${baseUrl}: ${(error as Error).message}; is the server up?`, {
+        cause: error,
+      });
+    }
+  }
+  const internal = Array.isArray(info['internal_states']) ? (info['internal_states'][0] as Record<string, unknown>) : {};
+  const number = (...values: unknown[]): number | undefined =>
+    values.find((value): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0);
+  return {
+    modelPath: typeof info['model_path'] === 'string' ? info['model_path'] : 'unknown',
+    maxRunningRequests: number(info['max_running_requests'], internal['max_running_requests']) ?? 256,
+    chunkedPrefillSize: number(info['chunked_prefill_size']) ?? 8192,
+    contextLength: number(info['context_length'], internal['context_length']) ?? 8192,
+    maxTotalTokens: number(info['max_total_num_tokens'], internal['max_total_num_tokens'], info['max_total_tokens']) ?? 100_000,
+  };
+}
+
+async function flushCache(baseUrl: string): Promise<void> {
+  try {
+    await (await fetch(`${baseUrl}/flush_cache`, { method: 'POST' })).arrayBuffer();
+  } catch {
+    // Best effort: random prompts rarely share prefixes anyway.
+  }
+}
+
+async function streamGenerate(baseUrl: string, inputIds: number[], maxNewTokens: number, timeoutMs: number): Promise<StreamResult> {
+  const sentMs = performance.now();
+  const response = await fetch(`${baseUrl}/generate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      input_ids: inputIds,
+      sampling_params: { max_new_tokens: maxNewTokens, ignore_eos: true, temperature: 0 },
+      stream: true,
+    }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  if (!response.ok || response.body === null) {
+    throw new ServelabError('PROTOCOL_ERROR', `calibration request failed with HTTP ${response.status}: ${await response.text()}`);
+  }
+  const decoder = new TextDecoder();
+  let buffered = '';
+  let firstEventMs = Number.NaN;
+  let lastEventMs = Number.NaN;
+  let meta: Record<string, unknown> = {};
+  for await (const chunk of response.body) {
+    const nowMs = performance.now();
+    buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+    let boundary = buffered.indexOf('\n\n');
+    while (boundary >= 0) {
+      const event = buffered.slice(0, boundary).trim();
+      buffered = buffered.slice(boundary + 2);
+      boundary = buffered.indexOf('\n\n');
+      if (!event.startsWith('data:')) continue;
+      const payload = event.slice(5).trim();
+      if (payload === '[DONE]') continue;
+      const parsed = JSON.parse(payload) as Record<string, unknown>;
+      if ('error' in parsed) throw new ServelabError('PROTOCOL_ERROR', `calibration request failed: ${JSON.stringify(parsed['error'])}`);
+      if (Number.isNaN(firstEventMs)) firstEventMs = nowMs;
+      lastEventMs = nowMs;
+      meta = (parsed['meta_info'] ?? {}) as Record<string, unknown>;
+    }
+  }
+  const completionTokens = typeof meta['completion_tokens'] === 'number' ? meta['completion_tokens'] : maxNewTokens;
+  return { sentMs, firstEventMs, lastEventMs, completionTokens, meta };
+}
+
+function powersOfTwo(from: number, to: number): number[] {
+  const values: number[] = [];
+  for (let value = from; value <= to; value *= 2) values.push(value);
+  return values;
+}
+
+function median(values: number[]): number {
+  const sorted = values.slice().sort((left, right) => left - right);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
