@@ -47,3 +47,14 @@ describe('row writers', () => {
     }
   });
 });
+
+describe('formatNanoseconds', () => {
+  it('writes gaps to the nanosecond like rounding then printing the double', async () => {
+    const { formatNanoseconds } = await import('../../src/report/jsonl/jsonl-reporter.js');
+    for (const gap of [0.004823117, 0.02, 1.5, 0.000000001, 0, -0.25, 12.3456789012]) {
+      expect(Number(formatNanoseconds(gap)), String(gap)).toBe(Math.round(gap * 1e9) / 1e9);
+    }
+    expect(formatNanoseconds(0.02)).toBe('0.02');
+    expect(formatNanoseconds(Number.NaN)).toBe('null');
+  });
+});
