@@ -53,6 +53,27 @@ describe('sim-server /generate', () => {
     expect(meta['response_sent_to_client_ts']).toBeGreaterThanOrEqual(meta['request_finished_ts']!);
   });
 
+  test('wall-clock token gaps follow the model: timer lateness does not accumulate over a long stream', async () => {
+    const response = await post('/generate', { text: 'tick', sampling_params: { max_new_tokens: 40 }, stream: true });
+    const reader = response.body!.getReader();
+    const arrivals: number[] = [];
+    let pending = '';
+    const decoder = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      pending += decoder.decode(value, { stream: true });
+      const events = pending.split('\n\n');
+      pending = events.pop() ?? '';
+      for (const event of events) if (!event.includes('[DONE]')) arrivals.push(performance.now());
+    }
+    expect(arrivals).toHaveLength(40);
+    // 39 decode steps of 20 ms: 780 ms on the model timeline. Client-side, allow scheduling noise but no drift.
+    const spanMs = arrivals[39]! - arrivals[0]!;
+    expect(spanMs).toBeGreaterThan(780 - 40);
+    expect(spanMs).toBeLessThan(780 + 60);
+  });
+
   test('non-streaming answer is one JSON with the final meta_info; x-request-id names the request', async () => {
     const response = await post('/generate', { input_ids: [5, 6, 7, 8], sampling_params: { max_new_tokens: 3 } }, { 'x-request-id': 'hdr-1' });
     expect(response.status).toBe(200);
