@@ -95,6 +95,8 @@ export interface EngineRequestInput {
   id: string;
   promptTokenIds: ArrayLike<number>;
   maxNewTokens: number;
+  /** Set as the view's driverData before any listener call can see the request. */
+  driverData?: unknown;
 }
 
 /** Why a request finished, in SGLang's `finish_reason` shape. */

@@ -50,6 +50,7 @@ describe('retraction and rejection', () => {
     // max_req_len = min(context - 1, 100 - 1) = 99; max_req_input_len = 94.
     expect(harness.engine.maxRequestInputTokens).toBe(94);
     harness.engine.submit({ id: 'edge', promptTokenIds: tokenIds(94), maxNewTokens: 1 }, 0);
+    runArrivals(harness, []);
     expect(harness.finished.get('edge')?.finishReason).toEqual({
       type: 'abort',
       message: 'Input length (94 tokens) exceeds the maximum allowed length (94 tokens). Use a shorter input or enable --allow-auto-truncate.',

@@ -146,9 +146,12 @@ describe('SimEngine admission limits', () => {
     expect(harness.engine.validate({ id: 'x', promptTokenIds: tokenIds(90), maxNewTokens: 10 })).toBeNull();
   });
 
-  test('a prompt larger than the KV pool is aborted at once, as SGLang rejects it', () => {
+  test('a prompt larger than the KV pool is aborted at the next step, as SGLang rejects it', () => {
     const harness = makeHarness({ profile: simple10, maxTotalTokens: 50 });
     harness.engine.submit({ id: 'huge', promptTokenIds: tokenIds(60), maxNewTokens: 1 }, 0);
+    expect(harness.finished.has('huge')).toBe(false);
+    expect(harness.engine.hasWork).toBe(true);
+    expect(harness.engine.beginStep(0)).toBeNull();
     const view = harness.finished.get('huge');
     expect(view?.finishReason?.type).toBe('abort');
     expect(harness.engine.isIdle).toBe(true);

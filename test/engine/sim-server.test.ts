@@ -239,3 +239,22 @@ describe('sim-server operations', () => {
     expect((await fetch(`${server.url}/nope`)).status).toBe(404);
   });
 });
+
+describe('sim-server scheduler rejections', () => {
+  test('a prompt the KV pool can never hold: 400 without streaming, an error event inside a stream', async () => {
+    const small = await startSimServer({ profile: { kind: 'simple', stepMs: 2 }, maxTotalTokens: 100 });
+    try {
+      const body = { input_ids: Array.from({ length: 96 }, (_unused, index) => index), sampling_params: { max_new_tokens: 1 } };
+      const whole = await fetch(`${small.url}/generate`, { method: 'POST', body: JSON.stringify(body) });
+      expect(whole.status).toBe(400);
+      expect(((await whole.json()) as { error: { message: string } }).error.message).toMatch(/exceeds the maximum allowed length \(94 tokens\)/);
+      const streamed = await fetch(`${small.url}/generate`, { method: 'POST', body: JSON.stringify({ ...body, stream: true }) });
+      const { events, sawDone } = parseSseBody(await streamed.text());
+      expect(sawDone).toBe(true);
+      expect(events).toHaveLength(1);
+      expect(events[0]!['error']).toBeDefined();
+    } finally {
+      await small.close();
+    }
+  });
+});

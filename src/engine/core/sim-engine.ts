@@ -69,6 +69,8 @@ export class SimEngine {
 
   /** Waiting requests in queue order. */
   #waiting: EngineRequest[] = [];
+  /** Requests refused by the scheduler, answered (finished with their abort reason) at the next step. */
+  #rejected: EngineRequest[] = [];
   /** Requests that finished prefill and decode one token per decode step. */
   #running: EngineRequest[] = [];
   /** The request whose prompt is being prefilled chunk by chunk, if any (it holds a running slot). */
@@ -181,16 +183,20 @@ export class SimEngine {
       nowMs,
       this.config.seed,
     );
+    if (input.driverData !== undefined) request.driverData = input.driverData;
     this.#counters.promptTokens += request.promptLength;
     if (request.promptLength >= this.maxRequestInputTokens) {
-      this.#finish(request, nowMs, {
+      // Like SGLang's scheduler: the request is marked aborted and answered at the next scheduling round.
+      request.finishReason = {
         type: 'abort',
         message:
           `Input length (${request.promptLength} tokens) exceeds the maximum allowed length ` +
           `(${this.maxRequestInputTokens} tokens). Use a shorter input or enable --allow-auto-truncate.`,
         status_code: 400,
         err_type: 'BadRequestError',
-      });
+      };
+      this.#byId.set(request.id, request);
+      this.#rejected.push(request);
       return request;
     }
     this.#byId.set(request.id, request);
@@ -203,8 +209,8 @@ export class SimEngine {
     const request = this.#byId.get(id);
     if (request === undefined || request.phase === 'finished') return false;
     if (request.phase === 'waiting') {
-      const position = this.#waiting.indexOf(request);
-      if (position >= 0) this.#waiting.splice(position, 1);
+      removeFrom(this.#waiting, request);
+      removeFrom(this.#rejected, request);
     } else if (request.phase === 'decoding') {
       if (this.#completingDecode) this.#abortedWhileCompleting = true;
       else removeFrom(this.#running, request);
@@ -217,11 +223,17 @@ export class SimEngine {
   }
 
   get isIdle(): boolean {
-    return this.#waiting.length === 0 && this.#running.length === 0 && this.#chunked === null && this.#step === null;
+    return (
+      this.#waiting.length === 0 &&
+      this.#rejected.length === 0 &&
+      this.#running.length === 0 &&
+      this.#chunked === null &&
+      this.#step === null
+    );
   }
 
   get hasWork(): boolean {
-    return this.#waiting.length > 0 || this.#running.length > 0 || this.#chunked !== null;
+    return this.#waiting.length > 0 || this.#rejected.length > 0 || this.#running.length > 0 || this.#chunked !== null;
   }
 
   get stepInProgress(): StepPlan | null {
@@ -268,6 +280,7 @@ export class SimEngine {
    */
   beginStep(nowMs: Milliseconds): StepPlan | null {
     if (this.#step !== null) throw new ServelabError('INTERNAL', 'beginStep called while a step is under way');
+    if (this.#rejected.length > 0) this.#answerRejected(nowMs);
     const prefill = this.#schedulePrefill(nowMs);
     if (prefill !== null) return prefill;
     if (this.#running.length === 0) return null;
@@ -336,6 +349,13 @@ export class SimEngine {
         this.#running = running.filter((request) => request.phase !== 'finished');
       }
     }
+  }
+
+  #answerRejected(nowMs: Milliseconds): void {
+    const due = this.#rejected.filter((request) => request.queueEntryMs <= nowMs);
+    if (due.length === 0) return;
+    this.#rejected = this.#rejected.filter((request) => request.queueEntryMs > nowMs);
+    for (const request of due) this.#finish(request, nowMs, request.finishReason);
   }
 
   #emitToken(request: EngineRequest, timeMs: Milliseconds): void {

@@ -113,7 +113,7 @@ class SimHttpServer {
       const onError = (error: NodeJS.ErrnoException): void => {
         reject(
           error.code === 'EADDRINUSE'
-            ? new ServelabError('PORT_IN_USE', `port ${port} on ${host} is in use: pick another --port or 0 for any`)
+            ? new ServelabError('PORT_IN_USE', `port ${port} on ${host} is in use (EADDRINUSE): pick another --port, or 0 for any free port`)
             : error,
         );
       };
