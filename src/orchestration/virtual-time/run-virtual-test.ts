@@ -16,13 +16,13 @@ type VirtualTestConfig = NodeTestConfig & Partial<Pick<RoutingTestConfig, 'numGp
  */
 export async function runVirtualTest(config: VirtualTestConfig, testLevel: TestLevel, clock: Clock, onProgress?: (progress: RunProgress) => void): Promise<TestResult> {
   const startedMs = clock.nowMs();
-  const workload = await buildWorkload(config);
+  // Warmup requests have no purpose in virtual time (there is nothing to warm up), so none are drawn.
+  const workload = await buildWorkload({ ...config, warmupRequests: 0 });
   const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel });
   const total = workload.requests.length;
   const report = (phase: RunProgress['phase'], completed: number, message?: string): void =>
     onProgress?.({ phase, message, totalRequests: total, sent: completed, inFlight: 0, completed, failed: 0, elapsedMs: clock.nowMs() - startedMs });
   report('running', 0);
-  // Warmup requests have no purpose in virtual time (nothing to warm up); they are left out.
   const load = await runVirtualTime({
     config: { ...config, numGpus: config.numGpus ?? 1, routingPolicy: config.routingPolicy ?? 'round_robin' },
     workload,

@@ -1,0 +1,60 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deriveColumns } from '../../src/analysis/derive.js';
+import { percentileOfSorted, sortedFiniteValues } from '../../src/analysis/statistics.js';
+import { NodeTest, RoutingTest } from '../../src/index.js';
+import type { RequestRecord } from '../../src/types/record.js';
+
+let workDirectory: string;
+beforeAll(async () => {
+  workDirectory = await mkdtemp(join(tmpdir(), 'servelab-virtual-'));
+});
+afterAll(async () => {
+  await rm(workDirectory, { recursive: true, force: true });
+});
+
+function median(records: RequestRecord[], column: 'tpot' | 'total_latency' | 'server_ttft' | 'decode_time'): number {
+  const values = records.map((record) => deriveColumns(record)[column] ?? Number.NaN);
+  return percentileOfSorted(sortedFiniteValues(values), 50);
+}
+
+describe('virtual time', () => {
+  it('writes the same files as a real-time run, marked simulated, and launches nothing', async () => {
+    const outputDir = join(workDirectory, 'routing');
+    const result = await new RoutingTest({ virtualTime: true, numGpus: 8, routingPolicy: 'cache_aware', datasetName: 'shared-prefix', gspNumGroups: 8, gspPromptsPerGroup: 25, gspSystemPromptLen: 512, gspQuestionLen: 32, gspOutputLen: 32, requestRate: 50, outputDir, progress: 'off' }).run();
+    expect(result.run.info.simulated).toBe(true);
+    expect(result.run.records).toHaveLength(200);
+    for (const name of ['requests.csv', 'requests.jsonl', 'summary.json', 'config.json', 'nodes.csv']) {
+      expect((await readFile(join(outputDir, name), 'utf8')).length).toBeGreaterThan(10);
+    }
+    expect(await readFile(join(outputDir, 'summary.json'), 'utf8')).toMatch(/"simulated": ?true/);
+    // cache_aware keeps each prefix group on one node: every group's requests share a host.
+    const hostsByGroup = new Map<number, Set<string>>();
+    for (const record of result.run.records) {
+      const hosts = hostsByGroup.get(record.prefixGroup as number) ?? new Set<string>();
+      hosts.add(record.host as string);
+      hostsByGroup.set(record.prefixGroup as number, hosts);
+    }
+    expect([...hostsByGroup.values()].every((hosts) => hosts.size === 1)).toBe(true);
+    // After the first request of a group, its system prompt is cached.
+    expect(result.run.records.filter((record) => (record.cachedTokens ?? 0) >= 512).length).toBeGreaterThan(150);
+  });
+
+  it('agrees with a real-time run of the same configuration on server-side latency medians', async () => {
+    // A load this machine handles easily (the real-time run is not limited by it), so the two should agree.
+    const settings = { requestRate: 25, numPrompts: 120, randomInputLen: 512, randomOutputLen: 48, randomRangeRatio: 0.5, profile: 'llama-3-8b-h100', seed: 5, warmupRequests: 0, progress: 'off' } as const;
+    const virtual = await new NodeTest({ ...settings, virtualTime: true, outputDir: join(workDirectory, 'virtual') }).run();
+    const real = await new NodeTest({ ...settings, outputDir: join(workDirectory, 'real') }).run();
+    for (const column of ['tpot', 'decode_time', 'total_latency'] as const) {
+      const virtualMedian = median(virtual.run.records, column);
+      const realMedian = median(real.run.records, column);
+      expect(Math.abs(realMedian - virtualMedian) / virtualMedian, `${column}: real ${realMedian} vs virtual ${virtualMedian}`).toBeLessThan(0.08);
+    }
+  });
+
+  it('is refused for targets other than sim', () => {
+    expect(() => new NodeTest({ virtualTime: true, target: 'attach', url: 'http://127.0.0.1:1' })).toThrow(/--virtual-time .* needs --target sim/);
+  });
+});
