@@ -4,13 +4,17 @@ import type { SimEngine, StepPlan } from '../core/sim-engine.js';
 
 /** Behind the model by more than this, the stepper re-anchors to the wall clock instead of replaying missed steps. */
 export const MAX_LAG_MS = 200;
-/** Waits shorter than this are finished with setImmediate polling, because setTimeout fires up to ~1 ms late. */
-const SPIN_WINDOW_MS = 1.5;
+/**
+ * Waits shorter than this are finished with setImmediate polling. Kept tiny: a routing test runs many sim-servers on a
+ * few cores, and busy-waiting in each would starve the others. setTimeout fires up to ~1 ms late, which delays when
+ * tokens are written but never moves the model timeline.
+ */
+const SPIN_WINDOW_MS = 0.25;
 
 /**
  * Drives the engine core in real time. Step boundaries follow an absolute model timeline: a step that starts at S and
  * lasts D ends at exactly S + D, and the next step starts there, however late the timer fired. Timer lateness therefore
- * shifts when tokens are written to sockets by a fraction of a millisecond but never accumulates into the timeline.
+ * shifts when tokens are written to sockets by about a millisecond but never accumulates into the timeline.
  */
 export class RealTimeStepper {
   readonly #engine: SimEngine;
@@ -86,7 +90,7 @@ export class RealTimeStepper {
       if (this.#closed) return;
       const remainingMs = targetMs - this.#clock.nowMs();
       if (remainingMs <= 0) then();
-      else if (remainingMs > SPIN_WINDOW_MS) this.#timer = setTimeout(check, remainingMs - SPIN_WINDOW_MS + 0.5);
+      else if (remainingMs > SPIN_WINDOW_MS) this.#timer = setTimeout(check, remainingMs);
       else this.#immediate = setImmediate(check);
     };
     check();
