@@ -1,5 +1,6 @@
 /**
- * Client CPU per streamed request and client overhead on TTFT (SPEC §11), for the sglang protocol client.
+ * Client CPU per streamed request and client overhead on TTFT (SPEC §11), for the sglang protocol client over its
+ * default plain-HTTP transport (SocketPool), with the same client over undici alongside.
  *
  * Run: npm run build && node dist/bench/client-cpu.js [requests] [concurrency]
  *
@@ -25,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { systemClock } from '../src/clock/clock.js';
 import { createProtocolClient } from '../src/clients/registry.js';
 import type { ClientRequest, ProtocolClient } from '../src/types/client.js';
+import type { ClientOutcome } from '../src/types/record.js';
 
 const TOKENS = 16;
 const TARGET_CPU_MICROSECONDS = 80;
@@ -193,13 +195,17 @@ async function main(): Promise<void> {
   console.log(`client CPU benchmark: ${TOKENS} streamed tokens, ${requestsPerRound} requests x ${rounds} rounds per client, concurrency ${concurrency}`);
   console.log(pinned ? 'client pinned to CPU 0, stub to CPU 1' : 'taskset not found: client and stub are not pinned');
 
-  const client: ProtocolClient = createProtocolClient('sglang', {
-    baseUrl,
-    stream: true,
-    sampling: { temperature: 0, ignoreEos: true },
-    maxConnections: concurrency,
-    clock: systemClock,
-  });
+  const clientOver = (httpTransport: 'socket' | 'undici'): ProtocolClient =>
+    createProtocolClient('sglang', {
+      baseUrl,
+      stream: true,
+      sampling: { temperature: 0, ignoreEos: true },
+      maxConnections: concurrency,
+      httpTransport,
+      clock: systemClock,
+    });
+  const client = clientOver('socket');
+  const undiciClient = clientOver('undici');
   const raw = await Promise.all(
     Array.from({ length: concurrency }, async () => {
       const connection = new RawConnection(port, rawRequestBytes(port));
@@ -209,10 +215,11 @@ async function main(): Promise<void> {
   );
 
   let failures = 0;
-  const servelabOnce = async (): Promise<void> => {
-    const outcome = await client.send(nextRequest());
+  const check = (outcome: ClientOutcome): void => {
     if (!outcome.success || outcome.actualOutputTokens !== TOKENS || outcome.interTokenLatencies?.length !== TOKENS - 1) failures++;
   };
+  const servelabOnce = async (): Promise<void> => check(await client.send(nextRequest()));
+  const undiciOnce = async (): Promise<void> => check(await undiciClient.send(nextRequest()));
   const rawOnce = async (worker: number): Promise<void> => {
     const result = await (raw[worker] as RawConnection).send();
     if (result.tokens !== TOKENS) failures++;
@@ -220,13 +227,16 @@ async function main(): Promise<void> {
 
   // Warm up both (JIT, connections).
   await closedLoop(1000, concurrency, servelabOnce);
+  await closedLoop(1000, concurrency, undiciOnce);
   await closedLoop(1000, concurrency, rawOnce);
 
   const servelabCpu: number[] = [];
+  const undiciCpu: number[] = [];
   const rawCpu: number[] = [];
   for (let round = 1; round <= rounds; round++) {
     console.log(`round ${round}`);
     servelabCpu.push(await measureCpu('servelab', requestsPerRound, () => closedLoop(requestsPerRound, concurrency, servelabOnce)));
+    undiciCpu.push(await measureCpu('on undici', requestsPerRound, () => closedLoop(requestsPerRound, concurrency, undiciOnce)));
     rawCpu.push(await measureCpu('raw', requestsPerRound, () => closedLoop(requestsPerRound, concurrency, rawOnce)));
   }
 
@@ -245,11 +255,13 @@ async function main(): Promise<void> {
   }
 
   await client.close();
+  await undiciClient.close();
   for (const connection of raw) connection.close();
   child.kill('SIGTERM');
 
   const servelabCpuMedian = percentile(servelabCpu, 0.5);
   const rawCpuMedian = percentile(rawCpu, 0.5);
+  const undiciCpuMedian = percentile(undiciCpu, 0.5);
   const overheadMean = mean(servelabTtft) - mean(rawTtft);
   const overheadP99 = percentile(servelabTtft, 0.99) - percentile(rawTtft, 0.99);
   console.log('');
@@ -258,6 +270,10 @@ async function main(): Promise<void> {
     `client CPU per streamed request (median of rounds): ${servelabCpuMedian.toFixed(1)} µs ` +
       `(target < ${TARGET_CPU_MICROSECONDS} µs: ${verdict(servelabCpuMedian < TARGET_CPU_MICROSECONDS)}); ` +
       `raw-socket reference ${rawCpuMedian.toFixed(1)} µs; ratio ${(servelabCpuMedian / rawCpuMedian).toFixed(2)}x`,
+  );
+  console.log(
+    `same client over undici (httpTransport: 'undici', used for https): ${undiciCpuMedian.toFixed(1)} µs; ` +
+      `ratio to raw ${(undiciCpuMedian / rawCpuMedian).toFixed(2)}x`,
   );
   console.log(
     `TTFT: servelab mean ${mean(servelabTtft).toFixed(3)} ms p99 ${percentile(servelabTtft, 0.99).toFixed(3)} ms; ` +

@@ -34,6 +34,11 @@ export interface ProtocolClientOptions {
   timeouts?: ClientTimeouts;
   /** Upper bound on concurrent connections to `baseUrl`. */
   maxConnections?: number;
+  /**
+   * HTTP implementation: `socket` (servelab's lean HTTP/1.1 client, the default for `http://`) or `undici` (the
+   * default for `https://`, and a fallback should a server need more of HTTP than the lean client speaks).
+   */
+  httpTransport?: 'socket' | 'undici';
   clock: Clock;
 }
 

@@ -30,6 +30,8 @@ interface ClientSetup {
   apiKey?: string;
 }
 
+export type HttpTransportName = 'socket' | 'undici';
+
 /** Every error class a client can produce; the suite checks that each one is reached by some test. */
 const ALL_ERROR_CLASSES: ErrorClass[] = [
   'connect_refused',
@@ -50,8 +52,8 @@ const ALL_ERROR_CLASSES: ErrorClass[] = [
  * The conformance suite every protocol client runs: real scripted HTTP servers on 127.0.0.1, one scenario per
  * behaviour of SPEC §2 and every error class of `ErrorClass`.
  */
-export function runClientConformance(wire: ProtocolWire): void {
-  describe(`${wire.protocol} client conformance`, () => {
+export function runClientConformance(wire: ProtocolWire, httpTransport: HttpTransportName): void {
+  describe(`${wire.protocol} client conformance over ${httpTransport}`, () => {
     const cleanups: (() => Promise<void>)[] = [];
     const reachedErrors = new Set<ErrorClass>();
 
@@ -75,6 +77,7 @@ export function runClientConformance(wire: ProtocolWire): void {
         apiKey: setup.apiKey,
         timeouts: setup.timeouts,
         maxConnections: setup.maxConnections,
+        httpTransport,
         clock: setup.clock ?? systemClock,
       });
       cleanups.push(() => created.close());

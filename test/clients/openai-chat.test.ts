@@ -6,7 +6,8 @@ import { requestFor, runClientConformance } from './conformance.js';
 import { sendOnce } from './helpers/one-shot.js';
 import { openAiChatWire } from './helpers/wires.js';
 
-runClientConformance(openAiChatWire);
+runClientConformance(openAiChatWire, 'socket');
+runClientConformance(openAiChatWire, 'undici');
 
 describe('openai chat specifics', () => {
   it('sends messages (a text prompt becomes one user message) and counts reasoning content as tokens', async () => {

@@ -7,7 +7,8 @@ import { sendOnce } from './helpers/one-shot.js';
 import { startScriptedServer } from './helpers/scripted-server.js';
 import { openAiCompletionsWire } from './helpers/wires.js';
 
-runClientConformance(openAiCompletionsWire);
+runClientConformance(openAiCompletionsWire, 'socket');
+runClientConformance(openAiCompletionsWire, 'undici');
 
 describe('openai completions specifics', () => {
   it('sends model, prompt, max_tokens, temperature, stream_options and ignore_eos', async () => {

@@ -6,7 +6,8 @@ import { requestFor, runClientConformance } from './conformance.js';
 import { sendOnce } from './helpers/one-shot.js';
 import { sglangWire } from './helpers/wires.js';
 
-runClientConformance(sglangWire);
+runClientConformance(sglangWire, 'socket');
+runClientConformance(sglangWire, 'undici');
 
 describe('sglang /generate specifics', () => {
   const finalEvent = sglangWire.tokenEvent(2, { finish: 'length' });

@@ -4,7 +4,7 @@ import type { ErrorClass } from '../../types/record.js';
 export type ExchangePhase = 'before_response' | 'in_body';
 
 /**
- * Maps an error from undici or the socket to an error class. Deadlines come from undici's own timers (connect timeout,
+ * Maps an error from undici, our socket pool or the socket to an error class. Deadlines come from undici's own timers (connect timeout,
  * `headersTimeout`, `bodyTimeout`), so they are recognised by undici's stable error codes.
  */
 export function classifyTransportError(error: unknown, phase: ExchangePhase): ErrorClass {
@@ -13,6 +13,7 @@ export function classifyTransportError(error: unknown, phase: ExchangePhase): Er
     case 'ECONNREFUSED':
       return 'connect_refused';
     case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'CONNECT_TIMEOUT':
     case 'ETIMEDOUT':
       return phase === 'before_response' ? 'connect_timeout' : 'network_error';
     case 'UND_ERR_HEADERS_TIMEOUT':
@@ -23,6 +24,7 @@ export function classifyTransportError(error: unknown, phase: ExchangePhase): Er
     case 'EPIPE':
     case 'UND_ERR_SOCKET':
     case 'UND_ERR_CLOSED':
+    case 'SOCKET_CLOSED':
       // A reset before any answer means the server went away (record.ts: "reset before any answer" counts as
       // refused); a socket closed mid-body means the stream ended early.
       return phase === 'before_response' ? 'connect_refused' : 'stream_truncated';
