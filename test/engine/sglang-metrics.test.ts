@@ -59,10 +59,10 @@ describe('SglangMetrics update rhythm', () => {
     metrics.observeFirstToken(0.15);
     metrics.observeFirstToken(3);
     const text = metrics.render();
-    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="m",le="0.2"} 1');
-    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="m",le="4.0"} 2');
-    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="m",le="+Inf"} 2');
-    expect(text).toContain('sglang:time_to_first_token_seconds_count{model_name="m"} 2');
-    expect(text).toMatch(/sglang:time_to_first_token_seconds_sum\{model_name="m"\} 3\.15/);
+    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="m",engine_type="unified",le="0.2"} 1');
+    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="m",engine_type="unified",le="4.0"} 2');
+    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="m",engine_type="unified",le="+Inf"} 2');
+    expect(text).toContain('sglang:time_to_first_token_seconds_count{model_name="m",engine_type="unified"} 2');
+    expect(text).toMatch(/sglang:time_to_first_token_seconds_sum\{model_name="m",engine_type="unified"\} 3\.15/);
   });
 });

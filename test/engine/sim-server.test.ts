@@ -226,7 +226,7 @@ describe('sim-server operations', () => {
     const text = await (await fetch(`${server.url}/metrics`)).text();
     for (const name of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:token_usage', 'sglang:cache_hit_rate', 'sglang:gen_throughput']) {
       expect(text).toMatch(new RegExp(`^# TYPE ${name} gauge$`, 'm'));
-      expect(text).toContain(`${name}{engine_type="unified",model_name="sim-test",pp_rank="0",tp_rank="0"}`);
+      expect(text).toContain(`${name}{model_name="sim-test",engine_type="unified",tp_rank="0",pp_rank="0"}`);
     }
     for (const name of ['sglang:time_to_first_token_seconds', 'sglang:e2e_request_latency_seconds', 'sglang:queue_time_seconds']) {
       expect(text).toMatch(new RegExp(`^# TYPE ${name} histogram$`, 'm'));

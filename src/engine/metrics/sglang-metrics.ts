@@ -71,8 +71,9 @@ export class SglangMetrics {
 
   constructor(servedModelName: string, decodeLogInterval = DECODE_LOG_INTERVAL) {
     const model = servedModelName.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
-    this.#schedulerLabels = `engine_type="unified",model_name="${model}",pp_rank="0",tp_rank="0"`;
-    this.#tokenizerLabels = `model_name="${model}"`;
+    // Label names and order as SGLang's collectors declare them (prometheus_client keeps declaration order).
+    this.#schedulerLabels = `model_name="${model}",engine_type="unified",tp_rank="0",pp_rank="0"`;
+    this.#tokenizerLabels = `model_name="${model}",engine_type="unified"`;
     this.#decodeLogInterval = decodeLogInterval;
   }
 
