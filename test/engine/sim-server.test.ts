@@ -204,9 +204,14 @@ describe('sim-server operations', () => {
     expect((await post('/flush_cache', '')).status).toBe(200);
     const running = post('/generate', { text: 'busy', sampling_params: { max_new_tokens: 10 } });
     await waitFor(async () => (await runningRequests()) > 0);
-    expect((await post('/flush_cache', '')).status).toBe(400);
+    const refused = await post('/flush_cache', '');
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toMatch(/#running-req: 1/);
+    // ?timeout=S waits for the engine to go idle, then flushes.
+    const waited = await post('/flush_cache?timeout=5', '');
+    expect(waited.status).toBe(200);
+    expect(await waited.text()).toMatch(/^Cache flushed\./);
     await (await running).json();
-    expect((await post('/flush_cache', '')).status).toBe(200);
   });
 
   test('a repeated prompt reports cached_tokens; /flush_cache empties the cache', async () => {

@@ -174,7 +174,7 @@ class SimHttpServer {
         });
       case '/flush_cache':
         if (method !== 'POST' && method !== 'GET') return sendJson(response, 405, { detail: 'Method Not Allowed' });
-        return sendText(response, this.#engine.flushCache() ? 200 : 400, FLUSH_CACHE_MESSAGE);
+        return this.#handleFlushCache(request, response);
       case '/metrics':
         return sendText(response, 200, this.#metrics.render(), 'text/plain; version=0.0.4');
       case '/get_load':
@@ -270,6 +270,26 @@ class SimHttpServer {
     void request;
     this.#engine.submit(input, this.#clock.nowMs());
     this.#stepper.kick();
+  }
+
+  /**
+   * SGLang flushes only when no request is waiting or running; `?timeout=S` (newer SGLang) waits up to S seconds for
+   * the engine to go idle first.
+   */
+  async #handleFlushCache(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const timeoutSeconds = Number(new URL(request.url ?? '/', 'http://sim').searchParams.get('timeout') ?? 0);
+    const deadlineMs = this.#clock.nowMs() + (Number.isFinite(timeoutSeconds) && timeoutSeconds > 0 ? timeoutSeconds * 1000 : 0);
+    while (!this.#engine.isIdle && this.#clock.nowMs() < deadlineMs) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    if (this.#engine.flushCache()) return sendText(response, 200, FLUSH_CACHE_MESSAGE);
+    const load = this.#engine.load();
+    sendText(
+      response,
+      400,
+      `Cache not flushed because there are pending requests. #queue-req: ${load.waitingRequests}, ` +
+        `#running-req: ${load.runningRequests}\n`,
+    );
   }
 
   #handleHealthGenerate(response: ServerResponse): void {
