@@ -279,5 +279,6 @@ function usage(view: EngineRequestView): Record<string, unknown> {
     total_tokens: view.promptLength + view.outputTokens,
     completion_tokens: view.outputTokens,
     prompt_tokens_details: view.cachedTokens > 0 ? { cached_tokens: view.cachedTokens } : null,
+    reasoning_tokens: 0,
   };
 }
