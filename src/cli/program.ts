@@ -1,8 +1,11 @@
 import { Command } from 'commander';
 import { servelabVersion } from '../utils/version.js';
+import { registerCalibrateCommand } from './commands/calibrate.js';
+import { registerCompareCommand } from './commands/compare.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerNodeCommand } from './commands/node.js';
 import { registerRouteCommand } from './commands/route.js';
+import { registerReportCommand } from './commands/report.js';
 import { registerRouterCommand } from './commands/router.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerSimServerCommand } from './commands/sim-server.js';
@@ -32,6 +35,9 @@ export function buildProgram(): Command {
   registerRouteCommand(program);
   registerRunCommand(program);
   registerDemoCommand(program);
+  registerReportCommand(program);
+  registerCompareCommand(program);
+  registerCalibrateCommand(program);
   registerSimServerCommand(program);
   registerRouterCommand(program);
   registerTapsCommand(program);
