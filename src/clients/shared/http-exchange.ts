@@ -11,7 +11,7 @@ import { classifyTransportError, describeTransportError } from './transport-erro
 /** How much of a non-2xx body is kept to explain the error. */
 const MAX_ERROR_BODY_BYTES = 4096;
 
-/** Thrown into undici to tear down a request whose outcome is already settled (deadline, abort, bad body). */
+/** Given to the transport to tear down a request whose outcome is already settled (deadline, abort, bad body). */
 class ExchangeCancelled extends Error {
   constructor() {
     super('request cancelled by the client');
@@ -20,17 +20,16 @@ class ExchangeCancelled extends Error {
 }
 
 /**
- * One request's life on the wire, as an undici dispatch handler.
+ * One request's life on the wire, as a handler in undici's callback style (onConnect, onHeaders, onData, onComplete,
+ * onError). Both transports drive it: our lean `SocketPool` and undici's `Pool` (whose HTTP/1.1 client calls these
+ * methods directly, so no adapter object is created and response headers are never parsed into an object — nothing
+ * here needs them). The outcome is settled exactly once; anything reported afterwards is ignored.
  *
- * It uses undici's callback handler methods (onConnect, onHeaders, onData, onComplete, onError) directly: they are
- * what undici's HTTP/1.1 client calls, so no adapter object is created and response headers are never parsed into an
- * object (nothing here needs them). The outcome is settled exactly once; anything undici reports afterwards is ignored.
- *
- * Clock readings: `arrivalTime` is read in `onConnect`, which undici calls synchronously on the connection right before
- * it serialises and writes the request head to the socket — after any wait for a free pooled connection and after the
- * TCP connect, so neither is counted as time in the system under test. The reading is early by the time it takes to
- * build the header string and hand it to the socket (a few microseconds). Every body chunk is stamped once, when undici
- * hands it over, and every event in that chunk shares the stamp (they arrived together).
+ * Clock readings: `arrivalTime` is read in `onConnect`, which both transports call synchronously on the connection
+ * right before they serialise and write the request to the socket — after any wait for a free pooled connection and
+ * after the TCP connect, so neither is counted as time in the system under test. The reading is early by the time it
+ * takes to build the header string and hand it to the socket (a few microseconds). Every body chunk is stamped once,
+ * when the transport hands it over, and every event in that chunk shares the stamp (they arrived together).
  */
 export class HttpExchange implements Dispatcher.DispatchHandler {
   readonly #clock: Clock;
