@@ -5,9 +5,10 @@
  *   const result = await new NodeTest({ requestRate: 20, numPrompts: 200 }).run();
  *   console.log(result.metrics.ttft, result.exportedFiles.csv);
  */
-export { NodeTest, type RunOptions } from './orchestration/node-test.js';
-export { RoutingTest } from './orchestration/routing-test.js';
-export type { TestResult, ExportedFiles } from './orchestration/test-result.js';
+export { NodeTest } from './experiments/node-test.js';
+export type { RunOptions } from './orchestration/measured-run.js';
+export { RoutingTest } from './experiments/routing-test.js';
+export type { TestResult, ExportedFiles } from './experiments/test-result.js';
 export type { RunProgress, ProgressListener } from './orchestration/progress.js';
 export type { NodeTestConfig, NodeTestConfigInput, RoutingTestConfig, RoutingTestConfigInput } from './config/schema.js';
 export { ServelabError, isServelabError, type ErrorCode } from './errors/servelab-error.js';

@@ -1,5 +1,5 @@
-import type { TestResult } from '../orchestration/test-result.js';
-import type { RunOptions } from '../orchestration/node-test.js';
+import type { TestResult } from '../experiments/test-result.js';
+import type { RunOptions } from '../orchestration/measured-run.js';
 import { formatTerminalSummary } from '../report/terminal/format-terminal-summary.js';
 import { EXIT_INTERRUPTED, EXIT_OK } from './exit-codes.js';
 import { abortOnSignals } from './interrupts.js';

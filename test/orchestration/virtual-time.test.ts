@@ -42,7 +42,9 @@ describe('virtual time', () => {
     expect(result.run.records.filter((record) => (record.cachedTokens ?? 0) >= 512).length).toBeGreaterThan(150);
   });
 
-  it('agrees with a real-time run of the same configuration on server-side latency medians', async () => {
+  // The real-time half depends on this machine keeping up; on a machine busy with other work a run can be limited by
+  // it (then the two rightly disagree), so a failure is tried again before it counts.
+  it('agrees with a real-time run of the same configuration on server-side latency medians', { retry: 2 }, async () => {
     // A load this machine handles easily (the real-time run is not limited by it), so the two should agree.
     const settings = { requestRate: 25, numPrompts: 120, randomInputLen: 512, randomOutputLen: 48, randomRangeRatio: 0.5, profile: 'llama-3-8b-h100', seed: 5, warmupRequests: 0, progress: 'off' } as const;
     const virtual = await new NodeTest({ ...settings, virtualTime: true, outputDir: join(workDirectory, 'virtual') }).run();

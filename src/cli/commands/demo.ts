@@ -31,7 +31,7 @@ export function registerDemoCommand(program: Command): void {
       process.stderr.write(
         'servelab demo: 4 simulated Llama-3-8B/H100 servers behind the builtin cache_aware router; 320 shared-prefix requests, Poisson at 20 req/s (no GPU needed)\n',
       );
-      const [{ RoutingTest }, { executeTest }] = await Promise.all([import('../../orchestration/routing-test.js'), import('../execute-test.js')]);
+      const [{ RoutingTest }, { executeTest }] = await Promise.all([import('../../experiments/routing-test.js'), import('../execute-test.js')]);
       process.exitCode = await executeTest(new RoutingTest({ ...demoSettings, ...(options.outputDir === undefined ? {} : { outputDir: options.outputDir }) }));
     });
 }

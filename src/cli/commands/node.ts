@@ -26,7 +26,7 @@ export function registerNodeCommand(program: Command): void {
   addFlags(command, nodeTestFlags);
   command.action(async () => {
     // Loaded on use, so that commands launched many times (sim-server, router, taps) start fast.
-    const [{ NodeTest }, { executeTest }] = await Promise.all([import('../../orchestration/node-test.js'), import('../execute-test.js')]);
+    const [{ NodeTest }, { executeTest }] = await Promise.all([import('../../experiments/node-test.js'), import('../execute-test.js')]);
     process.exitCode = await executeTest(new NodeTest(flagsToConfig(command, nodeTestFlags)));
   });
 }

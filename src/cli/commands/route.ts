@@ -26,7 +26,7 @@ export function registerRouteCommand(program: Command): void {
     );
   addFlags(command, routingTestFlags);
   command.action(async () => {
-    const [{ RoutingTest }, { executeTest }] = await Promise.all([import('../../orchestration/routing-test.js'), import('../execute-test.js')]);
+    const [{ RoutingTest }, { executeTest }] = await Promise.all([import('../../experiments/routing-test.js'), import('../execute-test.js')]);
     process.exitCode = await executeTest(new RoutingTest(flagsToConfig(command, routingTestFlags)));
   });
 }

@@ -47,11 +47,11 @@ export function registerRunCommand(program: Command): void {
       const { test, settings } = await readTestFile(file);
       const { executeTest } = await import('../execute-test.js');
       if (test === 'routing') {
-        const { RoutingTest } = await import('../../orchestration/routing-test.js');
+        const { RoutingTest } = await import('../../experiments/routing-test.js');
         process.exitCode = await executeTest(new RoutingTest(settings));
         return;
       }
-      const { NodeTest } = await import('../../orchestration/node-test.js');
+      const { NodeTest } = await import('../../experiments/node-test.js');
       process.exitCode = await executeTest(new NodeTest(settings));
     });
 }

@@ -1,28 +1,12 @@
 import { summarize } from '../analysis/summarize.js';
 import { writeRunFiles } from '../report/write-run-files.js';
-import type { LoadResult } from '../types/load.js';
-import type { RunData, RunEvent, TargetKind, TestLevel } from '../types/run.js';
+import type { MeasuredRun } from '../orchestration/measured-run.js';
+import type { RunData } from '../types/run.js';
 import { servelabVersion } from '../utils/version.js';
 import { toTestResult, type TestResult } from './test-result.js';
 
-export interface FinishRunOptions {
-  runId: string;
-  testLevel: TestLevel;
-  target: TargetKind;
-  requestRate: number;
-  config: Record<string, unknown>;
-  load: LoadResult;
-  events: RunEvent[];
-  outputDirectory: string;
-  slo?: { ttftMs?: number; tpotMs?: number; totalMs?: number };
-  /** True for virtual-time simulations. */
-  simulated?: boolean;
-  /** Extra content for reporters (server metrics, tap overhead, ...), keyed by what it is. */
-  extras?: Record<string, unknown>;
-}
-
 /** Turns what a run measured into its files and its result: analysis, then every reporter. */
-export async function finishRun(options: FinishRunOptions): Promise<TestResult> {
+export async function finishRun(options: MeasuredRun): Promise<TestResult> {
   const run: RunData = {
     info: {
       runId: options.runId,

@@ -2,10 +2,9 @@ import type { Clock } from '../../clock/clock.js';
 import type { NodeTestConfig, RoutingTestConfig } from '../../config/schema.js';
 import type { TestLevel } from '../../types/run.js';
 import { buildWorkload } from '../build-workload.js';
-import { finishRun } from '../finish-run.js';
+import type { MeasuredRun } from '../measured-run.js';
 import type { RunProgress } from '../progress.js';
 import { createRunDirectory } from '../run-directory.js';
-import type { TestResult } from '../test-result.js';
 import { runVirtualTime } from './virtual-time-run.js';
 
 type VirtualTestConfig = NodeTestConfig & Partial<Pick<RoutingTestConfig, 'numGpus' | 'routingPolicy'>>;
@@ -14,7 +13,7 @@ type VirtualTestConfig = NodeTestConfig & Partial<Pick<RoutingTestConfig, 'numGp
  * A node or routing test in virtual time: the same workload, engines and policies as in real time, the same files,
  * marked `"simulated": true`. No process is launched.
  */
-export async function runVirtualTest(config: VirtualTestConfig, testLevel: TestLevel, clock: Clock, onProgress?: (progress: RunProgress) => void): Promise<TestResult> {
+export async function measureVirtualTest(config: VirtualTestConfig, testLevel: TestLevel, clock: Clock, onProgress?: (progress: RunProgress) => void): Promise<MeasuredRun> {
   const startedMs = clock.nowMs();
   // Warmup requests have no purpose in virtual time (there is nothing to warm up), so none are drawn.
   const workload = await buildWorkload({ ...config, warmupRequests: 0 });
@@ -32,16 +31,16 @@ export async function runVirtualTest(config: VirtualTestConfig, testLevel: TestL
     onProgress: (finished) => report('running', finished),
   });
   report('writing', total, `writing ${directory.path}`);
-  return finishRun({
+  return {
     runId: directory.runId,
+    outputDirectory: directory.path,
     testLevel,
     target: 'sim',
     requestRate: config.requestRate,
     config: { ...config },
     load,
     events: [],
-    outputDirectory: directory.path,
     slo: config.slo,
     simulated: true,
-  });
+  };
 }

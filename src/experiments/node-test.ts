@@ -1,0 +1,28 @@
+import { resolveNodeTestConfig } from '../config/node-test-config.js';
+import type { NodeTestConfig, NodeTestConfigInput } from '../config/schema.js';
+import { systemClock } from '../clock/clock.js';
+import { measureNodeTest } from '../orchestration/measure-node-test.js';
+import type { RunOptions } from '../orchestration/measured-run.js';
+import { measureVirtualTest } from '../orchestration/virtual-time/measure-virtual-test.js';
+import { finishRun } from './finish-run.js';
+import type { TestResult } from './test-result.js';
+
+/**
+ * A node test: one server, requests sent straight to it (SPEC §1). `run()` launches the target (or simulates it in
+ * virtual time), offers the load, records every request's lifecycle, and writes the run directory.
+ */
+export class NodeTest {
+  readonly config: NodeTestConfig;
+
+  /** Validates the configuration at once: a bad setting throws INVALID_CONFIG naming it, before anything starts. */
+  constructor(config: NodeTestConfigInput | Record<string, unknown> = {}) {
+    this.config = resolveNodeTestConfig(config);
+  }
+
+  async run(options: RunOptions = {}): Promise<TestResult> {
+    const measured = this.config.virtualTime
+      ? await measureVirtualTest(this.config, 'node', options.clock ?? systemClock, options.onProgress)
+      : await measureNodeTest(this.config, options);
+    return finishRun(measured);
+  }
+}

@@ -1,0 +1,28 @@
+import { resolveRoutingTestConfig } from '../config/routing-test-config.js';
+import type { RoutingTestConfig, RoutingTestConfigInput } from '../config/schema.js';
+import { systemClock } from '../clock/clock.js';
+import { measureRoutingTest } from '../orchestration/measure-routing-test.js';
+import type { RunOptions } from '../orchestration/measured-run.js';
+import { measureVirtualTest } from '../orchestration/virtual-time/measure-virtual-test.js';
+import { finishRun } from './finish-run.js';
+import type { TestResult } from './test-result.js';
+
+/**
+ * A routing test: one router in front of N servers (SPEC §1). `run()` launches the servers, the tracing taps and the
+ * router (or simulates them in virtual time), offers the load at the total rate, and writes the run directory.
+ */
+export class RoutingTest {
+  readonly config: RoutingTestConfig;
+
+  /** Validates the configuration at once: a bad setting throws INVALID_CONFIG naming it, before anything starts. */
+  constructor(config: RoutingTestConfigInput | Record<string, unknown> = {}) {
+    this.config = resolveRoutingTestConfig(config);
+  }
+
+  async run(options: RunOptions = {}): Promise<TestResult> {
+    const measured = this.config.virtualTime
+      ? await measureVirtualTest(this.config, 'routing', options.clock ?? systemClock, options.onProgress)
+      : await measureRoutingTest(this.config, options);
+    return finishRun(measured);
+  }
+}

@@ -1,0 +1,116 @@
+import { join } from 'node:path';
+import { systemClock } from '../clock/clock.js';
+import { failureActions } from '../config/routing-test-config.js';
+import type { RoutingTestConfig } from '../config/schema.js';
+import { FailureExecutor } from '../cluster/failures/failure-executor.js';
+import { attachServer } from '../cluster/launchers/attach/attach-server.js';
+import { launchTaps, type LaunchedTaps } from '../cluster/launchers/taps/launch-taps.js';
+import type { ServerHandle } from '../types/cluster.js';
+import type { RunEvent } from '../types/run.js';
+import { buildWorkload } from './build-workload.js';
+import { flushServerCache } from './flush-cache.js';
+import { raceAbort, throwIfInterrupted } from './interruption.js';
+import { joinTapRecords } from './join-tap-records.js';
+import { launchCluster } from './launch-cluster.js';
+import { launchRouter, type LaunchedRouter } from './launch-router.js';
+import { measureLoad } from './measure-load.js';
+import { phaseReporter } from './measure-node-test.js';
+import type { MeasuredRun, RunOptions } from './measured-run.js';
+import { createRunDirectory } from './run-directory.js';
+import { collectServerMetrics } from './server-metrics.js';
+
+/**
+ * A routing test's measurement: one router in front of N servers (SPEC §1). The client sends to the router at the
+ * total arrival rate; a tracing tap in front of each server records when the router forwarded each request and where.
+ * Everything launched is stopped before this returns.
+ */
+export async function measureRoutingTest(config: RoutingTestConfig, options: RunOptions = {}): Promise<MeasuredRun> {
+  const clock = options.clock ?? systemClock;
+  const startedMs = clock.nowMs();
+  const report = phaseReporter(options, clock, startedMs, config.numPrompts);
+  const workload = await buildWorkload(config);
+  const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel: 'routing' });
+  const attachedRouterOnly = config.target === 'attach' && config.url !== undefined;
+
+  let servers: ServerHandle[] = [];
+  let taps: LaunchedTaps | undefined;
+  let router: LaunchedRouter | undefined;
+  let failures: FailureExecutor | undefined;
+  const events: RunEvent[] = [];
+  try {
+    throwIfInterrupted(options.signal);
+    if (attachedRouterOnly) {
+      report('starting', `attaching to the router at ${config.url}`);
+      router = { handle: await attachServer(config.url as string, 'router') };
+    } else {
+      report('starting', config.target === 'attach' ? 'checking the attached servers' : `launching ${config.numGpus} ${config.target} servers`);
+      servers = await raceAbort(stoppable(launchCluster(config, directory.logsPath)), options.signal, 'the servers were starting').then((group) => group.servers);
+      const serverUrls = servers.map((server) => server.url);
+      if (config.taps) {
+        report('starting', 'starting the tracing taps');
+        taps = await launchTaps({ upstreamUrls: serverUrls, logPath: join(directory.logsPath, 'taps.log') });
+      }
+      report('starting', `starting the ${config.router} router`);
+      router = await launchRouter(config, taps?.tapUrls ?? serverUrls, directory.path);
+      if (config.flushCache) await Promise.all(serverUrls.map((url) => flushServerCache(url)));
+    }
+    throwIfInterrupted(options.signal);
+
+    const actions = config.enableNodeFailures === false ? [] : failureActions(config);
+    if (actions.length > 0) {
+      failures = new FailureExecutor({ actions, nodes: servers, routerWorkerUrls: taps?.tapUrls ?? servers.map((server) => server.url), router: router.control, clock });
+    }
+    const metricsUrls = config.collectPerNodeMetrics ? servers.map((server) => `${server.url}/metrics`) : [];
+    if (config.router === 'builtin' && !attachedRouterOnly) metricsUrls.push(`${router.handle.url}/metrics`);
+    const serverMetrics = collectServerMetrics(metricsUrls, clock);
+    const load = await measureLoad({
+      config,
+      baseUrl: router.handle.url,
+      workload,
+      clock,
+      runId: directory.runId,
+      startedMs,
+      signal: options.signal,
+      onProgress: options.onProgress,
+      // The failure schedule counts from t0, the start of the measured load (after the warmup).
+      onScheduleStart: (originMs) => failures?.start(originMs),
+    });
+    if (failures !== undefined) {
+      await failures.stop();
+      servers = failures.nodes;
+      events.push(...failures.events);
+    }
+    report('writing', `writing ${directory.path}`);
+    await serverMetrics.finish(load.startTime, directory.path);
+    let extras: Record<string, unknown> | undefined;
+    if (taps !== undefined) {
+      const collected = await taps.collect();
+      const { matched } = joinTapRecords(load.records, collected.records);
+      extras = { taps: { matchedRecords: matched, overhead: collected.overhead } };
+    }
+    return {
+      runId: directory.runId,
+      outputDirectory: directory.path,
+      testLevel: 'routing',
+      target: config.target,
+      requestRate: config.requestRate,
+      config: { ...config, serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url },
+      load,
+      events,
+      slo: config.slo,
+      extras,
+    };
+  } finally {
+    await failures?.stop().catch(() => undefined);
+    if (failures !== undefined) servers = failures.nodes;
+    await router?.handle.stop().catch(() => undefined);
+    await taps?.stop().catch(() => undefined);
+    await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));
+  }
+}
+
+/** Wraps a list of servers so an interrupted launch can stop all of them. */
+async function stoppable(launch: Promise<ServerHandle[]>): Promise<{ servers: ServerHandle[]; stop(): Promise<void> }> {
+  const servers = await launch;
+  return { servers, stop: async () => void (await Promise.all(servers.map((server) => server.stop()))) };
+}

@@ -1,0 +1,30 @@
+import type { Clock } from '../clock/clock.js';
+import type { LoadResult } from '../types/load.js';
+import type { RunEvent, TargetKind, TestLevel } from '../types/run.js';
+import type { ProgressListener } from './progress.js';
+
+export interface RunOptions {
+  /** Aborting interrupts the run: sending stops, in-flight requests end as `aborted`, and what was measured is written. */
+  signal?: AbortSignal;
+  onProgress?: ProgressListener;
+  /** The clock for every client-side reading; the real one unless a test injects another. */
+  clock?: Clock;
+}
+
+/** Everything a test measured, before analysis and reporters turn it into files. */
+export interface MeasuredRun {
+  runId: string;
+  outputDirectory: string;
+  testLevel: TestLevel;
+  target: TargetKind;
+  requestRate: number;
+  /** The resolved configuration as it is written to `config.json`. */
+  config: Record<string, unknown>;
+  load: LoadResult;
+  events: RunEvent[];
+  slo?: { ttftMs?: number; tpotMs?: number; totalMs?: number };
+  /** True for virtual-time simulations. */
+  simulated?: boolean;
+  /** Further measurements (the taps' overhead, ...), keyed by what they are. */
+  extras?: Record<string, unknown>;
+}
