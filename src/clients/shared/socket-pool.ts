@@ -206,17 +206,19 @@ class PooledConnection {
   }
 
   run(pending: PendingRequest): void {
-    if (this.#idleTimer !== undefined) {
-      clearTimeout(this.#idleTimer);
-      this.#idleTimer = undefined;
-    }
+    // The idle timer is left running: when it fires on a busy connection it does nothing (see idleExpired).
     this.#current = pending;
     this.#start();
   }
 
+  /** One timer per connection, re-armed on every release (cheaper than a new timer per request). */
   startIdleTimer(keepAliveMs: number): void {
-    this.#idleTimer = setTimeout(onIdleExpired, keepAliveMs, this);
-    this.#idleTimer.unref();
+    if (this.#idleTimer === undefined) {
+      this.#idleTimer = setTimeout(onIdleExpired, keepAliveMs, this);
+      this.#idleTimer.unref();
+    } else {
+      this.#idleTimer.refresh();
+    }
   }
 
   /** Closes the socket without telling any handler (used for idle sockets and on close). */
@@ -513,7 +515,6 @@ class PooledConnection {
 
   /** @internal */
   idleExpired(): void {
-    this.#idleTimer = undefined;
     if (this.#phase !== Phase.Idle || this.#handler !== undefined) return;
     this.#closeUnusable();
   }
