@@ -191,7 +191,6 @@ class PooledConnection {
   #connectTimer: NodeJS.Timeout | undefined = undefined;
   #idleTimer: NodeJS.Timeout | undefined = undefined;
   #gone = false;
-  readonly #abort = (): void => this.#abortCurrent();
 
   constructor(pool: SocketPool, host: string, port: number, connectTimeoutMs: number, first: PendingRequest) {
     this.#pool = pool;
@@ -268,7 +267,8 @@ class PooledConnection {
     this.#keepAlive = true;
     this.#partial = undefined;
     this.#written = false;
-    handler.onConnect(this.#abort);
+    // The abort function is bound to this request, so a late call can never cut the next request on the socket.
+    handler.onConnect(() => this.#abort(handler));
     // The handler may abort inside onConnect (its deadline or signal fired while it waited): nothing was written.
     if (this.#handler !== handler) {
       if (!this.#gone) {
@@ -285,8 +285,8 @@ class PooledConnection {
     this.#socket.write(`${head}\r\n${request.body}`);
   }
 
-  #abortCurrent(): void {
-    if (this.#handler === undefined) return;
+  #abort(handler: SocketResponseHandler): void {
+    if (this.#handler !== handler) return;
     this.#handler = undefined;
     this.#current = undefined;
     // Called from inside onConnect, nothing is on the wire yet and the socket stays usable (see #start). Otherwise
