@@ -21,6 +21,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { createConnection } from 'node:net';
+import { availableParallelism } from 'node:os';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { systemClock } from '../src/clock/clock.js';
@@ -41,6 +42,7 @@ const ttftSamples = 1500;
 const PROMPT = Array.from({ length: 32 }, (_, index) => `w${index}`).join(' ');
 
 function hasTaskset(): boolean {
+  if (availableParallelism() < 2) return false;
   try {
     execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
     return true;
@@ -193,7 +195,7 @@ async function main(): Promise<void> {
   const { port, child } = await startStub(pinned);
   const baseUrl = `http://127.0.0.1:${port}`;
   console.log(`client CPU benchmark: ${TOKENS} streamed tokens, ${requestsPerRound} requests x ${rounds} rounds per client, concurrency ${concurrency}`);
-  console.log(pinned ? 'client pinned to CPU 0, stub to CPU 1' : 'taskset not found: client and stub are not pinned');
+  console.log(pinned ? 'client pinned to CPU 0, stub to CPU 1' : 'no taskset or one CPU: client and stub are not pinned');
 
   const clientOver = (httpTransport: 'socket' | 'undici'): ProtocolClient =>
     createProtocolClient('sglang', {
