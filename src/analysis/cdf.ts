@@ -1,3 +1,15 @@
+/**
+ * Every k-th element, k chosen so that at most `maxCount` remain (all of them when there are fewer). Records come in
+ * arrival order, so a stride sample spreads evenly over the run: what a chart of a million requests needs.
+ */
+export function strideSample<T>(items: readonly T[], maxCount: number): readonly T[] {
+  if (items.length <= maxCount) return items;
+  const stride = Math.ceil(items.length / maxCount);
+  const sample: T[] = [];
+  for (let index = 0; index < items.length; index += stride) sample.push(items[index] as T);
+  return sample;
+}
+
 /** A point of an empirical CDF: the fraction of values ≤ `value`. */
 export interface CdfPoint {
   value: number;

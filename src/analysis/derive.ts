@@ -1,6 +1,7 @@
 import type { RequestRecord } from '../types/record.js';
 import type { DerivedColumnName } from '../types/summary.js';
 import type { Seconds } from '../types/time.js';
+import { takeFloat64, type Float64Arena } from './float-arena.js';
 
 /** Every derived column of SPEC §2, in seconds; a column is undefined when one of its inputs is missing. */
 export type DerivedColumns = Partial<Record<DerivedColumnName, Seconds>>;
@@ -65,9 +66,9 @@ export function deriveColumns(record: RequestRecord): DerivedColumns {
  * propagates through every difference, which is exactly "undefined when an input is missing"). The formulas are those
  * of DERIVED_COLUMNS; a test checks that both agree.
  */
-export function deriveColumnArrays(records: readonly RequestRecord[]): Record<DerivedColumnName, Float64Array> {
+export function deriveColumnArrays(records: readonly RequestRecord[], arena?: Float64Arena): Record<DerivedColumnName, Float64Array> {
   const count = records.length;
-  const column = (): Float64Array => new Float64Array(count);
+  const column = (): Float64Array => takeFloat64(arena, count);
   const arrays: Record<DerivedColumnName, Float64Array> = {
     total_latency: column(),
     server_latency: column(),

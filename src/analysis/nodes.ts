@@ -2,6 +2,7 @@ import type { RequestRecord } from '../types/record.js';
 import type { TestLevel } from '../types/run.js';
 import type { DerivedColumnName, NodeSummary, RoutingSummary, Statistics } from '../types/summary.js';
 import { deriveColumnArrays } from './derive.js';
+import { takeFloat64, type Float64Arena } from './float-arena.js';
 import { statisticsInPlace } from './statistics.js';
 import { analysisWindow, sweepIntervals } from './timeseries.js';
 
@@ -73,9 +74,10 @@ export function summarizeRouting(
   testLevel: TestLevel,
   records: readonly RequestRecord[],
   succeededColumns?: Record<DerivedColumnName, Float64Array>,
+  arena?: Float64Arena,
 ): RoutingSummary | undefined {
   const hostIds = new Map<string, number>();
-  const hostOfRecord = new Int32Array(records.length).fill(-1);
+  const hostOfRecord = (arena ? arena.takeInt32(records.length) : new Int32Array(records.length)).fill(-1);
   const requestCounts: number[] = [];
   for (let index = 0; index < records.length; index++) {
     const host = records[index]?.host;
@@ -96,7 +98,7 @@ export function summarizeRouting(
   const offsets = new Int32Array(hostCount + 1);
   for (let id = 0; id < hostCount; id++) offsets[id + 1] = (offsets[id] as number) + (requestCounts[id] as number);
   const knownHostTotal = offsets[hostCount] as number;
-  const order = new Int32Array(knownHostTotal);
+  const order = arena ? arena.takeInt32(knownHostTotal) : new Int32Array(knownHostTotal);
   const cursor = offsets.slice(0, hostCount);
   const succeeded = new Array<number>(hostCount).fill(0);
   const promptTokens = new Array<number>(hostCount).fill(0);
@@ -114,7 +116,7 @@ export function summarizeRouting(
   }
 
   const columns = succeededColumns ?? succeededOnly(records, deriveColumnArrays(records));
-  const buffer = new Float64Array(knownHostTotal);
+  const buffer = takeFloat64(arena, knownHostTotal);
   // Statistics of one column per host, over its succeeded requests (failed ones are NaN in the columns).
   const perHostStatistics = (values: Float64Array): (Statistics | null)[] =>
     Array.from({ length: hostCount }, (_, id) => {
@@ -134,8 +136,8 @@ export function summarizeRouting(
   const window = analysisWindow(records);
   const inFlight = Array.from({ length: hostCount }, () => ({ peak: 0, mean: 0 }));
   if (window) {
-    const starts = new Float64Array(knownHostTotal);
-    const ends = new Float64Array(knownHostTotal);
+    const starts = takeFloat64(arena, knownHostTotal);
+    const ends = takeFloat64(arena, knownHostTotal);
     for (let id = 0; id < hostCount; id++) {
       const from = offsets[id] as number;
       let count = 0;

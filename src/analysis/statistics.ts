@@ -1,4 +1,5 @@
 import type { Statistics } from '../types/summary.js';
+import { takeFloat64, type Float64Arena } from './float-arena.js';
 
 /**
  * The q-th percentile (0..100) of ascending `sorted` values by linear interpolation between the closest ranks, which is
@@ -16,8 +17,8 @@ export function percentileOfSorted(sorted: ArrayLike<number>, q: number): number
 }
 
 /** Copies the finite values (dropping NaN, which marks a missing value) into a new ascending Float64Array. */
-export function sortedFiniteValues(values: ArrayLike<number>): Float64Array {
-  const kept = new Float64Array(values.length);
+export function sortedFiniteValues(values: ArrayLike<number>, arena?: Float64Arena): Float64Array {
+  const kept = takeFloat64(arena, values.length);
   let count = 0;
   for (let index = 0; index < values.length; index++) {
     const value = values[index] as number;

@@ -11,13 +11,20 @@ import type {
   SummaryTokens,
 } from '../types/summary.js';
 import { DERIVED_COLUMN_NAMES, deriveColumnArrays } from './derive.js';
+import { Float64Arena, takeFloat64 } from './float-arena.js';
 import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisticsInPlace } from './statistics.js';
 import { succeededOnly, summarizeRouting } from './nodes.js';
-import { summarizeStages } from './timeseries.js';
+import { analyzeStages, rememberTimeSeries } from './timeseries.js';
 
 export interface SummarizeOptions {
   slo?: SloTargets;
 }
+
+/**
+ * Scratch columns per record the analysis takes from its arena: 14 derived, 1 statistics scratch, 8 stage intervals,
+ * 3 offered load, 4 routing (host ids and order as int32, values, interval ends).
+ */
+const SCRATCH_COLUMNS = 30;
 
 /** Derived columns summarized over every sent request rather than succeeded ones: they describe the load generator. */
 const LOAD_GENERATOR_COLUMNS: ReadonlySet<DerivedColumnName> = new Set(['send_lag']);
@@ -53,11 +60,15 @@ function countTokens(records: readonly RequestRecord[]): SummaryTokens {
   return { totalInput, totalOutput, totalCached };
 }
 
-/** Every inter-token latency of the succeeded records in one Float64Array (NaN dropped). */
-export function pooledInterTokenLatencies(records: readonly RequestRecord[]): Float64Array {
+function countInterTokenLatencies(records: readonly RequestRecord[]): number {
   let total = 0;
   for (const record of records) if (record.success && record.interTokenLatencies) total += record.interTokenLatencies.length;
-  const pooled = new Float64Array(total);
+  return total;
+}
+
+/** Every inter-token latency of the succeeded records in one Float64Array (NaN dropped). */
+export function pooledInterTokenLatencies(records: readonly RequestRecord[], arena?: Float64Arena): Float64Array {
+  const pooled = takeFloat64(arena, countInterTokenLatencies(records));
   let offset = 0;
   for (const record of records) {
     const gaps = record.interTokenLatencies;
@@ -70,16 +81,16 @@ export function pooledInterTokenLatencies(records: readonly RequestRecord[]): Fl
   return pooled.subarray(0, offset);
 }
 
-function describeOfferedLoad(records: readonly RequestRecord[], targetRate: number, sendLag: Statistics | null): OfferedLoad {
-  const arrivals = new Float64Array(records.length);
+function describeOfferedLoad(records: readonly RequestRecord[], targetRate: number, sendLag: Statistics | null, arena: Float64Arena): OfferedLoad {
+  const arrivals = arena.take(records.length);
   for (let index = 0; index < records.length; index++) arrivals[index] = records[index]?.arrivalTime ?? Number.NaN;
-  const sorted = sortedFiniteValues(arrivals);
+  const sorted = sortedFiniteValues(arrivals, arena);
   let achievedRate: number | null = null;
   let interArrivalCv: number | null = null;
   if (sorted.length >= 2) {
     const span = (sorted[sorted.length - 1] as number) - (sorted[0] as number);
     if (span > 0) achievedRate = (sorted.length - 1) / span;
-    const gaps = new Float64Array(sorted.length - 1);
+    const gaps = arena.take(sorted.length - 1);
     for (let index = 1; index < sorted.length; index++) gaps[index - 1] = (sorted[index] as number) - (sorted[index - 1] as number);
     interArrivalCv = coefficientOfVariation(gaps);
   }
@@ -122,7 +133,9 @@ function computeGoodput(
 export function summarize(run: RunData, options: SummarizeOptions = {}): Summary {
   const records = run.records.some((record) => record.warmup) ? run.records.filter((record) => !record.warmup) : run.records;
   const counts = countOutcomes(records);
-  const columns = deriveColumnArrays(records);
+  // Every scratch column of the analysis from one allocation: see Float64Arena (a million records need ~30 columns).
+  const arena = new Float64Arena(SCRATCH_COLUMNS * records.length + countInterTokenLatencies(records));
+  const columns = deriveColumnArrays(records, arena);
 
   let firstArrivalTime: number | null = null;
   let lastFinishTime: number | null = null;
@@ -140,7 +153,7 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
 
   succeededOnly(records, columns, LOAD_GENERATOR_COLUMNS);
   const latencies = {} as Record<DerivedColumnName, Statistics | null>;
-  const scratch = new Float64Array(records.length);
+  const scratch = arena.take(records.length);
   for (const name of DERIVED_COLUMN_NAMES) latencies[name] = computeStatistics(columns[name], scratch);
 
   const tokens = countTokens(records);
@@ -150,6 +163,9 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     const value = totalLatencies[index] as number;
     if (value === value) sumOfLatencies += value;
   }
+
+  const stageAnalysis = analyzeStages(records, arena);
+  rememberTimeSeries(run.records, stageAnalysis.series);
 
   const summary: Summary = {
     counts,
@@ -164,14 +180,14 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     },
     tokens,
     latencies,
-    interTokenLatency: statisticsInPlace(pooledInterTokenLatencies(records)),
-    offeredLoad: describeOfferedLoad(records, run.info.requestRate, latencies.send_lag),
-    concurrency: { benchServing: perSecond(sumOfLatencies), stages: summarizeStages(records) },
+    interTokenLatency: statisticsInPlace(pooledInterTokenLatencies(records, arena)),
+    offeredLoad: describeOfferedLoad(records, run.info.requestRate, latencies.send_lag, arena),
+    concurrency: { benchServing: perSecond(sumOfLatencies), stages: stageAnalysis.stages },
     goodput: options.slo && Object.values(options.slo).some((value) => value !== undefined)
       ? computeGoodput(records, columns, options.slo, durationSeconds)
       : null,
   };
-  const routing = summarizeRouting(run.info.testLevel, records, columns);
+  const routing = summarizeRouting(run.info.testLevel, records, columns, arena);
   if (routing) summary.routing = routing;
   return summary;
 }

@@ -1,6 +1,7 @@
 import type { RequestRecord } from '../types/record.js';
 import type { ConcurrencyStage, StageConcurrency } from '../types/summary.js';
 import type { EpochSeconds, Seconds } from '../types/time.js';
+import { Float64Arena } from './float-arena.js';
 
 export const CONCURRENCY_STAGES: readonly ConcurrencyStage[] = ['in_system', 'in_router', 'waiting_in_server_queue', 'running'];
 
@@ -47,9 +48,11 @@ function sortIfNeeded(values: Float64Array): Float64Array {
  * The intervals of every stage in one pass over the records (each timestamp read once, no per-record callbacks: with a
  * million records, callbacks returning numbers cost more than the sweep itself).
  */
-export function collectStageIntervals(records: readonly RequestRecord[]): Record<ConcurrencyStage, Intervals> {
+export function collectStageIntervals(records: readonly RequestRecord[], arena?: Float64Arena): Record<ConcurrencyStage, Intervals> {
   const count = records.length;
-  const make = (): { starts: Float64Array; ends: Float64Array; length: number } => ({ starts: new Float64Array(count), ends: new Float64Array(count), length: 0 });
+  // One allocation for all eight columns (see Float64Arena).
+  const space = arena ?? new Float64Arena(8 * count);
+  const make = (): { starts: Float64Array; ends: Float64Array; length: number } => ({ starts: space.take(count), ends: space.take(count), length: 0 });
   const inSystem = make();
   const inRouter = make();
   const waiting = make();
@@ -173,9 +176,8 @@ export function analysisWindow(records: readonly RequestRecord[]): { start: Epoc
   return end > start ? { start, end } : null;
 }
 
-function describeStage(intervals: Intervals, windowStart: number, windowEnd: number): StageConcurrency {
+function describeStage(intervals: Intervals, windowStart: number, windowEnd: number, sweep: SweepResult): StageConcurrency {
   const windowSeconds = windowEnd - windowStart;
-  const sweep = sweepIntervals(intervals, windowStart, windowEnd);
   const count = intervals.starts.length;
   let entries = 0;
   let residence = 0;
@@ -194,17 +196,8 @@ function describeStage(intervals: Intervals, windowStart: number, windowEnd: num
 }
 
 /** Peak, time-weighted mean and Little's-law check of every stage that has records with both of its timestamps. */
-export function summarizeStages(records: readonly RequestRecord[]): Partial<Record<ConcurrencyStage, StageConcurrency>> {
-  const window = analysisWindow(records);
-  const stages: Partial<Record<ConcurrencyStage, StageConcurrency>> = {};
-  if (!window) return stages;
-  const allIntervals = collectStageIntervals(records);
-  for (const stage of CONCURRENCY_STAGES) {
-    const intervals = allIntervals[stage];
-    if (intervals.starts.length === 0) continue;
-    stages[stage] = describeStage(intervals, window.start, window.end);
-  }
-  return stages;
+export function summarizeStages(records: readonly RequestRecord[], arena?: Float64Arena): Partial<Record<ConcurrencyStage, StageConcurrency>> {
+  return analyzeStages(records, arena).stages;
 }
 
 /** Concurrency and event counts in fixed-width bins over the analysis window. */
@@ -233,18 +226,31 @@ export function defaultResolutionSeconds(windowSeconds: number, maxBins = 600): 
   return 10 * magnitude;
 }
 
-/** Reconstructs concurrency per stage over time from the records at the given resolution (default: about 600 bins). */
-export function concurrencyTimeSeries(records: readonly RequestRecord[], resolutionSeconds?: Seconds): ConcurrencyTimeSeries | null {
+// Time series at the default resolution, by the records array they were computed from: summarize() computes them
+// with the stage summary (one sweep per stage gives both), and the reporters of the same run reuse them.
+const seriesCache = new WeakMap<readonly RequestRecord[], ConcurrencyTimeSeries | null>();
+
+/**
+ * Collects the stage intervals once and sweeps each stage once, giving both the per-stage summary (peak, mean,
+ * Little's law) and the binned time series. Warmup records must already be excluded.
+ */
+export function analyzeStages(
+  records: readonly RequestRecord[],
+  arena?: Float64Arena,
+  resolutionSeconds?: Seconds,
+): { stages: Partial<Record<ConcurrencyStage, StageConcurrency>>; series: ConcurrencyTimeSeries | null } {
   const window = analysisWindow(records);
-  if (!window) return null;
+  if (!window) return { stages: {}, series: null };
   const resolution = resolutionSeconds ?? defaultResolutionSeconds(window.end - window.start);
   const binCount = Math.max(1, Math.ceil((window.end - window.start) / resolution));
+  const stageSummaries: Partial<Record<ConcurrencyStage, StageConcurrency>> = {};
   const stages: ConcurrencyTimeSeries['stages'] = {};
-  const allIntervals = collectStageIntervals(records);
+  const allIntervals = collectStageIntervals(records, arena);
   for (const stage of CONCURRENCY_STAGES) {
     const intervals = allIntervals[stage];
     if (intervals.starts.length === 0) continue;
     const sweep = sweepIntervals(intervals, window.start, window.end, resolution);
+    stageSummaries[stage] = describeStage(intervals, window.start, window.end, sweep);
     stages[stage] = { mean: sweep.binMeans as Float64Array, peak: sweep.binPeaks as Float64Array };
   }
   const arrivals = new Float64Array(binCount);
@@ -265,5 +271,25 @@ export function concurrencyTimeSeries(records: readonly RequestRecord[], resolut
       if (time !== undefined) failures[binOf(time)]! += 1;
     }
   }
-  return { windowStart: window.start, resolutionSeconds: resolution, binCount, stages, arrivals, completions, failures, outputTokens };
+  return {
+    stages: stageSummaries,
+    series: { windowStart: window.start, resolutionSeconds: resolution, binCount, stages, arrivals, completions, failures, outputTokens },
+  };
+}
+
+/** Records the default-resolution series of `records` (as given in RunData, warmups included) for reuse. */
+export function rememberTimeSeries(records: readonly RequestRecord[], series: ConcurrencyTimeSeries | null): void {
+  seriesCache.set(records, series);
+}
+
+/**
+ * Concurrency per stage over time, reconstructed from the records at the given resolution (default: about 600 bins);
+ * warmup records are left out. The default-resolution result is cached per records array.
+ */
+export function concurrencyTimeSeries(records: readonly RequestRecord[], resolutionSeconds?: Seconds): ConcurrencyTimeSeries | null {
+  if (resolutionSeconds === undefined && seriesCache.has(records)) return seriesCache.get(records) ?? null;
+  const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
+  const series = analyzeStages(kept, undefined, resolutionSeconds).series;
+  if (resolutionSeconds === undefined) seriesCache.set(records, series);
+  return series;
 }

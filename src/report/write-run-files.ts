@@ -17,6 +17,8 @@ export async function writeRunFiles(
   const reporters: Reporter[] = [];
   for (const name of reporterNames) reporters.push(await resolveReporter(name));
   const written: string[] = [];
-  for (const reporter of reporters) written.push(...(await reporter.write({ run, summary, outputDirectory })));
+  // One context for all: reporters may cache work on it (the HTML and chart reporters share their rendered SVGs).
+  const context = { run, summary, outputDirectory };
+  for (const reporter of reporters) written.push(...(await reporter.write(context)));
   return written;
 }

@@ -21,3 +21,13 @@ describe('empiricalCdf', () => {
     for (let index = 1; index < points.length; index++) expect(points[index]?.value).toBeGreaterThanOrEqual(points[index - 1]?.value as number);
   });
 });
+
+describe('strideSample', () => {
+  it('keeps everything when small and an even spread when large', async () => {
+    const { strideSample } = await import('../../src/analysis/cdf.js');
+    const items = Array.from({ length: 10 }, (_, index) => index);
+    expect(strideSample(items, 20)).toBe(items);
+    expect(strideSample(items, 4)).toEqual([0, 3, 6, 9]);
+    expect(strideSample(items, 5)).toEqual([0, 2, 4, 6, 8]);
+  });
+});

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
-import { empiricalCdf } from '../../analysis/cdf.js';
+import { empiricalCdf, strideSample } from '../../analysis/cdf.js';
 import { deriveColumnArrays } from '../../analysis/derive.js';
 import { pooledInterTokenLatencies } from '../../analysis/summarize.js';
 import type { RunData } from '../../types/run.js';
@@ -24,6 +24,8 @@ export interface ComparisonRow {
 }
 
 const MAX_CDF_POINTS = 300;
+/** Curves come from an even sample of at most this many requests per run (a million draw the same curve). */
+const CDF_SAMPLE_RECORDS = 100_000;
 
 /** Labels runs by run id, falling back to the directory name (and then a position) when ids repeat. */
 export function uniqueLabels(candidates: readonly { runId: string; directoryName: string }[]): string[] {
@@ -146,7 +148,7 @@ function cdfRows(runs: readonly ComparedRun[], values: (run: RunData) => ArrayLi
 }
 
 function succeededColumn(run: RunData, column: DerivedColumnName): Float64Array {
-  return deriveColumnArrays(run.records.filter((record) => record.success && !record.warmup))[column];
+  return deriveColumnArrays(strideSample(run.records.filter((record) => record.success && !record.warmup), CDF_SAMPLE_RECORDS))[column];
 }
 
 /** Overlaid CDF chart specs: TTFT, TPOT, ITL and end-to-end latency, one line per run. */
@@ -154,7 +156,7 @@ export function comparisonChartSpecs(runs: readonly ComparedRun[]): { name: stri
   const metrics: [string, string, (run: RunData) => ArrayLike<number>][] = [
     ['compare-cdf-ttft', 'TTFT', (run) => succeededColumn(run, 'ttft')],
     ['compare-cdf-tpot', 'TPOT', (run) => succeededColumn(run, 'tpot')],
-    ['compare-cdf-itl', 'ITL', (run) => pooledInterTokenLatencies(run.records.filter((record) => !record.warmup))],
+    ['compare-cdf-itl', 'ITL', (run) => pooledInterTokenLatencies(strideSample(run.records.filter((record) => !record.warmup), CDF_SAMPLE_RECORDS / 10))],
     ['compare-cdf-total-latency', 'End-to-end latency', (run) => succeededColumn(run, 'total_latency')],
   ];
   const specs: { name: string; title: string; spec: TopLevelSpec }[] = [];

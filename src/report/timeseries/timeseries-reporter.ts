@@ -44,7 +44,7 @@ export function* timeSeriesCsvLines(series: ConcurrencyTimeSeries, t0: number): 
 export const timeSeriesReporter: Reporter = {
   name: 'timeseries',
   async write(context: ReportContext): Promise<string[]> {
-    const series = concurrencyTimeSeries(context.run.records.filter((record) => !record.warmup));
+    const series = concurrencyTimeSeries(context.run.records);
     if (!series) return [];
     const path = join(context.outputDirectory, TIMESERIES_CSV);
     await writeFileAtomic(path, timeSeriesCsvLines(series, context.run.info.startTime));
