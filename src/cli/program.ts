@@ -9,6 +9,7 @@ import { registerReportCommand } from './commands/report.js';
 import { registerRouterCommand } from './commands/router.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerSimServerCommand } from './commands/sim-server.js';
+import { registerSweepCommand } from './commands/sweep.js';
 import { registerTapsCommand } from './commands/taps.js';
 
 /** The whole command line; each command lives in its own file under commands/. */
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   registerDemoCommand(program);
   registerReportCommand(program);
   registerCompareCommand(program);
+  registerSweepCommand(program);
   registerCalibrateCommand(program);
   registerSimServerCommand(program);
   registerRouterCommand(program);

@@ -90,7 +90,7 @@ export const runSettingsSchema = z.object({
   /** The run directory itself; default `results/<run-id>`. */
   outputDir: z.string().min(1).optional(),
   resultsRoot: z.string().min(1).default('results'),
-  runId: z.string().regex(/^[A-Za-z0-9._-]+$/, { message: 'may hold only letters, digits, ".", "_" and "-"' }).optional(),
+  runId: z.string().regex(/^[A-Za-z0-9._=-]+$/, { message: 'may hold only letters, digits and . _ = -' }).optional(),
   /** Run as a discrete-event simulation in virtual time (sim target only): no sockets, seconds for hours of load. */
   virtualTime: z.boolean().default(false),
   /** Live progress: `auto` draws a bar on a terminal and prints plain lines otherwise. */

@@ -1,0 +1,73 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { ServelabError } from '../../errors/servelab-error.js';
+import { EXIT_INTERRUPTED, EXIT_OK } from '../exit-codes.js';
+
+export function registerSweepCommand(program: Command): void {
+  program
+    .command('sweep')
+    .summary('run a grid of tests (rates, policies, server settings) and find the highest rate that meets SLOs')
+    .description(
+      [
+        'Runs every combination of a grid of settings as its own test, then (with a search section) bisects the request',
+        'rate for each combination of the other settings to find the highest that meets the objectives. Writes',
+        'sweep.csv (one row per run), search.csv, and compare.html / compare.csv lining every run up.',
+        '',
+        'Sweep file (YAML or JSON):',
+        '  test: routing',
+        '  settings: { numGpus: 4, numPrompts: 300, datasetName: shared-prefix }',
+        '  grid:',
+        '    routingPolicy: [cache_aware, round_robin]',
+        '    requestRate: [10, 20, 40]',
+        '  search:                       # optional',
+        '    slo: { ttftMs: 500, tpotMs: 50 }',
+        '    attainment: 0.9             # share of requests that must meet every objective',
+        '    lowRate: 1',
+        '    highRate: 100',
+        '    steps: 5',
+      ].join('\n'),
+    )
+    .argument('<file>', 'the sweep file')
+    .option('--output-dir <dir>', 'where runs and tables go (default: results/sweep-<time>)')
+    .action(async (file: string, options: { outputDir?: string }) => {
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch {
+        throw new ServelabError('FILE_NOT_FOUND', `cannot read the sweep file ${file}; check the path`);
+      }
+      let parsed: unknown;
+      try {
+        parsed = parseYaml(text);
+      } catch (error) {
+        throw new ServelabError('INVALID_CONFIG', `${file} is not valid YAML or JSON: ${(error as Error).message.split('\n')[0]}`);
+      }
+      const [{ parseSweepPlan, gridPoints }, { runSweep }, { abortOnSignals }] = await Promise.all([
+        import('../../experiments/sweep/sweep-plan.js'),
+        import('../../experiments/sweep/run-sweep.js'),
+        import('../interrupts.js'),
+      ]);
+      const plan = parseSweepPlan(parsed);
+      const outputDirectory = resolve(options.outputDir ?? `results/sweep-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}`);
+      const gridSize = gridPoints(plan.grid).length;
+      const interrupts = abortOnSignals(() => process.stderr.write('servelab sweep: stopping after writing what was measured\n'));
+      try {
+        const result = await runSweep(plan, {
+          outputDirectory,
+          signal: interrupts.signal,
+          onRunStart: (label, index) => process.stderr.write(`[run ${index + 1}${index < gridSize ? `/${gridSize}` : ' (search)'}] ${label}\n`),
+        });
+        for (const search of result.searches) {
+          process.stdout.write(`${search.label}: highest rate meeting the objectives ${search.highestPassingRate ?? `none (below ${plan.search?.lowRate})`} req/s\n`);
+        }
+        const failed = result.runs.filter((run) => run.failure !== undefined);
+        for (const run of failed) process.stderr.write(`servelab sweep: run ${run.label} failed: ${run.failure}\n`);
+        process.stdout.write(`${result.files.map((path) => `wrote ${path}`).join('\n')}\n`);
+        process.exitCode = interrupts.signal.aborted ? EXIT_INTERRUPTED : EXIT_OK;
+      } finally {
+        interrupts.dispose();
+      }
+    });
+}

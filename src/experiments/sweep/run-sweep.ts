@@ -1,0 +1,169 @@
+import { join, resolve } from 'node:path';
+import { ServelabError } from '../../errors/servelab-error.js';
+import { writeComparison, type ComparedRun } from '../../report/compare/compare-runs.js';
+import { csvField, csvLine } from '../../report/csv/csv-format.js';
+import type { Summary } from '../../types/summary.js';
+import { writeFileAtomic } from '../../utils/atomic-write.js';
+import { NodeTest } from '../node-test.js';
+import { RoutingTest } from '../routing-test.js';
+import type { TestResult } from '../test-result.js';
+import { gridPoints, labelOf, type GridPoint, type SweepPlan } from './sweep-plan.js';
+
+export interface SweepRunOutcome {
+  label: string;
+  values: Record<string, unknown>;
+  result?: TestResult;
+  /** Why the run could not be made (a server that never got ready, ...); the sweep goes on. */
+  failure?: string;
+  /** For search probes: whether the run met the objectives. */
+  meetsSlo?: boolean;
+}
+
+export interface SearchOutcome {
+  label: string;
+  values: Record<string, unknown>;
+  /** The highest rate tried that met the objectives; null when even the lowest did not. */
+  highestPassingRate: number | null;
+  /** The lowest rate tried that missed them; null when even the highest met them. */
+  lowestFailingRate: number | null;
+}
+
+export interface SweepResult {
+  outputDirectory: string;
+  runs: SweepRunOutcome[];
+  searches: SearchOutcome[];
+  files: string[];
+}
+
+export interface SweepOptions {
+  outputDirectory: string;
+  signal?: AbortSignal;
+  /** Told before each run starts. */
+  onRunStart?: (label: string, index: number) => void;
+}
+
+/**
+ * Runs a grid of tests (each its own run directory under `runs/`), then, when asked, searches per grid point for the
+ * highest request rate that meets the objectives, and writes `sweep.csv`, `search.csv` and a combined comparison.
+ */
+export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<SweepResult> {
+  const outputDirectory = resolve(options.outputDirectory);
+  const runs: SweepRunOutcome[] = [];
+  const searches: SearchOutcome[] = [];
+  const runOne = async (label: string, values: Record<string, unknown>): Promise<SweepRunOutcome> => {
+    if (options.signal?.aborted === true) throw new ServelabError('INTERRUPTED', 'the sweep was interrupted; finished runs are kept');
+    options.onRunStart?.(label, runs.length);
+    const settings = { ...plan.settings, ...values, outputDir: join(outputDirectory, 'runs', label), runId: label, quiet: true };
+    let outcome: SweepRunOutcome;
+    try {
+      const test = plan.test === 'routing' ? new RoutingTest(settings) : new NodeTest(settings);
+      outcome = { label, values, result: await test.run({ signal: options.signal }) };
+    } catch (error) {
+      // A configuration error is the same for every run: stop at once rather than repeating it.
+      if (error instanceof ServelabError && (error.code === 'INVALID_CONFIG' || error.code === 'INTERRUPTED')) throw error;
+      outcome = { label, values, failure: error instanceof Error ? error.message : String(error) };
+    }
+    runs.push(outcome);
+    return outcome;
+  };
+
+  // With only a search and no grid, there is no grid run to make (the base point would be a run with no rate given).
+  const onlySearch = plan.search !== undefined && Object.keys(plan.grid).length === 0;
+  if (!onlySearch) for (const point of gridPoints(plan.grid)) await runOne(point.label, point.values);
+
+  if (plan.search !== undefined) {
+    const search = plan.search;
+    const { requestRate: _ignored, ...otherGrid } = plan.grid;
+    for (const point of gridPoints(otherGrid)) searches.push(await searchHighestRate(point, search, runOne));
+  }
+
+  const files = await writeSweepFiles(outputDirectory, runs, searches, plan);
+  return { outputDirectory, runs, searches, files };
+}
+
+/** Bisection on a geometric scale between the highest rate that met the objectives and the lowest that did not. */
+async function searchHighestRate(
+  point: GridPoint,
+  search: NonNullable<SweepPlan['search']>,
+  runOne: (label: string, values: Record<string, unknown>) => Promise<SweepRunOutcome>,
+): Promise<SearchOutcome> {
+  const probe = async (rate: number): Promise<boolean> => {
+    const values = { ...point.values, requestRate: Number(rate.toPrecision(4)) };
+    const outcome = await runOne(`search__${labelOf(values)}`, { ...values, slo: search.slo });
+    outcome.meetsSlo = meetsObjectives(outcome.result?.metrics, search.attainment);
+    return outcome.meetsSlo;
+  };
+  let passing: number | null = null;
+  let failing: number | null = null;
+  if (await probe(search.highRate)) passing = search.highRate;
+  else {
+    failing = search.highRate;
+    if (await probe(search.lowRate)) passing = search.lowRate;
+    else failing = search.lowRate;
+  }
+  for (let step = 0; step < search.steps && passing !== null && failing !== null; step++) {
+    const middle = Math.sqrt(passing * failing);
+    if (await probe(middle)) passing = middle;
+    else failing = middle;
+  }
+  return { label: point.label, values: point.values, highestPassingRate: passing, lowestFailingRate: failing };
+}
+
+function meetsObjectives(summary: Summary | undefined, attainment: number): boolean {
+  const goodput = summary?.goodput;
+  return goodput !== null && goodput !== undefined && goodput.fraction >= attainment;
+}
+
+async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[], searches: SearchOutcome[], plan: SweepPlan): Promise<string[]> {
+  const files: string[] = [];
+  const gridKeys = [...new Set(runs.flatMap((run) => Object.keys(run.values)))].filter((key) => key !== 'slo');
+  const header = ['label', ...gridKeys, 'status', 'meets_slo', 'succeeded', 'failed', 'request_throughput', 'output_token_throughput', 'ttft_p50_ms', 'ttft_p99_ms', 'tpot_p50_ms', 'tpot_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms', 'goodput_fraction', 'run_directory', 'failure'];
+  const milliseconds = (value: number | undefined): number | undefined => (value === undefined ? undefined : value * 1000);
+  const row = (fields: (string | number | boolean | undefined | null)[]): string => csvLine(fields.map(csvField));
+  const lines = [row(header)];
+  for (const run of runs) {
+    const metrics = run.result?.metrics;
+    lines.push(
+      row([
+        run.label,
+        ...gridKeys.map((key) => stringify(run.values[key])),
+        run.result?.status ?? 'failed',
+        run.meetsSlo === undefined ? undefined : String(run.meetsSlo),
+        metrics?.counts.succeeded,
+        metrics?.counts.failed,
+        metrics?.throughput.requestsPerSecond,
+        metrics?.throughput.outputTokensPerSecond,
+        milliseconds(metrics?.latencies.ttft?.p50),
+        milliseconds(metrics?.latencies.ttft?.p99),
+        milliseconds(metrics?.latencies.tpot?.p50),
+        milliseconds(metrics?.latencies.tpot?.p99),
+        milliseconds(metrics?.latencies.total_latency?.p50),
+        milliseconds(metrics?.latencies.total_latency?.p99),
+        metrics?.goodput?.fraction,
+        run.result?.outputDirectory,
+        run.failure,
+      ]),
+    );
+  }
+  const sweepCsv = join(outputDirectory, 'sweep.csv');
+  await writeFileAtomic(sweepCsv, lines.join(''));
+  files.push(sweepCsv);
+  if (searches.length > 0 && plan.search !== undefined) {
+    const searchKeys = [...new Set(searches.flatMap((search) => Object.keys(search.values)))];
+    const searchLines = [row(['label', ...searchKeys, 'highest_passing_rate', 'lowest_failing_rate', 'attainment', 'slo'])];
+    for (const search of searches) {
+      searchLines.push(row([search.label, ...searchKeys.map((key) => stringify(search.values[key])), search.highestPassingRate ?? undefined, search.lowestFailingRate ?? undefined, plan.search.attainment, JSON.stringify(plan.search.slo)]));
+    }
+    const searchCsv = join(outputDirectory, 'search.csv');
+    await writeFileAtomic(searchCsv, searchLines.join(''));
+    files.push(searchCsv);
+  }
+  const compared: ComparedRun[] = runs.flatMap((run) => (run.result === undefined ? [] : [{ label: run.label, run: run.result.run, summary: run.result.metrics }]));
+  if (compared.length >= 1) files.push(...(await writeComparison(compared, outputDirectory)));
+  return files;
+}
+
+function stringify(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}

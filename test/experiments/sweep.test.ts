@@ -1,0 +1,74 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSweep } from '../../src/experiments/sweep/run-sweep.js';
+import { gridPoints, parseSweepPlan } from '../../src/experiments/sweep/sweep-plan.js';
+import { runCli } from '../helpers/cli.js';
+
+let workDirectory: string;
+beforeAll(async () => {
+  workDirectory = await mkdtemp(join(tmpdir(), 'servelab-sweep-'));
+});
+afterAll(async () => {
+  await rm(workDirectory, { recursive: true, force: true });
+});
+
+// Virtual time keeps these sweeps to seconds: the sweep logic is the same for real-time runs.
+const nodeSettings = { virtualTime: true, numPrompts: 150, randomInputLen: 256, randomOutputLen: 32, profile: 'llama-3-8b-h100', progress: 'off' };
+const settings = { ...nodeSettings, numGpus: 2 };
+
+function parseCsv(text: string): Record<string, string>[] {
+  const [header, ...lines] = text.trim().split('\n');
+  const names = (header as string).split(',');
+  return lines.map((line) => Object.fromEntries(line.split(',').map((value, index) => [names[index], value])));
+}
+
+describe('sweep', () => {
+  it('expands a grid into every combination, last setting fastest', () => {
+    const points = gridPoints({ routingPolicy: ['a', 'b'], requestRate: [1, 2, 3] });
+    expect(points.map((point) => point.label)).toEqual([
+      'routingPolicy=a__requestRate=1', 'routingPolicy=a__requestRate=2', 'routingPolicy=a__requestRate=3',
+      'routingPolicy=b__requestRate=1', 'routingPolicy=b__requestRate=2', 'routingPolicy=b__requestRate=3',
+    ]);
+  });
+
+  it('runs the grid and writes one row per run, with metrics that follow the load', async () => {
+    const plan = parseSweepPlan({ test: 'routing', settings, grid: { routingPolicy: ['round_robin', 'shortest_queue'], requestRate: [5, 400] } });
+    const outputDirectory = join(workDirectory, 'grid');
+    const result = await runSweep(plan, { outputDirectory });
+    expect(result.runs).toHaveLength(4);
+    expect(result.runs.every((run) => run.result?.status === 'completed')).toBe(true);
+    const rows = parseCsv(await readFile(join(outputDirectory, 'sweep.csv'), 'utf8'));
+    expect(rows.map((row) => row.label)).toEqual(result.runs.map((run) => run.label));
+    const ttftAt = (policy: string, rate: string): number => Number(rows.find((row) => row.routingPolicy === policy && row.requestRate === rate)?.ttft_p99_ms);
+    // 400 req/s saturates two simulated H100s: queueing makes the tail TTFT far worse than at 5 req/s.
+    expect(ttftAt('round_robin', '400')).toBeGreaterThan(5 * ttftAt('round_robin', '5'));
+    expect(await readFile(join(outputDirectory, 'compare.csv'), 'utf8')).toContain('routingPolicy=round_robin__requestRate=5');
+  });
+
+  it('finds the highest rate that meets the objectives by bisection', async () => {
+    const plan = parseSweepPlan({ test: 'node', settings: nodeSettings, grid: {}, search: { slo: { ttftMs: 200 }, attainment: 0.9, lowRate: 2, highRate: 500, steps: 4 } });
+    const result = await runSweep(plan, { outputDirectory: join(workDirectory, 'search') });
+    expect(result.searches).toHaveLength(1);
+    const search = result.searches[0];
+    expect(search?.highestPassingRate).toBeGreaterThanOrEqual(2);
+    expect(search?.lowestFailingRate).toBeLessThanOrEqual(500);
+    expect(search?.highestPassingRate as number).toBeLessThan(search?.lowestFailingRate as number);
+    // Every probe at or below the answer met the objectives; every probe above it did not.
+    for (const run of result.runs) {
+      const rate = run.values.requestRate as number;
+      expect(run.meetsSlo).toBe(rate <= (search?.highestPassingRate as number) + 1e-9);
+    }
+    const searchCsv = await readFile(join(workDirectory, 'search', 'search.csv'), 'utf8');
+    expect(searchCsv).toContain('highest_passing_rate');
+  });
+
+  it('rejects a bad sweep file before running anything', async () => {
+    const file = join(workDirectory, 'bad-sweep.yaml');
+    await writeFile(file, 'test: node\ngrid:\n  requestRate: []\n');
+    const result = await runCli(['sweep', file, '--output-dir', join(workDirectory, 'never')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/grid\.requestRate.*at least one value/);
+  });
+});
