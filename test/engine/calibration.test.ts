@@ -57,12 +57,27 @@ describe('calibrating a sim-server with a known profile', () => {
       const result = await calibrateProfile({ url: server.url, repeats: 1, decodeTokens: 12, batchSizes: [16, 64, 128, 256], promptLengths: [64, 512, 1024, 2048, 4096] });
       expect(result.measurements.usedServerTimestamps).toBe(true);
       const fitted = result.profile.coefficients;
-      for (const key of Object.keys(KNOWN) as (keyof RooflineCoefficients)[]) expectWithin(fitted[key], KNOWN[key], 0.05, key);
+      const table = result.fit.predictions.map(({ observation, predictedMs }) => `${observation.label}: ${observation.stepMs.toFixed(3)} (fit ${predictedMs.toFixed(3)})`).join('; ');
+      for (const key of Object.keys(KNOWN) as (keyof RooflineCoefficients)[]) {
+        expect(Math.abs(fitted[key] - KNOWN[key]) / KNOWN[key], `${key}: ${fitted[key]} vs ${KNOWN[key]}; ${table}`).toBeLessThanOrEqual(0.05);
+      }
       expect(result.fit.rmsErrorPercent).toBeLessThan(5);
       expect(result.profile.maxTotalTokens).toBe(500_000);
       expect(result.profile.model).toBe('test/known-model');
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('profile fitting with partial data', () => {
+  test('without decode steps above the floor, prefill steps still give the overhead and floor', () => {
+    const observations = [64, 512, 1024, 2048].map((length) => prefillObservation(length, 0));
+    for (const batch of [1, 8, 32]) observations.push(decodeObservation(batch, 40, 0));
+    for (const observation of observations) observation.stepMs = predictStepMs(KNOWN, observation);
+    const fit = fitRooflineProfile(observations)!;
+    expectWithin(fit.coefficients.stepOverheadMs, KNOWN.stepOverheadMs, 1e-6, 'stepOverheadMs');
+    expectWithin(fit.coefficients.weightsFloorMs, KNOWN.weightsFloorMs, 1e-6, 'weightsFloorMs');
+    expect(fit.coefficients.decodePerSequenceMs).toBe(0);
   });
 });

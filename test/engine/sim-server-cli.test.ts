@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, test } from 'vitest';
@@ -7,6 +8,30 @@ import { describe, expect, test } from 'vitest';
 const ROOT = join(import.meta.dirname, '..', '..');
 const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const BUILT = existsSync(MAIN) && existsSync(join(ROOT, 'dist', 'src', 'cli', 'commands', 'sim-server.js'));
+const CALIBRATE_BUILT = BUILT && existsSync(join(ROOT, 'dist', 'src', 'cli', 'commands', 'calibrate.js'));
+
+async function startBuiltSimServer(args: string[]): Promise<{ url: string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [MAIN, 'sim-server', '--port', '0', ...args], { cwd: ROOT });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const lines = createInterface({ input: child.stdout });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('sim-server did not start')), 10_000);
+    lines.on('line', (line) => {
+      const match = /listening on (\S+)/.exec(line);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+  });
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -63,5 +88,47 @@ describe.skipIf(!BUILT)('servelab sim-server (built CLI)', () => {
     for (const flag of ['--max-running-requests', '--chunked-prefill-size', '--max-total-tokens', '--schedule-policy', '--profile', 'llama-3-8b-h100']) {
       expect(result.stdout).toContain(flag);
     }
+  });
+});
+
+describe.skipIf(!CALIBRATE_BUILT)('servelab calibrate (built CLI)', () => {
+  test('fits a profile from a sim-server and writes a file sim-server can load', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'servelab-calibrate-'));
+    const known = join(directory, 'known.json');
+    writeFileSync(
+      known,
+      JSON.stringify({
+        kind: 'roofline',
+        name: 'known',
+        description: 'test',
+        model: 'test/known',
+        hardware: 'none',
+        derivation: [],
+        coefficients: { stepOverheadMs: 0.5, weightsFloorMs: 2, prefillPerTokenMs: 0.004, prefillAttentionPerPairMs: 2e-6, decodePerSequenceMs: 0.02, kvReadPerTokenMs: 2e-5 },
+        maxTotalTokens: 500000,
+        contextLength: 8192,
+      }),
+    );
+    const server = await startBuiltSimServer(['--profile', known, '--max-running-requests', '256']);
+    try {
+      const output = join(directory, 'fitted.json');
+      const result = await run(['calibrate', '--url', server.url, '--output', output, '--repeats', '1', '--decode-tokens', '8', '--max-batch', '32', '--quiet']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/fit error: [\d.]+% RMS/);
+      const fitted = JSON.parse(readFileSync(output, 'utf8')) as { kind: string; coefficients: Record<string, number> };
+      expect(fitted.kind).toBe('roofline');
+      expect(fitted.coefficients['weightsFloorMs']).toBeGreaterThan(1.8);
+      expect(fitted.coefficients['weightsFloorMs']).toBeLessThan(2.2);
+      const reloaded = await startBuiltSimServer(['--profile', output]);
+      expect(await reloaded.stop()).toBe(0);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('a missing --url is a usage error', async () => {
+    const result = await run(['calibrate', '--output', 'x.json']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--url/);
   });
 });

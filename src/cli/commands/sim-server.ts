@@ -119,9 +119,8 @@ export function registerSimServerCommand(program: Command): void {
         seed: flags.seed,
         servedModelName: flags.servedModelName,
       });
-      process.stdout.write(`servelab sim-server listening on ${server.url}\n`);
-      process.stdout.write(`${SGLANG_READY_LINE}\n`);
-      await new Promise<void>((resolve) => {
+      // Handlers first: a launcher may send SIGTERM the moment it reads the ready line.
+      const stopped = new Promise<void>((resolve) => {
         const stop = (): void => {
           process.off('SIGTERM', stop);
           process.off('SIGINT', stop);
@@ -130,6 +129,9 @@ export function registerSimServerCommand(program: Command): void {
         process.on('SIGTERM', stop);
         process.on('SIGINT', stop);
       });
+      process.stdout.write(`servelab sim-server listening on ${server.url}\n`);
+      process.stdout.write(`${SGLANG_READY_LINE}\n`);
+      await stopped;
     });
 }
 

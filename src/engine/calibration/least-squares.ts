@@ -43,7 +43,10 @@ export function leastSquares(rows: readonly number[][], targets: readonly number
 
 /** Least squares with every coefficient >= 0: drop the most negative one to zero and refit, until none is negative. */
 export function nonNegativeLeastSquares(rows: readonly number[][], targets: readonly number[]): number[] | null {
+  // A column no row uses (e.g. no decode step left the floor) cannot be estimated: hold it at zero.
+  const width = rows[0]?.length ?? 0;
   const fixedZero = new Set<number>();
+  for (let column = 0; column < width; column++) if (rows.every((row) => row[column] === 0)) fixedZero.add(column);
   for (;;) {
     const solution = leastSquares(rows, targets, fixedZero);
     if (solution === null) return null;

@@ -64,6 +64,12 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   let serverTimestamps = true;
   const timeoutMs = options.requestTimeoutMs ?? 120_000;
   const prompt = (length: number): number[] => Array.from({ length }, () => random.integer(100, 30_000));
+  // Streams are needed only for client-side timing. Once the server shows its timestamps, ask for whole answers:
+  // hundreds of concurrent streams would cost the server (and a simulated server sharing this process) CPU time.
+  const probe = stepTimes(await streamGenerate(baseUrl, prompt(16), decodeTokens, timeoutMs, true));
+  const stream = !probe.fromServer;
+  const generate = (ids: number[], maxNewTokens: number): Promise<StreamResult> =>
+    streamGenerate(baseUrl, ids, maxNewTokens, timeoutMs, stream);
 
   const chunkLimit = limits.chunkedPrefillSize > 0 ? limits.chunkedPrefillSize : 8192;
   const longestPrompt = Math.min(chunkLimit, limits.contextLength - decodeTokens - 8, Math.floor(limits.maxTotalTokens / 2));
@@ -73,7 +79,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     const decodeMs: number[] = [];
     for (let repeat = 0; repeat < repeats; repeat++) {
       await flushCache(baseUrl);
-      const result = await streamGenerate(baseUrl, prompt(length), decodeTokens, timeoutMs);
+      const result = await generate(prompt(length), decodeTokens);
       const timing = stepTimes(result);
       serverTimestamps &&= timing.fromServer;
       prefillMs.push(timing.prefillMs);
@@ -89,22 +95,27 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   for (const promptTokens of [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS]) {
     for (const batch of batchSizes) {
       if (batch * (promptTokens + decodeTokens + 8) > limits.maxTotalTokens * 0.7) continue;
-      // A long blocker prompt (two full prefill chunks, one output token) keeps the scheduler busy while the batch's
-      // requests arrive over HTTP, so they are all admitted in the steps right after it and decode together. With
-      // server timestamps the point is checked (every request arrived while the blocker ran) and retried if not.
-      let results: StreamResult[] = [];
-      for (let attempt = 0; attempt < 3; attempt++) {
+      // Long blocker prompts (two full prefill chunks each, one output token) keep the scheduler busy while the
+      // batch's requests arrive over HTTP, so they are all admitted in the steps right after and decode together.
+      // With server timestamps each point is checked (every request arrived while the blockers ran, none started
+      // before them) and retried with more blockers; a point that never comes out clean is left out.
+      let results: StreamResult[] | null = null;
+      for (let attempt = 0; attempt < BLOCKER_COUNTS.length && results === null; attempt++) {
         await flushCache(baseUrl);
-        const blocker = streamGenerate(baseUrl, prompt(blockerTokens), 1, timeoutMs);
-        await new Promise((resolve) => setTimeout(resolve, 20 * 4 ** attempt));
-        results = await Promise.all(
-          Array.from({ length: batch }, () => streamGenerate(baseUrl, prompt(promptTokens), decodeTokens, timeoutMs)),
+        const blockers = Array.from({ length: BLOCKER_COUNTS[attempt] as number }, () =>
+          generate(prompt(blockerTokens), 1),
         );
-        if (admittedTogether(await blocker, results)) break;
-        progress(`batch ${batch}: requests were not all queued behind the blocker; retrying`);
+        await new Promise((resolve) => setTimeout(resolve, 20 * (attempt + 1)));
+        const attemptResults = await Promise.all(
+          Array.from({ length: batch }, () => generate(prompt(promptTokens), decodeTokens)),
+        );
+        if (admittedTogether(await Promise.all(blockers), attemptResults)) results = attemptResults;
+        else progress(`batch ${batch}: requests were not all queued behind the blockers; retrying with more`);
       }
-      // Prefill goes first, so the batch decodes together once the last prompt is in: the request prefilled last
-      // spent exactly decodeTokens - 1 steps at batch B, the shortest decode interval of all.
+      if (results === null) {
+        progress(`batch ${batch} at ${promptTokens}-token prompts: left out (the requests never arrived together)`);
+        continue;
+      }
       const timings = results.map(stepTimes);
       serverTimestamps &&= timings.every((timing) => timing.fromServer);
       const stepMs = Math.min(...timings.map((timing) => timing.decodeStepMs));
@@ -115,11 +126,16 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   return { limits, observations, usedServerTimestamps: serverTimestamps };
 }
 
-/** True when every request of the batch reached the server while the blocker ran (or when that cannot be told). */
-function admittedTogether(blocker: StreamResult, results: StreamResult[]): boolean {
-  const blockerStart = blocker.meta['forward_entry_time'];
-  const blockerEnd = blocker.meta['prefill_finished_time'];
-  if (typeof blockerStart !== 'number' || typeof blockerEnd !== 'number') return true;
+/** Blocker prompts sent on successive attempts at one concurrency point. */
+const BLOCKER_COUNTS = [1, 3, 8, 16];
+
+/** True when every request of the batch reached the server while the blockers ran (or when that cannot be told). */
+function admittedTogether(blockers: StreamResult[], results: StreamResult[]): boolean {
+  const starts = blockers.map((blocker) => blocker.meta['forward_entry_time']);
+  const ends = blockers.map((blocker) => blocker.meta['prefill_finished_time']);
+  if (![...starts, ...ends].every((value) => typeof value === 'number')) return true;
+  const blockerStart = Math.min(...(starts as number[]));
+  const blockerEnd = Math.max(...(ends as number[]));
   return results.every((result) => {
     const received = result.meta['request_received_ts'];
     const forward = result.meta['forward_entry_time'];
@@ -183,7 +199,13 @@ async function flushCache(baseUrl: string): Promise<void> {
   }
 }
 
-async function streamGenerate(baseUrl: string, inputIds: number[], maxNewTokens: number, timeoutMs: number): Promise<StreamResult> {
+async function streamGenerate(
+  baseUrl: string,
+  inputIds: number[],
+  maxNewTokens: number,
+  timeoutMs: number,
+  stream = true,
+): Promise<StreamResult> {
   const sentMs = performance.now();
   const response = await fetch(`${baseUrl}/generate`, {
     method: 'POST',
@@ -191,12 +213,19 @@ async function streamGenerate(baseUrl: string, inputIds: number[], maxNewTokens:
     body: JSON.stringify({
       input_ids: inputIds,
       sampling_params: { max_new_tokens: maxNewTokens, ignore_eos: true, temperature: 0 },
-      stream: true,
+      stream,
     }),
     signal: AbortSignal.timeout(timeoutMs),
   });
   if (!response.ok || response.body === null) {
     throw new ServelabError('PROTOCOL_ERROR', `calibration request failed with HTTP ${response.status}: ${await response.text()}`);
+  }
+  if (!stream) {
+    const body = (await response.json()) as Record<string, unknown>;
+    const doneMs = performance.now();
+    const meta = (body['meta_info'] ?? {}) as Record<string, unknown>;
+    const completionTokens = typeof meta['completion_tokens'] === 'number' ? meta['completion_tokens'] : maxNewTokens;
+    return { sentMs, firstEventMs: doneMs, lastEventMs: doneMs, completionTokens, meta };
   }
   const decoder = new TextDecoder();
   let buffered = '';
