@@ -33,8 +33,8 @@ async function waitFor(predicate: () => Promise<boolean>, timeoutMs = 2000): Pro
 }
 
 async function runningRequests(): Promise<number> {
-  const info = (await (await fetch(`${server.url}/get_load`)).json()) as { num_reqs: number };
-  return info.num_reqs;
+  const ranks = (await (await fetch(`${server.url}/get_load`)).json()) as { num_reqs: number; num_waiting_reqs: number }[];
+  return ranks.reduce((sum, rank) => sum + rank.num_reqs + rank.num_waiting_reqs, 0);
 }
 
 describe('sim-server /generate', () => {

@@ -353,15 +353,17 @@ class SimHttpServer {
     };
   }
 
-  #loadInfo(): Record<string, unknown> {
+  /** SGLang's /get_load shape: one entry per data-parallel rank (a single rank here). */
+  #loadInfo(): Record<string, unknown>[] {
     const load = this.#engine.load();
-    return {
-      num_reqs: load.runningRequests + load.waitingRequests,
-      num_running_reqs: load.runningRequests,
-      num_waiting_reqs: load.waitingRequests,
-      num_tokens: load.usedTokens,
-      token_usage: load.tokenUsage,
-    };
+    return [
+      {
+        dp_rank: 0,
+        num_reqs: load.runningRequests,
+        num_waiting_reqs: load.waitingRequests,
+        num_tokens: load.usedTokens,
+      },
+    ];
   }
 }
 
