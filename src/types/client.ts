@@ -1,4 +1,4 @@
-import type { Clock } from '../clock/clock.js';
+import type { Clock } from './clock.js';
 import type { ClientOutcome } from './record.js';
 import type { Milliseconds } from './time.js';
 import type { SamplingSettings, WorkloadRequest } from './workload.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock/clock.js';
+import type { Clock } from './clock.js';
 import type { ProtocolClient } from './client.js';
 import type { RequestRecord } from './record.js';
 import type { EpochSeconds, Milliseconds } from './time.js';
