@@ -56,3 +56,20 @@ describe('selection-based percentiles', () => {
     }
   });
 });
+
+describe('multiSelectInPlace', () => {
+  it('puts every wanted order statistic in place, on data with and without duplicates', async () => {
+    const { multiSelectInPlace } = await import('../../src/analysis/statistics.js');
+    let seed = 7;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (const size of [1, 2, 3, 5, 17, 100, 1001, 5000]) {
+      for (const distinct of [3, 1000000]) {
+        const values = Float64Array.from({ length: size }, () => Math.floor(next() * distinct));
+        const sorted = Float64Array.from(values).sort();
+        const ranks = [...new Set([0, Math.floor(size / 2), Math.floor(size * 0.9), size - 1].filter((rank) => rank < size))].sort((a, b) => a - b);
+        multiSelectInPlace(values, ranks);
+        for (const rank of ranks) expect(values[rank], `rank ${rank} of ${size}`).toBe(sorted[rank]);
+      }
+    }
+  });
+});
