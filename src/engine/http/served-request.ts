@@ -236,7 +236,8 @@ export class ServedRequest {
       // Set last, right before the final event is written, as SGLang does.
       meta['response_sent_to_client_ts'] = clock.nowEpochSeconds();
     }
-    return { text: this.#text, output_ids: this.#outputIds.slice(), meta_info: meta };
+    // Serialized at once by the caller, so the live array can be handed over without a copy.
+    return { text: this.#text, output_ids: this.#outputIds, meta_info: meta };
   }
 
   #completionChunk(text: string, finishReason: string | null): Record<string, unknown> {

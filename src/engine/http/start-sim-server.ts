@@ -326,6 +326,7 @@ class SimHttpServer {
       simulated: true,
       profile: profile.kind === 'roofline' ? profile.name : (profile.name ?? 'simple'),
       max_total_num_tokens: config.maxTotalTokens,
+      max_req_input_len: this.#engine.maxRequestInputTokens,
       internal_states: [
         {
           max_total_num_tokens: config.maxTotalTokens,
