@@ -99,6 +99,21 @@ describe('SimEngine invariants under random load', () => {
     });
   }
 
+  test('a tight pool with long chunked prompts still finishes everything within capacity', () => {
+    const random = new SeededRandom(99);
+    const maxTotalTokens = 3000;
+    const harness = makeHarness({ profile: simple10, maxTotalTokens, chunkedPrefillSize: 256, maxRunningRequests: 64, scheduleConservativeness: 0.1, seed: 4 });
+    const arrivals: TimedArrival[] = Array.from({ length: 120 }, (_unused, index) => ({
+      atMs: index * 3,
+      input: { id: `t${index}`, promptTokenIds: tokenIds(random.integer(1, 2500), index * 3000), maxNewTokens: random.integer(1, 300) },
+    }));
+    runArrivals(harness, arrivals);
+    expect(harness.finished.size).toBe(120);
+    for (const step of harness.steps) expect(step.usedAfterBegin).toBeLessThanOrEqual(maxTotalTokens);
+    const aborted = [...harness.finished.values()].filter((view) => view.finishReason?.type === 'abort');
+    expect(aborted).toEqual([]);
+  });
+
   test('the same seed gives the same run; another seed other tokens', () => {
     const run = (seed: number): string => {
       const harness = makeHarness({ profile: simple10, seed });

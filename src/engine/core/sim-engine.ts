@@ -429,7 +429,13 @@ export class SimEngine {
 
     const chunked = this.#chunked;
     if (chunked !== null) {
-      const chunkTokens = Math.min(chunked.fillLength - chunked.filledTokens, remainingChunkTokens);
+      const chunkTokens = Math.min(
+        chunked.fillLength - chunked.filledTokens,
+        remainingChunkTokens,
+        this.#availableKvTokens(),
+      );
+      // The pool is full: let the running batch decode (and retract if it must) before the prompt continues.
+      if (chunkTokens <= 0) return null;
       this.#addChunk(chunked, chunkTokens, work);
       remainingChunkTokens -= chunkTokens;
       remainingTotalTokens -= chunkTokens;
