@@ -8,6 +8,9 @@
 export { NodeTest } from './experiments/node-test.js';
 export type { RunOptions } from './orchestration/measured-run.js';
 export { RoutingTest } from './experiments/routing-test.js';
+export { analyzeResults, visualizeResults } from './experiments/analyze-results.js';
+export { runSweep, type SweepResult } from './experiments/sweep/run-sweep.js';
+export { parseSweepPlan, type SweepPlan } from './experiments/sweep/sweep-plan.js';
 export type { TestResult, ExportedFiles } from './experiments/test-result.js';
 export type { RunProgress, ProgressListener } from './orchestration/progress.js';
 export type { NodeTestConfig, NodeTestConfigInput, RoutingTestConfig, RoutingTestConfigInput } from './config/schema.js';

@@ -88,3 +88,20 @@ describe('servelab run FILE', () => {
     expect(missing.stderr).toMatch(/cannot read the config file/);
   });
 });
+
+describe('analyzeResults and visualizeResults (library)', () => {
+  it('reads a run back, re-analyzes it with other objectives, and regenerates its report', async () => {
+    const { analyzeResults, visualizeResults } = await import('../../src/index.js');
+    const outputDir = join(workDirectory, 'analyze');
+    const result = await new NodeTest({ requestRate: 200, numPrompts: 30, randomInputLen: 16, randomOutputLen: 4, profile: fastProfile, outputDir, warmupRequests: 0 }).run();
+    const strict = await analyzeResults(outputDir, { slo: { ttftMs: 0.001 } });
+    const lenient = await analyzeResults(outputDir, { slo: { ttftMs: 60_000 } });
+    expect(strict.run.records).toHaveLength(30);
+    expect(strict.metrics.counts.total).toBe(result.metrics.counts.total);
+    expect(strict.metrics.goodput?.goodRequests).toBe(0);
+    expect(lenient.metrics.goodput?.goodRequests).toBe(30);
+    const written = await visualizeResults(outputDir);
+    expect(written.some((path) => path.endsWith('report.html'))).toBe(true);
+    await expect(analyzeResults(join(workDirectory, 'not-a-run'))).rejects.toThrow(/not a directory/);
+  });
+});
