@@ -1,3 +1,5 @@
+import { describe, expect, test } from 'vitest';
+
 /**
  * A reusable conformance check for SGLang's streaming `/generate` answer (SPEC §5), applied both to live servers (the
  * simulated engine) and to streams recorded from real SGLang servers (test/fixtures/streams/sglang/). It returns the
@@ -172,4 +174,38 @@ export function checkTimingOrder(info: Record<string, unknown>, toleranceSeconds
     if (later + toleranceSeconds < earlier) problems.push(`timing order: ${laterName} (${later}) < ${earlierName} (${earlier})`);
   }
   return problems;
+}
+
+/**
+ * Registers the live-server conformance tests for any SGLang-compatible server (the simulator, a stand-in, or a real
+ * SGLang when one is available): call it inside a test file, with a function that returns the server's base URL once
+ * it is up (e.g. from beforeAll).
+ */
+export function describeGenerateStreamConformance(
+  name: string,
+  baseUrl: () => string,
+  options: { timingKeys?: boolean } = {},
+): void {
+  describe(`SGLang /generate stream conformance: ${name}`, () => {
+    const stream = async (body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<string> => {
+      const response = await fetch(`${baseUrl()}/generate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ ...body, stream: true }),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type') ?? '').toContain('text/event-stream');
+      return response.text();
+    };
+
+    test('a text prompt streams cumulative text to exactly max_new_tokens, ids from rid', async () => {
+      const body = await stream({ text: 'conformance check of the stream', sampling_params: { max_new_tokens: 7, ignore_eos: true }, rid: 'conformance-rid' });
+      expect(checkGenerateStream(body, { completionTokens: 7, requestId: 'conformance-rid', timingKeys: options.timingKeys })).toEqual([]);
+    });
+
+    test('input_ids and the x-request-id header', async () => {
+      const body = await stream({ input_ids: [11, 12, 13, 14, 15], sampling_params: { max_new_tokens: 3, ignore_eos: true } }, { 'x-request-id': 'conformance-header' });
+      expect(checkGenerateStream(body, { completionTokens: 3, requestId: 'conformance-header', timingKeys: options.timingKeys })).toEqual([]);
+    });
+  });
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSimServer } from '../../src/engine/http/start-sim-server.js';
 import type { RunningSimServer } from '../../src/engine/http/start-sim-server.js';
-import { checkGenerateStream, parseSseBody } from '../conformance/sglang-server-api.js';
+import { checkGenerateStream, describeGenerateStreamConformance, parseSseBody } from '../conformance/sglang-server-api.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'streams', 'sglang');
 
@@ -59,6 +59,17 @@ describe('SGLang /generate stream conformance: the simulated engine', () => {
     expect(problems).toMatch(/not cumulative/);
     expect(problems).toMatch(/completion_tokens went down/);
   });
+});
+
+describe('the shared live-server suite against the simulator', () => {
+  let server: RunningSimServer;
+  beforeAll(async () => {
+    server = await startSimServer({ profile: { kind: 'simple', stepMs: 3 } });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  describeGenerateStreamConformance('sim-server (simple profile)', () => server.url);
 });
 
 describe('SGLang /generate stream conformance: recorded SGLang streams', () => {
