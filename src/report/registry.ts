@@ -30,11 +30,6 @@ export const DEFAULT_REPORTER_NAMES: readonly string[] = ['config', 'csv', 'json
 /** The data files only (no rendering): for tests and for very large runs where charts are not wanted. */
 export const DATA_REPORTER_NAMES: readonly string[] = ['config', 'csv', 'jsonl', 'timeseries', 'nodes', 'summary'];
 
-/** Adds (or replaces) a built-in reporter; used by the reporters that live in heavier modules (HTML, charts). */
-export function registerReporter(reporter: Reporter): void {
-  (reporterRegistry as Record<string, Reporter>)[reporter.name] = reporter;
-}
-
 function isReporter(value: unknown): value is Reporter {
   return (
     typeof value === 'object' &&

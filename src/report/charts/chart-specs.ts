@@ -35,7 +35,7 @@ const base = (title: string): Partial<TopLevelSpec> => ({
   width: WIDTH,
   height: HEIGHT,
   background: 'white',
-  config: { font: 'DejaVu Sans, Helvetica, Arial, sans-serif', view: { stroke: '#ddd' } },
+  config: { font: 'DejaVu Sans, Helvetica, Arial, sans-serif', view: { stroke: '#ddd' }, legend: { labelLimit: 360 } },
 });
 
 /** Vertical rules with labels at the run's events (node failures, restores), on a time axis in seconds after t0. */

@@ -172,7 +172,7 @@ export function comparisonChartSpecs(runs: readonly ComparedRun[]): { name: stri
         width: 640,
         height: 240,
         background: 'white',
-        config: { font: 'DejaVu Sans, Helvetica, Arial, sans-serif' },
+        config: { font: 'DejaVu Sans, Helvetica, Arial, sans-serif', legend: { labelLimit: 360 } },
         data: { values: rows },
         mark: { type: 'line', interpolate: 'step-after' },
         encoding: {

@@ -33,7 +33,9 @@ function fixed(value: number | null | undefined, digits = 2): string {
 function milliseconds(value: number | null | undefined): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return '-';
   const ms = value * 1000;
-  return Math.abs(ms) >= 100 ? ms.toFixed(1) : Math.abs(ms) >= 1 ? ms.toFixed(2) : ms.toFixed(3);
+  const text = Math.abs(ms) >= 100 ? ms.toFixed(1) : Math.abs(ms) >= 1 ? ms.toFixed(2) : ms.toFixed(3);
+  // Server timestamps a microsecond apart can give -0.0001 ms: print zero, not "-0.000".
+  return /^-0\.0*$/.test(text) ? text.slice(1) : text;
 }
 
 /**
