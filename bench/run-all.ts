@@ -1,0 +1,37 @@
+/**
+ * `npm run bench`: every benchmark in turn, each in its own process so none inherits another's heap or JIT state.
+ * Each prints its figures beside its target and a ratio against a baseline it measures in the same run.
+ * `npm run bench -- NAME...` runs only the named ones.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const benchmarks: { name: string; file: string; args: string[]; what: string }[] = [
+  { name: 'node-test-rates', file: 'node-test-rates.js', args: [], what: 'node test on the simulated engine: achieved rate and send lag at 50, 500, 2,000 req/s' },
+  { name: 'load-precision', file: 'load-precision.js', args: [], what: 'pacer precision against a naive pacer, streaming stub on the other core' },
+  { name: 'load-record-store', file: 'load-record-store.js', args: [], what: 'bytes per stored record' },
+  { name: 'client-cpu', file: 'client-cpu.js', args: [], what: 'client CPU per streamed request and TTFT overhead against a raw-socket client' },
+  { name: 'router-overhead', file: 'router-overhead.js', args: [], what: 'builtin router, tap and nginx added latency at 1,000 req/s' },
+  { name: 'sim-virtual-throughput', file: 'sim-virtual-throughput.js', args: [], what: 'virtual-time engine throughput, 64 engines' },
+  { name: 'virtual-routing-test', file: 'virtual-routing-test.js', args: [], what: 'a whole virtual-time routing test (workload, routing, 64 engines, records)' },
+  { name: 'analysis-million', file: 'analysis-million.js', args: [], what: 'analysis and report of 1,000,000 records' },
+];
+
+const selected = process.argv.slice(2);
+const unknown = selected.filter((name) => !benchmarks.some((benchmark) => benchmark.name === name));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown benchmark ${unknown.join(', ')}; choose from ${benchmarks.map((benchmark) => benchmark.name).join(', ')}\n`);
+  process.exit(2);
+}
+let failures = 0;
+for (const benchmark of benchmarks) {
+  if (selected.length > 0 && !selected.includes(benchmark.name)) continue;
+  process.stdout.write(`\n=== ${benchmark.name}: ${benchmark.what}\n`);
+  const path = fileURLToPath(new URL(`./${benchmark.file}`, import.meta.url));
+  const outcome = spawnSync(process.execPath, ['--max-old-space-size=8192', path, ...benchmark.args], { stdio: 'inherit' });
+  if (outcome.status !== 0) {
+    failures++;
+    process.stdout.write(`=== ${benchmark.name} exited with ${outcome.status ?? outcome.signal}\n`);
+  }
+}
+process.exit(failures === 0 ? 0 : 1);
