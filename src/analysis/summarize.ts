@@ -11,6 +11,7 @@ import type {
   SummaryTokens,
 } from '../types/summary.js';
 import { DERIVED_COLUMN_NAMES, deriveColumnArrays } from './derive.js';
+import { describeEvents } from './events.js';
 import { Float64Arena, takeFloat64 } from './float-arena.js';
 import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisticsInPlace } from './statistics.js';
 import { succeededOnly, summarizeRouting } from './nodes.js';
@@ -189,5 +190,8 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
   };
   const routing = summarizeRouting(run.info.testLevel, records, columns, arena);
   if (routing) summary.routing = routing;
+  if (run.events.length > 0 && firstArrivalTime !== null) {
+    summary.events = describeEvents(records, run.events, firstArrivalTime, lastFinishTime ?? run.info.endTime);
+  }
   return summary;
 }

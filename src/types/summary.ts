@@ -151,6 +151,32 @@ export interface RoutingSummary {
   prefixGroupAffinity: { meanShareOnTopNode: number; minShareOnTopNode: number; groups: number } | null;
 }
 
+/** Load around a time window: what the report compares before and after a failure event. */
+export interface WindowLoad {
+  /** Window bounds (epoch seconds). */
+  from: EpochSeconds;
+  to: EpochSeconds;
+  /** Successful completions (by finish time) per second. */
+  completionsPerSecond: number;
+  /** Failures (by finish time, else arrival time) per second. */
+  failuresPerSecond: number;
+  /** Median TTFT (seconds) of succeeded requests that arrived in the window; null when none did. */
+  ttftP50: number | null;
+}
+
+/** How the run behaved around one event of `run.events` (SPEC §8). */
+export interface EventImpact {
+  time: EpochSeconds;
+  kind: string;
+  node?: number;
+  before: WindowLoad;
+  after: WindowLoad;
+  /** Requests that failed between this event and the next one (or the end of the run). */
+  failuresUntilNextEvent: number;
+  /** Seconds from the event to the last such failure: how long errors went on. Null when none failed. */
+  errorsStoppedAfterSeconds: number | null;
+}
+
 /** Per-experiment metrics (SPEC §3). Every duration is in seconds. */
 export interface Summary {
   counts: SummaryCounts;
@@ -171,4 +197,6 @@ export interface Summary {
   goodput: Goodput | null;
   /** Present for routing tests (or whenever records name more than one host). */
   routing?: RoutingSummary;
+  /** One entry per run event (node failures, restores), in time order; absent when the run had none. */
+  events?: EventImpact[];
 }

@@ -29,6 +29,7 @@ describe('html report and charts', () => {
     );
     expect(html.match(/<svg /g)?.length).toBe(names.length);
     expect(html).toContain('crash node 1'); // failure events are marked on time axes
+    expect(html).toContain('<td>13</td><td>1.860</td>'); // failures until the restore, and for how long
     expect(html).toContain('Goodput');
     expect(html).toContain('http://127.0.0.1:30002');
   });

@@ -23,6 +23,13 @@ describe('terminal summary', () => {
     expect(text).not.toContain('\u001b[');
   });
 
+  it('lists each event with its failures and throughput before and after', async () => {
+    const { sampleRoutingRun } = await import('./sample-run.js');
+    const routing = sampleRoutingRun();
+    const text = formatTerminalSummary(routing, summarize(routing));
+    expect(text).toMatch(/crash node 1 at 3\.00 s:\s+13 failed over 1\.86 s; completed\/s \d+\.\d\d -> \d+\.\d\d/);
+  });
+
   it('colors only when asked', () => {
     expect(formatTerminalSummary(run, summary, { color: true })).toContain('\u001b[32mcompleted');
   });

@@ -95,12 +95,31 @@ ${table(
 )}</section>`;
 }
 
-function eventsSection(run: RunData): string {
+function eventsSection(run: RunData, summary: Summary): string {
   if (run.events.length === 0) return '';
-  return `<section><h2>Events</h2>${table(
-    ['time since t0 (s)', 'event', 'node', 'detail'],
-    run.events.map((event) => [number(event.time - run.info.startTime, 3), event.kind, event.node === undefined ? '' : String(event.node), event.detail ?? '']),
-  )}</section>`;
+  const impacts = summary.events ?? [];
+  const t0 = run.info.startTime;
+  const arrow = (before: number | null, after: number | null, digits: number, scale = 1): string =>
+    `${number(before === null ? null : before * scale, digits)} → ${number(after === null ? null : after * scale, digits)}`;
+  return `<section><h2>Events</h2>
+<p>Each event compared with the ${'≤'}10 s before and after it (cut at neighbouring events); “errors for” is the time from the event to the last failure before the next event.</p>
+${table(
+  ['time since t0 (s)', 'event', 'node', 'detail', 'failures until next event', 'errors for (s)', 'completed/s before → after', 'failed/s before → after', 'TTFT p50 (ms) before → after'],
+  run.events.map((event) => {
+    const impact = impacts.find((candidate) => candidate.time === event.time && candidate.kind === event.kind && candidate.node === event.node);
+    return [
+      number(event.time - t0, 3),
+      event.kind,
+      event.node === undefined ? '' : String(event.node),
+      event.detail ?? '',
+      impact ? String(impact.failuresUntilNextEvent) : '–',
+      number(impact?.errorsStoppedAfterSeconds, 3),
+      impact ? arrow(impact.before.completionsPerSecond, impact.after.completionsPerSecond, 2) : '–',
+      impact ? arrow(impact.before.failuresPerSecond, impact.after.failuresPerSecond, 2) : '–',
+      impact ? arrow(impact.before.ttftP50, impact.after.ttftP50, 2, 1000) : '–',
+    ];
+  }),
+)}</section>`;
 }
 
 function figure(chart: RenderedChart): string {
@@ -144,7 +163,7 @@ target ${escapeHtml(info.target)}${info.simulated ? ' (virtual time)' : ''} · t
 <section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(summary)}</section>
 <section><h2>Concurrency by stage</h2>${stagesTable(summary)}</section>
 ${nodesSection(summary)}
-${eventsSection(run)}
+${eventsSection(run, summary)}
 ${run.extras === undefined ? '' : `<section><h2>Other measurements</h2><pre>${escapeHtml(JSON.stringify(run.extras, null, 2))}</pre></section>`}
 <section><h2>Charts</h2>
 ${charts.map(figure).join('\n')}

@@ -107,6 +107,14 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
     }
     row('Imbalance max/mean, CV', `${fixed(summary.routing.imbalanceMaxOverMean, 3)}, ${fixed(summary.routing.imbalanceCv, 3)}`);
   }
+  if (summary.events && summary.events.length > 0) {
+    heading('Events', '-');
+    for (const impact of summary.events) {
+      const label = `${impact.kind}${impact.node === undefined ? '' : ` node ${impact.node}`} at ${fixed(impact.time - info.startTime)} s`;
+      const errors = impact.failuresUntilNextEvent === 0 ? 'no failures' : `${impact.failuresUntilNextEvent} failed over ${fixed(impact.errorsStoppedAfterSeconds)} s`;
+      row(label, `${errors}; completed/s ${fixed(impact.before.completionsPerSecond)} -> ${fixed(impact.after.completionsPerSecond)}`);
+    }
+  }
   lines.push('='.repeat(WIDTH));
   if (options.outputDirectory !== undefined) row('Output directory', options.outputDirectory);
   return `${lines.join('\n')}\n`;

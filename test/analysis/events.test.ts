@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { summarize } from '../../src/analysis/summarize.js';
+import { T0 } from './records.js';
+import { sampleRoutingRun } from '../report/sample-run.js';
+
+describe('event impact', () => {
+  it('compares errors and throughput before and after each event and times how long errors went on', () => {
+    // Node 1 serves every third request; from 3 s on its requests fail 10 ms after they arrive.
+    const summary = summarize(sampleRoutingRun());
+    const [crash, restore] = summary.events ?? [];
+    expect(crash).toMatchObject({ kind: 'crash', node: 1, time: T0 + 3 });
+    expect(crash?.before.failuresPerSecond).toBe(0);
+    // Requests 61, 64, ..., 97 fail inside [3 s, 5 s): 13 of them, the last at 97 × 0.05 + 0.01 = 4.86 s.
+    expect(crash?.failuresUntilNextEvent).toBe(13);
+    expect(crash?.after.failuresPerSecond).toBeCloseTo(13 / 2, 9);
+    expect(crash?.errorsStoppedAfterSeconds).toBeCloseTo(1.86, 5);
+    expect(crash?.before.from).toBeCloseTo(T0 + 0.001, 6); // cut at the first arrival
+    expect(crash?.after.to).toBe(T0 + 5); // cut at the next event
+    expect(crash?.before.ttftP50).toBeCloseTo(0.049, 6);
+    expect(restore?.kind).toBe('restore');
+    expect(restore?.failuresUntilNextEvent).toBe(7);
+  });
+
+  it('is absent for a run without events', () => {
+    const run = sampleRoutingRun();
+    run.events = [];
+    expect(summarize(run).events).toBeUndefined();
+  });
+});
