@@ -31,6 +31,7 @@ describe('html report and charts', () => {
     expect(html).toContain('crash node 1'); // failure events are marked on time axes
     expect(html).toContain('<td>13</td><td>1.860</td>'); // failures until the restore, and for how long
     expect(html).toContain('Goodput');
+    expect(html).not.toMatch(/>-0\.0*</);
     expect(html).toContain('http://127.0.0.1:30002');
   });
 

@@ -11,8 +11,12 @@ export function escapeHtml(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
 }
 
-const number = (value: number | null | undefined, digits = 2): string =>
-  value === null || value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
+const number = (value: number | null | undefined, digits = 2): string => {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
+  const text = value.toFixed(digits);
+  // A duration a fraction of a microsecond below zero (two server timestamps) reads as zero, not "-0.000".
+  return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
+};
 const ms = (seconds: number | null | undefined): string => (seconds === null || seconds === undefined ? '–' : number(seconds * 1000, 3));
 
 function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
