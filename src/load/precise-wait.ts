@@ -1,28 +1,72 @@
+import { Worker } from 'node:worker_threads';
 import type { Clock } from '../clock/clock.js';
 import type { Milliseconds } from '../types/time.js';
 
-/**
- * How close to an instant the waiter stops sleeping on a timer and starts yielding turn by turn. Node's timers have
- * millisecond granularity and fire up to a millisecond or more late, so a timer alone would send every request late;
- * yielding through `setImmediate` lets sockets and streams run between checks, so only the last stretch costs CPU.
- */
-const TIMER_MARGIN_MS: Milliseconds = 1.5;
+/** Bounds of the stretch before an instant that is spent yielding turn by turn instead of sleeping. */
+const MIN_TAIL_MS: Milliseconds = 0.1;
+const MAX_TAIL_MS: Milliseconds = 1.5;
+/** Safety added to the observed wake-up lateness. */
+const TAIL_SAFETY_MS: Milliseconds = 0.05;
+/** How many recent wake-ups the lateness estimate looks at. */
+const LATENESS_SAMPLES = 64;
 
 /**
- * Waits for absolute instants on a real-time clock: a timer for the bulk of the wait, then a short precise tail.
- * Instants are absolute, so a timer that fires late makes this wait shorter, never the next one later. An abort
- * wakes the wait at once.
+ * The timer thread: it sleeps in `Atomics.wait`, which takes fractional milliseconds and wakes within tens of
+ * microseconds, then posts a message that wakes the main event loop. Written as a CommonJS string so that it runs the
+ * same from the TypeScript sources (tests) and from the build. Storing 1 in the cell and notifying it ends a sleep early.
+ */
+const TIMER_THREAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const cell = new Int32Array(workerData);
+parentPort.on('message', (delayMs) => {
+  Atomics.wait(cell, 0, 0, delayMs);
+  Atomics.store(cell, 0, 0);
+  parentPort.postMessage(0);
+});
+`;
+
+/**
+ * Waits for absolute instants on a real-time clock without drifting and without burning a core.
+ *
+ * The bulk of a wait sleeps: on a small timer thread (`Atomics.wait`, sub-millisecond precision, no CPU) when one can
+ * be started, else on Node's timers. The last stretch (the tail) yields turn by turn through `setImmediate`, so that
+ * sockets and streams keep running, until the instant. On the thread the tail is sized from the measured lateness of
+ * recent wake-ups (90th percentile of the last 64, plus a safety margin, within 0.1–1.5 ms): short on an idle machine,
+ * longer on a busy one; a higher percentile would chase the rare multi-millisecond stalls of a busy machine with a
+ * core's worth of spinning, and no tail can cover those anyway. Node's timers have whole-millisecond granularity and
+ * fire up to a millisecond early or late, so with them the tail stays at 1.5 ms.
+ *
+ * Instants are absolute, so a wake-up that comes late makes this wait shorter, never the next one later. An abort
+ * wakes the wait at once. Call `close` when done (the timer thread never keeps the process alive meanwhile).
  */
 export class PreciseWaiter {
   readonly #clock: Clock;
   readonly #signal: AbortSignal | undefined;
+  readonly #latenessMs = new Float64Array(LATENESS_SAMPLES).fill(MAX_TAIL_MS);
+  #latenessCount = 0;
+  #tailMs: Milliseconds = MAX_TAIL_MS;
   #wake: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #thread: { worker: Worker; cell: Int32Array } | undefined;
+  /** Set once the thread has started; until then (tens of milliseconds) sleeps use Node's timers. */
+  #threadOnline = false;
 
-  constructor(clock: Clock, signal?: AbortSignal) {
+  /** Starts the timer thread at once (unless `timerThread: false`), so that it is ready by the first wait. */
+  constructor(clock: Clock, signal?: AbortSignal, options: { timerThread?: boolean } = {}) {
     this.#clock = clock;
     this.#signal = signal;
-    signal?.addEventListener('abort', () => this.#wakeNow(), { once: true });
+    signal?.addEventListener('abort', () => this.#interrupt(), { once: true });
+    if (options.timerThread !== false) this.#startThread();
+  }
+
+  /** The current length of the precise tail: adaptive on the timer thread, the widest on Node's coarser timers. */
+  get tailMs(): Milliseconds {
+    return this.#threadOnline ? this.#tailMs : MAX_TAIL_MS;
+  }
+
+  /** Whether sleeps run on the timer thread (else on Node's timers). */
+  get usesTimerThread(): boolean {
+    return this.#thread !== undefined;
   }
 
   /** Resolves at `targetMs` on the clock (or just after), or as soon as the signal aborts. */
@@ -31,16 +75,78 @@ export class PreciseWaiter {
       if (this.#signal?.aborted === true) return;
       const remainingMs = targetMs - this.#clock.nowMs();
       if (remainingMs <= 0) return;
-      if (remainingMs > TIMER_MARGIN_MS) await this.#sleep(remainingMs - TIMER_MARGIN_MS);
+      const sleepMs = remainingMs - this.tailMs;
+      const thread = this.#threadOnline ? this.#thread : undefined;
+      if (thread !== undefined && sleepMs > 0.05) await this.#sleepOnThread(thread, sleepMs);
+      // Node's timers take whole milliseconds (0 means 1): use them only when a whole millisecond fits.
+      else if (thread === undefined && sleepMs >= 1) await this.#sleepOnTimer(Math.floor(sleepMs));
       else await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
-  #sleep(durationMs: Milliseconds): Promise<void> {
+  /** Stops the timer thread. */
+  close(): void {
+    this.#interrupt();
+    void this.#thread?.worker.terminate();
+    this.#thread = undefined;
+    this.#threadOnline = false;
+  }
+
+  #startThread(): void {
+    try {
+      const shared = new SharedArrayBuffer(4);
+      const worker = new Worker(TIMER_THREAD_SOURCE, { eval: true, workerData: shared });
+      worker.unref();
+      worker.once('online', () => (this.#threadOnline = this.#thread !== undefined));
+      worker.on('message', () => this.#wakeNow());
+      worker.on('error', () => {
+        // Without the thread the waiter falls back to Node's timers.
+        this.#thread = undefined;
+        this.#threadOnline = false;
+        this.#wakeNow();
+      });
+      this.#thread = { worker, cell: new Int32Array(shared) };
+    } catch {
+      this.#thread = undefined;
+    }
+  }
+
+  #sleepOnThread(thread: { worker: Worker }, durationMs: Milliseconds): Promise<void> {
+    const wakeAtMs = this.#clock.nowMs() + durationMs;
+    return new Promise<void>((resolve) => {
+      this.#wake = () => {
+        this.#recordLateness(this.#clock.nowMs() - wakeAtMs);
+        resolve();
+      };
+      thread.worker.postMessage(durationMs);
+    });
+  }
+
+  #sleepOnTimer(durationMs: Milliseconds): Promise<void> {
     return new Promise<void>((resolve) => {
       this.#wake = resolve;
-      this.#timer = setTimeout(() => this.#wakeNow(), Math.floor(durationMs));
+      this.#timer = setTimeout(() => this.#wakeNow(), durationMs);
     });
+  }
+
+  #recordLateness(latenessMs: Milliseconds): void {
+    this.#latenessMs[this.#latenessCount % LATENESS_SAMPLES] = Math.max(latenessMs, 0);
+    this.#latenessCount++;
+    // Re-estimated every 8 wake-ups: sorting 64 numbers is cheap, but there is no need to do it on every one.
+    if (this.#latenessCount % 8 !== 0) return;
+    const sorted = Float64Array.from(this.#latenessMs).sort();
+    const percentile90 = sorted[Math.floor(0.9 * (LATENESS_SAMPLES - 1))] as number;
+    this.#tailMs = Math.min(MAX_TAIL_MS, Math.max(MIN_TAIL_MS, percentile90 + TAIL_SAFETY_MS));
+  }
+
+  /** Ends the current sleep early (abort or close). */
+  #interrupt(): void {
+    const thread = this.#thread;
+    if (thread !== undefined) {
+      Atomics.store(thread.cell, 0, 1);
+      Atomics.notify(thread.cell, 0);
+    }
+    this.#wakeNow();
   }
 
   #wakeNow(): void {

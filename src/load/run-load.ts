@@ -71,7 +71,8 @@ function validateOptions(options: RunLoadOptions): void {
 class LoadRun {
   readonly #options: RunLoadOptions;
   readonly #abortController = new AbortController();
-  readonly #waiter: PreciseWaiter;
+  /** Open loop only: waits for each request's instant. */
+  #waiter: PreciseWaiter | undefined;
   readonly #requestIdPrefix: string;
   readonly #records: (RequestRecord | undefined)[];
   readonly #warmupRecords: RequestRecord[] = [];
@@ -93,7 +94,6 @@ class LoadRun {
 
   constructor(options: RunLoadOptions) {
     this.#options = options;
-    this.#waiter = new PreciseWaiter(options.clock, this.#abortController.signal);
     this.#requestIdPrefix = options.requestIdPrefix ?? `servelab-${randomBytes(4).toString('hex')}-`;
     this.#records = new Array<RequestRecord | undefined>(options.requests.length);
     this.#scheduledMs = new Float64Array(options.requests.length).fill(Number.NaN);
@@ -120,20 +120,23 @@ class LoadRun {
     signal?.addEventListener('abort', forwardAbort, { once: true });
     const progressTimer = onProgress === undefined ? undefined : setInterval(() => this.#reportProgress(), PROGRESS_INTERVAL_MS);
     progressTimer?.unref();
+    const mode = this.#options.mode ?? { kind: 'open' };
+    // Created before the warmup so that its timer thread is up by the first measured request.
+    if (mode.kind === 'open') this.#waiter = new PreciseWaiter(clock, this.#abortController.signal);
     try {
       await this.#runWarmup();
       this.#phase = 'measured';
       this.#t0Ms = clock.nowMs();
       const settled = new Promise<void>((resolve) => (this.#settle = resolve));
-      const mode = this.#options.mode ?? { kind: 'open' };
       if (mode.kind === 'closed') await this.#runClosedLoop(mode);
-      else await this.#runOpenLoop();
+      else await this.#runOpenLoop(this.#waiter as PreciseWaiter);
       this.#sendingDone = true;
       this.#settleIfDone();
       await settled;
     } finally {
       signal?.removeEventListener('abort', forwardAbort);
       if (progressTimer !== undefined) clearInterval(progressTimer);
+      this.#waiter?.close();
     }
     this.#phase = 'done';
     this.#reportProgress();
@@ -165,7 +168,7 @@ class LoadRun {
     }
   }
 
-  async #runOpenLoop(): Promise<void> {
+  async #runOpenLoop(waiter: PreciseWaiter): Promise<void> {
     const { clock, arrivalOffsetsMs } = this.#options;
     const count = arrivalOffsetsMs.length;
     const t0Ms = this.#t0Ms;
@@ -173,7 +176,7 @@ class LoadRun {
     while (next < count && !this.#aborted) {
       const targetMs = t0Ms + (arrivalOffsetsMs[next] as number);
       if (clock.nowMs() < targetMs) {
-        await this.#waiter.waitUntil(targetMs);
+        await waiter.waitUntil(targetMs);
         continue;
       }
       // Release everything already due: after a late wake-up the backlog goes out at once, at its original instants.

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock/clock.js';
+import { PreciseWaiter } from '../../src/load/precise-wait.js';
+
+describe('PreciseWaiter', () => {
+  it.each([true, false])('never wakes before an instant and mostly wakes right at it (timer thread: %s)', async (timerThread) => {
+    const waiter = new PreciseWaiter(systemClock, undefined, { timerThread });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 50)); // let the thread start
+      expect(waiter.usesTimerThread).toBe(timerThread);
+      const originMs = systemClock.nowMs() + 2;
+      const lagsMs: number[] = [];
+      for (let index = 0; index < 60; index++) {
+        const targetMs = originMs + index * 2.7;
+        await waiter.waitUntil(targetMs);
+        lagsMs.push(systemClock.nowMs() - targetMs);
+      }
+      expect(Math.min(...lagsMs)).toBeGreaterThanOrEqual(0);
+      lagsMs.sort((a, b) => a - b);
+      expect(lagsMs[30]).toBeLessThan(1);
+      expect(waiter.tailMs).toBeGreaterThanOrEqual(0.1);
+      expect(waiter.tailMs).toBeLessThanOrEqual(1.5);
+    } finally {
+      waiter.close();
+    }
+  });
+
+  it('returns at once for an instant already past, and wakes promptly on abort', async () => {
+    const controller = new AbortController();
+    const waiter = new PreciseWaiter(systemClock, controller.signal);
+    try {
+      const startMs = systemClock.nowMs();
+      await waiter.waitUntil(startMs - 5);
+      expect(systemClock.nowMs() - startMs).toBeLessThan(5);
+      setTimeout(() => controller.abort(), 30);
+      await waiter.waitUntil(startMs + 10_000);
+      expect(systemClock.nowMs() - startMs).toBeLessThan(500);
+      await waiter.waitUntil(systemClock.nowMs() + 10_000); // aborted: no more waiting
+      expect(systemClock.nowMs() - startMs).toBeLessThan(500);
+    } finally {
+      waiter.close();
+    }
+  });
+
+  it('falls back to timers after close', async () => {
+    const waiter = new PreciseWaiter(systemClock);
+    waiter.close();
+    expect(waiter.usesTimerThread).toBe(false);
+    const targetMs = systemClock.nowMs() + 20;
+    await waiter.waitUntil(targetMs);
+    expect(systemClock.nowMs()).toBeGreaterThanOrEqual(targetMs);
+  });
+});
