@@ -15,7 +15,7 @@ export const chartsReporter: Reporter = {
       const svgPath = join(context.outputDirectory, CHARTS_DIRECTORY, `${chart.name}.svg`);
       const pngPath = join(context.outputDirectory, CHARTS_DIRECTORY, `${chart.name}.png`);
       await writeFileAtomic(svgPath, chart.svg);
-      await writeFileAtomic(pngPath, renderPng(chart.svg));
+      await writeFileAtomic(pngPath, await renderPng(chart.svg));
       written.push(svgPath, pngPath);
     }
     return written;

@@ -1,13 +1,18 @@
-import { Resvg } from '@resvg/resvg-js';
-import { View, parse } from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
+
+// Vega, Vega-Lite and resvg are loaded on first use: every command that can write a run directory imports the
+// reporters, and most never render a chart in that process before the run ends (or at all).
+let vegaModules: Promise<[typeof import('vega'), typeof import('vega-lite')]> | undefined;
+let resvgModule: Promise<typeof import('@resvg/resvg-js')> | undefined;
 
 /**
  * Renders a Vega-Lite spec to a standalone SVG string in Node: compiled to Vega, run headless (no renderer, no DOM),
  * serialized by Vega itself. The SVG needs no script and no network, so it can be inlined in an offline report.
  */
 export async function renderSvg(spec: TopLevelSpec): Promise<string> {
-  const view = new View(parse(compile(spec).spec), { renderer: 'none' });
+  vegaModules ??= Promise.all([import('vega'), import('vega-lite')]);
+  const [vega, vegaLite] = await vegaModules;
+  const view = new vega.View(vega.parse(vegaLite.compile(spec).spec), { renderer: 'none' });
   try {
     return await view.toSVG();
   } finally {
@@ -16,7 +21,9 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
 }
 
 /** Rasterizes an SVG to PNG (twice the SVG's size, for sharp text), with the system's fonts. */
-export function renderPng(svg: string): Uint8Array {
+export async function renderPng(svg: string): Promise<Uint8Array> {
+  resvgModule ??= import('@resvg/resvg-js');
+  const { Resvg } = await resvgModule;
   return new Resvg(svg, { fitTo: { mode: 'zoom', value: 2 }, font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' } })
     .render()
     .asPng();

@@ -205,7 +205,7 @@ export async function writeComparison(runs: readonly ComparedRun[], outputDirect
   for (const chart of comparisonChartSpecs(runs)) {
     const svg = await renderSvg(chart.spec);
     await write(join('charts', `${chart.name}.svg`), svg);
-    await write(join('charts', `${chart.name}.png`), renderPng(svg));
+    await write(join('charts', `${chart.name}.png`), await renderPng(svg));
     figures.push(`<figure class="chart" data-chart="${escapeHtml(chart.name)}"><figcaption><h3>${escapeHtml(chart.title)}</h3></figcaption>${svg}</figure>`);
   }
   const header = `<tr><th>metric</th><th>unit</th>${runs.map((run) => `<th>${escapeHtml(run.label)}</th>`).join('')}</tr>`;
