@@ -1,9 +1,12 @@
+import type * as ResvgModule from '@resvg/resvg-js';
+import type * as VegaModule from 'vega';
+import type * as VegaLiteModule from 'vega-lite';
 import type { TopLevelSpec } from 'vega-lite';
 
 // Vega, Vega-Lite and resvg are loaded on first use: every command that can write a run directory imports the
 // reporters, and most never render a chart in that process before the run ends (or at all).
-let vegaModules: Promise<[typeof import('vega'), typeof import('vega-lite')]> | undefined;
-let resvgModule: Promise<typeof import('@resvg/resvg-js')> | undefined;
+let vegaModules: Promise<[typeof VegaModule, typeof VegaLiteModule]> | undefined;
+let resvgModule: Promise<typeof ResvgModule> | undefined;
 
 /**
  * Renders a Vega-Lite spec to a standalone SVG string in Node: compiled to Vega, run headless (no renderer, no DOM),
