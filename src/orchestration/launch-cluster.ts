@@ -5,6 +5,7 @@ import { launchSglangServer } from '../cluster/launchers/sglang/launch-sglang-se
 import { assertPortFree } from '../cluster/ports.js';
 import type { RoutingTestConfig } from '../config/schema.js';
 import type { ServerHandle } from '../types/cluster.js';
+import { simEngineSettings, sglangServerSettings } from './server-settings.js';
 
 /**
  * Starts the routing test's N servers (or attaches to `workerUrls`) in parallel, and waits until all are ready. If
@@ -35,13 +36,7 @@ function launchOne(config: RoutingTestConfig, index: number, logsPath: string): 
         name,
         logPath: join(logsPath, `${name}.log`),
         port: 0,
-        profile: config.profile,
-        maxRunningRequests: config.maxRunningRequests,
-        maxTotalTokens: config.maxTotalTokens,
-        chunkedPrefillSize: config.chunkedPrefillSize,
-        schedulePolicy: config.schedulePolicy,
-        scheduleConservativeness: config.scheduleConservativeness,
-        disableRadixCache: config.disableRadixCache,
+        ...simEngineSettings(config),
         // Each node gets its own seed so their random streams differ but the run stays reproducible.
         seed: config.seed * 1000 + index,
         readyTimeoutMs: (config.readyTimeoutS ?? 30) * 1000,
@@ -49,22 +44,10 @@ function launchOne(config: RoutingTestConfig, index: number, logsPath: string): 
     case 'sglang': {
       const firstGpu = (Array.isArray(config.gpuId) ? (config.gpuId[0] ?? 0) : config.gpuId) + index * config.tpSize;
       return launchSglangServer({
+        ...sglangServerSettings(config),
         name,
-        modelPath: config.modelPath as string,
         port: config.basePort + index,
         gpuId: firstGpu,
-        tpSize: config.tpSize,
-        maxRunningRequests: config.maxRunningRequests,
-        maxTotalTokens: config.maxTotalTokens,
-        memFractionStatic: config.memFractionStatic,
-        chunkedPrefillSize: config.chunkedPrefillSize,
-        schedulePolicy: config.schedulePolicy,
-        scheduleConservativeness: config.scheduleConservativeness,
-        enableTorchCompile: config.enableTorchCompile,
-        quantization: config.quantization,
-        disableRadixCache: config.disableRadixCache,
-        extraServerArgs: config.extraServerArgs,
-        pythonExecutable: config.pythonExecutable,
         logPath: join(logsPath, `${name}.log`),
         readyTimeoutMs: (config.readyTimeoutS ?? 600) * 1000,
       });

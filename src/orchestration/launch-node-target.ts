@@ -5,6 +5,7 @@ import { attachServer } from '../cluster/launchers/attach/attach-server.js';
 import { assertPortFree } from '../cluster/ports.js';
 import type { NodeTestConfig } from '../config/schema.js';
 import type { ServerHandle } from '../types/cluster.js';
+import { simEngineSettings, sglangServerSettings } from './server-settings.js';
 
 /** Starts (or attaches to) the one server of a node test, as its `target` says. */
 export async function launchNodeTarget(config: NodeTestConfig, logsPath: string): Promise<ServerHandle> {
@@ -18,13 +19,7 @@ export async function launchNodeTarget(config: NodeTestConfig, logsPath: string)
         name: 'sim-server',
         logPath: join(logsPath, 'sim-server.log'),
         port: config.port,
-        profile: config.profile,
-        maxRunningRequests: config.maxRunningRequests,
-        maxTotalTokens: config.maxTotalTokens,
-        chunkedPrefillSize: config.chunkedPrefillSize,
-        schedulePolicy: config.schedulePolicy,
-        scheduleConservativeness: config.scheduleConservativeness,
-        disableRadixCache: config.disableRadixCache,
+        ...simEngineSettings(config),
         seed: config.seed,
         readyTimeoutMs: (config.readyTimeoutS ?? 30) * 1000,
       });
@@ -32,22 +27,10 @@ export async function launchNodeTarget(config: NodeTestConfig, logsPath: string)
       const port = config.port ?? 30000;
       await assertPortFree(port, '--port');
       return launchSglangServer({
+        ...sglangServerSettings(config),
         name: 'sglang',
-        modelPath: config.modelPath as string,
         port,
         gpuId: config.gpuId,
-        tpSize: config.tpSize,
-        maxRunningRequests: config.maxRunningRequests,
-        maxTotalTokens: config.maxTotalTokens,
-        memFractionStatic: config.memFractionStatic,
-        chunkedPrefillSize: config.chunkedPrefillSize,
-        schedulePolicy: config.schedulePolicy,
-        scheduleConservativeness: config.scheduleConservativeness,
-        enableTorchCompile: config.enableTorchCompile,
-        quantization: config.quantization,
-        disableRadixCache: config.disableRadixCache,
-        extraServerArgs: config.extraServerArgs,
-        pythonExecutable: config.pythonExecutable,
         logPath: join(logsPath, 'sglang.log'),
         readyTimeoutMs: (config.readyTimeoutS ?? 600) * 1000,
       });

@@ -1,25 +1,13 @@
-import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
 import { ServelabError } from '../../errors/servelab-error.js';
+import { readSettingsFile } from '../read-settings-file.js';
 
 /** Settings holding file paths: in a config file they are relative to the file, not to where servelab runs. */
 const PATH_SETTINGS = ['datasetPath', 'tracePath', 'tokenizerPath', 'outputDir', 'resultsRoot', 'profile'];
 
 export async function readTestFile(path: string): Promise<{ test: string; settings: Record<string, unknown> }> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    throw new ServelabError('FILE_NOT_FOUND', `cannot read the config file ${path}; check the path`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = parseYaml(text);
-  } catch (error) {
-    throw new ServelabError('INVALID_CONFIG', `${path} is not valid YAML or JSON: ${(error as Error).message.split('\n')[0]}`);
-  }
+  const parsed = await readSettingsFile(path, 'config file');
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ServelabError('INVALID_CONFIG', `${path} must hold a mapping of settings, e.g. "test: node" and "requestRate: 10"`);
   }

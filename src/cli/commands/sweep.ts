@@ -1,9 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
-import { ServelabError } from '../../errors/servelab-error.js';
 import { EXIT_INTERRUPTED, EXIT_OK } from '../exit-codes.js';
+import { readSettingsFile } from '../read-settings-file.js';
 
 export function registerSweepCommand(program: Command): void {
   program
@@ -32,18 +30,7 @@ export function registerSweepCommand(program: Command): void {
     .argument('<file>', 'the sweep file')
     .option('--output-dir <dir>', 'where runs and tables go (default: results/sweep-<time>)')
     .action(async (file: string, options: { outputDir?: string }) => {
-      let text: string;
-      try {
-        text = await readFile(file, 'utf8');
-      } catch {
-        throw new ServelabError('FILE_NOT_FOUND', `cannot read the sweep file ${file}; check the path`);
-      }
-      let parsed: unknown;
-      try {
-        parsed = parseYaml(text);
-      } catch (error) {
-        throw new ServelabError('INVALID_CONFIG', `${file} is not valid YAML or JSON: ${(error as Error).message.split('\n')[0]}`);
-      }
+      const parsed = await readSettingsFile(file, 'sweep file');
       const [{ parseSweepPlan, gridPoints }, { runSweep }, { abortOnSignals }] = await Promise.all([
         import('../../experiments/sweep/sweep-plan.js'),
         import('../../experiments/sweep/run-sweep.js'),

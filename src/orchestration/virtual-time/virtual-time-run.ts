@@ -11,6 +11,7 @@ import type { RoutingPolicy, RoutingRequest } from '../../types/routing.js';
 import type { WorkloadRequest } from '../../types/workload.js';
 import { wordTokenIds } from '../../utils/word-tokenizer.js';
 import type { PlannedWorkload } from '../build-workload.js';
+import { simEngineSettings } from '../server-settings.js';
 
 /** Per-token times cost memory for every generated token; above this many requests they are not kept (no ITL). */
 export const VIRTUAL_ITL_REQUEST_LIMIT = 200_000;
@@ -85,16 +86,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
 
   const simulator = await VirtualTimeSimulator.create({
     engines: engineCount,
-    settings: {
-      profile: config.profile,
-      maxRunningRequests: config.maxRunningRequests,
-      maxTotalTokens: config.maxTotalTokens,
-      chunkedPrefillSize: config.chunkedPrefillSize,
-      schedulePolicy: config.schedulePolicy,
-      scheduleConservativeness: config.scheduleConservativeness,
-      disableRadixCache: config.disableRadixCache,
-      seed: config.seed,
-    },
+    settings: { ...simEngineSettings(config), seed: config.seed },
     events: {
       ...(keepTokenTimes ? { onToken: (_engine: number, request: EngineRequestView, timeMs: number) => (request.driverData as InFlight).tokenTimesMs?.push(timeMs) } : {}),
       onFinish: (engineIndex, request, timeMs) => {
