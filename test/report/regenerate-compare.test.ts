@@ -74,7 +74,7 @@ describe('servelab report and compare', () => {
   });
 
   it('runs as `servelab report DIR` and prints the summary', async () => {
-    const output = await runCli(registerReportCommand, ['report', nodeDirectory, '--reporters', 'csv,summary', '--slo-total-ms', '300']);
+    const output = await runCli(registerReportCommand, ['report', nodeDirectory, '--reporters', 'csv,summary', '--slo', 'total=300']);
     expect(output).toMatch(/Requests ok \/ failed:\s+30 \/ 0/);
     expect(output).toMatch(/Goodput \(req\/s\):.*100\.0% meet total <= 300 ms/);
     expect(output).toContain(`wrote ${join(nodeDirectory, 'requests.csv')}`);

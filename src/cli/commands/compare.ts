@@ -1,13 +1,12 @@
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ServelabError } from '../../errors/servelab-error.js';
-import { sloFromOptions } from './report.js';
+import type { SloTargets } from '../../types/summary.js';
+import { parseSlo } from '../options/option-table.js';
 
 interface CompareCommandOptions {
   outputDir?: string;
-  sloTtftMs?: string;
-  sloTpotMs?: string;
-  sloTotalMs?: string;
+  slo?: SloTargets;
 }
 
 function defaultOutputDirectory(): string {
@@ -22,9 +21,7 @@ export function registerCompareCommand(program: Command): void {
     .summary('line runs up side by side: a metrics table, overlaid latency CDFs, CSV for every table')
     .argument('<dirs...>', 'two or more run directories')
     .option('--output-dir <dir>', 'where to write compare.csv, compare.html and charts/ (default: results/compare-<time>)')
-    .option('--slo-ttft-ms <ms>', 'goodput objective on TTFT, applied to every run (default: each run’s own)')
-    .option('--slo-tpot-ms <ms>', 'goodput objective on TPOT')
-    .option('--slo-total-ms <ms>', 'goodput objective on end-to-end latency')
+    .option('--slo <objectives>', 'goodput objectives in ms applied to every run, e.g. ttft=200,tpot=50 (default: each run’s own)', parseSlo)
     .action(async (directories: string[], options: CompareCommandOptions) => {
       if (directories.length < 2) {
         throw new ServelabError('INVALID_CONFIG', 'servelab compare needs at least two run directories.');
@@ -34,7 +31,7 @@ export function registerCompareCommand(program: Command): void {
         import('../../analysis/summarize.js'),
         import('../../report/compare/compare-runs.js'),
       ]);
-      const slo = sloFromOptions(options);
+      const slo = options.slo;
       // Read every directory first, so one bad directory is reported before anything is written.
       const loaded = [];
       for (const directory of directories) loaded.push(await readRunDirectory(directory));
