@@ -1,6 +1,7 @@
 import type { RequestRecord } from '../types/record.js';
 import type { RunEvent } from '../types/run.js';
 import type { EventImpact, WindowLoad } from '../types/summary.js';
+import { timeToRecover } from './recovery.js';
 import { computeStatistics } from './statistics.js';
 
 /** Seconds on each side of an event that its before/after comparison covers (cut at neighbouring events). */
@@ -60,6 +61,7 @@ export function describeEvents(records: readonly RequestRecord[], events: readon
       errorsStoppedAfterSeconds: lastFailure === undefined ? null : lastFailure - event.time,
     };
     if (event.node !== undefined) impact.node = event.node;
+    if (event.kind === 'restore') impact.recoverySeconds = timeToRecover(records, sorted, event, windowEnd);
     return impact;
   });
 }

@@ -175,6 +175,11 @@ export interface EventImpact {
   failuresUntilNextEvent: number;
   /** Seconds from the event to the last such failure: how long errors went on. Null when none failed. */
   errorsStoppedAfterSeconds: number | null;
+  /**
+   * Restore events: seconds from the restore until error rate and median TTFT were back to their level before the
+   * failure (analysis/recovery.ts says exactly how); null when the run never got back to it.
+   */
+  recoverySeconds?: number | null;
 }
 
 /** Per-experiment metrics (SPEC §3). Every duration is in seconds. */

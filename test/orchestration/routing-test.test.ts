@@ -104,6 +104,9 @@ describe('RoutingTest on loopback', () => {
     expect(servedLater.length).toBeGreaterThan(0);
     const summary = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8')) as { events?: unknown[] };
     expect(summary.events).toHaveLength(2);
+    // The time to recover is reported for the restore (a number of seconds, or null if latency never settled).
+    const restoreImpact = result.metrics.events?.find((impact) => impact.kind === 'restore');
+    expect(restoreImpact).toHaveProperty('recoverySeconds');
     for (const pid of await launchedPids(outputDir)) expect(isAlive(pid)).toBe(false);
   });
 });

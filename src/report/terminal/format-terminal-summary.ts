@@ -112,7 +112,8 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
     for (const impact of summary.events) {
       const label = `${impact.kind}${impact.node === undefined ? '' : ` node ${impact.node}`} at ${fixed(impact.time - info.startTime)} s`;
       const errors = impact.failuresUntilNextEvent === 0 ? 'no failures' : `${impact.failuresUntilNextEvent} failed over ${fixed(impact.errorsStoppedAfterSeconds)} s`;
-      row(label, `${errors}; completed/s ${fixed(impact.before.completionsPerSecond)} -> ${fixed(impact.after.completionsPerSecond)}`);
+      const recovery = impact.recoverySeconds === undefined ? '' : impact.recoverySeconds === null ? '; not back to normal by the end' : `; recovered in ${fixed(impact.recoverySeconds)} s`;
+      row(label, `${errors}; completed/s ${fixed(impact.before.completionsPerSecond)} -> ${fixed(impact.after.completionsPerSecond)}${recovery}`);
     }
   }
   lines.push('='.repeat(WIDTH));

@@ -1,0 +1,61 @@
+import type { RequestRecord } from '../types/record.js';
+import type { RunEvent } from '../types/run.js';
+import type { Seconds } from '../types/time.js';
+import { computeStatistics } from './statistics.js';
+
+/** Width of the windows compared after a restore. */
+export const RECOVERY_WINDOW_SECONDS = 1;
+/** How much slower than before the failure the median TTFT may be and still count as recovered. */
+export const RECOVERY_TTFT_TOLERANCE = 1.25;
+/** Failed share of requests that always counts as normal (a run with no failures before still has some noise). */
+export const RECOVERY_ERROR_SHARE_FLOOR = 0.01;
+/** Failure events that a `restore` undoes. */
+const FAILURE_KINDS = new Set(['crash', 'hang', 'drain']);
+
+interface WindowQuality {
+  requests: number;
+  errorShare: number;
+  ttftP50: number | null;
+}
+
+/** Requests by arrival time in [from, to): how many, what share failed, and their median TTFT. */
+function windowQuality(records: readonly RequestRecord[], from: number, to: number): WindowQuality {
+  let requests = 0;
+  let failed = 0;
+  const ttfts: number[] = [];
+  for (const record of records) {
+    const arrival = record.arrivalTime ?? record.scheduledTime;
+    if (arrival < from || arrival >= to) continue;
+    requests++;
+    if (!record.success) failed++;
+    else if (record.firstTokenTime !== undefined && record.arrivalTime !== undefined) ttfts.push(record.firstTokenTime - record.arrivalTime);
+  }
+  return { requests, errorShare: requests === 0 ? 0 : failed / requests, ttftP50: computeStatistics(ttfts)?.p50 ?? null };
+}
+
+/**
+ * Time to recover after a restore (SPEC §8): from the restore until the error rate and the median TTFT of arriving
+ * requests are back to their level before the failure the restore undoes. The level before is the 10 s (at most)
+ * before that failure. After the restore, consecutive 1 s windows are compared with it; the first window that is
+ * back to normal, and stays normal in the window after it (or is the last), marks the recovery. Normal: a failed share
+ * no higher than before (or 1%) and a median TTFT within 25% of before. Returns null when the run never got back to
+ * normal, or when there is nothing to compare (no failure before the restore, no requests before it).
+ */
+export function timeToRecover(records: readonly RequestRecord[], events: readonly RunEvent[], restore: RunEvent, windowEnd: number): Seconds | null {
+  const failure = [...events]
+    .filter((event) => FAILURE_KINDS.has(event.kind) && event.time <= restore.time && (restore.node === undefined || event.node === restore.node))
+    .sort((first, second) => second.time - first.time)[0];
+  if (failure === undefined) return null;
+  const baseline = windowQuality(records, failure.time - 10, failure.time);
+  if (baseline.requests === 0) return null;
+  const isNormal = (quality: WindowQuality): boolean =>
+    quality.requests > 0 &&
+    quality.errorShare <= Math.max(baseline.errorShare, RECOVERY_ERROR_SHARE_FLOOR) &&
+    (baseline.ttftP50 === null || (quality.ttftP50 !== null && quality.ttftP50 <= baseline.ttftP50 * RECOVERY_TTFT_TOLERANCE));
+  for (let start = restore.time; start + RECOVERY_WINDOW_SECONDS <= windowEnd; start += RECOVERY_WINDOW_SECONDS) {
+    if (!isNormal(windowQuality(records, start, start + RECOVERY_WINDOW_SECONDS))) continue;
+    const next = windowQuality(records, start + RECOVERY_WINDOW_SECONDS, start + 2 * RECOVERY_WINDOW_SECONDS);
+    if (next.requests === 0 || isNormal(next)) return start - restore.time;
+  }
+  return null;
+}
