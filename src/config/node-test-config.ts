@@ -24,5 +24,26 @@ export function resolveNodeTestConfig(input: NodeTestConfigInput | Record<string
   if (config.virtualTime && config.target !== 'sim') {
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: --virtual-time simulates servelab's engines; it needs --target sim, not ${config.target}`);
   }
+  checkLoadShape(config);
   return config;
+}
+
+/** Rules about open loop, closed loop and stages, shared by node and routing tests. */
+export function checkLoadShape(config: Pick<NodeTestConfig, 'stages' | 'concurrency' | 'thinkTimeMs' | 'virtualTime' | 'maxConcurrency'>): void {
+  const stages = config.stages ?? [];
+  const rateStages = stages.filter((stage) => stage.rate !== undefined).length;
+  const userStages = stages.filter((stage) => stage.concurrency !== undefined).length;
+  if (stages.length > 0 && rateStages !== stages.length && userStages !== stages.length) {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --stages: give every stage a rate (open loop) or every stage a concurrency (closed loop), not a mix');
+  }
+  const closedLoop = config.concurrency !== undefined || userStages > 0;
+  if (config.thinkTimeMs !== undefined && !closedLoop) {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --think-time applies to a closed loop; give --concurrency N (users) too');
+  }
+  if (closedLoop && config.maxConcurrency !== undefined) {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --max-concurrency caps an open loop; a closed loop (--concurrency) already holds exactly N in flight');
+  }
+  if (config.virtualTime && (userStages > 0 || (config.thinkTimeMs ?? 0) > 0)) {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --virtual-time runs a closed loop only as a fixed --concurrency with no think time; drop --stages of users or --think-time');
+  }
 }

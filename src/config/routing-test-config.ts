@@ -1,5 +1,6 @@
 import { ServelabError } from '../errors/servelab-error.js';
 import { routingTestConfigSchema, type FailureAction, type RoutingTestConfig, type RoutingTestConfigInput } from './schema.js';
+import { checkLoadShape } from './node-test-config.js';
 import { parseConfig } from './validate.js';
 
 function invalid(message: string): ServelabError {
@@ -31,6 +32,7 @@ export function resolveRoutingTestConfig(input: RoutingTestConfigInput | Record<
       }
     }
   }
+  checkLoadShape(config);
   if (config.virtualTime && config.target !== 'sim') {
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: --virtual-time simulates servelab's engines; it needs --target sim, not ${config.target}`);
   }

@@ -65,6 +65,29 @@ export const workloadSettingsSchema = z.object({
   tracePath: z.string().min(1).optional(),
   traceTimeScale: z.number().positive().default(1),
   tokenizerPath: z.string().min(1).optional(),
+  /** shared-prefix: draw each request's group from a Zipf distribution with this exponent (popular groups repeat). */
+  gspZipfExponent: z.number().positive().optional(),
+  /** Closed loop: this many users, each sending its next request when its previous one finished. */
+  concurrency: positiveInteger.optional(),
+  /** Closed loop: a pause between a user's request finishing and its next one. */
+  thinkTimeMs: z.number().nonnegative().optional(),
+  /**
+   * Load that changes over time: stages one after another, each `{durationS, rate}` (open loop) or
+   * `{durationS, concurrency}` (closed loop), optionally `ramp: linear` from the previous stage's level.
+   */
+  stages: z
+    .array(
+      z
+        .object({
+          durationS: z.number().positive(),
+          rate: z.number().positive().optional(),
+          concurrency: nonNegativeInteger.optional(),
+          ramp: z.enum(['step', 'linear']).default('step'),
+        })
+        .strict(),
+    )
+    .min(1)
+    .optional(),
 });
 
 export const clientSettingsSchema = z.object({

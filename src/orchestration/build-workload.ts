@@ -31,6 +31,8 @@ type WorkloadConfig = Pick<
   | 'burstiness'
   | 'tracePath'
   | 'traceTimeScale'
+  | 'gspZipfExponent'
+  | 'stages'
 >;
 
 /**
@@ -56,6 +58,7 @@ export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWork
       gspSystemPromptLen: config.gspSystemPromptLen,
       gspQuestionLen: config.gspQuestionLen,
       gspOutputLen: config.gspOutputLen,
+      gspZipfExponent: config.gspZipfExponent,
     },
     datasetRandom,
   );
@@ -69,6 +72,8 @@ export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWork
       burstiness: config.burstiness,
       tracePath: config.tracePath,
       traceTimeScale: config.traceTimeScale,
+      // Stages of rates shape an open loop's arrivals; stages of users are the closed loop's (see loadModeOf).
+      stages: config.stages?.every((stage) => stage.rate !== undefined) === true ? config.stages.map((stage) => ({ durationS: stage.durationS, rate: stage.rate as number, ramp: stage.ramp })) : undefined,
     },
     requests.length,
     arrivalRandom,

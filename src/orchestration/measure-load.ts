@@ -2,7 +2,7 @@ import type { Clock } from '../clock/clock.js';
 import { createProtocolClient } from '../clients/registry.js';
 import type { NodeTestConfig } from '../config/schema.js';
 import { runLoad } from '../load/run-load.js';
-import type { LoadResult } from '../types/load.js';
+import type { LoadMode, LoadResult } from '../types/load.js';
 import type { PlannedWorkload } from './build-workload.js';
 import type { ProgressListener } from './progress.js';
 
@@ -20,7 +20,22 @@ type ClientConfig = Pick<
   | 'idleTimeoutMs'
   | 'totalTimeoutMs'
   | 'maxConcurrency'
+  | 'concurrency'
+  | 'thinkTimeMs'
+  | 'stages'
 >;
+
+/** Open loop, unless users are given (`concurrency`, or stages of users): then a closed loop. */
+export function loadModeOf(config: Pick<ClientConfig, 'concurrency' | 'thinkTimeMs' | 'stages'>): LoadMode {
+  const userStages = config.stages?.every((stage) => stage.concurrency !== undefined) === true ? config.stages : undefined;
+  if (config.concurrency === undefined && userStages === undefined) return { kind: 'open' };
+  return {
+    kind: 'closed',
+    concurrency: config.concurrency ?? 0,
+    ...(config.thinkTimeMs === undefined ? {} : { thinkTimeMs: config.thinkTimeMs }),
+    ...(userStages === undefined ? {} : { stages: userStages.map((stage) => ({ durationS: stage.durationS, concurrency: stage.concurrency as number, ramp: stage.ramp })) }),
+  };
+}
 
 export interface MeasureLoadOptions {
   config: ClientConfig;
@@ -62,6 +77,7 @@ export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResu
       warmupRequests: options.workload.warmupRequests,
       arrivalOffsetsMs: options.workload.arrivalOffsetsMs,
       maxConcurrency: config.maxConcurrency,
+      mode: loadModeOf(config),
       client,
       clock,
       signal: options.signal,

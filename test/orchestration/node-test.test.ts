@@ -105,3 +105,37 @@ describe('analyzeResults and visualizeResults (library)', () => {
     await expect(analyzeResults(join(workDirectory, 'not-a-run'))).rejects.toThrow(/not a directory/);
   });
 });
+
+describe('closed loop and stages (node test on the simulated engine)', () => {
+  it('a closed loop never has more than N requests in flight and sends each next request when one finishes', async () => {
+    const result = await new NodeTest({ concurrency: 3, numPrompts: 30, randomInputLen: 16, randomOutputLen: 6, profile: fastProfile, warmupRequests: 0, outputDir: join(workDirectory, 'closed') }).run();
+    expect(result.run.records).toHaveLength(30);
+    const events = result.run.records.flatMap((record) => [
+      { time: record.arrivalTime as number, change: 1 },
+      { time: record.finishTime as number, change: -1 },
+    ]);
+    events.sort((first, second) => first.time - second.time || first.change - second.change);
+    let inFlight = 0;
+    let peak = 0;
+    for (const event of events) {
+      inFlight += event.change;
+      peak = Math.max(peak, inFlight);
+    }
+    expect(peak).toBe(3);
+  });
+
+  it('stages of rates shape the arrivals: a slow stage, then a fast one', async () => {
+    const result = await new NodeTest({ stages: [{ durationS: 1, rate: 10 }, { durationS: 1, rate: 100 }], numPrompts: 80, randomInputLen: 16, randomOutputLen: 2, profile: fastProfile, warmupRequests: 0, outputDir: join(workDirectory, 'stages') }).run();
+    const offsets = result.run.records.map((record) => record.scheduledTime - result.run.info.startTime);
+    const inFirstSecond = offsets.filter((offset) => offset < 1).length;
+    const inSecondSecond = offsets.filter((offset) => offset >= 1 && offset < 2).length;
+    // About 10 then about 100 arrivals (Poisson counts: generous bounds).
+    expect(inFirstSecond).toBeLessThan(25);
+    expect(inSecondSecond).toBeGreaterThan(inFirstSecond * 3);
+  });
+
+  it('rejects mixed stages and think time without users', () => {
+    expect(() => new NodeTest({ stages: [{ durationS: 1, rate: 5 }, { durationS: 1, concurrency: 2 }] })).toThrow(/not a mix/);
+    expect(() => new NodeTest({ thinkTimeMs: 100 })).toThrow(/--concurrency/);
+  });
+});

@@ -56,6 +56,12 @@ describe('virtual time', () => {
     }
   });
 
+  it('runs a closed loop of N users as N requests in flight', async () => {
+    const result = await new NodeTest({ virtualTime: true, concurrency: 4, numPrompts: 200, randomInputLen: 64, randomOutputLen: 16, outputDir: join(workDirectory, 'closed'), progress: 'off' }).run();
+    expect(result.metrics.concurrency.stages?.in_system?.peak).toBe(4);
+    expect(result.run.records.every((record) => record.success)).toBe(true);
+  });
+
   it('is refused for targets other than sim', () => {
     expect(() => new NodeTest({ virtualTime: true, target: 'attach', url: 'http://127.0.0.1:1' })).toThrow(/--virtual-time .* needs --target sim/);
   });

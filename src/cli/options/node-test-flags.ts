@@ -1,4 +1,4 @@
-import { parseInteger, parseIntegerList, parseNumber, parseRate, parseSlo, type FlagSpec } from './option-table.js';
+import { parseInteger, parseIntegerList, parseJson, parseNumber, parseRate, parseSlo, type FlagSpec } from './option-table.js';
 
 const TARGET = 'Target:';
 const SERVER = 'Server settings (sim and sglang targets):';
@@ -39,6 +39,9 @@ export const workloadFlags: FlagSpec[] = [
   { flag: 'burstiness', key: 'burstiness', kind: 'value', valueName: 'factor', parse: parseNumber, defaultText: '1', group: WORKLOAD, description: 'gamma arrivals: 1 = Poisson, smaller = burstier, the mean rate kept' },
   { flag: 'trace-path', key: 'tracePath', kind: 'value', valueName: 'file', group: WORKLOAD, description: 'trace arrivals: a file of timestamps' },
   { flag: 'trace-time-scale', key: 'traceTimeScale', kind: 'value', valueName: 'factor', parse: parseNumber, defaultText: '1', group: WORKLOAD, description: 'trace arrivals: multiplies every gap' },
+  { flag: 'concurrency', key: 'concurrency', kind: 'value', valueName: 'users', parse: parseInteger, group: WORKLOAD, description: 'closed loop instead of arrivals: this many users, each sending its next request when its previous one finished' },
+  { flag: 'think-time', key: 'thinkTimeMs', kind: 'value', valueName: 'ms', parse: parseNumber, group: WORKLOAD, description: 'closed loop: pause between a user\'s request finishing and its next one' },
+  { flag: 'stages', key: 'stages', kind: 'value', valueName: 'json', parse: parseJson, group: WORKLOAD, description: 'load that changes over time, e.g. \'[{"durationS": 10, "rate": 5}, {"durationS": 20, "rate": 50, "ramp": "linear"}]\' (or "concurrency" per stage for a closed loop)' },
   { flag: 'dataset-name', key: 'datasetName', kind: 'value', valueName: 'name', choices: ['sharegpt', 'random', 'random-ids', 'shared-prefix', 'custom'], defaultText: 'random', group: WORKLOAD, description: 'where prompts come from' },
   { flag: 'dataset-path', key: 'datasetPath', kind: 'value', valueName: 'file', group: WORKLOAD, description: 'sharegpt / custom: a local file (nothing is downloaded)' },
   { flag: 'random-input-len', key: 'randomInputLen', kind: 'value', valueName: 'tokens', parse: parseInteger, defaultText: '1024', group: WORKLOAD, description: 'random: longest prompt' },
@@ -50,6 +53,7 @@ export const workloadFlags: FlagSpec[] = [
   { flag: 'gsp-system-prompt-len', key: 'gspSystemPromptLen', kind: 'value', valueName: 'tokens', parse: parseInteger, defaultText: '2048', group: WORKLOAD, description: 'shared-prefix: system prompt length' },
   { flag: 'gsp-question-len', key: 'gspQuestionLen', kind: 'value', valueName: 'tokens', parse: parseInteger, defaultText: '128', group: WORKLOAD, description: 'shared-prefix: question length' },
   { flag: 'gsp-output-len', key: 'gspOutputLen', kind: 'value', valueName: 'tokens', parse: parseInteger, defaultText: '256', group: WORKLOAD, description: 'shared-prefix: output length' },
+  { flag: 'gsp-zipf-exponent', key: 'gspZipfExponent', kind: 'value', valueName: 'exponent', parse: parseNumber, group: WORKLOAD, description: 'shared-prefix: draw groups from a Zipf distribution (popular groups repeat) instead of equal groups' },
   { flag: 'warmup-requests', key: 'warmupRequests', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: WORKLOAD, description: 'requests sent first and left out of the results' },
   { flag: 'seed', key: 'seed', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: WORKLOAD, description: 'seed for prompts, lengths and arrivals: the same seed gives the same run' },
   { flag: 'max-concurrency', key: 'maxConcurrency', kind: 'value', valueName: 'n', parse: parseInteger, group: WORKLOAD, description: 'cap on requests in flight; held-back arrivals are reported (intended_latency)' },

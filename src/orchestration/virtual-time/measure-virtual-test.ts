@@ -16,14 +16,16 @@ type VirtualTestConfig = NodeTestConfig & Partial<Pick<RoutingTestConfig, 'numGp
 export async function measureVirtualTest(config: VirtualTestConfig, testLevel: TestLevel, clock: Clock, onProgress?: (progress: RunProgress) => void): Promise<MeasuredRun> {
   const startedMs = clock.nowMs();
   // Warmup requests have no purpose in virtual time (there is nothing to warm up), so none are drawn.
-  const workload = await buildWorkload({ ...config, warmupRequests: 0 });
+  const planned = await buildWorkload({ ...config, warmupRequests: 0 });
+  // A closed loop of N users with no think time is, in virtual time, every request arriving at once under a cap of N.
+  const workload = config.concurrency === undefined ? planned : { ...planned, arrivalOffsetsMs: new Float64Array(planned.requests.length) };
   const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel });
   const total = workload.requests.length;
   const report = (phase: RunProgress['phase'], completed: number, message?: string): void =>
     onProgress?.({ phase, message, totalRequests: total, sent: completed, inFlight: 0, completed, failed: 0, elapsedMs: clock.nowMs() - startedMs });
   report('running', 0);
   const load = await runVirtualTime({
-    config: { ...config, numGpus: config.numGpus ?? 1, routingPolicy: config.routingPolicy ?? 'round_robin' },
+    config: { ...config, numGpus: config.numGpus ?? 1, routingPolicy: config.routingPolicy ?? 'round_robin', maxConcurrency: config.concurrency ?? config.maxConcurrency },
     workload,
     routed: testLevel === 'routing',
     clock,
