@@ -17,7 +17,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { DEFAULT_NGINX_PATH, startNginx } from '../src/cluster/nginx/start-nginx.js';
+import { DEFAULT_NGINX_PATH, startNginx } from '../src/cluster/launchers/nginx/start-nginx.js';
 import type { TapOverhead } from '../src/types/routing.js';
 import { summarizeDurations } from '../src/routing/tap/duration-summary.js';
 

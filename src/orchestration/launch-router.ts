@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { launchBuiltinRouter } from '../cluster/launchers/builtin-router/launch-builtin-router.js';
 import { launchSglangRouter } from '../cluster/launchers/sglang-router/launch-sglang-router.js';
-import { startNginx } from '../cluster/nginx/start-nginx.js';
+import { startNginx } from '../cluster/launchers/nginx/start-nginx.js';
 import { httpRouterControl, type RouterControl } from '../cluster/failures/router-control.js';
 import { findFreePort } from '../cluster/ports.js';
 import type { RoutingTestConfig } from '../config/schema.js';

@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ServelabError } from '../../errors/servelab-error.js';
-import { SupervisedProcess } from '../process/supervised-process.js';
-import { answersOk } from '../readiness.js';
-import { findFreePort } from '../ports.js';
+import { ServelabError } from '../../../errors/servelab-error.js';
+import { SupervisedProcess } from '../../process/supervised-process.js';
+import { answersOk } from '../../readiness.js';
+import { findFreePort } from '../../ports.js';
 import { NGINX_HEALTH_PATH, nginxPaths, renderNginxConfig, type NginxBalanceMethod } from './nginx-config.js';
 
 /** Debian's nginx binary. */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { ServelabError } from '../../errors/servelab-error.js';
+import { ServelabError } from '../../../errors/servelab-error.js';
 
 /** How nginx spreads requests: its default round robin, or to the server with the fewest active connections. */
 export type NginxBalanceMethod = 'round_robin' | 'least_conn';

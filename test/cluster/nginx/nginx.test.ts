@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NGINX_HEALTH_PATH, renderNginxConfig } from '../../../src/cluster/nginx/nginx-config.js';
-import { DEFAULT_NGINX_PATH, startNginx } from '../../../src/cluster/nginx/start-nginx.js';
+import { NGINX_HEALTH_PATH, renderNginxConfig } from '../../../src/cluster/launchers/nginx/nginx-config.js';
+import { DEFAULT_NGINX_PATH, startNginx } from '../../../src/cluster/launchers/nginx/start-nginx.js';
 import { ServelabError } from '../../../src/errors/servelab-error.js';
 import { sseEvents, startScriptedUpstream, type ScriptedUpstream } from '../scripted-upstream.js';
 
