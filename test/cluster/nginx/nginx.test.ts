@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { NGINX_HEALTH_PATH, renderNginxConfig } from '../../../src/cluster/launchers/nginx/nginx-config.js';
 import { DEFAULT_NGINX_PATH, startNginx } from '../../../src/cluster/launchers/nginx/start-nginx.js';
 import { ServelabError } from '../../../src/errors/servelab-error.js';
-import { sseEvents, startScriptedUpstream, type ScriptedUpstream } from '../scripted-upstream.js';
+import { sseEvents, startScriptedUpstream, type ScriptedUpstream } from '../../routing/scripted-upstream.js';
 
 const closers: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
