@@ -7,6 +7,8 @@ const MIN_TAIL_MS: Milliseconds = 0.1;
 const MAX_TAIL_MS: Milliseconds = 1.5;
 /** Safety added to the observed wake-up lateness. */
 const TAIL_SAFETY_MS: Milliseconds = 0.05;
+/** Which percentile of recent wake-up lateness the tail covers. */
+const TAIL_PERCENTILE = 0.9;
 /** How many recent wake-ups the lateness estimate looks at. */
 const LATENESS_SAMPLES = 64;
 
@@ -50,11 +52,13 @@ export class PreciseWaiter {
   #thread: { worker: Worker; cell: Int32Array } | undefined;
   /** Set once the thread has started; until then (tens of milliseconds) sleeps use Node's timers. */
   #threadOnline = false;
+  readonly #tailPercentile: number;
 
   /** Starts the timer thread at once (unless `timerThread: false`), so that it is ready by the first wait. */
-  constructor(clock: Clock, signal?: AbortSignal, options: { timerThread?: boolean } = {}) {
+  constructor(clock: Clock, signal?: AbortSignal, options: { timerThread?: boolean; tailPercentile?: number } = {}) {
     this.#clock = clock;
     this.#signal = signal;
+    this.#tailPercentile = options.tailPercentile ?? TAIL_PERCENTILE;
     signal?.addEventListener('abort', () => this.#interrupt(), { once: true });
     if (options.timerThread !== false) this.#startThread();
   }
@@ -80,8 +84,23 @@ export class PreciseWaiter {
       if (thread !== undefined && sleepMs > 0.05) await this.#sleepOnThread(thread, sleepMs);
       // Node's timers take whole milliseconds (0 means 1): use them only when a whole millisecond fits.
       else if (thread === undefined && sleepMs >= 1) await this.#sleepOnTimer(Math.floor(sleepMs));
-      else await new Promise<void>((resolve) => setImmediate(resolve));
+      else await this.#yieldUntil(targetMs);
     }
+  }
+
+  /**
+   * The tail: one check per turn of the event loop until the instant. Callbacks rather than a promise per turn, because
+   * at thousands of requests a second the tail turns hundreds of thousands of times a second, and the garbage of a
+   * promise per turn made the young-generation collector pause the loop every few milliseconds.
+   */
+  #yieldUntil(targetMs: Milliseconds): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (this.#clock.nowMs() >= targetMs || this.#signal?.aborted === true) resolve();
+        else setImmediate(check);
+      };
+      setImmediate(check);
+    });
   }
 
   /** Stops the timer thread. */
@@ -135,8 +154,8 @@ export class PreciseWaiter {
     // Re-estimated every 8 wake-ups: sorting 64 numbers is cheap, but there is no need to do it on every one.
     if (this.#latenessCount % 8 !== 0) return;
     const sorted = Float64Array.from(this.#latenessMs).sort();
-    const percentile90 = sorted[Math.floor(0.9 * (LATENESS_SAMPLES - 1))] as number;
-    this.#tailMs = Math.min(MAX_TAIL_MS, Math.max(MIN_TAIL_MS, percentile90 + TAIL_SAFETY_MS));
+    const percentile = sorted[Math.floor(this.#tailPercentile * (LATENESS_SAMPLES - 1))] as number;
+    this.#tailMs = Math.min(MAX_TAIL_MS, Math.max(MIN_TAIL_MS, percentile + TAIL_SAFETY_MS));
   }
 
   /** Ends the current sleep early (abort or close). */
