@@ -6,7 +6,10 @@ describe('PreciseWaiter', () => {
   it.each([true, false])('never wakes before an instant and mostly wakes right at it (timer thread: %s)', async (timerThread) => {
     const waiter = new PreciseWaiter(systemClock, undefined, { timerThread });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 50)); // let the thread start
+      // Let the thread start (tens of milliseconds; longer on a busy machine).
+      for (let attempt = 0; attempt < 100 && waiter.usesTimerThread !== timerThread; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       expect(waiter.usesTimerThread).toBe(timerThread);
       const originMs = systemClock.nowMs() + 2;
       const lagsMs: number[] = [];
