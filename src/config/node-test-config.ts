@@ -14,9 +14,6 @@ export function resolveNodeTestConfig(input: NodeTestConfigInput | Record<string
   if ((config.datasetName === 'sharegpt' || config.datasetName === 'custom') && config.datasetPath === undefined) {
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: --dataset-name ${config.datasetName} needs --dataset-path (a local file; servelab never downloads datasets)`);
   }
-  if (config.arrival === 'trace' && config.tracePath === undefined) {
-    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --arrival trace needs --trace-path (a file of arrival timestamps)');
-  }
   const gpuIds = Array.isArray(config.gpuId) ? config.gpuId : [config.gpuId];
   if (config.target === 'sglang' && gpuIds.length !== 1 && gpuIds.length !== config.tpSize) {
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: --gpu-id lists ${gpuIds.length} GPUs but --tp-size is ${config.tpSize}; give one id (the first of ${config.tpSize} consecutive GPUs) or exactly ${config.tpSize}`);
@@ -29,7 +26,10 @@ export function resolveNodeTestConfig(input: NodeTestConfigInput | Record<string
 }
 
 /** Rules about open loop, closed loop and stages, shared by node and routing tests. */
-export function checkLoadShape(config: Pick<NodeTestConfig, 'stages' | 'concurrency' | 'thinkTimeMs' | 'virtualTime' | 'maxConcurrency'>): void {
+export function checkLoadShape(config: Pick<NodeTestConfig, 'stages' | 'concurrency' | 'thinkTimeMs' | 'virtualTime' | 'maxConcurrency' | 'arrival' | 'tracePath' | 'datasetName'>): void {
+  if (config.arrival === 'trace' && config.tracePath === undefined && config.datasetName !== 'custom') {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --arrival trace needs --trace-path (a file of arrival timestamps), or a custom dataset whose rows carry timestamps');
+  }
   const stages = config.stages ?? [];
   const rateStages = stages.filter((stage) => stage.rate !== undefined).length;
   const userStages = stages.filter((stage) => stage.concurrency !== undefined).length;

@@ -3,6 +3,7 @@ import type { WorkloadRequest } from '../types/workload.js';
 import { SeededRandom } from '../utils/random.js';
 import { loadDataset } from '../workload/datasets/dataset-registry.js';
 import { createArrivalSchedule } from '../workload/arrivals/arrival-registry.js';
+import { scheduleFromRequestTimestamps } from '../workload/arrivals/trace/request-timestamps.js';
 
 export interface PlannedWorkload {
   requests: WorkloadRequest[];
@@ -65,6 +66,10 @@ export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWork
   const warmupCount = Math.min(config.warmupRequests, Math.max(0, all.length - 1));
   const requests = all.slice(0, all.length - warmupCount).map((request, index) => ({ ...request, datasetIndex: index }));
   const warmupRequests = all.slice(all.length - warmupCount);
+  // A trace with no trace file replays the timestamps a custom dataset's rows carry.
+  if (config.arrival === 'trace' && config.tracePath === undefined) {
+    return { requests, warmupRequests, arrivalOffsetsMs: scheduleFromRequestTimestamps(requests, config.traceTimeScale) };
+  }
   const arrivalOffsetsMs = await createArrivalSchedule(
     {
       process: config.arrival,

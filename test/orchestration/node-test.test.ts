@@ -139,3 +139,15 @@ describe('closed loop and stages (node test on the simulated engine)', () => {
     expect(() => new NodeTest({ thinkTimeMs: 100 })).toThrow(/--concurrency/);
   });
 });
+
+describe('replaying a custom dataset\'s own timestamps', () => {
+  it('sends each row at its timestamp (scaled), with its prompt and output length', async () => {
+    const datasetPath = join(workDirectory, 'timed.jsonl');
+    const rows = [0, 0.2, 0.25, 0.9].map((timestamp, index) => JSON.stringify({ prompt: `question number ${index} about routing`, output_len: 3, timestamp: 1000 + timestamp }));
+    await writeFile(datasetPath, `${rows.join('\n')}\n`);
+    const result = await new NodeTest({ datasetName: 'custom', datasetPath, arrival: 'trace', traceTimeScale: 2, numPrompts: 4, warmupRequests: 0, profile: fastProfile, outputDir: join(workDirectory, 'timed') }).run();
+    const offsets = result.run.records.map((record) => record.scheduledTime - result.run.info.startTime);
+    [0, 0.4, 0.5, 1.8].forEach((expected, index) => expect(offsets[index]).toBeCloseTo(expected, 5));
+    expect(result.run.records.map((record) => record.expectedOutputLength)).toEqual([3, 3, 3, 3]);
+  });
+});
