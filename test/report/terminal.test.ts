@@ -30,6 +30,15 @@ describe('terminal summary', () => {
     expect(text).toMatch(/crash node 1 at 3\.00 s:\s+13 failed over 1\.86 s; completed\/s \d+\.\d\d -> \d+\.\d\d/);
   });
 
+  it('shows the tracing taps\' own overhead when the run had taps', async () => {
+    const { sampleRoutingRun } = await import('./sample-run.js');
+    const routing = sampleRoutingRun();
+    const durations = (p50Ms: number, p99Ms: number) => ({ count: 10, meanMs: p50Ms, p50Ms, p99Ms, maxMs: p99Ms });
+    routing.extras = { taps: { matchedRecords: 10, overhead: { inboundMs: durations(0.05, 0.4), relayMs: durations(0.2, 1.5) } } };
+    expect(formatTerminalSummary(routing, summarize(routing))).toMatch(/Tap overhead p50 \/ p99 \(ms\):\s+in 0\.050 \/ 0\.400, relay 0\.200 \/ 1\.500/);
+    expect(formatTerminalSummary(run, summary)).not.toContain('Tap overhead');
+  });
+
   it('colors only when asked', () => {
     expect(formatTerminalSummary(run, summary, { color: true })).toContain('\u001b[32mcompleted');
   });

@@ -1,3 +1,4 @@
+import type { TapOverhead } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
 import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
 
@@ -107,6 +108,10 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
     }
     row('Imbalance max/mean, CV', `${fixed(summary.routing.imbalanceMaxOverMean, 3)}, ${fixed(summary.routing.imbalanceCv, 3)}`);
   }
+  const tapOverhead = tapOverheadOf(run);
+  if (tapOverhead !== undefined) {
+    row('Tap overhead p50 / p99 (ms)', `in ${fixed(tapOverhead.inboundMs.p50Ms, 3)} / ${fixed(tapOverhead.inboundMs.p99Ms, 3)}, relay ${fixed(tapOverhead.relayMs.p50Ms, 3)} / ${fixed(tapOverhead.relayMs.p99Ms, 3)}`);
+  }
   if (summary.events && summary.events.length > 0) {
     heading('Events', '-');
     for (const impact of summary.events) {
@@ -119,4 +124,10 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   lines.push('='.repeat(WIDTH));
   if (options.outputDirectory !== undefined) row('Output directory', options.outputDirectory);
   return `${lines.join('\n')}\n`;
+}
+
+/** The tracing taps' own measured cost, when the run had taps (`run.extras.taps.overhead`). */
+function tapOverheadOf(run: RunData): TapOverhead | undefined {
+  const taps = run.extras?.['taps'] as { overhead?: TapOverhead } | undefined;
+  return taps?.overhead;
 }
