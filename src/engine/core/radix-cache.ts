@@ -44,6 +44,17 @@ export class RadixCache implements PrefixCache {
   #evictableTokens = 0;
   /** Unlocked nodes without children: the only eviction candidates, kept up to date so eviction never scans the tree. */
   #evictableLeaves = new Set<RadixNode>();
+  /**
+   * Eviction candidates by last access, kept across evictions (rebuilding a heap of every leaf on each eviction made
+   * eviction cost grow with the cache). Entries go stale when a leaf is used again or stops being a leaf; they are
+   * checked when they come out, and the heap is rebuilt when stale entries outnumber live ones.
+   */
+  #candidates = new LeafHeap();
+
+  #markEvictable(node: RadixNode): void {
+    this.#evictableLeaves.add(node);
+    this.#candidates.push(node, node.lastAccessMs);
+  }
 
   get totalTokens(): number {
     return this.#totalTokens;
@@ -88,7 +99,7 @@ export class RadixCache implements PrefixCache {
       node.lockCount--;
       if (node.lockCount === 0) {
         this.#evictableTokens += node.length;
-        if (node.children.size === 0) this.#evictableLeaves.add(node);
+        if (node.children.size === 0) this.#markEvictable(node);
       }
     }
   }
@@ -144,19 +155,28 @@ export class RadixCache implements PrefixCache {
       node.children.set(key[0] as number, leaf);
       node = leaf;
     }
-    this.#evictableLeaves.add(node);
+    this.#markEvictable(node);
     this.#lastAppended = node;
   }
 
   evict(tokens: number): number {
     if (tokens <= 0 || this.#evictableTokens === 0) return 0;
-    // Unlocked leaves, oldest first; a parent whose last child goes becomes a leaf and a candidate itself.
-    const heap = new LeafHeap();
-    for (const leaf of this.#evictableLeaves) heap.push(leaf);
+    if (this.#candidates.size > 2 * this.#evictableLeaves.size + 1024) {
+      this.#candidates = new LeafHeap();
+      for (const leaf of this.#evictableLeaves) this.#candidates.push(leaf, leaf.lastAccessMs);
+    }
+    // Unlocked leaves, least recently used first; a parent whose last child goes becomes a leaf and a candidate itself.
+    const heap = this.#candidates;
     let freed = 0;
     while (freed < tokens) {
-      const leaf = heap.pop();
-      if (leaf === undefined) break;
+      const entry = heap.pop();
+      if (entry === undefined) break;
+      const leaf = entry.node;
+      if (!this.#evictableLeaves.has(leaf)) continue;
+      if (leaf.lastAccessMs !== entry.keyMs) {
+        heap.push(leaf, leaf.lastAccessMs);
+        continue;
+      }
       const parent = leaf.parent as RadixNode;
       parent.children.delete(leaf.firstToken);
       leaf.parent = null;
@@ -164,16 +184,14 @@ export class RadixCache implements PrefixCache {
       freed += leaf.length;
       this.#totalTokens -= leaf.length;
       this.#evictableTokens -= leaf.length;
-      if (parent !== this.#root && parent.children.size === 0 && parent.lockCount === 0) {
-        this.#evictableLeaves.add(parent);
-        heap.push(parent);
-      }
+      if (parent !== this.#root && parent.children.size === 0 && parent.lockCount === 0) this.#markEvictable(parent);
     }
     return freed;
   }
 
   reset(): void {
     this.#evictableLeaves = new Set();
+    this.#candidates = new LeafHeap();
     this.#root = new RadixNode(EMPTY, 0, 0, null, 0);
     this.#totalTokens = 0;
     this.#evictableTokens = 0;
@@ -202,44 +220,58 @@ function sharedLength(node: RadixNode, tokens: TokenSource, position: number, li
   return index;
 }
 
-/** A binary min-heap of nodes by last access time. */
+/** A binary min-heap of nodes by the last-access time they had when pushed (`keyMs`). */
 class LeafHeap {
-  readonly #items: RadixNode[] = [];
+  readonly #nodes: RadixNode[] = [];
+  readonly #keys: number[] = [];
 
-  push(node: RadixNode): void {
-    const items = this.#items;
-    items.push(node);
-    let index = items.length - 1;
-    while (index > 0) {
-      const parentIndex = (index - 1) >> 1;
-      if ((items[parentIndex] as RadixNode).lastAccessMs <= node.lastAccessMs) break;
-      items[index] = items[parentIndex] as RadixNode;
-      index = parentIndex;
-    }
-    items[index] = node;
+  get size(): number {
+    return this.#nodes.length;
   }
 
-  pop(): RadixNode | undefined {
-    const items = this.#items;
-    const top = items[0];
-    const last = items.pop();
-    if (items.length > 0 && last !== undefined) {
+  push(node: RadixNode, keyMs: Milliseconds): void {
+    const nodes = this.#nodes;
+    const keys = this.#keys;
+    let index = nodes.length;
+    nodes.push(node);
+    keys.push(keyMs);
+    while (index > 0) {
+      const parentIndex = (index - 1) >> 1;
+      if ((keys[parentIndex] as number) <= keyMs) break;
+      nodes[index] = nodes[parentIndex] as RadixNode;
+      keys[index] = keys[parentIndex] as number;
+      index = parentIndex;
+    }
+    nodes[index] = node;
+    keys[index] = keyMs;
+  }
+
+  pop(): { node: RadixNode; keyMs: Milliseconds } | undefined {
+    const nodes = this.#nodes;
+    const keys = this.#keys;
+    if (nodes.length === 0) return undefined;
+    const top = { node: nodes[0] as RadixNode, keyMs: keys[0] as number };
+    const lastNode = nodes.pop() as RadixNode;
+    const lastKey = keys.pop() as number;
+    if (nodes.length > 0) {
       let index = 0;
       for (;;) {
         const left = index * 2 + 1;
         const right = left + 1;
         let smallest = index;
-        let smallestTime = last.lastAccessMs;
-        if (left < items.length && (items[left] as RadixNode).lastAccessMs < smallestTime) {
+        let smallestKey = lastKey;
+        if (left < nodes.length && (keys[left] as number) < smallestKey) {
           smallest = left;
-          smallestTime = (items[left] as RadixNode).lastAccessMs;
+          smallestKey = keys[left] as number;
         }
-        if (right < items.length && (items[right] as RadixNode).lastAccessMs < smallestTime) smallest = right;
+        if (right < nodes.length && (keys[right] as number) < smallestKey) smallest = right;
         if (smallest === index) break;
-        items[index] = items[smallest] as RadixNode;
+        nodes[index] = nodes[smallest] as RadixNode;
+        keys[index] = keys[smallest] as number;
         index = smallest;
       }
-      items[index] = last;
+      nodes[index] = lastNode;
+      keys[index] = lastKey;
     }
     return top;
   }
