@@ -41,6 +41,12 @@ export interface DatasetSettings {
   datasetPath?: string;
   /** How many requests to produce (shared-prefix: groups × prompts per group instead, as SGLang does). */
   numPrompts: number;
+  /**
+   * A local `tokenizer.json` (the model's, Hugging Face tokenizers format). When set, `random` and `shared-prefix` build
+   * text prompts of exactly the drawn token counts for this tokenizer, and `sharegpt` / `custom` count prompt and
+   * answer tokens with it instead of counting words. Nothing is ever downloaded.
+   */
+  tokenizerPath?: string;
   /** random / random-ids: the longest prompt, in tokens. */
   randomInputLen?: number;
   /** random / random-ids: the longest output, in tokens. */

@@ -6,6 +6,7 @@ import { countWordTokens } from '../../../utils/word-tokenizer.js';
 import type { DatasetLoader } from '../dataset-loader.js';
 import { requireWholeNumber } from '../dataset-checks.js';
 import { datasetFileError } from '../file-errors.js';
+import { loadTokenizer } from '../../tokenizer/load-tokenizer.js';
 
 const CUSTOM_FILE =
   'a JSONL file, one request a line: {"prompt": "...", "output_len": 128} with optional "timestamp" (s), "session_id", ' +
@@ -23,6 +24,7 @@ const CHAT_ROLES = new Set(['system', 'user', 'assistant']);
  * - SGLang's form: `conversations` whose first turn's `content` (or `value`) is the prompt and whose second turn's
  *   length is the output length; such pairs shorter than 2 tokens on either side are dropped, as SGLang does.
  * A malformed line is an error naming the file, the line and the problem (SGLang skips bad lines silently).
+ * Text lengths are counted in words (the simulated engine's tokens), or with the tokenizer of `tokenizerPath` when set.
  */
 export const loadCustomDataset: DatasetLoader = async (settings) => {
   const count = requireWholeNumber('numPrompts', settings.numPrompts, 1);
@@ -32,6 +34,8 @@ export const loadCustomDataset: DatasetLoader = async (settings) => {
   }
   const fixedOutputLength =
     settings.sharegptOutputLen === undefined ? undefined : requireWholeNumber('sharegptOutputLen', settings.sharegptOutputLen, 1);
+  const tokenizer = settings.tokenizerPath === undefined ? undefined : await loadTokenizer(settings.tokenizerPath);
+  const countTokens = (text: string): number => (tokenizer === undefined ? countWordTokens(text) : tokenizer.countTokens(text));
   const requests: WorkloadRequest[] = [];
   let lineNumber = 0;
   try {
@@ -41,7 +45,7 @@ export const loadCustomDataset: DatasetLoader = async (settings) => {
       if (requests.length === count) break;
       const line = rawLine.trim();
       if (line === '' || line.startsWith('#')) continue;
-      const request = parseRow(line, lineNumber, path, fixedOutputLength, requests.length);
+      const request = parseRow(line, lineNumber, path, fixedOutputLength, requests.length, countTokens);
       if (request !== undefined) requests.push(request);
     }
   } catch (error) {
@@ -60,6 +64,7 @@ function parseRow(
   path: string,
   fixedOutputLength: number | undefined,
   datasetIndex: number,
+  countTokens: (text: string) => number,
 ): WorkloadRequest | undefined {
   const fail = (problem: string): never => {
     throw new ServelabError('INVALID_DATASET', `dataset ${path}, line ${lineNumber}: ${problem}; expected ${CUSTOM_FILE}`);
@@ -82,8 +87,8 @@ function parseRow(
       const text = fields['content'] ?? fields['value'];
       return typeof text === 'string' ? text : fail(`turn ${turnIndex} has no string "content" or "value"`);
     }) as [string, string];
-    const inputLength = countWordTokens(question);
-    const outputLength = fixedOutputLength ?? countWordTokens(answer);
+    const inputLength = countTokens(question);
+    const outputLength = fixedOutputLength ?? countTokens(answer);
     if (inputLength < 2 || outputLength < 2) return undefined;
     return { datasetIndex, prompt: question, inputLength, outputLength };
   }
@@ -97,7 +102,7 @@ function parseRow(
   if (prompt !== undefined) {
     if (typeof prompt !== 'string' || prompt.length === 0) fail('"prompt" must be a non-empty string');
     request.prompt = prompt as string;
-    request.inputLength = countWordTokens(prompt as string);
+    request.inputLength = countTokens(prompt as string);
   } else if (inputIds !== undefined) {
     if (!Array.isArray(inputIds) || inputIds.length === 0 || !inputIds.every((id) => Number.isInteger(id) && (id as number) >= 0)) {
       fail('"input_ids" must be a non-empty array of token ids (whole numbers of at least 0)');
@@ -113,7 +118,7 @@ function parseRow(
       }
       return { role: fields['role'], content: fields['content'] } as ChatMessage;
     });
-    request.inputLength = request.messages.reduce((sum, message) => sum + countWordTokens(message.content), 0);
+    request.inputLength = request.messages.reduce((sum, message) => sum + countTokens(message.content), 0);
   }
 
   const outputField = ['output_len', 'output_length', 'outputLength', 'max_tokens', 'max_new_tokens'].find((name) => row[name] !== undefined);

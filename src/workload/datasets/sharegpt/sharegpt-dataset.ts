@@ -4,6 +4,7 @@ import { countWordTokens } from '../../../utils/word-tokenizer.js';
 import type { DatasetLoader } from '../dataset-loader.js';
 import { requireWholeNumber } from '../dataset-checks.js';
 import { datasetFileError } from '../file-errors.js';
+import { loadTokenizer } from '../../tokenizer/load-tokenizer.js';
 import { JsonArrayFormatError, readJsonArrayElements } from './json-array-reader.js';
 
 const SHAREGPT_FILE = 'a ShareGPT-format JSON file (an array of {"conversations": [{"from": "human", "value": ...}, ...]})';
@@ -24,7 +25,8 @@ interface Pair {
  * bench_serving, conversations are shuffled (with the run's seed), pairs whose prompt or answer is shorter than 2
  * tokens are dropped, so are pairs longer than `sharegptContextLen` when it is set, and the first `numPrompts` that
  * remain are used; when fewer remain, all of them are. Lengths are counted with the word tokenizer (one word = one
- * token), so they match the simulated engine and approximate a real model's tokenizer.
+ * token), so they match the simulated engine and approximate a real model's tokenizer; with `tokenizerPath` they are
+ * counted with that tokenizer instead.
  */
 export const loadShareGptDataset: DatasetLoader = async (settings, random) => {
   const count = requireWholeNumber('numPrompts', settings.numPrompts, 1);
@@ -36,6 +38,9 @@ export const loadShareGptDataset: DatasetLoader = async (settings, random) => {
   if (path === undefined) {
     throw new ServelabError('INVALID_CONFIG', `the sharegpt dataset needs --dataset-path: ${SHAREGPT_FILE} (servelab never downloads datasets)`);
   }
+
+  const tokenizer = settings.tokenizerPath === undefined ? undefined : await loadTokenizer(settings.tokenizerPath);
+  const countTokens = (text: string): number => (tokenizer === undefined ? countWordTokens(text) : tokenizer.countTokens(text));
 
   const pairs: Pair[] = [];
   try {
@@ -55,8 +60,8 @@ export const loadShareGptDataset: DatasetLoader = async (settings, random) => {
   const requests: WorkloadRequest[] = [];
   for (const pair of pairs) {
     if (requests.length === count) break;
-    const inputLength = countWordTokens(pair.prompt);
-    const outputLength = fixedOutputLength ?? countWordTokens(pair.answer);
+    const inputLength = countTokens(pair.prompt);
+    const outputLength = fixedOutputLength ?? countTokens(pair.answer);
     if (inputLength < MIN_PAIR_TOKENS || outputLength < MIN_PAIR_TOKENS) continue;
     if (contextLength !== undefined && inputLength + outputLength > contextLength) continue;
     requests.push({ datasetIndex: requests.length, prompt: pair.prompt, inputLength, outputLength });
