@@ -28,12 +28,22 @@ const MAX_RELEASE_BATCH = 128;
  * abort stops sending, aborts what is in flight and resolves with `interrupted: true`.
  */
 export async function runLoad(options: RunLoadOptions): Promise<LoadResult> {
-  validateOptions(options);
+  validateRunLoadOptions(options);
   return new LoadRun(options).execute();
 }
 
-function validateOptions(options: RunLoadOptions): void {
+/** Checks the options `runLoad` would reject, so that a caller splitting a run can fail before it starts anything. */
+export function validateRunLoadOptions(options: Omit<RunLoadOptions, 'client'>): void {
   const mode = options.mode ?? { kind: 'open' };
+  if (options.startAtEpochMs !== undefined && !Number.isFinite(options.startAtEpochMs)) {
+    throw new ServelabError('INVALID_CONFIG', `startAtEpochMs must be a finite epoch time in milliseconds, got ${options.startAtEpochMs}`);
+  }
+  if (options.requestIndices !== undefined && options.requestIndices.length !== options.requests.length) {
+    throw new ServelabError(
+      'INVALID_CONFIG',
+      `requestIndices has ${options.requestIndices.length} entries for ${options.requests.length} requests; give one per request`,
+    );
+  }
   if (options.maxConcurrency !== undefined && !(Number.isInteger(options.maxConcurrency) && options.maxConcurrency >= 1)) {
     throw new ServelabError('INVALID_CONFIG', `maxConcurrency must be a whole number of at least 1, got ${options.maxConcurrency}`);
   }
@@ -123,11 +133,17 @@ class LoadRun {
     const mode = this.#options.mode ?? { kind: 'open' };
     // Created before the warmup so that its timer thread is up by the first measured request.
     if (mode.kind === 'open') this.#waiter = new PreciseWaiter(clock, this.#abortController.signal);
+    const startAtEpochMs = this.#options.startAtEpochMs;
     try {
       await this.#runWarmup();
       this.#phase = 'measured';
-      this.#t0Ms = clock.nowMs();
+      // A given origin is on the epoch (it may come from another thread, whose monotonic scale differs): this clock's
+      // own epoch anchor turns it into a reading on its monotonic scale.
+      this.#t0Ms = startAtEpochMs === undefined ? clock.nowMs() : startAtEpochMs - clock.toEpochSeconds(0) * 1000;
       const settled = new Promise<void>((resolve) => (this.#settle = resolve));
+      if (mode.kind === 'closed' && startAtEpochMs !== undefined) {
+        await sleepUnlessAborted(Math.max(this.#t0Ms - clock.nowMs(), 0), this.#abortController.signal);
+      }
       if (mode.kind === 'closed') await this.#runClosedLoop(mode);
       else await this.#runOpenLoop(this.#waiter as PreciseWaiter);
       this.#sendingDone = true;
@@ -143,7 +159,7 @@ class LoadRun {
     return {
       records: this.#records.filter((record): record is RequestRecord => record !== undefined),
       warmupRecords: this.#warmupRecords,
-      startTime: clock.toEpochSeconds(this.#t0Ms),
+      startTime: startAtEpochMs === undefined ? clock.toEpochSeconds(this.#t0Ms) : startAtEpochMs / 1000,
       endTime: clock.nowEpochSeconds(),
       interrupted: this.#aborted,
     };
@@ -262,7 +278,7 @@ class LoadRun {
   #dispatch(index: number, scheduledMs: Milliseconds, held: boolean): Promise<void> {
     const { clock, client, requests } = this.#options;
     const workload = requests[index] as WorkloadRequest;
-    const requestId = `${this.#requestIdPrefix}${index}`;
+    const requestId = this.#requestIdOf(index);
     const dispatchMs = clock.nowMs();
     this.#scheduledMs[index] = scheduledMs;
     this.#lastSendLagMs = dispatchMs - scheduledMs;
@@ -280,7 +296,7 @@ class LoadRun {
         {
           requestId,
           warmup: false,
-          scheduledTime: clock.toEpochSeconds(scheduledMs),
+          scheduledTime: this.#scheduledEpochSeconds(index, scheduledMs),
           dispatchTime: clock.toEpochSeconds(dispatchMs),
           heldForConcurrency: held,
         },
@@ -307,15 +323,15 @@ class LoadRun {
 
   /** After an interrupt, requests whose instant came but that were still held back get an `aborted` record. */
   #recordNeverSent(): void {
-    const { clock, requests } = this.#options;
+    const { requests } = this.#options;
     while (this.#waitingHead < this.#waitingQueue.length) {
       const index = this.#waitingQueue[this.#waitingHead++] as number;
       this.#records[index] = buildRequestRecord(
         requests[index] as WorkloadRequest,
         {
-          requestId: `${this.#requestIdPrefix}${index}`,
+          requestId: this.#requestIdOf(index),
           warmup: false,
-          scheduledTime: clock.toEpochSeconds(this.#scheduledMs[index] as number),
+          scheduledTime: this.#scheduledEpochSeconds(index, this.#scheduledMs[index] as number),
           heldForConcurrency: this.#heldForConcurrency[index] === 1,
         },
         NEVER_SENT_OUTCOME,
@@ -323,6 +339,23 @@ class LoadRun {
       this.#completed++;
       this.#failed++;
     }
+  }
+
+  #requestIdOf(index: number): string {
+    const globalIndex = this.#options.requestIndices === undefined ? index : (this.#options.requestIndices[index] as number);
+    return `${this.#requestIdPrefix}${globalIndex}`;
+  }
+
+  /**
+   * With an epoch origin, an open-loop instant is computed on the epoch directly, so that pacers in different threads
+   * sharing the origin record bit-identical scheduled times; otherwise it is the monotonic instant on the epoch.
+   */
+  #scheduledEpochSeconds(index: number, scheduledMs: Milliseconds): number {
+    const startAtEpochMs = this.#options.startAtEpochMs;
+    if (startAtEpochMs !== undefined && (this.#options.mode ?? { kind: 'open' }).kind === 'open') {
+      return (startAtEpochMs + (this.#options.arrivalOffsetsMs[index] as number)) / 1000;
+    }
+    return this.#options.clock.toEpochSeconds(scheduledMs);
   }
 
   #settleIfDone(): void {

@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import type { ProtocolClient } from './client.js';
+import type { ProtocolClient, ProtocolClientOptions } from './client.js';
 import type { RequestRecord } from './record.js';
 import type { EpochSeconds, Milliseconds } from './time.js';
 import type { WorkloadRequest } from './workload.js';
@@ -74,6 +74,37 @@ export interface RunLoadOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** Request ids are `${prefix}${index}` (warmup: `${prefix}warmup-${index}`); default a random per-run prefix. */
   requestIdPrefix?: string;
+  /**
+   * The schedule origin `t0` as epoch milliseconds (`performance.timeOrigin + performance.now()` on the system clock),
+   * instead of "when the warmup ends". Used to give several pacers one start instant. Scheduled times are then exactly
+   * `(startAtEpochMs + arrivalOffsetsMs[i]) / 1000`. An origin already past sends the overdue requests at once.
+   */
+  startAtEpochMs?: number;
+  /**
+   * One per measured request: its index in the whole workload, used in its request id (`${prefix}${index}`) when
+   * this run offers only part of a workload. Default: the position in `requests`.
+   */
+  requestIndices?: ArrayLike<number>;
+}
+
+/** What a worker thread needs to build its own protocol client: everything but the clock (it uses the system clock). */
+export interface ProtocolClientSpec {
+  /** A built-in protocol name or a module path (as the `protocol` setting). */
+  protocol: string;
+  options: Omit<ProtocolClientOptions, 'clock'>;
+}
+
+/**
+ * `runLoadAcrossWorkers`: the options of `runLoad`, spread over `workers` threads, each with its own client built from
+ * `clientSpec`. `client` (optional here) sends the warmup requests in the calling thread; without it one is built from
+ * `clientSpec` for the warmup. `clock` must be a real-time clock on the epoch (the system clock).
+ */
+export interface MultiWorkerLoadOptions extends Omit<RunLoadOptions, 'client' | 'requestIndices'> {
+  workers: number;
+  clientSpec: ProtocolClientSpec;
+  client?: ProtocolClient;
+  /** How long after every worker is ready the shared start instant comes. Default 300 ms. */
+  startLeadMs?: number;
 }
 
 export interface LoadResult {
