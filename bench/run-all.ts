@@ -12,6 +12,7 @@ const benchmarks: { name: string; file: string; args: string[]; what: string }[]
   { name: 'load-record-store', file: 'load-record-store.js', args: [], what: 'bytes per stored record' },
   { name: 'client-cpu', file: 'client-cpu.js', args: [], what: 'client CPU per streamed request and TTFT overhead against a raw-socket client' },
   { name: 'router-overhead', file: 'router-overhead.js', args: [], what: 'builtin router, tap and nginx added latency at 1,000 req/s' },
+  { name: 'sim-server-realtime', file: 'sim-server-realtime.js', args: [], what: 'the rate one real-time sim-server sustains with step timing within 1 ms of the model' },
   { name: 'sim-virtual-throughput', file: 'sim-virtual-throughput.js', args: [], what: 'virtual-time engine throughput, 64 engines' },
   { name: 'virtual-routing-test', file: 'virtual-routing-test.js', args: [], what: 'a whole virtual-time routing test (workload, routing, 64 engines, records)' },
   { name: 'analysis-million', file: 'analysis-million.js', args: [], what: 'analysis and report of 1,000,000 records' },

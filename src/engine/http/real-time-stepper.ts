@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock/clock.js';
 import type { Milliseconds } from '../../types/time.js';
 import type { SimEngine, StepPlan } from '../core/sim-engine.js';
+import { StepLateness } from './step-lateness.js';
 
 /** Behind the model by more than this, the stepper re-anchors to the wall clock instead of replaying missed steps. */
 export const MAX_LAG_MS = 200;
@@ -27,6 +28,8 @@ export class RealTimeStepper {
   #modelTimeMs: Milliseconds = Number.NaN;
   #timer: NodeJS.Timeout | null = null;
   #immediate: NodeJS.Immediate | null = null;
+  /** How late each step completed against the model timeline (served in /server_info). */
+  readonly lateness = new StepLateness();
 
   constructor(
     engine: SimEngine,
@@ -61,7 +64,9 @@ export class RealTimeStepper {
   #runStep(): void {
     if (this.#closed) return;
     const nowMs = this.#clock.nowMs();
-    let startMs = Number.isNaN(this.#modelTimeMs) || nowMs - this.#modelTimeMs > MAX_LAG_MS ? nowMs : this.#modelTimeMs;
+    const fellBehind = !Number.isNaN(this.#modelTimeMs) && nowMs - this.#modelTimeMs > MAX_LAG_MS;
+    if (fellBehind) this.lateness.recordReanchor();
+    let startMs = Number.isNaN(this.#modelTimeMs) || fellBehind ? nowMs : this.#modelTimeMs;
     let plan = this.#engine.beginStep(startMs);
     if (plan === null && this.#engine.hasWork && startMs < nowMs) {
       // Work arrived after the model-time start (we were running late): start at the wall clock instead.
@@ -77,6 +82,7 @@ export class RealTimeStepper {
     const endMs = startMs + plan.durationMs;
     this.#modelTimeMs = endMs;
     this.#waitUntil(endMs, () => {
+      this.lateness.record(this.#clock.nowMs() - endMs);
       this.#engine.completeStep(endMs);
       this.#onStepCompleted(plan, endMs);
       this.#runStep();

@@ -327,6 +327,8 @@ class SimHttpServer {
       profile: profile.kind === 'roofline' ? profile.name : (profile.name ?? 'simple'),
       max_total_num_tokens: config.maxTotalTokens,
       max_req_input_len: this.#engine.maxRequestInputTokens,
+      // Not an SGLang key: how late the real-time driver completed steps against the cost model's timeline.
+      servelab_step_lateness_ms: this.#stepper.lateness.snapshot(),
       internal_states: [
         {
           max_total_num_tokens: config.maxTotalTokens,
