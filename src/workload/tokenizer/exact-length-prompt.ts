@@ -38,7 +38,11 @@ export function exactLengthPrompt(tokenizer: TextTokenizer, tokenCount: number, 
     const encoded = tokenizer.encode(text);
     if (encoded.length === tokenCount) return { text, tokenIds: encoded };
     if (encoded.length < tokenCount) {
-      ids = encoded.concat(draw(tokenCount - encoded.length));
+      // Drawn tokens tend to merge with their neighbours at about the rate just seen, so draw that many more; landing a
+      // little long is cheap to fix (trimming), landing short again costs another round.
+      const shortBy = tokenCount - encoded.length;
+      const shrink = Math.min(ids.length / Math.max(encoded.length, 1), 2);
+      ids = encoded.concat(draw(Math.ceil(shortBy * shrink)));
     } else {
       // Trim to the target; from the fourth round on, also redraw a growing tail so a stubborn boundary changes.
       const redrawn = Math.min(tokenCount, Math.floor(round / 4));

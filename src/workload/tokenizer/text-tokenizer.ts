@@ -10,6 +10,11 @@ export class TextTokenizer {
   readonly #tokenizer: Tokenizer;
   /** Ids of the vocabulary's ordinary tokens (added and special tokens left out), ascending. */
   readonly ordinaryTokenIds: readonly number[];
+  /**
+   * Special tokens the tokenizer's post-processor puts around one text (1 for a beginning-of-text token, 2 for BERT's
+   * [CLS] … [SEP], 0 for none): what a server that tokenizes with special tokens adds to `countTokens`.
+   */
+  readonly specialTokensPerText: number;
 
   constructor(path: string, tokenizer: Tokenizer) {
     this.path = path;
@@ -19,6 +24,8 @@ export class TextTokenizer {
       if (typeof token === 'string' && Number.isInteger(id)) ids.push(id);
     }
     this.ordinaryTokenIds = ids.sort((a, b) => a - b);
+    this.specialTokensPerText =
+      tokenizer.encode('a', { add_special_tokens: true }).ids.length - tokenizer.encode('a', { add_special_tokens: false }).ids.length;
   }
 
   /** The token ids of `text`, without special tokens. */

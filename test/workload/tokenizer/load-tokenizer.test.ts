@@ -34,6 +34,7 @@ describe('loadTokenizer', () => {
       expect(tokenizer.ordinaryTokenIds).not.toContain(id);
     }
     expect(tokenizer.ordinaryTokenIds.length).toBe(638 - special.added_tokens.length);
+    expect(tokenizer.specialTokensPerText).toBe(1); // <|begin_of_text|>
   });
 
   it('loads a WordPiece tokenizer.json with its normalizer (lowercase) and sub-word pieces', async () => {
@@ -42,6 +43,7 @@ describe('loadTokenizer', () => {
     expect(tokenizer.countTokens('caches')).toBe(2); // cache ##s
     expect(tokenizer.decode(tokenizer.encode('The Cache keeps prompts.'))).toBe('the cache keeps prompts.');
     expect(tokenizer.ordinaryTokenIds).not.toContain(tokenizer.encode('[CLS]')[0]);
+    expect(tokenizer.specialTokensPerText).toBe(2); // [CLS] … [SEP]
   });
 
   it('reads the tokenizer_config.json beside the tokenizer.json', async () => {
