@@ -1,0 +1,259 @@
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/clock/clock.js';
+import { createProtocolClient } from '../../../src/clients/registry.js';
+import { startSimServer } from '../../../src/engine/index.js';
+import type { RunningSimServer } from '../../../src/engine/index.js';
+import { isServelabError } from '../../../src/errors/servelab-error.js';
+import { runLoadAcrossWorkers } from '../../../src/load/multi-worker/run-load-across-workers.js';
+import type { LoadProgress, LoadResult, ProtocolClientSpec } from '../../../src/types/load.js';
+import type { RequestRecord } from '../../../src/types/record.js';
+import type { WorkloadRequest } from '../../../src/types/workload.js';
+import { SeededRandom } from '../../../src/utils/random.js';
+import { createArrivalSchedule } from '../../../src/workload/arrivals/arrival-registry.js';
+
+// These tests start worker threads from the built copy in dist/ (`npm test` builds first; else `npx tsc -p tsconfig.build.json`).
+
+/** Fields a run measures; everything else in a record is decided by the workload and the schedule. */
+const MEASURED_FIELDS = [
+  'arrivalTime',
+  'firstTokenTime',
+  'finishTime',
+  'serverCreatedTime',
+  'queueTimeStart',
+  'queueTimeEnd',
+  'serverFirstTokenTime',
+  'interTokenLatencies',
+  'dispatchTime',
+  'scheduledTime',
+] as const;
+
+function withoutMeasuredTimes(record: RequestRecord): Record<string, unknown> {
+  const copy: Record<string, unknown> = { ...record };
+  for (const field of MEASURED_FIELDS) delete copy[field];
+  return copy;
+}
+
+function workload(count: number, outputLength: (index: number) => number): WorkloadRequest[] {
+  return Array.from({ length: count }, (_, index) => ({
+    datasetIndex: index,
+    prompt: Array.from({ length: 4 + (index % 5) }, (_, word) => `word${word}`).join(' '),
+    inputLength: 4 + (index % 5),
+    outputLength: outputLength(index),
+    prefixGroup: index % 3,
+  }));
+}
+
+/** The t0 of a multi-worker run: a whole epoch millisecond, so it is recovered exactly from `startTime`. */
+function originEpochMs(result: LoadResult): number {
+  return Math.round(result.startTime * 1000);
+}
+
+describe('runLoadAcrossWorkers', () => {
+  let server: RunningSimServer;
+  let clientSpec: ProtocolClientSpec;
+
+  beforeAll(async () => {
+    // The radix cache is off so that a second run of the same prompts reports the same cached-token counts.
+    server = await startSimServer({ profile: { kind: 'simple', stepMs: 1 }, disableRadixCache: true, maxRunningRequests: 256 });
+    clientSpec = { protocol: 'sglang', options: { baseUrl: server.url, stream: true, sampling: { temperature: 0, ignoreEos: true } } };
+  });
+
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('gives records identical in content to the single-worker path, scheduled exactly at t0 + offset, with summed progress', async () => {
+    const requests = workload(48, (index) => 2 + (index % 4));
+    const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: 300 }, requests.length, new SeededRandom(7));
+    const warmupRequests = workload(2, () => 2);
+    const singleStartMs = Math.ceil(systemClock.nowEpochSeconds() * 1000 + 100);
+    const single = await runLoadAcrossWorkers({
+      workers: 1,
+      clientSpec,
+      requests,
+      warmupRequests,
+      arrivalOffsetsMs: offsetsMs,
+      clock: systemClock,
+      requestIdPrefix: 'same-',
+      startAtEpochMs: singleStartMs,
+    });
+    const progress: LoadProgress[] = [];
+    const multi = await runLoadAcrossWorkers({
+      workers: 2,
+      clientSpec,
+      requests,
+      warmupRequests,
+      arrivalOffsetsMs: offsetsMs,
+      clock: systemClock,
+      requestIdPrefix: 'same-',
+      onProgress: (snapshot) => progress.push(snapshot),
+    });
+
+    expect(multi.interrupted).toBe(false);
+    expect(multi.records.map((record) => record.requestId)).toEqual(requests.map((_, index) => `same-${index}`));
+    expect(multi.records.every((record) => record.success)).toBe(true);
+    expect(multi.records.map(withoutMeasuredTimes)).toEqual(single.records.map(withoutMeasuredTimes));
+    expect(multi.records.map((record) => record.actualOutputTokens)).toEqual(requests.map((request) => request.outputLength));
+    // Same offsets from the same kind of origin: the scheduled times are exact, not merely close.
+    const t0Ms = originEpochMs(multi);
+    expect(multi.records.map((record) => record.scheduledTime)).toEqual(Array.from(offsetsMs, (offsetMs) => (t0Ms + offsetMs) / 1000));
+    expect(single.records.map((record) => record.scheduledTime)).toEqual(Array.from(offsetsMs, (offsetMs) => (singleStartMs + offsetMs) / 1000));
+    expect(multi.endTime).toBeGreaterThanOrEqual(Math.max(...multi.records.map((record) => record.finishTime as number)));
+
+    // Warmup: once, in the calling thread, before t0, never among the records.
+    expect(multi.warmupRecords.map((record) => record.requestId)).toEqual(['same-warmup-0', 'same-warmup-1']);
+    expect(multi.warmupRecords.every((record) => record.success && record.warmup)).toBe(true);
+    expect(Math.max(...multi.warmupRecords.map((record) => record.finishTime as number))).toBeLessThan(multi.startTime);
+
+    const last = progress[progress.length - 1] as LoadProgress;
+    expect(last).toMatchObject({ phase: 'done', total: 48, sent: 48, completed: 48, failed: 0, inFlight: 0 });
+    expect(progress.filter((snapshot) => snapshot.phase === 'done')).toHaveLength(1);
+  });
+
+  it('starts every worker from the shared instant: each first request is scheduled at t0 + its offset and never sent early', async () => {
+    const requests = workload(12, () => 2);
+    // Offsets 40 ms apart, the first at 25 ms: worker 0's first request is index 0, worker 1's is index 1.
+    const offsetsMs = Float64Array.from(requests, (_, index) => 25 + index * 40);
+    const result = await runLoadAcrossWorkers({
+      workers: 2,
+      clientSpec,
+      requests,
+      warmupRequests: [],
+      arrivalOffsetsMs: offsetsMs,
+      clock: systemClock,
+    });
+    const t0Ms = originEpochMs(result);
+    for (const index of [0, 1]) {
+      const record = result.records[index] as RequestRecord;
+      expect(record.scheduledTime).toBe((t0Ms + (offsetsMs[index] as number)) / 1000);
+      // A worker that misread t0 on its own monotonic scale would be off by the gap between the threads' time origins.
+      const lagMs = ((record.dispatchTime as number) - record.scheduledTime) * 1000;
+      expect(lagMs).toBeGreaterThanOrEqual(-0.01);
+      expect(lagMs).toBeLessThan(250);
+    }
+    for (const record of result.records) expect(record.dispatchTime as number).toBeGreaterThanOrEqual(record.scheduledTime - 1e-5);
+  });
+
+  it('runs the workers side by side: both halves of the workload are sent over the same stretch of time', async () => {
+    const requests = workload(40, () => 30);
+    const offsetsMs = createArrivalSchedule({ process: 'constant', requestRate: 400 }, requests.length, new SeededRandom(1));
+    const result = await runLoadAcrossWorkers({ workers: 2, clientSpec, requests, warmupRequests: [], arrivalOffsetsMs: offsetsMs, clock: systemClock });
+    expect(result.records).toHaveLength(40);
+    const arrivals = (parity: number): number[] =>
+      result.records.filter((_, index) => index % 2 === parity).map((record) => record.arrivalTime as number);
+    const even = arrivals(0);
+    const odd = arrivals(1);
+    // Interleaved, not one after the other: each worker starts before the other one finishes sending.
+    expect(Math.min(...odd)).toBeLessThan(Math.max(...even));
+    expect(Math.min(...even)).toBeLessThan(Math.max(...odd));
+    // And requests of the two workers are in flight at once.
+    const overlapping = result.records.some(
+      (first, index) =>
+        index % 2 === 0 &&
+        result.records.some(
+          (second, other) =>
+            other % 2 === 1 && (second.arrivalTime as number) < (first.finishTime as number) && (first.arrivalTime as number) < (second.finishTime as number),
+        ),
+    );
+    expect(overlapping).toBe(true);
+  });
+
+  it('stops every worker on abort and still returns the merged records, in-flight requests recorded as aborted', async () => {
+    // Each request streams for about 4 s; the run is aborted about 300 ms after t0, long before any could finish.
+    const requests = workload(30, () => 4000);
+    const offsetsMs = Float64Array.from(requests, (_, index) => index * 20);
+    const controller = new AbortController();
+    let abortedAtMs = Number.NaN;
+    const run = runLoadAcrossWorkers({
+      workers: 2,
+      clientSpec,
+      requests,
+      warmupRequests: [],
+      arrivalOffsetsMs: offsetsMs,
+      clock: systemClock,
+      signal: controller.signal,
+      startLeadMs: 100,
+      onProgress: (progress) => {
+        if (progress.phase === 'measured' && progress.elapsedMs >= 300 && !controller.signal.aborted) {
+          abortedAtMs = systemClock.nowMs();
+          controller.abort();
+        }
+      },
+    });
+    const result = await run;
+    expect(result.interrupted).toBe(true);
+    expect(systemClock.nowMs() - abortedAtMs).toBeLessThan(2000);
+    expect(result.records.length).toBeGreaterThanOrEqual(4);
+    expect(result.records.length).toBeLessThan(30);
+    // Both workers' records, in workload order, every one of them cut short.
+    expect(result.records.map((record) => record.datasetIndex)).toEqual(result.records.map((_, index) => index));
+    expect(result.records.some((record) => record.datasetIndex % 2 === 1)).toBe(true);
+    expect(result.records.every((record) => !record.success && record.error === 'aborted')).toBe(true);
+  });
+
+  it('turns a crashed worker into an error naming it, and stops the others instead of hanging', async () => {
+    const crashingClient = fileURLToPath(new URL('./fixtures/crashing-client.mjs', import.meta.url));
+    const requests = workload(8, () => 2);
+    const started = systemClock.nowMs();
+    const error = await runLoadAcrossWorkers({
+      workers: 2,
+      clientSpec: { protocol: crashingClient, options: clientSpec.options },
+      requests,
+      warmupRequests: [],
+      arrivalOffsetsMs: new Float64Array(8),
+      clock: systemClock,
+      requestIdPrefix: 'crash-',
+      startLeadMs: 50,
+    }).catch((caught: unknown) => caught);
+    expect(isServelabError(error)).toBe(true);
+    // Request 3 belongs to worker 1 (3 % 2); the other worker's requests would have waited ten seconds.
+    expect((error as Error).message).toMatch(/load worker 1 of 2 crashed: simulated crash in the client/);
+    expect(systemClock.nowMs() - started).toBeLessThan(5000);
+  });
+
+  it('reports a worker that cannot build its client, and rejects a closed loop over several workers before starting any', async () => {
+    const error = await runLoadAcrossWorkers({
+      workers: 2,
+      clientSpec: { protocol: './no-such-protocol-module.mjs', options: clientSpec.options },
+      requests: workload(4, () => 2),
+      warmupRequests: [],
+      arrivalOffsetsMs: new Float64Array(4),
+      clock: systemClock,
+    }).catch((caught: unknown) => caught);
+    expect(isServelabError(error) && error.code).toBe('MODULE_LOAD_FAILED');
+    expect((error as Error).message).toMatch(/^load worker [01] of 2: protocol "\.\/no-such-protocol-module\.mjs"/);
+
+    const closed = runLoadAcrossWorkers({
+      workers: 2,
+      clientSpec,
+      mode: { kind: 'closed', concurrency: 4 },
+      requests: workload(4, () => 2),
+      warmupRequests: [],
+      arrivalOffsetsMs: new Float64Array(4),
+      clock: systemClock,
+    });
+    await expect(closed).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringMatching(/closed loop .* set client workers to 1/) });
+  });
+
+  it('with one worker runs in this thread through the given client', async () => {
+    const client = createProtocolClient('sglang', { ...clientSpec.options, clock: systemClock });
+    try {
+      const requests = workload(6, () => 2);
+      const result = await runLoadAcrossWorkers({
+        workers: 1,
+        clientSpec: { protocol: 'no-such-protocol', options: clientSpec.options },
+        client,
+        requests,
+        warmupRequests: [],
+        arrivalOffsetsMs: new Float64Array(6),
+        clock: systemClock,
+        requestIdPrefix: 'one-',
+      });
+      // The spec's protocol does not exist: only the given client could have sent these.
+      expect(result.records.map((record) => [record.requestId, record.success])).toEqual(requests.map((_, index) => [`one-${index}`, true]));
+    } finally {
+      await client.close();
+    }
+  });
+});
