@@ -35,7 +35,9 @@ export async function loadTokenizer(path: string): Promise<TextTokenizer> {
   const tokenizer = readTokenizer(path, absolutePath);
   loaded.set(absolutePath, { sizeBytes, modifiedMs, tokenizer });
   // A failed load is not remembered: the next call reports the problem afresh (or succeeds once the file is fixed).
-  tokenizer.catch(() => loaded.delete(absolutePath));
+  tokenizer.catch(() => {
+    if (loaded.get(absolutePath)?.tokenizer === tokenizer) loaded.delete(absolutePath);
+  });
   return tokenizer;
 }
 
