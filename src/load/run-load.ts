@@ -141,8 +141,9 @@ class LoadRun {
       // own epoch anchor turns it into a reading on its monotonic scale.
       this.#t0Ms = startAtEpochMs === undefined ? clock.nowMs() : startAtEpochMs - clock.toEpochSeconds(0) * 1000;
       const settled = new Promise<void>((resolve) => (this.#settle = resolve));
-      if (mode.kind === 'closed' && startAtEpochMs !== undefined) {
-        await sleepUnlessAborted(Math.max(this.#t0Ms - clock.nowMs(), 0), this.#abortController.signal);
+      // Node's timers can fire up to a millisecond early: sleep again until the origin has really come.
+      while (mode.kind === 'closed' && startAtEpochMs !== undefined && !this.#aborted && clock.nowMs() < this.#t0Ms) {
+        await sleepUnlessAborted(Math.ceil(this.#t0Ms - clock.nowMs()), this.#abortController.signal);
       }
       if (mode.kind === 'closed') await this.#runClosedLoop(mode);
       else await this.#runOpenLoop(this.#waiter as PreciseWaiter);
