@@ -34,6 +34,7 @@ type WorkloadConfig = Pick<
   | 'traceTimeScale'
   | 'gspZipfExponent'
   | 'stages'
+  | 'tokenizerPath'
 >;
 
 /**
@@ -60,6 +61,7 @@ export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWork
       gspQuestionLen: config.gspQuestionLen,
       gspOutputLen: config.gspOutputLen,
       gspZipfExponent: config.gspZipfExponent,
+      tokenizerPath: config.tokenizerPath,
     },
     datasetRandom,
   );

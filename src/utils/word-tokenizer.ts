@@ -7,15 +7,17 @@
  */
 export const WORD_TOKENIZER_VOCAB_SIZE = 128_000;
 
-export function wordTokenIds(text: string): number[] {
-  const ids: number[] = [];
+/** Token ids as a packed Int32Array: prompts can be held by the prefix cache for a long time, so they are kept small. */
+export function wordTokenIds(text: string): Int32Array {
+  const ids = new Int32Array(countWordTokens(text));
+  let count = 0;
   let start = -1;
   for (let index = 0; index <= text.length; index++) {
     const code = index < text.length ? text.charCodeAt(index) : 32;
     const isSpace = code === 32 || code === 10 || code === 9 || code === 13;
     if (!isSpace && start < 0) start = index;
     else if (isSpace && start >= 0) {
-      ids.push(hashWord(text, start, index));
+      ids[count++] = hashWord(text, start, index);
       start = -1;
     }
   }

@@ -151,3 +151,22 @@ describe('replaying a custom dataset\'s own timestamps', () => {
     expect(result.run.records.map((record) => record.expectedOutputLength)).toEqual([3, 3, 3, 3]);
   });
 });
+
+describe('--tokenizer', () => {
+  it('gives prompts exactly their drawn token counts for the given tokenizer.json', async () => {
+    const { loadTokenizer } = await import('../../src/workload/tokenizer/load-tokenizer.js');
+    const tokenizerPath = fileURLToPath(new URL('../fixtures/tokenizers/wordpiece/tokenizer.json', import.meta.url));
+    const result = await new NodeTest({ tokenizerPath, numPrompts: 12, randomInputLen: 40, randomRangeRatio: 0.2, randomOutputLen: 2, requestRate: 200, warmupRequests: 0, profile: fastProfile, outputDir: join(workDirectory, 'tokenizer') }).run();
+    const tokenizer = await loadTokenizer(tokenizerPath);
+    const jsonl = (await readFile(join(workDirectory, 'tokenizer', 'requests.jsonl'), 'utf8')).trim().split('\n');
+    expect(jsonl).toHaveLength(12);
+    expect(result.run.records.every((record) => record.inputLength >= 8 && record.inputLength <= 40)).toBe(true);
+    // The records keep the intended lengths; re-tokenizing what the workload built gives them back exactly.
+    const { buildWorkload } = await import('../../src/orchestration/build-workload.js');
+    const workload = await buildWorkload({ ...result.run.config, tokenizerPath } as Parameters<typeof buildWorkload>[0]);
+    workload.requests.forEach((request, index) => {
+      expect(tokenizer.countTokens(request.prompt as string)).toBe(request.inputLength);
+      expect(request.inputLength).toBe(result.run.records[index]?.inputLength);
+    });
+  });
+});

@@ -54,6 +54,7 @@ export const workloadFlags: FlagSpec[] = [
   { flag: 'gsp-question-len', key: 'gspQuestionLen', kind: 'value', valueName: 'tokens', parse: parseInteger, defaultText: '128', group: WORKLOAD, description: 'shared-prefix: question length' },
   { flag: 'gsp-output-len', key: 'gspOutputLen', kind: 'value', valueName: 'tokens', parse: parseInteger, defaultText: '256', group: WORKLOAD, description: 'shared-prefix: output length' },
   { flag: 'gsp-zipf-exponent', key: 'gspZipfExponent', kind: 'value', valueName: 'exponent', parse: parseNumber, group: WORKLOAD, description: 'shared-prefix: draw groups from a Zipf distribution (popular groups repeat) instead of equal groups' },
+  { flag: 'tokenizer', key: 'tokenizerPath', kind: 'value', valueName: 'tokenizer.json', group: WORKLOAD, description: 'a local tokenizer.json (Hugging Face format): prompts get exactly the drawn token counts for that model (never downloaded)' },
   { flag: 'warmup-requests', key: 'warmupRequests', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: WORKLOAD, description: 'requests sent first and left out of the results' },
   { flag: 'seed', key: 'seed', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: WORKLOAD, description: 'seed for prompts, lengths and arrivals: the same seed gives the same run' },
   { flag: 'max-concurrency', key: 'maxConcurrency', kind: 'value', valueName: 'n', parse: parseInteger, group: WORKLOAD, description: 'cap on requests in flight; held-back arrivals are reported (intended_latency)' },

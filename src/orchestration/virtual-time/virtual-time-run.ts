@@ -48,8 +48,15 @@ interface InFlight {
   tokenTimesMs: number[] | undefined;
 }
 
+/** What a submitted request's slot in the workload holds afterwards (see `VirtualRunOptions.workload`). */
+const RELEASED: WorkloadRequest = { datasetIndex: -1, inputLength: 0, outputLength: 0 };
+
 export interface VirtualRunOptions {
   config: VirtualConfig;
+  /**
+   * Consumed: each request is replaced by an empty stand-in once it is submitted, so that a million-request run holds
+   * the prompts of the requests still to come, not of every request (their memory made long runs slow to collect).
+   */
   workload: PlannedWorkload;
   /** Routing test: a policy picks an engine per request. Node test: one engine, no policy. */
   routed: boolean;
@@ -123,6 +130,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
     record.routerSendTime = record.arrivalTime;
     record.host = `node-${engineIndex}`;
     const input = { id: record.requestId, promptTokenIds: promptTokens(request), maxNewTokens: request.outputLength };
+    workload.requests[position] = RELEASED;
     const problem = simulator.validate(engineIndex, input);
     if (problem !== null) {
       // The server refuses it with a 400 before it queues, as SGLang does.
