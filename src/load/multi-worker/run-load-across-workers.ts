@@ -121,6 +121,7 @@ class MultiWorkerRun {
       }
       const warmupRecords = await warmup;
       if (signal?.aborted === true) {
+        this.#phase = 'done';
         await this.#terminateAll();
         const nowS = clock.nowEpochSeconds();
         return { records: [], warmupRecords, startTime: nowS, endTime: nowS, interrupted: true };

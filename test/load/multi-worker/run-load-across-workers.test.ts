@@ -194,6 +194,22 @@ describe('runLoadAcrossWorkers', () => {
     expect(result.records.every((record) => !record.success && record.error === 'aborted')).toBe(true);
   });
 
+  it('returns at once, interrupted and empty, when the run is aborted before the workers start', async () => {
+    const progress: LoadProgress[] = [];
+    const result = await runLoadAcrossWorkers({
+      workers: 2,
+      clientSpec,
+      requests: workload(6, () => 2),
+      warmupRequests: workload(1, () => 2),
+      arrivalOffsetsMs: new Float64Array(6),
+      clock: systemClock,
+      signal: AbortSignal.abort(),
+      onProgress: (snapshot) => progress.push(snapshot),
+    });
+    expect(result).toMatchObject({ records: [], warmupRecords: [], interrupted: true });
+    expect(progress.map((snapshot) => snapshot.phase)).toEqual(['done']);
+  });
+
   it('turns a crashed worker into an error naming it, and stops the others instead of hanging', async () => {
     const crashingClient = fileURLToPath(new URL('./fixtures/crashing-client.mjs', import.meta.url));
     const requests = workload(8, () => 2);
