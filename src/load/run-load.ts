@@ -292,6 +292,8 @@ class LoadRun {
       pending = Promise.reject(error);
     }
     const finish = (outcome: ClientOutcome): void => {
+      // A failure is placed in time where the client saw it (a stream cut by a crash ends then), not at its arrival.
+      if (!outcome.success && outcome.finishTime === undefined && outcome.arrivalTime !== undefined) outcome.finishTime = clock.nowEpochSeconds();
       this.#records[index] = buildRequestRecord(
         workload,
         {
