@@ -293,7 +293,7 @@ class LoadRun {
     }
     const finish = (outcome: ClientOutcome): void => {
       // A failure is placed in time where the client saw it (a stream cut by a crash ends then), not at its arrival.
-      if (!outcome.success && outcome.finishTime === undefined && outcome.arrivalTime !== undefined) outcome.finishTime = clock.nowEpochSeconds();
+      if (!outcome.success && outcome.finishTime === undefined) outcome.finishTime = clock.nowEpochSeconds();
       this.#records[index] = buildRequestRecord(
         workload,
         {
