@@ -82,7 +82,30 @@ export function pooledInterTokenLatencies(records: readonly RequestRecord[], are
   return pooled.subarray(0, offset);
 }
 
-function describeOfferedLoad(records: readonly RequestRecord[], targetRate: number, sendLag: Statistics | null, arena: Float64Arena): OfferedLoad {
+/** (n − 1) / (last − first) over the scheduled times: the rate the arrival process actually drew. */
+function scheduledRateOf(records: readonly RequestRecord[]): number | null {
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  let count = 0;
+  for (const record of records) {
+    const time = record.scheduledTime;
+    if (!Number.isFinite(time)) continue;
+    count++;
+    if (time < first) first = time;
+    if (time > last) last = time;
+  }
+  return count >= 2 && last > first ? (count - 1) / (last - first) : null;
+}
+
+/**
+ * The run's target rate as the summary states it: null when the run has none (NaN in RunInfo, or null in a
+ * summary.json read back), Infinity for all at once.
+ */
+export function targetRateOf(requestRate: number | null | undefined): number | null {
+  return typeof requestRate === 'number' && !Number.isNaN(requestRate) ? requestRate : null;
+}
+
+function describeOfferedLoad(records: readonly RequestRecord[], targetRate: number | null, sendLag: Statistics | null, arena: Float64Arena): OfferedLoad {
   const arrivals = arena.take(records.length);
   for (let index = 0; index < records.length; index++) arrivals[index] = records[index]?.arrivalTime ?? Number.NaN;
   const sorted = sortedFiniteValues(arrivals, arena);
@@ -96,8 +119,8 @@ function describeOfferedLoad(records: readonly RequestRecord[], targetRate: numb
     interArrivalCv = coefficientOfVariation(gaps);
   }
   const achievedToTargetRatio =
-    achievedRate !== null && Number.isFinite(targetRate) && targetRate > 0 ? achievedRate / targetRate : null;
-  return { targetRate, achievedRate, achievedToTargetRatio, interArrivalCv, sendLag };
+    achievedRate !== null && targetRate !== null && Number.isFinite(targetRate) && targetRate > 0 ? achievedRate / targetRate : null;
+  return { targetRate, scheduledRate: scheduledRateOf(records), achievedRate, achievedToTargetRatio, interArrivalCv, sendLag };
 }
 
 /**
@@ -182,7 +205,7 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     tokens,
     latencies,
     interTokenLatency: statisticsInPlace(pooledInterTokenLatencies(records, arena)),
-    offeredLoad: describeOfferedLoad(records, run.info.requestRate, latencies.send_lag, arena),
+    offeredLoad: describeOfferedLoad(records, targetRateOf(run.info.requestRate), latencies.send_lag, arena),
     concurrency: { benchServing: perSecond(sumOfLatencies), stages: stageAnalysis.stages },
     goodput: options.slo && Object.values(options.slo).some((value) => value !== undefined)
       ? computeGoodput(records, columns, options.slo, durationSeconds)

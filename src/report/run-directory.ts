@@ -73,7 +73,8 @@ export async function readRunDirectory(directory: string): Promise<LoadedRun> {
   }
   const { t0: _t0, ...runInfo } = summaryFile.run;
   const run: RunData = {
-    info: runInfo,
+    // A run without a single target rate has requestRate NaN, which JSON stores as null.
+    info: { ...runInfo, requestRate: typeof runInfo.requestRate === 'number' ? runInfo.requestRate : Number.NaN },
     config,
     records,
     events: (summaryFile.events ?? []).map((event) => ({ ...event, time: event.time + t0 })),

@@ -69,8 +69,17 @@ export interface SummaryTokens {
 
 /** How well the load generator produced the load it was asked for. */
 export interface OfferedLoad {
-  /** Requests per second asked for; `Infinity` means all at once. */
-  targetRate: number;
+  /**
+   * Requests per second asked for; `Infinity` means all at once; null when the run has no single target rate (trace
+   * replay, closed loop, staged load: `run.info.requestRate` is NaN).
+   */
+  targetRate: number | null;
+  /**
+   * Rate of the realised arrival schedule: (requests − 1) / (last scheduled − first scheduled). A short Poisson run
+   * draws a schedule whose rate differs from the target by chance; this separates that from the pacer's own error.
+   * Null with fewer than two requests or when every request was scheduled at one instant.
+   */
+  scheduledRate: number | null;
   /** (arrivals - 1) / (last arrival - first arrival); null with fewer than two arrivals. */
   achievedRate: number | null;
   /** achievedRate / targetRate; null when either is unknown or the target is infinite. */

@@ -9,6 +9,7 @@ import type { RunData } from '../../types/run.js';
 import type { Statistics, Summary } from '../../types/summary.js';
 import type { StoredSample } from '../../scrape/server-metrics-file.js';
 import { seriesOf } from '../../scrape/server-metrics-file.js';
+import { targetRatePhrase } from '../rate-text.js';
 
 /** One chart of the report: file name (without extension), title, what it shows, and its Vega-Lite spec. */
 export interface ChartDefinition {
@@ -288,8 +289,8 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
     );
     const arrivalRows: object[] = [];
     for (let bin = 0; bin < series.binCount; bin++) arrivalRows.push({ time: time(bin), series: 'achieved arrivals/s', value: (series.arrivals[bin] as number) / series.resolutionSeconds });
-    const target = run.info.requestRate;
-    const targetLayer = Number.isFinite(target)
+    const target = summary.offeredLoad.targetRate;
+    const targetLayer = target !== null && Number.isFinite(target)
       ? [{ data: { values: [{ target }] }, mark: { type: 'rule', color: '#333', strokeDash: [6, 3] }, encoding: { y: { field: 'target', type: 'quantitative' } } }]
       : [];
     const load = summary.offeredLoad;
@@ -297,7 +298,7 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
       lineOverTime(
         'offered-load',
         'Offered load: arrivals per second vs target',
-        `Arrivals per second in each bin against the target rate (dashed${Number.isFinite(target) ? `, ${target} req/s` : ', infinite: all at once'}). Achieved ${load.achievedRate?.toFixed(2) ?? '-'} req/s, inter-arrival CV ${load.interArrivalCv?.toFixed(3) ?? '-'}.`,
+        `Arrivals per second in each bin against the target rate (dashed when there is one; this run: ${targetRatePhrase(target)}). Scheduled ${load.scheduledRate?.toFixed(2) ?? '-'} req/s, achieved ${load.achievedRate?.toFixed(2) ?? '-'} req/s, inter-arrival CV ${load.interArrivalCv?.toFixed(3) ?? '-'}.`,
         arrivalRows,
         'arrivals per second',
         'series',

@@ -67,6 +67,7 @@ export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
     row('requests failed', 'count', (run) => run.summary.counts.failed),
     row('duration', 's', (run) => run.summary.durationSeconds),
     row('target arrival rate', 'req/s', (run) => run.summary.offeredLoad.targetRate),
+    row('scheduled arrival rate', 'req/s', (run) => run.summary.offeredLoad.scheduledRate),
     row('achieved arrival rate', 'req/s', (run) => run.summary.offeredLoad.achievedRate),
     row('inter-arrival CV', '', (run) => run.summary.offeredLoad.interArrivalCv),
     row('send lag p99', 'ms', (run) => (run.summary.offeredLoad.sendLag ? run.summary.offeredLoad.sendLag.p99 * 1000 : null)),

@@ -4,6 +4,7 @@ import type { RunData } from '../../types/run.js';
 import type { Statistics, Summary } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js';
+import { arrivalRatesText } from '../rate-text.js';
 
 export const REPORT_HTML = 'report.html';
 
@@ -34,7 +35,7 @@ function overview(run: RunData, summary: Summary): string {
     ['Request throughput', `${number(summary.throughput.requestsPerSecond)} req/s`],
     ['Input / output / total token throughput', `${number(summary.throughput.inputTokensPerSecond, 1)} / ${number(summary.throughput.outputTokensPerSecond, 1)} / ${number(summary.throughput.totalTokensPerSecond, 1)} tok/s`],
     ['Concurrency (sum of E2E / duration)', number(summary.concurrency.benchServing)],
-    ['Target / achieved arrival rate', `${Number.isFinite(load.targetRate) ? number(load.targetRate) : 'inf'} / ${number(load.achievedRate)} req/s${load.achievedToTargetRatio === null ? '' : ` (${number(load.achievedToTargetRatio * 100, 1)}%)`}`],
+    ['Arrival rate target / scheduled / achieved', arrivalRatesText(load, (value) => number(value))],
     ['Inter-arrival CV', number(load.interArrivalCv, 3)],
     ['Send lag p50 / p99 / max', load.sendLag ? `${ms(load.sendLag.p50)} / ${ms(load.sendLag.p99)} / ${ms(load.sendLag.max)} ms` : '–'],
   ];

@@ -1,6 +1,7 @@
 import type { TapOverhead } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
 import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
+import { arrivalRatesText } from '../rate-text.js';
 
 export interface TerminalSummaryOptions {
   /** ANSI colors (for a TTY). Default false. */
@@ -69,9 +70,7 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   row('Duration (s)', fixed(summary.durationSeconds));
 
   const load = summary.offeredLoad;
-  const target = Number.isFinite(load.targetRate) ? fixed(load.targetRate) : 'inf';
-  const ratio = load.achievedToTargetRatio === null ? '' : ` (${fixed(load.achievedToTargetRatio * 100, 1)}%)`;
-  row('Arrival rate target / achieved', `${target} / ${fixed(load.achievedRate)} req/s${ratio}`);
+  row('Arrival rate target / scheduled / achieved', arrivalRatesText(load, (value) => fixed(value)));
   row('Inter-arrival CV', fixed(load.interArrivalCv, 3));
   row('Send lag p50 / p99 / max (ms)', load.sendLag ? [load.sendLag.p50, load.sendLag.p99, load.sendLag.max].map(milliseconds).join(' / ') : '-');
   row('Request throughput (req/s)', fixed(summary.throughput.requestsPerSecond));
