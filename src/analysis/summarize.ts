@@ -3,6 +3,7 @@ import type { RunData } from '../types/run.js';
 import type {
   DerivedColumnName,
   Goodput,
+  HeldLoad,
   OfferedLoad,
   SloTargets,
   Statistics,
@@ -97,6 +98,18 @@ function scheduledRateOf(records: readonly RequestRecord[]): number | null {
   return count >= 2 && last > first ? (count - 1) / (last - first) : null;
 }
 
+/** How much load `maxConcurrency` held back: requests held and how long they waited (dispatch − scheduled). */
+function describeHeldLoad(records: readonly RequestRecord[]): HeldLoad {
+  let count = 0;
+  const holds: number[] = [];
+  for (const record of records) {
+    if (record.heldForConcurrency !== true) continue;
+    count++;
+    if (record.dispatchTime !== undefined) holds.push(record.dispatchTime - record.scheduledTime);
+  }
+  return { count, share: records.length > 0 ? count / records.length : 0, holdSeconds: computeStatistics(holds) };
+}
+
 /**
  * The run's target rate as the summary states it: null when the run has none (NaN in RunInfo, or null in a
  * summary.json read back), Infinity for all at once.
@@ -120,7 +133,15 @@ function describeOfferedLoad(records: readonly RequestRecord[], targetRate: numb
   }
   const achievedToTargetRatio =
     achievedRate !== null && targetRate !== null && Number.isFinite(targetRate) && targetRate > 0 ? achievedRate / targetRate : null;
-  return { targetRate, scheduledRate: scheduledRateOf(records), achievedRate, achievedToTargetRatio, interArrivalCv, sendLag };
+  return {
+    targetRate,
+    scheduledRate: scheduledRateOf(records),
+    achievedRate,
+    achievedToTargetRatio,
+    interArrivalCv,
+    sendLag,
+    heldForConcurrency: describeHeldLoad(records),
+  };
 }
 
 /**

@@ -51,6 +51,9 @@ export const EXTRA_COLUMNS: readonly RecordColumn[] = [
   { column: 'retries', field: 'retries', kind: 'number' },
   { column: 'finish_reason', field: 'finishReason', kind: 'string' },
   { column: 'error_message', field: 'errorMessage', kind: 'string' },
+  // Under maxConcurrency: when the load generator handed the request to the client, and whether it waited for a slot.
+  { column: 'dispatch_time', field: 'dispatchTime', kind: 'time' },
+  { column: 'held_for_concurrency', field: 'heldForConcurrency', kind: 'boolean' },
 ];
 
 /** Every stored scalar field of a record (everything but the ITL array and the warmup flag). */

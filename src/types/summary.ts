@@ -88,6 +88,18 @@ export interface OfferedLoad {
   interArrivalCv: number | null;
   /** Statistics of `send_lag` over every request that was sent (seconds). */
   sendLag: Statistics | null;
+  /** Load held back by `maxConcurrency`: requests that waited for a free slot before they could be sent. */
+  heldForConcurrency: HeldLoad;
+}
+
+/** Requests the load generator held back under `maxConcurrency` (records with `heldForConcurrency`). */
+export interface HeldLoad {
+  /** Requests held back. */
+  count: number;
+  /** count / all requests (0 for an empty run). */
+  share: number;
+  /** Statistics of the hold, `dispatch_time − scheduled_time` (seconds), over held requests with a dispatch time. */
+  holdSeconds: Statistics | null;
 }
 
 /** Number of requests in one stage of their lifecycle over time, reconstructed from the records. */

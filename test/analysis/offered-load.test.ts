@@ -41,3 +41,30 @@ describe('offered load', () => {
     expect(toJson(load)).toContain('"targetRate": "Infinity"');
   });
 });
+
+describe('load held back by maxConcurrency', () => {
+  it('counts held requests, their share and the hold (dispatch − scheduled) over held requests only', () => {
+    const run = runOf([
+      fullyTracedRecord(0),
+      // Dispatched 5 ms late without being held: the generator fell behind; that is not a hold.
+      fullyTracedRecord(0.1, { dispatchTime: undefined }),
+      fullyTracedRecord(0.2, { heldForConcurrency: true }),
+      fullyTracedRecord(0.3, { heldForConcurrency: true }),
+    ]);
+    // recordAt shifts the named time fields by T0 but not dispatchTime: set it as epoch seconds.
+    const [, late, first, second] = run.records;
+    (late as { dispatchTime?: number }).dispatchTime = (late?.scheduledTime as number) + 0.005;
+    (first as { dispatchTime?: number }).dispatchTime = (first?.scheduledTime as number) + 0.1;
+    (second as { dispatchTime?: number }).dispatchTime = (second?.scheduledTime as number) + 0.3;
+    const held = summarize(run).offeredLoad.heldForConcurrency;
+    expect(held.count).toBe(2);
+    expect(held.share).toBe(0.5);
+    expect(held.holdSeconds?.count).toBe(2);
+    expect(held.holdSeconds?.mean).toBeCloseTo(0.2, 5);
+    expect(held.holdSeconds?.max).toBeCloseTo(0.3, 5);
+  });
+
+  it('is zero with no statistics when nothing was held', () => {
+    expect(summarize(runOf([fullyTracedRecord(0)])).offeredLoad.heldForConcurrency).toEqual({ count: 0, share: 0, holdSeconds: null });
+  });
+});

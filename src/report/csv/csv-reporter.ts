@@ -84,6 +84,8 @@ function csvRow(record: RequestRecord, t0: number, derived: Record<DerivedColumn
     csvField(record.retries),
     csvField(record.finishReason),
     csvField(record.errorMessage),
+    relative(record.dispatchTime, t0),
+    csvField(record.heldForConcurrency),
   ]);
 }
 

@@ -39,6 +39,11 @@ function overview(run: RunData, summary: Summary): string {
     ['Inter-arrival CV', number(load.interArrivalCv, 3)],
     ['Send lag p50 / p99 / max', load.sendLag ? `${ms(load.sendLag.p50)} / ${ms(load.sendLag.p99)} / ${ms(load.sendLag.max)} ms` : '–'],
   ];
+  const held = load.heldForConcurrency;
+  if (held !== undefined && held.count > 0) {
+    const hold = held.holdSeconds ? `; hold (dispatch − scheduled) mean ${ms(held.holdSeconds.mean)} ms, p99 ${ms(held.holdSeconds.p99)} ms` : '';
+    rows.push(['Held back by max concurrency', `${held.count} requests (${number(held.share * 100, 1)}%)${hold}`]);
+  }
   if (summary.goodput) {
     const objectives = Object.entries(summary.goodput.slo).filter(([, value]) => value !== undefined).map(([name, value]) => `${name.replace(/Ms$/, '')} ≤ ${value} ms`).join(', ');
     rows.push(['Goodput', `${number(summary.goodput.requestsPerSecond)} req/s (${number(summary.goodput.fraction * 100, 1)}% of requests meet ${objectives})`]);

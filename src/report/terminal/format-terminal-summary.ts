@@ -72,6 +72,11 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   const load = summary.offeredLoad;
   row('Arrival rate target / scheduled / achieved', arrivalRatesText(load, (value) => fixed(value)));
   row('Inter-arrival CV', fixed(load.interArrivalCv, 3));
+  const held = load.heldForConcurrency;
+  if (held !== undefined && held.count > 0) {
+    const hold = held.holdSeconds ? `, hold mean / p99 ${milliseconds(held.holdSeconds.mean)} / ${milliseconds(held.holdSeconds.p99)} ms` : '';
+    row('Held for max concurrency', `${held.count} req (${fixed(held.share * 100, 1)}%)${hold}`);
+  }
   row('Send lag p50 / p99 / max (ms)', load.sendLag ? [load.sendLag.p50, load.sendLag.p99, load.sendLag.max].map(milliseconds).join(' / ') : '-');
   row('Request throughput (req/s)', fixed(summary.throughput.requestsPerSecond));
   row('Input token throughput (tok/s)', fixed(summary.throughput.inputTokensPerSecond));
