@@ -2,6 +2,7 @@ import type { RequestRecord } from '../types/record.js';
 import type { RunData } from '../types/run.js';
 import type {
   DerivedColumnName,
+  ErrorClassSummary,
   Goodput,
   HeldLoad,
   OfferedLoad,
@@ -43,6 +44,44 @@ function countOutcomes(records: readonly RequestRecord[]): SummaryCounts {
     }
   }
   return { total: records.length, succeeded, failed: records.length - succeeded, failedByClass };
+}
+
+/** Characters of an error message the summary keeps: enough to recognise it, short enough for a terminal line. */
+export const ERROR_MESSAGE_CHARACTERS = 200;
+
+/**
+ * Per error class, the count and the most common message (first 200 characters; equal counts: the message seen
+ * first), most frequent class first (equal counts: by name).
+ */
+function describeErrors(records: readonly RequestRecord[]): ErrorClassSummary[] {
+  const byClass = new Map<string, { count: number; messages: Map<string, number> }>();
+  for (const record of records) {
+    if (record.success) continue;
+    const errorClass = record.error ?? 'unknown';
+    let entry = byClass.get(errorClass);
+    if (!entry) {
+      entry = { count: 0, messages: new Map() };
+      byClass.set(errorClass, entry);
+    }
+    entry.count++;
+    if (record.errorMessage !== undefined && record.errorMessage !== '') {
+      const message = record.errorMessage.slice(0, ERROR_MESSAGE_CHARACTERS);
+      entry.messages.set(message, (entry.messages.get(message) ?? 0) + 1);
+    }
+  }
+  const summaries: ErrorClassSummary[] = [];
+  for (const [errorClass, entry] of byClass) {
+    let topMessage: string | null = null;
+    let topMessageCount = 0;
+    for (const [message, count] of entry.messages) {
+      if (count > topMessageCount) {
+        topMessage = message;
+        topMessageCount = count;
+      }
+    }
+    summaries.push({ class: errorClass, count: entry.count, topMessage, topMessageCount });
+  }
+  return summaries.sort((a, b) => b.count - a.count || (a.class < b.class ? -1 : a.class > b.class ? 1 : 0));
 }
 
 /**
@@ -214,6 +253,7 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
 
   const summary: Summary = {
     counts,
+    errors: describeErrors(records),
     firstArrivalTime,
     lastFinishTime,
     durationSeconds,

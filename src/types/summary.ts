@@ -51,6 +51,17 @@ export interface SummaryCounts {
   failedByClass: Record<string, number>;
 }
 
+/** Why requests of one error class failed. */
+export interface ErrorClassSummary {
+  /** The error class (`unknown` when a failed record carries none). */
+  class: string;
+  count: number;
+  /** The most common `errorMessage` of the class, cut to its first 200 characters; null when none had a message. */
+  topMessage: string | null;
+  /** How many failed requests of the class carried that message. */
+  topMessageCount: number;
+}
+
 export interface SummaryThroughput {
   requestsPerSecond: number;
   inputTokensPerSecond: number;
@@ -206,6 +217,8 @@ export interface EventImpact {
 /** Per-experiment metrics (SPEC §3). Every duration is in seconds. */
 export interface Summary {
   counts: SummaryCounts;
+  /** Per error class, most failures first: the count and the most common message. Empty when nothing failed. */
+  errors: ErrorClassSummary[];
   /** First arrival (client) of any request; null when no request was sent. */
   firstArrivalTime: EpochSeconds | null;
   /** Last finish (client) of any request; null when none finished. */

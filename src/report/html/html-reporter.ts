@@ -62,6 +62,16 @@ function latencyTable(summary: Summary): string {
   return table(['column (ms)', 'count', 'mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max'], rows);
 }
 
+function errorsSection(summary: Summary): string {
+  const errors = summary.errors ?? [];
+  if (errors.length === 0) return '';
+  return `<section><h2>Errors</h2><p>Failed requests per error class, with the most common error message (first 200 characters).</p>
+${table(
+  ['error class', 'failed requests', 'most common message', 'requests with it'],
+  errors.map((error) => [error.class, String(error.count), error.topMessage ?? '(no message)', String(error.topMessageCount)]),
+)}</section>`;
+}
+
 function stagesTable(summary: Summary): string {
   const stages = Object.entries(summary.concurrency.stages ?? {});
   if (stages.length === 0) return '<p>No stage had both of its timestamps.</p>';
@@ -170,6 +180,7 @@ export function buildReportHtml(run: RunData, summary: Summary, charts: readonly
 target ${escapeHtml(info.target)}${info.simulated ? ' (virtual time)' : ''} · t0 ${escapeHtml(t0)} · servelab ${escapeHtml(info.servelabVersion)}</p>
 </header>
 <section><h2>Overview</h2>${overview(run, summary)}</section>
+${errorsSection(summary)}
 <section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(summary)}</section>
 <section><h2>Concurrency by stage</h2>${stagesTable(summary)}</section>
 ${nodesSection(summary)}

@@ -28,6 +28,15 @@ const LATENCY_ROWS: readonly [string, DerivedColumnName | 'itl'][] = [
   ['Decode', 'decode_time'],
 ];
 
+/** Characters of an error message the terminal prints (the summary keeps 200; report.html shows them all). */
+const TERMINAL_MESSAGE_CHARACTERS = 100;
+
+/** A message on one line (line breaks and runs of spaces collapsed), cut with an ellipsis past `limit` characters. */
+function oneLine(text: string, limit: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
+}
+
 function fixed(value: number | null | undefined, digits = 2): string {
   return value === null || value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits);
 }
@@ -103,6 +112,15 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
         statistics.p99,
       ).padStart(9)}`,
     );
+  }
+
+  const errors = summary.errors ?? [];
+  if (errors.length > 0) {
+    heading('Errors (most common message)', '-');
+    for (const error of errors) {
+      const message = error.topMessage === null ? 'no message' : `${oneLine(error.topMessage, TERMINAL_MESSAGE_CHARACTERS)} (${error.topMessageCount})`;
+      row(`${error.class} ${error.count}`, paint('31', message));
+    }
   }
 
   if (summary.routing) {
