@@ -1,6 +1,7 @@
 import { ServelabError } from '../errors/servelab-error.js';
 import { routingTestConfigSchema, type FailureAction, type RoutingTestConfig, type RoutingTestConfigInput } from './schema.js';
 import { checkLoadShape } from './node-test-config.js';
+import { rejectIgnoredSettings } from './setting-rules.js';
 import { parseConfig } from './validate.js';
 
 function invalid(message: string): ServelabError {
@@ -10,6 +11,9 @@ function invalid(message: string): ServelabError {
 /** Validates a routing test's configuration, including the rules that tie settings together. */
 export function resolveRoutingTestConfig(input: RoutingTestConfigInput | Record<string, unknown>): RoutingTestConfig {
   const config = parseConfig(routingTestConfigSchema, input);
+  rejectIgnoredSettings(input as Record<string, unknown>, config);
+  // nginx balances by round robin or least connections only: without a policy given, it round-robins.
+  if (config.router === 'nginx' && (input as Record<string, unknown>)['routingPolicy'] === undefined) config.routingPolicy = 'round_robin';
   if (config.target === 'sglang' && config.modelPath === undefined) throw invalid('--target sglang needs --model-path');
   if (config.target === 'attach' && config.url === undefined && config.workerUrls === undefined) {
     throw invalid('--target attach needs --url (a running router) or --worker-urls (running servers, behind a router servelab starts)');
@@ -18,15 +22,20 @@ export function resolveRoutingTestConfig(input: RoutingTestConfigInput | Record<
   if ((config.datasetName === 'sharegpt' || config.datasetName === 'custom') && config.datasetPath === undefined) {
     throw invalid(`--dataset-name ${config.datasetName} needs --dataset-path (a local file; servelab never downloads datasets)`);
   }
-  if (config.router === 'nginx' && !['round_robin', 'least_conn', 'shortest_queue', 'cache_aware'].includes(config.routingPolicy)) {
-    throw invalid(`--router nginx balances by round_robin or least_conn, not ${config.routingPolicy}`);
+  if (config.router === 'nginx' && !['round_robin', 'least_conn', 'shortest_queue'].includes(config.routingPolicy)) {
+    throw invalid(`--router nginx balances by round_robin or least_conn, not ${config.routingPolicy}; use --router builtin for ${config.routingPolicy}`);
   }
+  if (config.virtualTime && config.router !== 'builtin') throw invalid(`--virtual-time simulates the builtin router's policies; drop --router ${config.router}`);
+  if (config.virtualTime && config.failureSchedule !== undefined) throw invalid('--virtual-time does not simulate node failures yet; run the failure schedule in real time (drop --virtual-time)');
   if (config.router === 'sglang-router' && !['cache_aware', 'round_robin', 'random', 'power_of_two'].includes(config.routingPolicy)) {
     throw invalid(`--router sglang-router supports cache_aware, round_robin, random and power_of_two, not ${config.routingPolicy}`);
   }
   if (config.failureSchedule !== undefined) {
     if (config.target === 'attach' && config.url !== undefined) throw invalid('a failure schedule needs servers servelab launched or can reach (not only an attached router)');
     for (const action of failureActions(config)) {
+      if (action.action === 'drain' && config.router === 'nginx') {
+        throw invalid(`the failure schedule drains node(s) ${action.nodes.join(', ')}, but nginx cannot remove workers at run time; use --router builtin or sglang-router, or crash/hang instead`);
+      }
       for (const node of action.nodes) {
         if (node >= config.numGpus) throw invalid(`the failure schedule names node ${node}, but nodes are numbered 0 to ${config.numGpus - 1}`);
       }

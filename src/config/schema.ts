@@ -8,8 +8,15 @@ import { z } from 'zod';
 const positiveInteger = z.number().int().positive();
 const nonNegativeInteger = z.number().int().nonnegative();
 
-/** A request rate in requests per second; `Infinity` (or "inf" on the command line) sends everything at once. */
-const requestRate = z.number().positive({ message: 'must be a number above 0, or inf to send every request at once' });
+/**
+ * A request rate in requests per second; `Infinity` sends every request at once. zod's numbers exclude Infinity, so it
+ * is allowed explicitly, also as the strings "inf" / "Infinity" (YAML `.inf` parses to Infinity; a run's config.json
+ * stores it as the string "Infinity", which must read back).
+ */
+const requestRate = z.preprocess(
+  (value) => (typeof value === 'string' && /^[+]?(inf|infinity)$/i.test(value.trim()) ? Infinity : value),
+  z.union([z.literal(Infinity), z.number().positive({ message: 'must be a number above 0, or inf to send every request at once' })]),
+);
 
 export const targetSchema = z.enum(['sim', 'sglang', 'attach']);
 export const protocolSchema = z.enum(['sglang', 'openai-completions', 'openai-chat']);

@@ -82,11 +82,12 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     }
     report('writing', `writing ${directory.path}`);
     await serverMetrics.finish(load.startTime, directory.path);
-    let extras: Record<string, unknown> | undefined;
+    // Where everything ran: kept beside the configuration, not in it, so a run's config.json can be run again.
+    const extras: Record<string, unknown> = { cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url } };
     if (taps !== undefined) {
       const collected = await taps.collect();
       const { matched } = joinTapRecords(load.records, collected.records);
-      extras = { taps: { matchedRecords: matched, overhead: collected.overhead } };
+      extras.taps = { matchedRecords: matched, overhead: collected.overhead };
     }
     return {
       runId: directory.runId,
@@ -94,7 +95,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       testLevel: 'routing',
       target: config.target,
       requestRate: config.requestRate,
-      config: { ...config, serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url },
+      config: { ...config },
       load,
       events,
       slo: config.slo,

@@ -99,7 +99,7 @@ describe('RoutingTest on loopback', () => {
     for (const record of failed) expect(record.error).toBeTypeOf('string');
     // After the restore, node 1 serves again.
     const restoreTime = result.run.events[1]?.time as number;
-    const node1 = result.run.config.serverUrls as string[];
+    const node1 = (result.run.extras?.cluster as { serverUrls: string[] }).serverUrls;
     const servedLater = result.run.records.filter((record) => record.success && record.host === node1[1] && (record.arrivalTime as number) > restoreTime);
     expect(servedLater.length).toBeGreaterThan(0);
     const summary = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8')) as { events?: unknown[] };

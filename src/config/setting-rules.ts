@@ -1,0 +1,44 @@
+import { ServelabError } from '../errors/servelab-error.js';
+import type { NodeTestConfig } from './schema.js';
+import { toKebabCase } from './validate.js';
+
+function invalid(message: string): ServelabError {
+  return new ServelabError('INVALID_CONFIG', `invalid configuration: ${message}`);
+}
+
+const SETTINGS_OF_DATASET: Record<string, string[]> = {
+  random: ['randomInputLen', 'randomOutputLen', 'randomRangeRatio'],
+  'random-ids': ['randomInputLen', 'randomOutputLen', 'randomRangeRatio'],
+  sharegpt: ['sharegptOutputLen'],
+  'shared-prefix': ['gspNumGroups', 'gspPromptsPerGroup', 'gspSystemPromptLen', 'gspQuestionLen', 'gspOutputLen', 'gspZipfExponent'],
+};
+
+/**
+ * Refuses settings the user gave that the rest of the configuration would silently ignore (a burstiness without gamma
+ * arrivals, shared-prefix lengths for a random dataset, ...): a run that quietly measured something else than asked
+ * is worse than no run. Only settings present in the user's input count; defaults never trigger these rules.
+ */
+export function rejectIgnoredSettings(input: Record<string, unknown>, config: NodeTestConfig): void {
+  const given = (key: string): boolean => input[key] !== undefined;
+  const flag = (key: string): string => `--${toKebabCase(key)}`;
+  if (given('burstiness') && config.arrival !== 'gamma') throw invalid(`${flag('burstiness')} shapes gamma arrivals only; add --arrival gamma (the arrival process is ${config.arrival})`);
+  for (const key of ['tracePath', 'traceTimeScale']) {
+    if (given(key) && config.arrival !== 'trace') throw invalid(`${flag(key)} applies to trace replay only; add --arrival trace`);
+  }
+  const datasetSpecific = Object.values(SETTINGS_OF_DATASET).flat();
+  const ownSettings = SETTINGS_OF_DATASET[config.datasetName] ?? [];
+  for (const key of new Set(datasetSpecific)) {
+    if (given(key) && !ownSettings.includes(key)) {
+      const owners = Object.entries(SETTINGS_OF_DATASET).filter(([, keys]) => keys.includes(key)).map(([name]) => name);
+      throw invalid(`${flag(key)} applies to --dataset-name ${owners.join(' or ')}, not ${config.datasetName}`);
+    }
+  }
+  const closedLoop = config.concurrency !== undefined || config.stages?.some((stage) => stage.concurrency !== undefined) === true;
+  if (given('requestRate') && closedLoop) throw invalid('--request-rate sets an open loop\'s arrivals; a closed loop (--concurrency or stages of users) has none: drop one of them');
+  if (given('requestRate') && config.stages !== undefined && !closedLoop) throw invalid('--request-rate and --stages both set the rate; the stages\' rates apply, so drop --request-rate');
+  if (config.datasetName === 'random-ids' && config.protocol === 'openai-chat') {
+    throw invalid('--dataset-name random-ids sends token ids, which /v1/chat/completions cannot take; use --protocol sglang or openai-completions, or a text dataset');
+  }
+  if (config.virtualTime && config.protocol !== 'sglang') throw invalid(`--virtual-time simulates SGLang's native protocol; drop --protocol ${config.protocol}`);
+  if (config.virtualTime && !config.stream) throw invalid('--virtual-time simulates streamed requests; drop --no-stream');
+}

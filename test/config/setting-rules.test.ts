@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { resolveNodeTestConfig } from '../../src/config/node-test-config.js';
+import { resolveRoutingTestConfig } from '../../src/config/routing-test-config.js';
+
+describe('request rate', () => {
+  it('accepts Infinity in every spelling a user or a config.json may use', () => {
+    for (const value of [Infinity, 'inf', 'Infinity', 'INF']) expect(resolveNodeTestConfig({ requestRate: value }).requestRate).toBe(Infinity);
+    expect(resolveNodeTestConfig({ requestRate: 12.5 }).requestRate).toBe(12.5);
+    expect(() => resolveNodeTestConfig({ requestRate: 0 })).toThrow(/--request-rate.*above 0, or inf/);
+  });
+});
+
+describe('settings that would be silently ignored are refused', () => {
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ['burstiness without gamma arrivals', { burstiness: 0.2 }, /--burstiness shapes gamma arrivals only; add --arrival gamma/],
+    ['a trace file without trace arrivals', { tracePath: 'trace.csv' }, /--trace-path applies to trace replay only/],
+    ['shared-prefix lengths for the random dataset', { gspNumGroups: 4 }, /--gsp-num-groups applies to --dataset-name shared-prefix, not random/],
+    ['random lengths for the shared-prefix dataset', { datasetName: 'shared-prefix', randomInputLen: 100 }, /--random-input-len applies to --dataset-name random or random-ids/],
+    ['a rate for a closed loop', { concurrency: 4, requestRate: 10 }, /a closed loop .* has none/],
+    ['a rate beside rate stages', { stages: [{ durationS: 1, rate: 5 }], requestRate: 10 }, /stages' rates apply/],
+    ['token ids over chat completions', { datasetName: 'random-ids', protocol: 'openai-chat' }, /cannot take/],
+    ['virtual time over an OpenAI protocol', { virtualTime: true, protocol: 'openai-completions' }, /--virtual-time simulates SGLang's native protocol/],
+    ['virtual time without streaming', { virtualTime: true, stream: false }, /drop --no-stream/],
+  ];
+  for (const [what, settings, message] of cases) {
+    it(what, () => expect(() => resolveNodeTestConfig(settings)).toThrow(message));
+  }
+
+  it('routing: nginx round-robins unless told least_conn, refuses builtin policies and drains', () => {
+    expect(resolveRoutingTestConfig({ router: 'nginx' }).routingPolicy).toBe('round_robin');
+    expect(resolveRoutingTestConfig({ router: 'nginx', routingPolicy: 'least_conn' }).routingPolicy).toBe('least_conn');
+    expect(() => resolveRoutingTestConfig({ router: 'nginx', routingPolicy: 'cache_aware' })).toThrow(/nginx balances by round_robin or least_conn, not cache_aware/);
+    expect(() => resolveRoutingTestConfig({ router: 'nginx', failureSchedule: [{ atS: 1, action: 'drain', nodes: [0] }] })).toThrow(/nginx cannot remove workers/);
+  });
+
+  it('routing: virtual time refuses what it does not simulate', () => {
+    expect(() => resolveRoutingTestConfig({ virtualTime: true, router: 'nginx', routingPolicy: 'round_robin' })).toThrow(/drop --router nginx/);
+    expect(() => resolveRoutingTestConfig({ virtualTime: true, failureSchedule: { '1': [0] } })).toThrow(/does not simulate node failures/);
+  });
+
+  it('defaults never trigger a rule', () => {
+    expect(() => resolveNodeTestConfig({})).not.toThrow();
+    expect(() => resolveRoutingTestConfig({ datasetName: 'shared-prefix' })).not.toThrow();
+  });
+});
