@@ -92,6 +92,8 @@ interface Figures {
   cpuMicrosecondsPerRequest: number;
   /** CPU over wall time: 1.0 is one core busy throughout. */
   coresBusy: number;
+  /** From the call to the schedule origin t0: starting the workers and the start lead (300 ms). */
+  startupMs: number;
 }
 
 async function measure(
@@ -102,6 +104,7 @@ async function measure(
 ): Promise<Figures> {
   const cpuBefore = process.cpuUsage();
   const wallBeforeMs = systemClock.nowMs();
+  const calledAtEpochS = systemClock.nowEpochSeconds();
   const result: LoadResult = await runLoadAcrossWorkers({ workers, clientSpec, requests, warmupRequests: [], arrivalOffsetsMs: offsetsMs, clock: systemClock });
   const cpu = process.cpuUsage(cpuBefore);
   const wallMs = systemClock.nowMs() - wallBeforeMs;
@@ -117,6 +120,7 @@ async function measure(
     failed: result.records.filter((record) => !record.success).length,
     cpuMicrosecondsPerRequest: (cpu.user + cpu.system) / requests.length,
     coresBusy: (cpu.user + cpu.system) / 1000 / wallMs,
+    startupMs: (result.startTime - calledAtEpochS) * 1000,
   };
 }
 
@@ -149,7 +153,7 @@ async function main(): Promise<void> {
     const warmupCount = Math.round(3000 * SCALE);
     await measure(1, clientSpec, requests.slice(0, warmupCount), createArrivalSchedule({ process: 'poisson', requestRate: 3000 }, warmupCount, new SeededRandom(99)));
     console.log('');
-    console.log('rate (req/s)  workers   achieved  schedule  ach/sched        CV  sched CV  lag p50 ms  lag p99 ms  failed  CPU µs/req  cores busy');
+    console.log('rate (req/s)  workers   achieved  schedule  ach/sched        CV  sched CV  lag p50 ms  lag p99 ms  failed  CPU µs/req  cores busy  startup ms');
     const rows: { rate: number; workers: number; figures: Figures; scheduleRate: number }[] = [];
     for (const rate of RATES) {
       const count = Math.round(rate * DURATION_S * SCALE);
@@ -161,7 +165,7 @@ async function main(): Promise<void> {
         console.log(
           `${String(rate).padStart(12)}  ${String(workers).padStart(7)}${fmt(figures.achievedRate, 1, 11)}${fmt(schedule.rate, 1)}${fmt(figures.achievedRate / schedule.rate, 4, 11)}` +
             `${fmt(figures.cv, 3)}${fmt(schedule.cv, 3)}${fmt(figures.lagP50Ms, 3, 12)}${fmt(figures.lagP99Ms, 3, 12)}${String(figures.failed).padStart(8)}` +
-            `${fmt(figures.cpuMicrosecondsPerRequest, 1, 12)}${fmt(figures.coresBusy, 2, 12)}`,
+            `${fmt(figures.cpuMicrosecondsPerRequest, 1, 12)}${fmt(figures.coresBusy, 2, 12)}${fmt(figures.startupMs, 0, 12)}`,
         );
       }
     }
