@@ -18,14 +18,19 @@ interface WindowQuality {
   ttftP50: number | null;
 }
 
-/** Requests by arrival time in [from, to): how many, what share failed, and their median TTFT. */
-function windowQuality(records: readonly RequestRecord[], from: number, to: number): WindowQuality {
+/**
+ * Requests by arrival time in [from, to): how many, what share failed, and their median TTFT. With `failuresBefore`,
+ * a request that failed at or after that instant (its finish time, else its arrival) is left out: it was caught by
+ * the failure event, so it is no part of the level before it.
+ */
+function windowQuality(records: readonly RequestRecord[], from: number, to: number, failuresBefore?: number): WindowQuality {
   let requests = 0;
   let failed = 0;
   const ttfts: number[] = [];
   for (const record of records) {
     const arrival = record.arrivalTime ?? record.scheduledTime;
     if (arrival < from || arrival >= to) continue;
+    if (!record.success && failuresBefore !== undefined && (record.finishTime ?? arrival) >= failuresBefore) continue;
     requests++;
     if (!record.success) failed++;
     else if (record.firstTokenTime !== undefined && record.arrivalTime !== undefined) ttfts.push(record.firstTokenTime - record.arrivalTime);
@@ -36,7 +41,7 @@ function windowQuality(records: readonly RequestRecord[], from: number, to: numb
 /**
  * Time to recover after a restore (SPEC §8): from the restore until the error rate and the median TTFT of arriving
  * requests are back to their level before the failure the restore undoes. The level before is the 10 s (at most)
- * before that failure. After the restore, consecutive 1 s windows are compared with it; the first window that is
+ * before that failure, leaving out requests that arrived then but failed at or after it (the failure caused those). After the restore, consecutive 1 s windows are compared with it; the first window that is
  * back to normal, and stays normal in the window after it (or is the last), marks the recovery. Normal: a failed share
  * no higher than before (or 1%) and a median TTFT within 25% of before. Returns null when the run never got back to
  * normal, or when there is nothing to compare (no failure before the restore, no requests before it).
@@ -46,7 +51,7 @@ export function timeToRecover(records: readonly RequestRecord[], events: readonl
     .filter((event) => FAILURE_KINDS.has(event.kind) && event.time <= restore.time && (restore.node === undefined || event.node === restore.node))
     .sort((first, second) => second.time - first.time)[0];
   if (failure === undefined) return null;
-  const baseline = windowQuality(records, failure.time - 10, failure.time);
+  const baseline = windowQuality(records, failure.time - 10, failure.time, failure.time);
   if (baseline.requests === 0) return null;
   const isNormal = (quality: WindowQuality): boolean =>
     quality.requests > 0 &&

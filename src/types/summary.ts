@@ -190,7 +190,7 @@ export interface WindowLoad {
   to: EpochSeconds;
   /** Successful completions (by finish time) per second. */
   completionsPerSecond: number;
-  /** Failures (by finish time, else arrival time) per second. */
+  /** Failures per second, by failure time: the finish time (when the client saw the failure), else the arrival time. */
   failuresPerSecond: number;
   /** Median TTFT (seconds) of succeeded requests that arrived in the window; null when none did. */
   ttftP50: number | null;
@@ -203,7 +203,7 @@ export interface EventImpact {
   node?: number;
   before: WindowLoad;
   after: WindowLoad;
-  /** Requests that failed between this event and the next one (or the end of the run). */
+  /** Requests that failed (by failure time) between this event and the next one (or the end), wherever they arrived. */
   failuresUntilNextEvent: number;
   /** Seconds from the event to the last such failure: how long errors went on. Null when none failed. */
   errorsStoppedAfterSeconds: number | null;

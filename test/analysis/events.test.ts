@@ -27,3 +27,26 @@ describe('event impact', () => {
     expect(summarize(run).events).toBeUndefined();
   });
 });
+
+describe('failure timing', () => {
+  it('counts requests that arrived before a crash and failed after it as failures after the event', async () => {
+    const { recordAt, fullyTracedRecord, runOf } = await import('./records.js');
+    const { concurrencyTimeSeries } = await import('../../src/analysis/timeseries.js');
+    // Three requests in flight when the crash at 1 s happens; the client sees them fail at 1.2 s.
+    const inFlight = [0.5, 0.6, 0.7].map((arrival) =>
+      recordAt({ scheduledTime: arrival, arrivalTime: arrival, success: false, error: 'network_error', finishTime: 1.2 }),
+    );
+    const run = runOf([fullyTracedRecord(0), ...inFlight, fullyTracedRecord(1.5)]);
+    run.events.push({ time: T0 + 1, kind: 'crash', node: 0 });
+    const [crash] = summarize(run).events ?? [];
+    expect(crash?.before.failuresPerSecond).toBe(0);
+    expect(crash?.failuresUntilNextEvent).toBe(3);
+    expect(crash?.errorsStoppedAfterSeconds).toBeCloseTo(0.2, 5);
+    expect(crash?.after.failuresPerSecond).toBeGreaterThan(0);
+    // The time series bins them at 1.2 s too.
+    const series = concurrencyTimeSeries(run.records, 0.1);
+    const binOf = (time: number) => Math.floor((T0 + time - (series?.windowStart as number)) / 0.1);
+    expect(series?.failures[binOf(1.2)]).toBe(3);
+    expect([...(series?.failures ?? [])].reduce((sum, value) => sum + value, 0)).toBe(3);
+  });
+});

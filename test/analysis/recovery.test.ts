@@ -44,3 +44,19 @@ describe('time to recover after a restore', () => {
     expect(timeToRecover(records, [crash, restore], restore, T0 + 20)).toBeCloseTo(3, 6);
   });
 });
+
+describe('the level before a failure', () => {
+  it('leaves out requests that arrived before the crash but failed after it', () => {
+    // The last second before the crash: its requests are still in flight at 10 s and fail at 10.5 s. Counted as
+    // failures of the level before, they would make a 10% failed share "normal" after the restore.
+    const caught = requests(9, 10, 0.01).map((record) => {
+      const { firstTokenTime: _first, ...rest } = record;
+      return { ...rest, success: false, error: 'network_error' as const, finishTime: T0 + 10.5 };
+    });
+    const tenPercentFailing = [...requests(12, 20, 0.01)].map((record, index) =>
+      index % 10 === 0 ? { ...record, success: false, error: 'http_5xx' as const } : record,
+    );
+    const records = [...requests(0, 9, 0.01), ...caught, ...tenPercentFailing];
+    expect(timeToRecover(records, [crash, restore], restore, T0 + 20)).toBeNull();
+  });
+});
