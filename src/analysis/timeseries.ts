@@ -226,6 +226,65 @@ export function defaultResolutionSeconds(windowSeconds: number, maxBins = 600): 
   return 10 * magnitude;
 }
 
+/** Bins the rate charts aim at over a run (between RATE_BINS/2 and RATE_BINS after rounding the width). */
+export const RATE_BINS = 100;
+/** The narrowest rate bin: below it, counts of a few requests per bin turn a steady rate into spikes. */
+export const MIN_RATE_BIN_SECONDS = 0.5;
+
+/**
+ * Bin width for rates over time (arrivals/s, completions/s): the window over RATE_BINS, rounded up to 1, 2 or 5 × 10ⁿ
+ * s and never under MIN_RATE_BIN_SECONDS (so 50–100 bins on a run longer than 50 s, fewer on a shorter one), then
+ * widened so that a whole number of equal bins covers the window exactly: no short last bin whose rate would be a
+ * few requests over a sliver of time. A rate over a bin is a count over the width, so narrow bins quantize it to
+ * multiples of 1/width (20 req/s steps for 50 ms bins) and a steady rate looks like noise.
+ */
+export function rateBinning(windowSeconds: number): { binCount: number; binSeconds: Seconds } {
+  if (!(windowSeconds > 0)) return { binCount: 1, binSeconds: MIN_RATE_BIN_SECONDS };
+  const nominal = Math.max(MIN_RATE_BIN_SECONDS, defaultResolutionSeconds(windowSeconds, RATE_BINS));
+  // Rounded down: stretching only ever widens a bin, so none is narrower than the nominal width.
+  const binCount = Math.max(1, Math.floor(windowSeconds / nominal));
+  return { binCount, binSeconds: windowSeconds / binCount };
+}
+
+/** Arrivals, successful completions and failures per second over the analysis window, in rateBinning's bins. */
+export interface RateTimeSeries {
+  /** Epoch time of the first bin's start (the first arrival). */
+  windowStart: EpochSeconds;
+  binSeconds: Seconds;
+  binCount: number;
+  /** Per bin, requests per second: arrivals (by arrival time), completions (by finish time), failures (by failure time). */
+  arrivalsPerSecond: Float64Array;
+  completionsPerSecond: Float64Array;
+  failuresPerSecond: Float64Array;
+}
+
+/** Rates over time for the charts, from one pass over the records (warmup records are left out). */
+export function rateTimeSeries(records: readonly RequestRecord[]): RateTimeSeries | null {
+  const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
+  const window = analysisWindow(kept);
+  if (!window) return null;
+  const { binCount, binSeconds } = rateBinning(window.end - window.start);
+  const arrivals = new Float64Array(binCount);
+  const completions = new Float64Array(binCount);
+  const failures = new Float64Array(binCount);
+  const binOf = (time: number): number => Math.min(binCount - 1, Math.max(0, Math.floor((time - window.start) / binSeconds)));
+  for (const record of kept) {
+    if (record.arrivalTime !== undefined) arrivals[binOf(record.arrivalTime)]! += 1;
+    if (record.success) {
+      if (record.finishTime !== undefined) completions[binOf(record.finishTime)]! += 1;
+    } else {
+      const time = record.finishTime ?? record.arrivalTime;
+      if (time !== undefined) failures[binOf(time)]! += 1;
+    }
+  }
+  for (let bin = 0; bin < binCount; bin++) {
+    arrivals[bin]! /= binSeconds;
+    completions[bin]! /= binSeconds;
+    failures[bin]! /= binSeconds;
+  }
+  return { windowStart: window.start, binSeconds, binCount, arrivalsPerSecond: arrivals, completionsPerSecond: completions, failuresPerSecond: failures };
+}
+
 // Time series at the default resolution, by the records array they were computed from: summarize() computes them
 // with the stage summary (one sweep per stage gives both), and the reporters of the same run reuse them.
 const seriesCache = new WeakMap<readonly RequestRecord[], ConcurrencyTimeSeries | null>();

@@ -40,3 +40,35 @@ describe('concurrency time series', () => {
     expect(defaultResolutionSeconds(1000)).toBe(2);
   });
 });
+
+describe('rate time series', async () => {
+  const { rateBinning, rateTimeSeries } = await import('../../src/analysis/timeseries.js');
+
+  it('bins a run into about 50–100 equal bins of at least 0.5 s that cover the window exactly', () => {
+    expect(rateBinning(30)).toEqual({ binCount: 60, binSeconds: 0.5 });
+    expect(rateBinning(3)).toEqual({ binCount: 6, binSeconds: 0.5 });
+    expect(rateBinning(0.2)).toEqual({ binCount: 1, binSeconds: 0.2 });
+    for (const windowSeconds of [7.3, 51, 101, 250, 999, 3600]) {
+      const { binCount, binSeconds } = rateBinning(windowSeconds);
+      expect(binSeconds).toBeGreaterThanOrEqual(0.5);
+      expect(binCount * binSeconds).toBeCloseTo(windowSeconds, 9);
+      if (windowSeconds > 50) {
+        expect(binCount).toBeGreaterThanOrEqual(50);
+        expect(binCount).toBeLessThanOrEqual(100);
+      }
+    }
+  });
+
+  it('gives a steady 20 req/s as 20 req/s in every bin, not multiples of 20 with spikes', () => {
+    // 20 req/s for 10 s, each arrival jittered by up to ±10 ms: 50 ms bins would read 0, 20 or 40 req/s.
+    const records = Array.from({ length: 200 }, (_, index) => {
+      const arrival = index * 0.05 + 0.01 * Math.sin(index * 1.7);
+      return recordAt({ scheduledTime: arrival, arrivalTime: arrival, finishTime: arrival + 0.1 });
+    });
+    const rates = rateTimeSeries(records);
+    expect(rates?.binSeconds).toBeGreaterThanOrEqual(0.5);
+    const arrivals = Array.from(rates?.arrivalsPerSecond ?? []);
+    expect(arrivals.reduce((sum, rate) => sum + rate * (rates?.binSeconds as number), 0)).toBeCloseTo(200, 9);
+    for (const rate of arrivals.slice(1, -1)) expect(Math.abs(rate - 20)).toBeLessThanOrEqual(2.5);
+  });
+});

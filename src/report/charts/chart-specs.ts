@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
-import { CONCURRENCY_STAGES, concurrencyTimeSeries, sweepIntervals, collectIntervals } from '../../analysis/timeseries.js';
+import { CONCURRENCY_STAGES, concurrencyTimeSeries, rateTimeSeries, sweepIntervals, collectIntervals } from '../../analysis/timeseries.js';
 import { empiricalCdf, strideSample } from '../../analysis/cdf.js';
 import { deriveColumnArrays } from '../../analysis/derive.js';
 import { groupByHost, nodeInFlightEnd, nodeInFlightStart } from '../../analysis/nodes.js';
@@ -57,7 +57,8 @@ function eventLayers(events: readonly EventMark[]): object[] {
 }
 
 /** An empirical CDF with percentile marks; the curve is thinned to at most MAX_CDF_POINTS points. */
-function cdfChart(name: string, label: string, valuesSeconds: ArrayLike<number>, statistics: Statistics | null): ChartDefinition | undefined {
+/** `unit` is what one value of the distribution is (a request, or an inter-token gap for ITL): the y axis's fraction. */
+function cdfChart(name: string, label: string, valuesSeconds: ArrayLike<number>, statistics: Statistics | null, unit = 'requests'): ChartDefinition | undefined {
   const points = empiricalCdf(valuesSeconds, MAX_CDF_POINTS);
   if (points.length === 0 || !statistics) return undefined;
   const curve = points.map((point) => ({ ms: point.value * 1000, fraction: point.fraction }));
@@ -65,7 +66,7 @@ function cdfChart(name: string, label: string, valuesSeconds: ArrayLike<number>,
   return {
     name,
     title: `${label} CDF`,
-    description: `Empirical distribution of ${label} over ${statistics.count} values, with p50, p90 and p99 marked.`,
+    description: `Empirical distribution of ${label} over ${statistics.count} ${unit}, with p50, p90 and p99 marked.`,
     spec: {
       ...base(`${label}: cumulative distribution`),
       layer: [
@@ -74,7 +75,7 @@ function cdfChart(name: string, label: string, valuesSeconds: ArrayLike<number>,
           mark: { type: 'line', interpolate: 'step-after', color: '#2c7fb8' },
           encoding: {
             x: { field: 'ms', type: 'quantitative', title: `${label} (ms)` },
-            y: { field: 'fraction', type: 'quantitative', title: 'fraction of requests', scale: { domain: [0, 1] } },
+            y: { field: 'fraction', type: 'quantitative', title: `fraction of ${unit}`, scale: { domain: [0, 1] } },
           },
         },
         {
@@ -253,7 +254,7 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
   const columns = deriveColumnArrays(sampled);
   charts.push(cdfChart('cdf-ttft', 'TTFT', columns.ttft, summary.latencies.ttft));
   charts.push(cdfChart('cdf-tpot', 'TPOT', columns.tpot, summary.latencies.tpot));
-  charts.push(cdfChart('cdf-itl', 'ITL', pooledInterTokenLatencies(strideSample(sampled, CDF_SAMPLE_RECORDS / 10)), summary.interTokenLatency));
+  charts.push(cdfChart('cdf-itl', 'ITL', pooledInterTokenLatencies(strideSample(sampled, CDF_SAMPLE_RECORDS / 10)), summary.interTokenLatency, 'inter-token gaps'));
   charts.push(cdfChart('cdf-total-latency', 'End-to-end latency', columns.total_latency, summary.latencies.total_latency));
   charts.push(lifecycleChart(records, summary.latencies.total_latency));
   charts.push(timelineChart(records, t0, events));
@@ -279,16 +280,34 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
         events,
       ),
     );
+  }
+  // Rates in coarser bins than concurrency (see rateBinning): a count over a 50 ms bin is a multiple of 20 req/s.
+  const rates = rateTimeSeries(run.records);
+  if (rates) {
+    const rateTime = (bin: number): number => rates.windowStart - t0 + bin * rates.binSeconds;
+    const binText = `${Number(rates.binSeconds.toPrecision(3))} s`;
     const rateRows: object[] = [];
-    for (let bin = 0; bin < series.binCount; bin++) {
-      rateRows.push({ time: time(bin), series: 'completed/s', value: (series.completions[bin] as number) / series.resolutionSeconds });
-      rateRows.push({ time: time(bin), series: 'failed/s', value: (series.failures[bin] as number) / series.resolutionSeconds });
+    // Bin starts, plus the window's end repeating the last bin: a step-after line then draws the last bin's width too.
+    for (let bin = 0; bin <= rates.binCount; bin++) {
+      const index = Math.min(bin, rates.binCount - 1);
+      rateRows.push({ time: rateTime(bin), series: 'completed/s', value: rates.completionsPerSecond[index] });
+      rateRows.push({ time: rateTime(bin), series: 'failed/s', value: rates.failuresPerSecond[index] });
     }
     charts.push(
-      lineOverTime('throughput', 'Completions and failures over time', 'Requests completed and failed per second in each bin; failure events are marked.', rateRows, 'requests per second', 'outcome', events),
+      lineOverTime(
+        'throughput',
+        'Completions and failures over time',
+        `Requests completed (by finish time) and failed (when the client saw the failure) per second, in ${binText} bins; failure events are marked.`,
+        rateRows,
+        'requests per second',
+        'outcome',
+        events,
+      ),
     );
     const arrivalRows: object[] = [];
-    for (let bin = 0; bin < series.binCount; bin++) arrivalRows.push({ time: time(bin), series: 'achieved arrivals/s', value: (series.arrivals[bin] as number) / series.resolutionSeconds });
+    for (let bin = 0; bin <= rates.binCount; bin++) {
+      arrivalRows.push({ time: rateTime(bin), series: 'achieved arrivals/s', value: rates.arrivalsPerSecond[Math.min(bin, rates.binCount - 1)] });
+    }
     const target = summary.offeredLoad.targetRate;
     const targetLayer = target !== null && Number.isFinite(target)
       ? [{ data: { values: [{ target }] }, mark: { type: 'rule', color: '#333', strokeDash: [6, 3] }, encoding: { y: { field: 'target', type: 'quantitative' } } }]
@@ -298,7 +317,7 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
       lineOverTime(
         'offered-load',
         'Offered load: arrivals per second vs target',
-        `Arrivals per second in each bin against the target rate (dashed when there is one; this run: ${targetRatePhrase(target)}). Scheduled ${load.scheduledRate?.toFixed(2) ?? '-'} req/s, achieved ${load.achievedRate?.toFixed(2) ?? '-'} req/s, inter-arrival CV ${load.interArrivalCv?.toFixed(3) ?? '-'}.`,
+        `Arrivals per second in ${binText} bins against the target rate (dashed when there is one; this run: ${targetRatePhrase(target)}). Scheduled ${load.scheduledRate?.toFixed(2) ?? '-'} req/s, achieved ${load.achievedRate?.toFixed(2) ?? '-'} req/s, inter-arrival CV ${load.interArrivalCv?.toFixed(3) ?? '-'}.`,
         arrivalRows,
         'arrivals per second',
         'series',

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
+import type { DurationSummary } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
 import type { Statistics, Summary } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
@@ -142,6 +143,66 @@ ${table(
 )}</section>`;
 }
 
+/** Nesting depth of `extras` shown as nested definition lists; deeper values are shown as compact JSON. */
+const EXTRAS_DEPTH = 3;
+/** Arrays longer than this are summarized by their length instead of listed. */
+const EXTRAS_LIST_ITEMS = 10;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isDurationSummary(value: unknown): value is DurationSummary {
+  return isRecord(value) && ['count', 'p50Ms', 'p99Ms', 'maxMs'].every((key) => typeof value[key] === 'number');
+}
+
+/** Any value of `extras` as escaped HTML: scalars as text, objects as definition lists, short arrays inline. */
+function extrasValue(value: unknown, depth: number): string {
+  if (value === null || value === undefined) return '–';
+  if (typeof value === 'number') return escapeHtml(Number.isInteger(value) ? String(value) : number(value, 3));
+  if (typeof value === 'string' || typeof value === 'boolean') return escapeHtml(String(value));
+  if (Array.isArray(value)) {
+    if (value.length > EXTRAS_LIST_ITEMS) return `${value.length} items`;
+    if (value.every((item) => !isRecord(item) && !Array.isArray(item))) return value.map((item) => extrasValue(item, depth + 1)).join(', ');
+  }
+  if (depth >= EXTRAS_DEPTH || Array.isArray(value)) return `<code>${escapeHtml(JSON.stringify(value))}</code>`;
+  return definitionList(value as Record<string, unknown>, depth + 1);
+}
+
+function definitionList(entries: Record<string, unknown>, depth: number): string {
+  const items = Object.entries(entries).map(([key, value]) => `<dt>${escapeHtml(key)}</dt><dd>${extrasValue(value, depth)}</dd>`);
+  return items.length === 0 ? '–' : `<dl>${items.join('')}</dl>`;
+}
+
+/**
+ * `run.extras`: the taps' overhead (`taps.overhead`: inbound and relay durations) as a table, everything else as a
+ * definition list.
+ */
+function extrasSection(extras: Record<string, unknown> | undefined): string {
+  if (extras === undefined || Object.keys(extras).length === 0) return '';
+  const rest: Record<string, unknown> = { ...extras };
+  let overheadTable = '';
+  const taps = extras['taps'];
+  if (isRecord(taps) && isRecord(taps['overhead'])) {
+    const overhead = taps['overhead'];
+    const parts: [string, string][] = [['inbound (request in → handed upstream)', 'inboundMs'], ['relay (response copied, per request)', 'relayMs']];
+    const rows = parts.flatMap(([label, key]) => {
+      const durations = overhead[key];
+      return isDurationSummary(durations)
+        ? [[label, number(durations.p50Ms, 3), number(durations.p99Ms, 3), number(durations.maxMs, 3), String(durations.count)]]
+        : [];
+    });
+    if (rows.length > 0) {
+      overheadTable = `<h3>Tracing taps’ own overhead</h3>${table(['tap stage', 'p50 (ms)', 'p99 (ms)', 'max (ms)', 'count'], rows)}`;
+      const { overhead: _overhead, ...otherTapFields } = taps;
+      if (Object.keys(otherTapFields).length > 0) rest['taps'] = otherTapFields;
+      else delete rest['taps'];
+    }
+  }
+  const others = Object.keys(rest).length > 0 ? definitionList(rest, 0) : '';
+  return `<section><h2>Other measurements</h2>${overheadTable}${others}</section>`;
+}
+
 function figure(chart: RenderedChart): string {
   return `<figure class="chart" id="chart-${escapeHtml(chart.name)}" data-chart="${escapeHtml(chart.name)}">
 <figcaption><h3>${escapeHtml(chart.title)}</h3><p>${escapeHtml(chart.description)}</p></figcaption>
@@ -158,6 +219,8 @@ table { border-collapse: collapse; margin: 0.5rem 0; font-size: 0.85rem; } th, t
 th:first-child, td:first-child { text-align: left; } thead { background: #f5f5f5; }
 figure.chart { margin: 1.5rem 0; } figcaption p { margin: 0.2rem 0 0.5rem; color: #555; font-size: 0.85rem; }
 figure.chart svg { max-width: 100%; height: auto; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0.15rem 1rem; font-size: 0.85rem; margin: 0.5rem 0; }
+dt { font-weight: bold; } dd { margin: 0; } dd dl { margin: 0; }
 `;
 
 /** The whole report as one HTML document: tables and inline SVG charts, no script, nothing fetched from the network. */
@@ -185,7 +248,7 @@ ${errorsSection(summary)}
 <section><h2>Concurrency by stage</h2>${stagesTable(summary)}</section>
 ${nodesSection(summary)}
 ${eventsSection(run, summary)}
-${run.extras === undefined ? '' : `<section><h2>Other measurements</h2><pre>${escapeHtml(JSON.stringify(run.extras, null, 2))}</pre></section>`}
+${extrasSection(run.extras)}
 <section><h2>Charts</h2>
 ${charts.map(figure).join('\n')}
 </section>
