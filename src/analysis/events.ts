@@ -34,9 +34,16 @@ function windowLoad(records: readonly RequestRecord[], from: number, to: number)
 
 /**
  * Errors, throughput and TTFT before and after each event, and how long errors went on after it. Windows span
- * EVENT_WINDOW_SECONDS on each side, cut at the neighbouring events and at the first arrival / last finish.
+ * EVENT_WINDOW_SECONDS on each side, cut at the neighbouring events and at the first arrival / last finish. Times are
+ * epoch seconds; `t0` (the run's origin) gives each impact its `timeSinceT0`.
  */
-export function describeEvents(records: readonly RequestRecord[], events: readonly RunEvent[], windowStart: number, windowEnd: number): EventImpact[] {
+export function describeEvents(
+  records: readonly RequestRecord[],
+  events: readonly RunEvent[],
+  windowStart: number,
+  windowEnd: number,
+  t0: number,
+): EventImpact[] {
   const sorted = [...events].sort((a, b) => a.time - b.time);
   return sorted.map((event, index) => {
     const previous = index > 0 ? (sorted[index - 1] as RunEvent).time : Number.NEGATIVE_INFINITY;
@@ -54,6 +61,7 @@ export function describeEvents(records: readonly RequestRecord[], events: readon
     }
     const impact: EventImpact = {
       time: event.time,
+      timeSinceT0: Math.round((event.time - t0) * 1e6) / 1e6,
       kind: event.kind,
       before: windowLoad(records, Math.min(beforeFrom, event.time), event.time),
       after: windowLoad(records, event.time, Math.max(afterTo, event.time)),

@@ -213,6 +213,11 @@ function computeGoodput(
   };
 }
 
+/** An epoch instant as seconds after t0, to the microsecond like every relative time in the files. */
+function sinceT0(time: number | null, t0: number): number | null {
+  return time === null ? null : Math.round((time - t0) * 1e6) / 1e6;
+}
+
 /** Per-experiment metrics of a run (SPEC §3). Definitions are written out in docs/metrics.md. */
 export function summarize(run: RunData, options: SummarizeOptions = {}): Summary {
   const records = run.records.some((record) => record.warmup) ? run.records.filter((record) => !record.warmup) : run.records;
@@ -256,6 +261,8 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     errors: describeErrors(records),
     firstArrivalTime,
     lastFinishTime,
+    firstArrivalSinceT0: sinceT0(firstArrivalTime, run.info.startTime),
+    lastFinishSinceT0: sinceT0(lastFinishTime, run.info.startTime),
     durationSeconds,
     throughput: {
       requestsPerSecond: perSecond(counts.succeeded),
@@ -275,7 +282,7 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
   const routing = summarizeRouting(run.info.testLevel, records, columns, arena);
   if (routing) summary.routing = routing;
   if (run.events.length > 0 && firstArrivalTime !== null) {
-    summary.events = describeEvents(records, run.events, firstArrivalTime, lastFinishTime ?? run.info.endTime);
+    summary.events = describeEvents(records, run.events, firstArrivalTime, lastFinishTime ?? run.info.endTime, run.info.startTime);
   }
   return summary;
 }

@@ -185,7 +185,7 @@ export interface RoutingSummary {
 
 /** Load around a time window: what the report compares before and after a failure event. */
 export interface WindowLoad {
-  /** Window bounds (epoch seconds). */
+  /** Window bounds (epoch seconds; subtract `run.t0` of summary.json for seconds after t0). */
   from: EpochSeconds;
   to: EpochSeconds;
   /** Successful completions (by finish time) per second. */
@@ -198,7 +198,10 @@ export interface WindowLoad {
 
 /** How the run behaved around one event of `run.events` (SPEC §8). */
 export interface EventImpact {
+  /** Epoch seconds, like every time inside `Summary`. */
   time: EpochSeconds;
+  /** The same instant in seconds after the run's t0: the `time` of the matching entry of summary.json's `events`. */
+  timeSinceT0: Seconds;
   kind: string;
   node?: number;
   before: WindowLoad;
@@ -214,15 +217,22 @@ export interface EventImpact {
   recoverySeconds?: number | null;
 }
 
-/** Per-experiment metrics (SPEC §3). Every duration is in seconds. */
+/**
+ * Per-experiment metrics (SPEC §3). Every duration is in seconds. Every instant is epoch seconds (`*Time`, `time`,
+ * `from`, `to`) except the fields named `*SinceT0`, which are seconds after the run's t0 like the files' times.
+ */
 export interface Summary {
   counts: SummaryCounts;
   /** Per error class, most failures first: the count and the most common message. Empty when nothing failed. */
   errors: ErrorClassSummary[];
-  /** First arrival (client) of any request; null when no request was sent. */
+  /** First arrival (client) of any request, epoch seconds; null when no request was sent. */
   firstArrivalTime: EpochSeconds | null;
-  /** Last finish (client) of any request; null when none finished. */
+  /** Last finish (client) of any request, epoch seconds; null when none finished. */
   lastFinishTime: EpochSeconds | null;
+  /** firstArrivalTime in seconds after the run's t0 (the time base of requests.csv); null when unknown. */
+  firstArrivalSinceT0: Seconds | null;
+  /** lastFinishTime in seconds after the run's t0; null when unknown. */
+  lastFinishSinceT0: Seconds | null;
   /** lastFinishTime − firstArrivalTime (0 when unknown). */
   durationSeconds: Seconds;
   throughput: SummaryThroughput;

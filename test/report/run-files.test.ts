@@ -184,3 +184,27 @@ export default { name: 'custom', async write(context) { const path = context.out
     expect(isServelabError(wrongShape) && wrongShape.code).toBe('MODULE_LOAD_FAILED');
   });
 });
+
+describe('summary.json time bases', () => {
+  it('gives the epoch instants of metrics a relative twin that matches the relative event times', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'servelab-time-bases-'));
+    try {
+      const run = runOf([fullyTracedRecord(0.5), fullyTracedRecord(1.5)]);
+      run.events.push({ time: T0 + 1, kind: 'crash', node: 0 });
+      await writeRunFiles(run, summarize(run), directory, ['summary']);
+      const file = parseJson(await readFile(join(directory, 'summary.json'), 'utf8')) as {
+        run: { t0: number };
+        events: { time: number }[];
+        metrics: { firstArrivalTime: number; firstArrivalSinceT0: number; lastFinishSinceT0: number; events: { time: number; timeSinceT0: number }[] };
+      };
+      expect(file.metrics.firstArrivalTime).toBeCloseTo(T0 + 0.501, 6); // epoch
+      expect(file.metrics.firstArrivalSinceT0).toBe(0.501);
+      expect(file.metrics.lastFinishSinceT0).toBe(1.75);
+      expect(file.metrics.events[0]?.time).toBe(T0 + 1); // epoch
+      expect(file.metrics.events[0]?.timeSinceT0).toBe(file.events[0]?.time);
+      expect(file.events[0]?.time).toBe(1);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+});
