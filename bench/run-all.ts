@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 const benchmarks: { name: string; file: string; args: string[]; what: string }[] = [
   { name: 'node-test-rates', file: 'node-test-rates.js', args: [], what: 'node test on the simulated engine: achieved rate and send lag at 50, 500, 2,000 req/s' },
   { name: 'load-precision', file: 'load-precision.js', args: [], what: 'pacer precision against a naive pacer, streaming stub on the other core' },
+  { name: 'load-multi-worker', file: 'load-multi-worker.js', args: [], what: 'one load generator thread against two at 5,000 and 10,000 req/s' },
   { name: 'load-record-store', file: 'load-record-store.js', args: [], what: 'bytes per stored record' },
   { name: 'client-cpu', file: 'client-cpu.js', args: [], what: 'client CPU per streamed request and TTFT overhead against a raw-socket client' },
   { name: 'router-overhead', file: 'router-overhead.js', args: [], what: 'builtin router, tap and nginx added latency at 1,000 req/s' },

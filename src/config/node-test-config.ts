@@ -28,7 +28,7 @@ export function resolveNodeTestConfig(input: NodeTestConfigInput | Record<string
 }
 
 /** Rules about open loop, closed loop and stages, shared by node and routing tests. */
-export function checkLoadShape(config: Pick<NodeTestConfig, 'stages' | 'concurrency' | 'thinkTimeMs' | 'virtualTime' | 'maxConcurrency' | 'arrival' | 'tracePath' | 'datasetName'>): void {
+export function checkLoadShape(config: Pick<NodeTestConfig, 'stages' | 'concurrency' | 'thinkTimeMs' | 'virtualTime' | 'maxConcurrency' | 'arrival' | 'tracePath' | 'datasetName' | 'clientWorkers'>): void {
   if (config.arrival === 'trace' && config.tracePath === undefined && config.datasetName !== 'custom') {
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --arrival trace needs --trace-path (a file of arrival timestamps), or a custom dataset whose rows carry timestamps');
   }
@@ -39,6 +39,12 @@ export function checkLoadShape(config: Pick<NodeTestConfig, 'stages' | 'concurre
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --stages: give every stage a rate (open loop) or every stage a concurrency (closed loop), not a mix');
   }
   const closedLoop = config.concurrency !== undefined || userStages > 0;
+  if (config.clientWorkers > 1 && closedLoop) {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --client-workers spreads an open loop over threads; a closed loop (--concurrency) runs in one');
+  }
+  if (config.clientWorkers > 1 && config.maxConcurrency !== undefined && config.maxConcurrency < config.clientWorkers) {
+    throw new ServelabError('INVALID_CONFIG', `invalid configuration: --max-concurrency ${config.maxConcurrency} is split over ${config.clientWorkers} client workers; give at least ${config.clientWorkers}`);
+  }
   if (config.thinkTimeMs !== undefined && !closedLoop) {
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --think-time applies to a closed loop; give --concurrency N (users) too');
   }

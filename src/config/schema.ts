@@ -106,6 +106,8 @@ export const clientSettingsSchema = z.object({
   model: z.string().min(1).optional(),
   /** Name of the environment variable holding an API key; the key itself is never stored. */
   apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY'),
+  /** Load generator threads (open loop): more than one spreads sending over cores when one core cannot keep up. */
+  clientWorkers: positiveInteger.default(1),
   connectTimeoutMs: z.number().positive().default(10_000),
   firstByteTimeoutMs: z.number().positive().optional(),
   idleTimeoutMs: z.number().positive().optional(),

@@ -1,5 +1,5 @@
 import { ServelabError } from '../errors/servelab-error.js';
-import type { NodeTestConfig } from './schema.js';
+import { nodeTestConfigSchema, type NodeTestConfig } from './schema.js';
 import { toKebabCase } from './validate.js';
 
 function invalid(message: string): ServelabError {
@@ -16,10 +16,12 @@ const SETTINGS_OF_DATASET: Record<string, string[]> = {
 /**
  * Refuses settings the user gave that the rest of the configuration would silently ignore (a burstiness without gamma
  * arrivals, shared-prefix lengths for a random dataset, ...): a run that quietly measured something else than asked
- * is worse than no run. Only settings present in the user's input count; defaults never trigger these rules.
+ * is worse than no run. Only settings the input gives a value other than their default count, so defaults never
+ * trigger these rules, and a run's own config.json (which lists every setting) reads back.
  */
 export function rejectIgnoredSettings(input: Record<string, unknown>, config: NodeTestConfig): void {
-  const given = (key: string): boolean => input[key] !== undefined;
+  const defaults = nodeTestConfigSchema.parse({}) as Record<string, unknown>;
+  const given = (key: string): boolean => input[key] !== undefined && input[key] !== defaults[key];
   const flag = (key: string): string => `--${toKebabCase(key)}`;
   if (given('burstiness') && config.arrival !== 'gamma') throw invalid(`${flag('burstiness')} shapes gamma arrivals only; add --arrival gamma (the arrival process is ${config.arrival})`);
   for (const key of ['tracePath', 'traceTimeScale']) {

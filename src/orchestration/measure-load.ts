@@ -1,7 +1,7 @@
 import type { Clock } from '../clock/clock.js';
 import { createProtocolClient } from '../clients/registry.js';
 import type { NodeTestConfig } from '../config/schema.js';
-import { runLoad } from '../load/run-load.js';
+import { runLoadAcrossWorkers } from '../load/multi-worker/run-load-across-workers.js';
 import type { LoadMode, LoadResult } from '../types/load.js';
 import type { PlannedWorkload } from './build-workload.js';
 import type { ProgressListener } from './progress.js';
@@ -23,6 +23,7 @@ type ClientConfig = Pick<
   | 'concurrency'
   | 'thinkTimeMs'
   | 'stages'
+  | 'clientWorkers'
 >;
 
 /** Open loop, unless users are given (`concurrency`, or stages of users): then a closed loop. */
@@ -54,7 +55,8 @@ export interface MeasureLoadOptions {
 /** Creates the protocol client for the system under test and offers it the planned load. */
 export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResult> {
   const { config, clock } = options;
-  const client = createProtocolClient(config.protocol, {
+  // Built once without the clock: worker threads (with --client-workers) build their own clients from it.
+  const clientOptions = {
     baseUrl: options.baseUrl,
     stream: config.stream,
     sampling: { temperature: config.temperature, ignoreEos: config.ignoreEos },
@@ -68,11 +70,13 @@ export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResu
       totalMs: config.totalTimeoutMs,
     },
     maxConnections: config.maxConcurrency,
-    clock,
-  });
+  };
+  const client = createProtocolClient(config.protocol, { ...clientOptions, clock });
   let scheduleStarted = false;
   try {
-    return await runLoad({
+    return await runLoadAcrossWorkers({
+      workers: config.clientWorkers,
+      clientSpec: { protocol: config.protocol, options: clientOptions },
       requests: options.workload.requests,
       warmupRequests: options.workload.warmupRequests,
       arrivalOffsetsMs: options.workload.arrivalOffsetsMs,

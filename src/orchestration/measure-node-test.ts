@@ -2,6 +2,7 @@ import type { NodeTestConfig } from '../config/schema.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import type { ServerHandle } from '../types/cluster.js';
 import { buildWorkload } from './build-workload.js';
+import { checkSimSettings } from './check-sim-settings.js';
 import { flushServerCache } from './flush-cache.js';
 import { raceAbort, throwIfInterrupted } from './interruption.js';
 import { launchNodeTarget } from './launch-node-target.js';
@@ -25,8 +26,10 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
   const clock = options.clock ?? systemClock;
   const startedMs = clock.nowMs();
   const report = phaseReporter(options, clock, startedMs, config.numPrompts);
-  // Everything that can be checked (the dataset, the arrival trace) is checked before anything is launched.
+  // Everything that can be checked (the dataset, the arrival trace, the engine profile) is checked before anything is
+  // launched.
   const workload = await buildWorkload(config);
+  await checkSimSettings(config);
   const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel: 'node' });
 
   let server: ServerHandle | undefined;

@@ -8,6 +8,7 @@ import { launchTaps, type LaunchedTaps } from '../cluster/launchers/taps/launch-
 import type { ServerHandle } from '../types/cluster.js';
 import type { RunEvent } from '../types/run.js';
 import { buildWorkload } from './build-workload.js';
+import { checkSimSettings } from './check-sim-settings.js';
 import { flushServerCache } from './flush-cache.js';
 import { raceAbort, throwIfInterrupted } from './interruption.js';
 import { joinTapRecords } from './join-tap-records.js';
@@ -29,6 +30,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
   const startedMs = clock.nowMs();
   const report = phaseReporter(options, clock, startedMs, config.numPrompts);
   const workload = await buildWorkload(config);
+  await checkSimSettings(config);
   const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel: 'routing' });
   const attachedRouterOnly = config.target === 'attach' && config.url !== undefined;
 

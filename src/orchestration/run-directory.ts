@@ -1,6 +1,8 @@
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { ServelabError } from '../errors/servelab-error.js';
 
 /** A sortable, readable run id: `20261121-081503-node-3f9a`. */
 export function newRunId(testLevel: string, now = new Date()): string {
@@ -15,11 +17,30 @@ export interface RunDirectory {
   logsPath: string;
 }
 
-/** Creates `results/<run-id>/` (or the directory given) with its `logs/` folder. */
+/** Files whose presence means a directory already holds a run's results. */
+const RUN_FILES = ['summary.json', 'requests.csv', 'requests.jsonl'];
+
+/**
+ * Creates `results/<run-id>/` (or the directory given) with its `logs/` folder. A directory that already holds a run is
+ * refused: writing into it would mix two runs' files and overwrite what was measured before.
+ */
 export async function createRunDirectory(options: { outputDir?: string; resultsRoot: string; runId?: string; testLevel: string }): Promise<RunDirectory> {
   const runId = options.runId ?? newRunId(options.testLevel);
   const path = resolve(options.outputDir ?? join(options.resultsRoot, runId));
+  const existing = await stat(path).catch(() => undefined);
+  if (existing !== undefined && !existing.isDirectory()) {
+    throw new ServelabError('INVALID_CONFIG', `the output directory ${path} is a file; give --output-dir a directory (new or empty)`);
+  }
+  const previous = RUN_FILES.find((file) => existsSync(join(path, file)));
+  if (previous !== undefined) {
+    throw new ServelabError('INVALID_CONFIG', `the output directory ${path} already holds a run (${previous}); choose a new --output-dir, or move that run away first`);
+  }
   const logsPath = join(path, 'logs');
-  await mkdir(logsPath, { recursive: true });
+  try {
+    await mkdir(logsPath, { recursive: true });
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ServelabError('INVALID_CONFIG', `cannot create the output directory ${path} (${reason}); choose a writable --output-dir`, { cause: error });
+  }
   return { runId, path, logsPath };
 }

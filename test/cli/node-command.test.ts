@@ -98,6 +98,10 @@ describe('servelab node (simulated target)', () => {
     const noUrl = await runCli(['node', '--target', 'attach']);
     expect(noUrl.code).toBe(2);
     expect(noUrl.stderr).toMatch(/--url/);
+    const badProfile = await runCli(['route', '--num-gpus', '2', '--profile', 'nosuch', '--output-dir', join(workDirectory, 'bad-profile')]);
+    expect(badProfile.code).toBe(2);
+    expect(badProfile.stderr).toMatch(/unknown profile "nosuch": use one of/);
+    expect(badProfile.stderr).not.toMatch(/\n\s+at /);
     const unknownDataset = await runCli(['node', '--dataset-name', 'imagenet']);
     expect(unknownDataset.code).toBe(2);
     expect(unknownDataset.stderr).toMatch(/sharegpt/);

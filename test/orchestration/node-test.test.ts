@@ -170,3 +170,33 @@ describe('--tokenizer', () => {
     });
   });
 });
+
+describe('the run directory', () => {
+  it('refuses a directory that already holds a run, and a file, so nothing measured before is overwritten', async () => {
+    const outputDir = join(workDirectory, 'taken');
+    await new NodeTest({ numPrompts: 3, randomInputLen: 8, randomOutputLen: 2, requestRate: 100, warmupRequests: 0, profile: fastProfile, outputDir }).run();
+    const before = await readFile(join(outputDir, 'requests.csv'), 'utf8');
+    await expect(new NodeTest({ numPrompts: 3, profile: fastProfile, outputDir }).run()).rejects.toThrow(/already holds a run \(summary\.json\); choose a new --output-dir/);
+    expect(await readFile(join(outputDir, 'requests.csv'), 'utf8')).toBe(before);
+    await expect(new NodeTest({ numPrompts: 3, profile: fastProfile, outputDir: join(outputDir, 'requests.csv') }).run()).rejects.toThrow(/is a file/);
+  });
+
+  it('can run a run\'s own config.json again (into a new directory)', async () => {
+    const first = join(workDirectory, 'rerun-source');
+    await new NodeTest({ numPrompts: 4, randomInputLen: 8, randomOutputLen: 2, profile: fastProfile, warmupRequests: 0, outputDir: first }).run();
+    const result = await runCli(['run', join(first, 'config.json'), '--output-dir', join(workDirectory, 'rerun-copy'), '--progress', 'off']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('--client-workers', () => {
+  it('spreads the same workload over two load generator threads sharing one start instant', async () => {
+    const settings = { numPrompts: 40, requestRate: 200, randomInputLen: 16, randomOutputLen: 4, warmupRequests: 1, profile: fastProfile, seed: 4 };
+    const result = await new NodeTest({ ...settings, clientWorkers: 2, outputDir: join(workDirectory, 'two-workers') }).run();
+    expect(result.run.records).toHaveLength(40);
+    expect(result.run.records.every((record) => record.success)).toBe(true);
+    expect(result.run.records.map((record) => record.datasetIndex)).toEqual(Array.from({ length: 40 }, (_, index) => index));
+    expect(() => new NodeTest({ ...settings, clientWorkers: 2, concurrency: 3, requestRate: undefined })).toThrow(/closed loop .* runs in one/);
+  });
+});

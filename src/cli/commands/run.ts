@@ -31,8 +31,18 @@ export function registerRunCommand(program: Command): void {
     .summary('run a test described in a YAML or JSON file')
     .description('Runs the test a YAML or JSON file describes: "test: node" or "test: routing", then the same settings as the command line, camelCase (requestRate, numPrompts, ...). Paths in the file are relative to the file.')
     .argument('<file>', 'the test file')
-    .action(async (file: string) => {
+    .option('--output-dir <dir>', 'the run directory (overrides the file\'s outputDir)')
+    .option('--progress <mode>', 'auto, bar, lines or off (overrides the file)')
+    .option('--quiet', 'print no summary at the end')
+    .action(async (file: string, overrides: { outputDir?: string; progress?: string; quiet?: boolean }) => {
       const { test, settings } = await readTestFile(file);
+      // A run's own config.json names its directory and id: a re-run gets new ones unless asked otherwise.
+      if (overrides.outputDir !== undefined) {
+        settings.outputDir = overrides.outputDir;
+        delete settings.runId;
+      }
+      if (overrides.progress !== undefined) settings.progress = overrides.progress;
+      if (overrides.quiet === true) settings.quiet = true;
       const { executeTest } = await import('../execute-test.js');
       if (test === 'routing') {
         const { RoutingTest } = await import('../../experiments/routing-test.js');

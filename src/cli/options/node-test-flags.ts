@@ -67,6 +67,7 @@ export const clientFlags: FlagSpec[] = [
   { flag: 'temperature', key: 'temperature', kind: 'value', valueName: 't', parse: parseNumber, defaultText: '0', group: CLIENT, description: 'sampling temperature' },
   { flag: 'model', key: 'model', kind: 'value', valueName: 'name', group: CLIENT, description: 'openai-*: the model name to send (default: --model-path)' },
   { flag: 'api-key-env', key: 'apiKeyEnv', kind: 'value', valueName: 'variable', defaultText: 'OPENAI_API_KEY', group: CLIENT, description: 'environment variable holding an API key (never written anywhere)' },
+  { flag: 'client-workers', key: 'clientWorkers', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: CLIENT, description: 'load generator threads sharing one start instant: more than one spreads sending over cores (open loop), for rates one core cannot drive' },
   { flag: 'connect-timeout', key: 'connectTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '10000', group: CLIENT, description: 'connection deadline' },
   { flag: 'first-byte-timeout', key: 'firstByteTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, group: CLIENT, description: 'deadline for the response headers' },
   { flag: 'idle-timeout', key: 'idleTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, group: CLIENT, description: 'longest gap between two chunks' },

@@ -53,6 +53,8 @@ export async function launchSimServer(settings: SimServerLaunchSettings): Promis
   const timeoutMs = settings.readyTimeoutMs ?? 30_000;
   try {
     const ready = child.waitForLine(READY_LINE, timeoutMs, 'get ready');
+    // Both waits fail together when the child exits early; the second failure is the same news, never unhandled.
+    ready.catch(() => undefined);
     const [, url] = await child.waitForLine(LISTENING_LINE, timeoutMs, 'start listening');
     await ready;
     if (url === undefined) throw new ServelabError('INTERNAL', `${settings.name} printed no URL`);
