@@ -1,8 +1,8 @@
 import type { TestResult } from '../experiments/test-result.js';
 import type { RunOptions } from '../orchestration/measured-run.js';
 import { formatTerminalSummary } from '../report/terminal/format-terminal-summary.js';
-import { EXIT_INTERRUPTED, EXIT_OK } from './exit-codes.js';
-import { abortOnSignals } from './interrupts.js';
+import { EXIT_OK } from './exit-codes.js';
+import { abortOnSignals, exitCodeFor } from './interrupts.js';
 import { createProgressDisplay, type ProgressMode } from './progress-display.js';
 
 export interface RunnableTest {
@@ -22,7 +22,7 @@ export async function executeTest(test: RunnableTest): Promise<number> {
     progress.finish();
     if (!test.config.quiet) process.stdout.write(`${formatTerminalSummary(result.run, result.metrics, { color: process.stdout.isTTY === true })}\n`);
     process.stdout.write(`results: ${result.outputDirectory}\n`);
-    return result.status === 'interrupted' ? EXIT_INTERRUPTED : EXIT_OK;
+    return result.status === 'interrupted' ? exitCodeFor(interrupts.received()) : EXIT_OK;
   } finally {
     progress.finish();
     interrupts.dispose();

@@ -27,7 +27,7 @@ export function buildProgram(): Command {
       [
         '',
         'Start with:',
-        '  servelab demo                      a 15-second node test on the simulated engine',
+        '  servelab demo                      a 20-second routing test on the simulated cluster (what npm start runs)',
         '  servelab node --help               every setting of a node test',
         '  servelab sim-server --port 30000   a simulated SGLang server to point other tools at',
       ].join('\n'),

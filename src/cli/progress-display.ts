@@ -40,7 +40,8 @@ function describe(progress: RunProgress, barWidth: number): string {
   if (progress.phase === 'starting' || progress.phase === 'writing') return `[${seconds}s] ${progress.message ?? progress.phase}...`;
   if (progress.phase === 'warmup') return `[${seconds}s] warming up...`;
   const total = Math.max(1, progress.totalRequests);
-  const finished = progress.completed + progress.failed;
+  // `completed` counts every finished request, failed ones included.
+  const finished = progress.completed;
   const fraction = Math.min(1, finished / total);
   const bar = barWidth > 0 ? `[${'#'.repeat(Math.round(fraction * barWidth)).padEnd(barWidth, '.')}] ` : '';
   const failed = progress.failed > 0 ? `, ${progress.failed} failed` : '';

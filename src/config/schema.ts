@@ -188,7 +188,7 @@ export const routingSettingsSchema = z.object({
   enableNodeFailures: z.boolean().optional(),
   failureSchedule: failureScheduleSchema.optional(),
   /** builtin router: retries on another worker when a worker refuses the connection. */
-  maxRetries: nonNegativeInteger.default(2),
+  maxRetries: nonNegativeInteger.default(4),
   /** sglang-router's Prometheus port (it always opens one; each router needs its own). */
   routerPrometheusPort: z.number().int().min(1).max(65535).optional(),
 });

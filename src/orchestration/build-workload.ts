@@ -39,18 +39,20 @@ type WorkloadConfig = Pick<
 
 /**
  * Draws the dataset and the arrival schedule from the run's seed. Each gets its own random stream, so changing the
- * arrival process never changes the prompts and vice versa. Warmup requests are extra draws from the same dataset, so
- * they warm the server without priming its cache for the measured prompts.
+ * arrival process never changes the prompts and vice versa. With a generated dataset, warmup requests are extra draws,
+ * so they warm the server without priming its cache for the measured prompts; a finite dataset repeats its first
+ * requests as warmups (their prefixes are then cached), so no measured request is lost to the warmup.
  */
 export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWorkload> {
   const root = new SeededRandom(config.seed);
   const datasetRandom = root.fork();
+  const drawsWarmups = config.datasetName === 'random' || config.datasetName === 'random-ids';
   const arrivalRandom = root.fork();
   const all = await loadDataset(
     {
       datasetName: config.datasetName,
       datasetPath: config.datasetPath,
-      numPrompts: config.numPrompts + config.warmupRequests,
+      numPrompts: config.numPrompts + (drawsWarmups ? config.warmupRequests : 0),
       randomInputLen: config.randomInputLen,
       randomOutputLen: config.randomOutputLen,
       randomRangeRatio: config.randomRangeRatio,
@@ -65,9 +67,11 @@ export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWork
     },
     datasetRandom,
   );
-  const warmupCount = Math.min(config.warmupRequests, Math.max(0, all.length - 1));
+  // Generated datasets draw the warmups as extra requests; a finite one (a file, or shared-prefix's fixed groups)
+  // repeats its first requests instead, so that warming up never takes a measured request away.
+  const warmupCount = drawsWarmups ? Math.min(config.warmupRequests, Math.max(0, all.length - 1)) : 0;
   const requests = all.slice(0, all.length - warmupCount).map((request, index) => ({ ...request, datasetIndex: index }));
-  const warmupRequests = all.slice(all.length - warmupCount);
+  const warmupRequests = drawsWarmups ? all.slice(all.length - warmupCount) : all.slice(0, config.warmupRequests);
   // A trace with no trace file replays the timestamps a custom dataset's rows carry.
   if (config.arrival === 'trace' && config.tracePath === undefined) {
     return { requests, warmupRequests, arrivalOffsetsMs: scheduleFromRequestTimestamps(requests, config.traceTimeScale) };
@@ -86,4 +90,13 @@ export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWork
     arrivalRandom,
   );
   return { requests, warmupRequests, arrivalOffsetsMs };
+}
+
+/**
+ * The run's target arrival rate, or NaN when it has none: a closed loop, stages and trace replay set their own pace,
+ * and reporting `requestRate`'s default (inf) for them would be wrong.
+ */
+export function targetRateOf(config: Pick<WorkloadConfig, 'requestRate' | 'stages' | 'arrival'> & { concurrency?: number }): number {
+  if (config.concurrency !== undefined || config.stages !== undefined || config.arrival === 'trace') return Number.NaN;
+  return config.requestRate;
 }

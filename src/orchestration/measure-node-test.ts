@@ -1,7 +1,7 @@
 import type { NodeTestConfig } from '../config/schema.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import type { ServerHandle } from '../types/cluster.js';
-import { buildWorkload } from './build-workload.js';
+import { buildWorkload, targetRateOf } from './build-workload.js';
 import { checkSimSettings } from './check-sim-settings.js';
 import { flushServerCache } from './flush-cache.js';
 import { raceAbort, throwIfInterrupted } from './interruption.js';
@@ -53,7 +53,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
       outputDirectory: directory.path,
       testLevel: 'node',
       target: config.target,
-      requestRate: config.requestRate,
+      requestRate: targetRateOf(config),
       config: { ...config },
       load,
       events: [],

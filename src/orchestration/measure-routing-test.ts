@@ -7,7 +7,7 @@ import { attachServer } from '../cluster/launchers/attach/attach-server.js';
 import { launchTaps, type LaunchedTaps } from '../cluster/launchers/taps/launch-taps.js';
 import type { ServerHandle } from '../types/cluster.js';
 import type { RunEvent } from '../types/run.js';
-import { buildWorkload } from './build-workload.js';
+import { buildWorkload, targetRateOf } from './build-workload.js';
 import { checkSimSettings } from './check-sim-settings.js';
 import { flushServerCache } from './flush-cache.js';
 import { raceAbort, throwIfInterrupted } from './interruption.js';
@@ -96,7 +96,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       outputDirectory: directory.path,
       testLevel: 'routing',
       target: config.target,
-      requestRate: config.requestRate,
+      requestRate: targetRateOf(config),
       config: { ...config },
       load,
       events,

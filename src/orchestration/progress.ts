@@ -6,6 +6,7 @@ export interface RunProgress {
   totalRequests: number;
   sent: number;
   inFlight: number;
+  /** Finished requests, failed ones included. */
   completed: number;
   failed: number;
   elapsedMs: number;

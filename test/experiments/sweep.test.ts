@@ -72,3 +72,13 @@ describe('sweep', () => {
     expect(result.stderr).toMatch(/grid\.requestRate.*at least one value/);
   });
 });
+
+describe('sweep validation', () => {
+  it('checks every grid point before the first run, so a bad value late in the grid costs nothing', async () => {
+    const plan = parseSweepPlan({ test: 'node', settings: nodeSettings, grid: { requestRate: [10, -1] } });
+    const outputDirectory = join(workDirectory, 'late-bad-value');
+    await expect(runSweep(plan, { outputDirectory })).rejects.toThrow(/--request-rate/);
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(join(outputDirectory, 'runs'))).toBe(false);
+  });
+});

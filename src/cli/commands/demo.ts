@@ -18,7 +18,7 @@ export const demoSettings = {
   gspSystemPromptLen: 1024,
   gspQuestionLen: 64,
   gspOutputLen: 64,
-  warmupRequests: 0,
+  warmupRequests: 4,
   seed: 1,
 } as const;
 
@@ -26,6 +26,9 @@ export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
     .summary('a short routing test on the simulated cluster (what npm start runs)')
+    .description(
+      'A routing test on the embedded simulated cluster, to see what servelab measures with no GPU: 4 simulated Llama-3-8B/H100 servers behind the builtin cache_aware router, 320 shared-prefix requests as Poisson arrivals at 20 req/s. Writes a run directory with report.html.',
+    )
     .option('--output-dir <dir>', 'the run directory (default: results/<run-id>)')
     .action(async (options: { outputDir?: string }) => {
       process.stderr.write(

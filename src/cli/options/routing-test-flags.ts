@@ -13,8 +13,13 @@ export const routingFlags: FlagSpec[] = [
   { flag: 'taps', key: 'taps', kind: 'negatable', group: ROUTING, description: 'measure without the tracing taps (no router_send_time or host per request)' },
   { flag: 'collect-per-node-metrics', key: 'collectPerNodeMetrics', kind: 'negatable', group: ROUTING, description: 'do not scrape each server\'s /metrics during the run' },
   { flag: 'failure-schedule', key: 'failureSchedule', kind: 'value', valueName: 'json', parse: parseJson, group: ROUTING, description: 'seconds -> failed nodes from then on, e.g. \'{"2": [1], "5": []}\' (node 1 crashes at 2 s, all restored at 5 s); or a list of {"atS", "action": crash|hang|drain|restore, "nodes"}' },
-  { flag: 'max-retries', key: 'maxRetries', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '2', group: ROUTING, description: 'builtin router: retries on another worker when one refuses the connection' },
+  { flag: 'max-retries', key: 'maxRetries', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '4', group: ROUTING, description: 'builtin router: retries on another worker when one refuses the connection (5 attempts, as sglang-router)' },
   { flag: 'router-prometheus-port', key: 'routerPrometheusPort', kind: 'value', valueName: 'port', parse: parseInteger, group: ROUTING, description: 'sglang-router: its Prometheus port (default: a free one)' },
 ];
 
-export const routingTestFlags: FlagSpec[] = [...targetFlags, ...routingFlags, ...serverFlags, ...workloadFlags, ...clientFlags, ...outputFlags];
+/** In a routing test, --url names the router, not a server. */
+const routingTargetFlags: FlagSpec[] = targetFlags.map((spec) =>
+  spec.flag === 'url' ? { ...spec, description: 'attach: the running router, e.g. http://127.0.0.1:30000 (servers behind a router servelab starts: --worker-urls)' } : spec,
+);
+
+export const routingTestFlags: FlagSpec[] = [...routingTargetFlags, ...routingFlags, ...serverFlags, ...workloadFlags, ...clientFlags, ...outputFlags];

@@ -69,6 +69,14 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
 
   // With only a search and no grid, there is no grid run to make (the base point would be a run with no rate given).
   const onlySearch = plan.search !== undefined && Object.keys(plan.grid).length === 0;
+  // Every grid point's configuration is checked before the first run: a bad value must not end a sweep hours in.
+  const settingsOf = (values: Record<string, unknown>): Record<string, unknown> => ({ ...plan.settings, ...values, outputDir: outputDirectory, quiet: true });
+  const construct = (settings: Record<string, unknown>): unknown => (plan.test === 'routing' ? new RoutingTest(settings) : new NodeTest(settings));
+  if (!onlySearch) for (const point of gridPoints(plan.grid)) construct(settingsOf(point.values));
+  if (plan.search !== undefined) {
+    const { requestRate: _rate, ...otherGrid } = plan.grid;
+    for (const point of gridPoints(otherGrid)) construct(settingsOf({ ...point.values, requestRate: plan.search.lowRate, slo: plan.search.slo }));
+  }
   if (!onlySearch) for (const point of gridPoints(plan.grid)) await runOne(point.label, point.values);
 
   if (plan.search !== undefined) {

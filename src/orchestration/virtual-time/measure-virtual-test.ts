@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock/clock.js';
 import type { NodeTestConfig, RoutingTestConfig } from '../../config/schema.js';
 import type { TestLevel } from '../../types/run.js';
-import { buildWorkload } from '../build-workload.js';
+import { buildWorkload, targetRateOf } from '../build-workload.js';
 import type { MeasuredRun } from '../measured-run.js';
 import type { RunProgress } from '../progress.js';
 import { createRunDirectory } from '../run-directory.js';
@@ -38,7 +38,7 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
     outputDirectory: directory.path,
     testLevel,
     target: 'sim',
-    requestRate: config.requestRate,
+    requestRate: targetRateOf(config),
     config: { ...config },
     load,
     events: [],

@@ -28,7 +28,7 @@ describe('nginx config', () => {
       runDirectory: '/runs/r1/nginx',
       port: 8080,
     });
-    expect(config).toMatch(/upstream servelab_servers \{\s+least_conn;\s+server 127\.0\.0\.1:30001;\s+server 10\.0\.0\.2:30002;/);
+    expect(config).toMatch(/upstream servelab_servers \{\s+least_conn;\s+server 127\.0\.0\.1:30001 max_fails=1 fail_timeout=1s;\s+server 10\.0\.0\.2:30002 max_fails=1 fail_timeout=1s;/);
     expect(config).toContain('proxy_buffering off;');
     expect(config).toContain('proxy_http_version 1.1;');
     expect(config).toContain('proxy_set_header Connection "";');

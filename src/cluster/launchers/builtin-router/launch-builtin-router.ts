@@ -28,7 +28,7 @@ export async function launchBuiltinRouter(settings: BuiltinRouterSettings): Prom
   } catch (error) {
     await child.stop();
     if (/EADDRINUSE/.test(child.tail.text())) {
-      throw new ServelabError('PORT_IN_USE', `the router could not listen on port ${settings.port}: it is already in use; choose another with --router-port`);
+      throw new ServelabError('PORT_IN_USE', `the router could not listen on port ${settings.port}: it is already in use; choose another --router-port`);
     }
     throw error;
   }

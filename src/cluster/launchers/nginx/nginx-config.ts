@@ -89,8 +89,9 @@ http {
     keepalive_timeout 75s;
     keepalive_requests 1000000;
 
+    # A failed server is skipped for 1 s, then tried again: nginx's default (10 s) hides a restored node for long.
     upstream servelab_servers {
-${settings.method === 'least_conn' ? '        least_conn;\n' : ''}${servers.map((server) => `        server ${server};`).join('\n')}
+${settings.method === 'least_conn' ? '        least_conn;\n' : ''}${servers.map((server) => `        server ${server} max_fails=1 fail_timeout=1s;`).join('\n')}
         keepalive ${settings.upstreamKeepalive ?? 1024};
         keepalive_requests 1000000;
         keepalive_timeout 4s;
