@@ -6,11 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const benchmarks: { name: string; file: string; args: string[]; what: string }[] = [
+const benchmarks: { name: string; file: string; args: string[]; what: string; nodeFlags?: string[] }[] = [
   { name: 'node-test-rates', file: 'node-test-rates.js', args: [], what: 'node test on the simulated engine: achieved rate and send lag at 50, 500, 2,000 req/s' },
   { name: 'load-precision', file: 'load-precision.js', args: [], what: 'pacer precision against a naive pacer, streaming stub on the other core' },
   { name: 'load-multi-worker', file: 'load-multi-worker.js', args: [], what: 'one load generator thread against two at 5,000 and 10,000 req/s' },
-  { name: 'load-record-store', file: 'load-record-store.js', args: [], what: 'bytes per stored record' },
+  { name: 'load-record-store', file: 'load-record-store.js', args: [], what: 'bytes per stored record', nodeFlags: ['--expose-gc'] },
   { name: 'client-cpu', file: 'client-cpu.js', args: [], what: 'client CPU per streamed request and TTFT overhead against a raw-socket client' },
   { name: 'router-overhead', file: 'router-overhead.js', args: [], what: 'builtin router, tap and nginx added latency at 1,000 req/s' },
   { name: 'sim-server-realtime', file: 'sim-server-realtime.js', args: [], what: 'the rate one real-time sim-server sustains with step timing within 1 ms of the model' },
@@ -30,7 +30,7 @@ for (const benchmark of benchmarks) {
   if (selected.length > 0 && !selected.includes(benchmark.name)) continue;
   process.stdout.write(`\n=== ${benchmark.name}: ${benchmark.what}\n`);
   const path = fileURLToPath(new URL(`./${benchmark.file}`, import.meta.url));
-  const outcome = spawnSync(process.execPath, ['--max-old-space-size=8192', path, ...benchmark.args], { stdio: 'inherit' });
+  const outcome = spawnSync(process.execPath, ['--max-old-space-size=8192', ...(benchmark.nodeFlags ?? []), path, ...benchmark.args], { stdio: 'inherit' });
   if (outcome.status !== 0) {
     failures++;
     process.stdout.write(`=== ${benchmark.name} exited with ${outcome.status ?? outcome.signal}\n`);
