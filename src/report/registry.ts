@@ -9,12 +9,14 @@ import { csvReporter } from './csv/csv-reporter.js';
 import { htmlReporter } from './html/html-reporter.js';
 import { jsonlReporter } from './jsonl/jsonl-reporter.js';
 import { nodesReporter } from './nodes/nodes-reporter.js';
+import { parquetReporter } from './parquet/parquet-reporter.js';
 import { summaryReporter } from './summary/summary-reporter.js';
 import { timeSeriesReporter } from './timeseries/timeseries-reporter.js';
 
 /** Built-in reporters by name. */
 export const reporterRegistry: Readonly<Record<string, Reporter>> = {
   csv: csvReporter,
+  parquet: parquetReporter,
   jsonl: jsonlReporter,
   summary: summaryReporter,
   config: configReporter,
@@ -25,7 +27,7 @@ export const reporterRegistry: Readonly<Record<string, Reporter>> = {
 };
 
 /** Reporters a run writes when none are named. */
-export const DEFAULT_REPORTER_NAMES: readonly string[] = ['config', 'csv', 'jsonl', 'timeseries', 'nodes', 'summary', 'html', 'charts'];
+export const DEFAULT_REPORTER_NAMES: readonly string[] = ['config', 'csv', 'parquet', 'jsonl', 'timeseries', 'nodes', 'summary', 'html', 'charts'];
 
 /** The data files only (no rendering): for tests and for very large runs where charts are not wanted. */
 export const DATA_REPORTER_NAMES: readonly string[] = ['config', 'csv', 'jsonl', 'timeseries', 'nodes', 'summary'];

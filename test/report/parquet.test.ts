@@ -1,0 +1,154 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { summarize } from '../../src/analysis/summarize.js';
+import { parseCsv } from '../../src/report/csv/csv-format.js';
+import { REQUESTS_CSV_COLUMNS } from '../../src/report/csv/csv-reporter.js';
+import { REQUESTS_PARQUET, requestsParquetBytes } from '../../src/report/parquet/parquet-reporter.js';
+import { DEFAULT_REPORTER_NAMES } from '../../src/report/registry.js';
+import { writeRunFiles } from '../../src/report/write-run-files.js';
+import type { RunData } from '../../src/types/run.js';
+import { T0, fullyTracedRecord, recordAt, runOf } from '../analysis/records.js';
+import { sampleRoutingRun } from './sample-run.js';
+
+/** Expected parquet type (physical type, and UTF8 for strings) of each requests.csv column. */
+const INTEGER_COLUMNS = new Set([
+  'input_length',
+  'expected_output_length',
+  'actual_prompt_tokens',
+  'actual_output_tokens',
+  'cached_tokens',
+  'decode_length',
+  'prefix_group',
+  'dataset_index',
+  'http_status',
+  'num_retractions',
+  'retries',
+]);
+const BOOLEAN_COLUMNS = new Set(['success', 'held_for_concurrency']);
+const STRING_COLUMNS = new Set(['request_id', 'host', 'session_id', 'error', 'finish_reason', 'error_message']);
+
+function expectedType(column: string): string {
+  if (INTEGER_COLUMNS.has(column)) return 'INT32';
+  if (BOOLEAN_COLUMNS.has(column)) return 'BOOLEAN';
+  if (STRING_COLUMNS.has(column)) return 'STRING';
+  return 'DOUBLE';
+}
+
+/** What a requests.csv cell means, typed as the parquet column should hold it (null for an empty cell). */
+function typedCell(cell: string, type: string): unknown {
+  if (cell === '') return null;
+  if (type === 'INT32' || type === 'DOUBLE') return Number(cell);
+  if (type === 'BOOLEAN') return cell === 'true';
+  return cell;
+}
+
+/** A run that exercises every column: warmups, held requests, sessions, awkward strings, failures, missing values. */
+function mixedRun(): RunData {
+  const run = sampleRoutingRun(60);
+  run.records.unshift(fullyTracedRecord(0, { warmup: true, requestId: 'warmup-0' }));
+  run.records.push(
+    fullyTracedRecord(3.5, {
+      sessionId: 'session, "quoted"\nline two',
+      dispatchTime: T0 + 3.5004,
+      heldForConcurrency: true,
+      retries: 2,
+      finishReason: 'length',
+      numRetractions: 1,
+      httpStatus: 200,
+    }),
+    recordAt({ scheduledTime: 4, dispatchTime: T0 + 4, heldForConcurrency: false, success: false, error: 'server_error', errorMessage: 'bad ünïcode ✓, comma', host: '' }),
+    recordAt({ scheduledTime: 4.123456789, arrivalTime: 4.1234571, firstTokenTime: 4.2, finishTime: 4.9, actualOutputTokens: 1 }),
+  );
+  return run;
+}
+
+function arrayBufferOf(bytes: Uint8Array): ArrayBuffer {
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}
+
+describe('requests.parquet', () => {
+  let directory: string;
+  let csvRows: string[][];
+  let parquetRows: Record<string, unknown>[];
+  let schemaTypes: Map<string, string>;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'servelab-parquet-'));
+    const run = mixedRun();
+    await writeRunFiles(run, summarize(run), directory, ['csv', 'parquet']);
+    csvRows = parseCsv(await readFile(join(directory, 'requests.csv'), 'utf8'));
+    const file = arrayBufferOf(await readFile(join(directory, REQUESTS_PARQUET)));
+    parquetRows = (await parquetReadObjects({ file })) as Record<string, unknown>[];
+    const metadata = parquetMetadata(file);
+    schemaTypes = new Map(
+      metadata.schema.slice(1).map((element) => [element.name, element.converted_type === 'UTF8' ? 'STRING' : (element.type as string)]),
+    );
+  });
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('has the columns of requests.csv, in order, with a type per kind of value', () => {
+    expect(csvRows[0]).toEqual([...REQUESTS_CSV_COLUMNS]);
+    expect([...schemaTypes.keys()]).toEqual([...REQUESTS_CSV_COLUMNS]);
+    for (const column of REQUESTS_CSV_COLUMNS) expect(schemaTypes.get(column), column).toBe(expectedType(column));
+  });
+
+  it('holds the same rows as requests.csv (warmups left out), every cell equal, null where the CSV cell is empty', () => {
+    const body = csvRows.slice(1);
+    expect(parquetRows).toHaveLength(body.length);
+    expect(body.length).toBeGreaterThan(60);
+    for (const [rowIndex, row] of body.entries()) {
+      const parquetRow = parquetRows[rowIndex] as Record<string, unknown>;
+      for (const [columnIndex, column] of REQUESTS_CSV_COLUMNS.entries()) {
+        const cell = row[columnIndex] as string;
+        const value = parquetRow[column];
+        expect(value, `row ${rowIndex} ${column}`).toEqual(typedCell(cell, expectedType(column)));
+        if (value !== null) expect(Number.isNaN(value), `row ${rowIndex} ${column}`).toBe(false);
+      }
+    }
+  });
+
+  it('covers nulls and non-null values in every column of the sample, so the comparison means something', () => {
+    for (const column of REQUESTS_CSV_COLUMNS) {
+      const values = parquetRows.map((row) => row[column]);
+      expect(values.some((value) => value !== null), column).toBe(true);
+    }
+    const held = parquetRows.map((row) => row.held_for_concurrency);
+    expect(held).toContain(true);
+    expect(held).toContain(false);
+    expect(held).toContain(null);
+    expect(parquetRows.map((row) => row.session_id)).toContain('session, "quoted"\nline two');
+    expect(parquetRows.map((row) => row.error_message)).toContain('bad ünïcode ✓, comma');
+    expect(parquetRows.some((row) => row.request_id === 'warmup-0')).toBe(false);
+  });
+
+  it('writes times as seconds after t0 rounded to the microsecond, like requests.csv', () => {
+    const row = parquetRows.find((candidate) => candidate.actual_output_tokens === 1 && candidate.finish_time === 4.9);
+    expect(row?.scheduled_time).toBe(4.123457);
+    expect(row?.arrival_time).toBe(4.123457);
+    expect(row?.send_lag).toBe(0);
+    expect(row?.decode_length).toBe(1);
+  });
+
+  it('writes an empty run as a readable file with the same schema and no rows', async () => {
+    const file = arrayBufferOf(requestsParquetBytes([], T0));
+    expect(await parquetReadObjects({ file })).toEqual([]);
+    expect(parquetMetadata(file).schema.slice(1).map((element) => element.name)).toEqual([...REQUESTS_CSV_COLUMNS]);
+  });
+
+  it('keeps a count column as float64 rather than truncating a value that is not a 32-bit integer', async () => {
+    const run = runOf([recordAt({ arrivalTime: 0.1, cachedTokens: 1.5 }), recordAt({ arrivalTime: 0.2, cachedTokens: 2 })]);
+    const file = arrayBufferOf(requestsParquetBytes(run.records, T0));
+    const cached = parquetMetadata(file).schema.find((element) => element.name === 'cached_tokens');
+    expect(cached?.type).toBe('DOUBLE');
+    expect((await parquetReadObjects({ file, columns: ['cached_tokens'] })).map((row) => row.cached_tokens)).toEqual([1.5, 2]);
+  });
+
+  it('is written by default, right after requests.csv', () => {
+    expect(DEFAULT_REPORTER_NAMES.indexOf('parquet')).toBe(DEFAULT_REPORTER_NAMES.indexOf('csv') + 1);
+  });
+});
