@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { loadRoutingPolicy } from '../../routing/policies/registry.js';
 import { DEFAULT_MAX_RETRIES, startRouter, type RouterHandle } from '../../routing/router/index.js';
 import { parseInteger } from '../options/option-table.js';
+import { untilStopSignal } from '../stop-signal.js';
 
 export interface RouterCommandOptions {
   port: number;
@@ -70,16 +71,10 @@ export function registerRouterCommand(program: Command): void {
       ].join('\n'),
     )
     .action(async (options: RouterCommandOptions) => {
-      const handle = await runRouterCommand(options, (line) => process.stdout.write(`${line}\n`));
-      await new Promise<void>((resolve) => {
-        const stop = (): void => {
-          process.off('SIGTERM', stop);
-          process.off('SIGINT', stop);
-          resolve();
-        };
-        process.on('SIGTERM', stop);
-        process.on('SIGINT', stop);
-      });
+      const stopped = untilStopSignal();
+      const handle = await runRouterCommand(options, (line) => process.stdout.write(`${line}
+`));
+      await stopped;
       await handle.close();
     });
 }

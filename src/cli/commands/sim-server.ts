@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
+import { untilStopSignal } from '../stop-signal.js';
 import { builtinProfileNames, DEFAULT_PROFILE_NAME } from '../../engine/profile/load-profile.js';
 import { ENGINE_DEFAULTS } from '../../engine/create-engine.js';
 import { startSimServer } from '../../engine/http/start-sim-server.js';
@@ -120,15 +121,7 @@ export function registerSimServerCommand(program: Command): void {
         servedModelName: flags.servedModelName,
       });
       // Handlers first: a launcher may send SIGTERM the moment it reads the ready line.
-      const stopped = new Promise<void>((resolve) => {
-        const stop = (): void => {
-          process.off('SIGTERM', stop);
-          process.off('SIGINT', stop);
-          void server.close().then(resolve, resolve);
-        };
-        process.on('SIGTERM', stop);
-        process.on('SIGINT', stop);
-      });
+      const stopped = untilStopSignal().then(() => server.close().catch(() => undefined));
       process.stdout.write(`servelab sim-server listening on ${server.url}\n`);
       process.stdout.write(`${SGLANG_READY_LINE}\n`);
       await stopped;

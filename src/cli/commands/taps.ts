@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { untilStopSignal } from '../stop-signal.js';
 import { systemClock } from '../../clock/clock.js';
 import { startTaps, TAP_RECORDS_PATH, type TapsHandle } from '../../routing/tap/index.js';
 
@@ -29,16 +30,10 @@ export function registerTapsCommand(program: Command): void {
     .requiredOption('--upstream <url...>', 'base URL of a server to front (repeat, or list several)')
     .option('--host <host>', 'address the taps listen on', '127.0.0.1')
     .action(async (options: TapsCommandOptions) => {
-      const handle = await runTapsCommand(options, (line) => process.stdout.write(`${line}\n`));
-      await new Promise<void>((resolve) => {
-        const stop = (): void => {
-          process.off('SIGTERM', stop);
-          process.off('SIGINT', stop);
-          resolve();
-        };
-        process.on('SIGTERM', stop);
-        process.on('SIGINT', stop);
-      });
+      const stopped = untilStopSignal();
+      const handle = await runTapsCommand(options, (line) => process.stdout.write(`${line}
+`));
+      await stopped;
       await handle.close();
     });
 }
