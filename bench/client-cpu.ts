@@ -21,13 +21,13 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { createConnection } from 'node:net';
-import { availableParallelism } from 'node:os';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { systemClock } from '../src/clock/clock.js';
 import { createProtocolClient } from '../src/clients/registry.js';
 import type { ClientRequest, ProtocolClient } from '../src/types/client.js';
 import type { ClientOutcome } from '../src/types/record.js';
+import { canPin } from './stub/pinning.js';
 
 const TOKENS = 16;
 const TARGET_CPU_MICROSECONDS = 80;
@@ -40,16 +40,6 @@ const rounds = 4;
 const ttftSamples = 1500;
 
 const PROMPT = Array.from({ length: 32 }, (_, index) => `w${index}`).join(' ');
-
-function hasTaskset(): boolean {
-  if (availableParallelism() < 2) return false;
-  try {
-    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function startStub(pinned: boolean): Promise<{ port: number; child: ChildProcess }> {
   const stubPath = fileURLToPath(new URL('./client-cpu-stub.js', import.meta.url));
@@ -190,7 +180,7 @@ function verdict(ok: boolean): string {
 }
 
 async function main(): Promise<void> {
-  const pinned = hasTaskset();
+  const pinned = canPin();
   if (pinned) execFileSync('taskset', ['-cp', '0', String(process.pid)], { stdio: 'ignore' });
   const { port, child } = await startStub(pinned);
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -15,10 +15,7 @@
  *
  * Run: npx tsc -p tsconfig.build.json && node dist/bench/load-multi-worker.js   (BENCH_SCALE=0.3 shortens every run).
  */
-import { execFileSync, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { systemClock } from '../src/clock/clock.js';
 import { runLoadAcrossWorkers } from '../src/load/multi-worker/run-load-across-workers.js';
 import type { LoadResult, ProtocolClientSpec } from '../src/types/load.js';
@@ -26,6 +23,9 @@ import type { WorkloadRequest } from '../src/types/workload.js';
 import { SeededRandom } from '../src/utils/random.js';
 import { createArrivalSchedule } from '../src/workload/arrivals/arrival-registry.js';
 import { loadDataset } from '../src/workload/datasets/dataset-registry.js';
+import { percentileOfSorted } from '../src/analysis/statistics.js';
+import { canPin } from './stub/pinning.js';
+import { startStreamingStub } from './stub/start-streaming-stub.js';
 
 const SCALE = Number(process.env['BENCH_SCALE'] ?? 1);
 const DURATION_S = 3;
@@ -38,41 +38,6 @@ const WORKER_COUNTS = [1, 2];
  * retried by the kernel a second or more later, which would show as seconds of send lag that are not the pacer's.
  */
 const MAX_CONNECTIONS = Number(process.env['BENCH_MAX_CONNECTIONS'] ?? 128);
-
-function hasTaskset(): boolean {
-  if (process.env['BENCH_PIN'] === '0') return false;
-  try {
-    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function startStub(pinned: boolean): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const stubPath = fileURLToPath(new URL('./stub/streaming-stub.js', import.meta.url));
-  const command = pinned ? 'taskset' : process.execPath;
-  const args = pinned ? ['-c', '1', process.execPath, stubPath] : [stubPath];
-  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let output = '';
-    child.stdout?.on('data', (data: Buffer) => {
-      output += data.toString();
-      const match = /PORT (\d+)/.exec(output);
-      if (match !== null) resolve(Number(match[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`the stub exited with code ${code}`)));
-  });
-  return { child, baseUrl: `http://127.0.0.1:${port}` };
-}
-
-function percentile(sorted: Float64Array, fraction: number): number {
-  // Linear interpolation between closest ranks (numpy's default).
-  const position = (sorted.length - 1) * fraction;
-  const lower = Math.floor(position);
-  const upper = Math.min(lower + 1, sorted.length - 1);
-  return (sorted[lower] as number) + ((sorted[upper] as number) - (sorted[lower] as number)) * (position - lower);
-}
 
 function rateAndCv(sortedInstantsS: Float64Array): { rate: number; cv: number } {
   const count = sortedInstantsS.length;
@@ -115,8 +80,8 @@ async function measure(
   return {
     achievedRate: rate,
     cv,
-    lagP50Ms: percentile(lagsMs, 0.5),
-    lagP99Ms: percentile(lagsMs, 0.99),
+    lagP50Ms: percentileOfSorted(lagsMs, 50),
+    lagP99Ms: percentileOfSorted(lagsMs, 99),
     failed: result.records.filter((record) => !record.success).length,
     cpuMicrosecondsPerRequest: (cpu.user + cpu.system) / requests.length,
     coresBusy: (cpu.user + cpu.system) / 1000 / wallMs,
@@ -129,8 +94,8 @@ function fmt(value: number, digits: number, width = 10): string {
 }
 
 async function main(): Promise<void> {
-  const pinned = hasTaskset();
-  const { child, baseUrl } = await startStub(pinned);
+  const pinned = canPin();
+  const { child, baseUrl } = await startStreamingStub(pinned);
   console.log(
     `${availableParallelism()} cores; stub ${pinned ? 'pinned to CPU 1' : 'not pinned'}, client process unpinned. ` +
       'The stub needs a core of its own: with 2 client workers on a 2-core machine the client threads and the stub share both cores.',

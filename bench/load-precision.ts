@@ -12,9 +12,7 @@
  * CPU 0, stub on CPU 1; BENCH_PIN=0 turns that off). BENCH_SCALE=0.2 shortens every run. The figures only mean
  * something on an otherwise idle machine: another busy process on the client's core shows up as send lag.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { systemClock } from '../src/clock/clock.js';
 import { createProtocolClient } from '../src/clients/registry.js';
 import { runLoad } from '../src/load/run-load.js';
@@ -24,6 +22,9 @@ import type { WorkloadRequest } from '../src/types/workload.js';
 import { SeededRandom } from '../src/utils/random.js';
 import { createArrivalSchedule } from '../src/workload/arrivals/arrival-registry.js';
 import { loadDataset } from '../src/workload/datasets/dataset-registry.js';
+import { percentileOfSorted } from '../src/analysis/statistics.js';
+import { canPin } from './stub/pinning.js';
+import { startStreamingStub } from './stub/start-streaming-stub.js';
 
 const SCALE = Number(process.env['BENCH_SCALE'] ?? 1);
 const RUNS = [
@@ -44,41 +45,6 @@ interface Figures {
   failed: number;
 }
 
-function hasTaskset(): boolean {
-  if (process.env['BENCH_PIN'] === '0') return false;
-  try {
-    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function startStub(pinned: boolean): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const stubPath = fileURLToPath(new URL('./stub/streaming-stub.js', import.meta.url));
-  const command = pinned ? 'taskset' : process.execPath;
-  const args = pinned ? ['-c', '1', process.execPath, stubPath] : [stubPath];
-  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let output = '';
-    child.stdout?.on('data', (data: Buffer) => {
-      output += data.toString();
-      const match = /PORT (\d+)/.exec(output);
-      if (match !== null) resolve(Number(match[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`the stub exited with code ${code}`)));
-  });
-  return { child, baseUrl: `http://127.0.0.1:${port}` };
-}
-
-function percentile(sorted: Float64Array, fraction: number): number {
-  // Linear interpolation between closest ranks (numpy's default).
-  const position = (sorted.length - 1) * fraction;
-  const lower = Math.floor(position);
-  const upper = Math.min(lower + 1, sorted.length - 1);
-  return (sorted[lower] as number) + ((sorted[upper] as number) - (sorted[lower] as number)) * (position - lower);
-}
-
 function coefficientOfVariation(instants: Float64Array): number {
   const gaps = new Float64Array(instants.length - 1);
   for (let index = 1; index < instants.length; index++) gaps[index - 1] = (instants[index] as number) - (instants[index - 1] as number);
@@ -95,10 +61,10 @@ function figuresOf(records: readonly RequestRecord[]): Figures {
   return {
     achievedRate: (arrivals.length - 1) / ((arrivals[arrivals.length - 1] as number) - (arrivals[0] as number)),
     interArrivalCv: coefficientOfVariation(arrivals),
-    lagP50Ms: percentile(lagsMs, 0.5),
-    lagP99Ms: percentile(lagsMs, 0.99),
+    lagP50Ms: percentileOfSorted(lagsMs, 50),
+    lagP99Ms: percentileOfSorted(lagsMs, 99),
     lagMaxMs: lagsMs[lagsMs.length - 1] as number,
-    dispatchLagP99Ms: percentile(dispatchLagsMs, 0.99),
+    dispatchLagP99Ms: percentileOfSorted(dispatchLagsMs, 99),
     failed: records.filter((record) => !record.success).length,
   };
 }
@@ -147,9 +113,9 @@ function fmt(value: number, digits: number): string {
 }
 
 async function main(): Promise<void> {
-  const pinned = hasTaskset();
+  const pinned = canPin();
   if (pinned) execFileSync('taskset', ['-a', '-cp', '0', String(process.pid)], { stdio: 'ignore' });
-  const { child, baseUrl } = await startStub(pinned);
+  const { child, baseUrl } = await startStreamingStub(pinned);
   console.log(pinned ? 'client pinned to CPU 0, stub to CPU 1' : 'client and stub are not pinned (no taskset, or BENCH_PIN=0)');
   const loadAverage = (await import('node:os')).loadavg()[0] as number;
   console.log(`load average before the run: ${loadAverage.toFixed(2)}${loadAverage > 0.5 ? ' (a busy machine: the figures below include other processes\' interference)' : ''}`);
