@@ -4,6 +4,12 @@ import { EXIT_USAGE } from './exit-codes.js';
 import { buildProgram } from './program.js';
 import { reportError } from './report-error.js';
 
+// `servelab ... | head` closes the pipe early: that is the reader's choice, not an error worth a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 const program = buildProgram();
 try {
   await program.parseAsync(process.argv);

@@ -11,7 +11,7 @@ export function registerNodeCommand(program: Command): void {
         'Node test: one server (one GPU or one TP group). Requests go straight to the server as an open-loop arrival',
         'process; each request\'s lifecycle is recorded (client times, and SGLang\'s server timing keys), and the run',
         'directory gets requests.csv, requests.jsonl, summary.json and config.json.',
-      ].join('\n'),
+      ].join(' '),
     )
     .addHelpText(
       'after',

@@ -11,7 +11,7 @@ export function registerRouteCommand(program: Command): void {
         'Routing test: one router in front of N servers. Requests go to the router at the total arrival rate; a tracing',
         'tap in front of each server records when the router forwarded each request and which server took it. Writes',
         'requests.csv (router_send_time, host), nodes.csv (per-node share, latencies, cache hits) and summary.json.',
-      ].join('\n'),
+      ].join(' '),
     )
     .addHelpText(
       'after',

@@ -46,7 +46,7 @@ export function registerRouterCommand(program: Command): void {
         'Starts the builtin router: requests are proxied to a worker chosen by the policy, streamed through unchanged.',
         'Control endpoints: GET /health, GET /readiness, GET /workers, POST /workers {"url"}, DELETE /workers/{id},',
         'GET /metrics (Prometheus), POST /flush_cache. Stops cleanly on SIGTERM or Ctrl-C.',
-      ].join('\n'),
+      ].join(' '),
     )
     .requiredOption('--worker-urls <url...>', 'base URLs of the servers to route to')
     .option('--port <port>', 'port to listen on (0 picks a free one)', parseInteger, 30000)

@@ -9,9 +9,9 @@ export function registerSweepCommand(program: Command): void {
     .summary('run a grid of tests (rates, policies, server settings) and find the highest rate that meets SLOs')
     .description(
       [
-        'Runs every combination of a grid of settings as its own test, then (with a search section) bisects the request',
-        'rate for each combination of the other settings to find the highest that meets the objectives. Writes',
-        'sweep.csv (one row per run), search.csv, and compare.html / compare.csv lining every run up.',
+        'Runs every combination of a grid of settings as its own test, then (with a search section) bisects the request ' +
+          'rate for each combination of the other settings to find the highest that meets the objectives. Writes ' +
+          'sweep.csv (one row per run), search.csv, and compare.html / compare.csv lining every run up.',
         '',
         'Sweep file (YAML or JSON):',
         '  test: routing',
