@@ -74,10 +74,11 @@ describe('requests.parquet', () => {
   let csvRows: string[][];
   let parquetRows: Record<string, unknown>[];
   let schemaTypes: Map<string, string>;
+  let run: RunData;
 
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'servelab-parquet-'));
-    const run = mixedRun();
+    run = mixedRun();
     await writeRunFiles(run, summarize(run), directory, ['csv', 'parquet']);
     csvRows = parseCsv(await readFile(join(directory, 'requests.csv'), 'utf8'));
     const file = arrayBufferOf(await readFile(join(directory, REQUESTS_PARQUET)));
@@ -140,12 +141,24 @@ describe('requests.parquet', () => {
     expect(parquetMetadata(file).schema.slice(1).map((element) => element.name)).toEqual([...REQUESTS_CSV_COLUMNS]);
   });
 
-  it('keeps a count column as float64 rather than truncating a value that is not a 32-bit integer', async () => {
-    const run = runOf([recordAt({ arrivalTime: 0.1, cachedTokens: 1.5 }), recordAt({ arrivalTime: 0.2, cachedTokens: 2 })]);
-    const file = arrayBufferOf(requestsParquetBytes(run.records, T0));
+  it('splits rows into row groups with one schema, and reads back the same rows as a single group', async () => {
+    const file = arrayBufferOf(requestsParquetBytes(run.records, T0, 7));
+    const metadata = parquetMetadata(file);
+    expect(metadata.row_groups.length).toBe(Math.ceil(parquetRows.length / 7));
+    expect(metadata.row_groups.map((group) => Number(group.num_rows))).toEqual(
+      Array.from({ length: metadata.row_groups.length }, (_, index) => Math.min(7, parquetRows.length - index * 7)),
+    );
+    expect(await parquetReadObjects({ file })).toEqual(parquetRows);
+  });
+
+  it('keeps a count column as float64 rather than truncating a value that is not a 32-bit integer, in any row group', async () => {
+    const run = runOf([recordAt({ arrivalTime: 0.1, cachedTokens: 2 }), recordAt({ arrivalTime: 0.2, cachedTokens: 1.5 }), recordAt({ arrivalTime: 0.3, cachedTokens: 3e9 })]);
+    const file = arrayBufferOf(requestsParquetBytes(run.records, T0, 1));
     const cached = parquetMetadata(file).schema.find((element) => element.name === 'cached_tokens');
     expect(cached?.type).toBe('DOUBLE');
-    expect((await parquetReadObjects({ file, columns: ['cached_tokens'] })).map((row) => row.cached_tokens)).toEqual([1.5, 2]);
+    expect((await parquetReadObjects({ file, columns: ['cached_tokens'] })).map((row) => row.cached_tokens)).toEqual([2, 1.5, 3e9]);
+    const input = parquetMetadata(file).schema.find((element) => element.name === 'input_length');
+    expect(input?.type).toBe('INT32');
   });
 
   it('is written by default, right after requests.csv', () => {

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
-import { parquetWriteBuffer } from 'hyparquet-writer';
+import { ByteWriter, ParquetWriter, schemaFromColumnData } from 'hyparquet-writer';
 import type { ColumnSource } from 'hyparquet-writer';
 import { DERIVED_COLUMNS, deriveColumnArrays } from '../../analysis/derive.js';
 import type { RequestRecord } from '../../types/record.js';
+import type { DerivedColumnName } from '../../types/summary.js';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { REQUESTS_CSV_COLUMNS } from '../csv/csv-reporter.js';
@@ -28,83 +29,105 @@ function isInt32(value: number): boolean {
 
 type Cell = number | string | boolean | null;
 
-function column(name: string, type: ParquetColumnType, data: Cell[]): ColumnSource {
-  return { name, type, data, nullable: true };
+/** Rows per row group: also how many records are turned into column arrays at a time. */
+export const PARQUET_ROW_GROUP_ROWS = 100_000;
+
+/** One requests.csv column: its record field (or derived column) and its parquet type. */
+interface ParquetColumnPlan {
+  name: string;
+  type: ParquetColumnType;
+  /** A stored field of the record, or undefined for a derived duration. */
+  spec?: RecordColumn;
 }
 
-function fieldColumn(spec: RecordColumn, records: readonly RequestRecord[], t0: number, name = spec.column): ColumnSource {
+const FIELD_TYPES: Record<RecordColumn['kind'], ParquetColumnType> = { time: 'DOUBLE', number: 'INT32', boolean: 'BOOLEAN', string: 'STRING' };
+
+/**
+ * The columns in the order and under the names of requests.csv. An integer column falls back to float64 when some
+ * value in the whole run is not a 32-bit integer, so that no value is truncated and every row group has one schema.
+ */
+function columnPlan(records: readonly RequestRecord[]): ParquetColumnPlan[] {
+  const decodeLength = RECORD_COLUMN_BY_NAME.get('actual_output_tokens') as RecordColumn;
+  return REQUESTS_CSV_COLUMNS.map((name): ParquetColumnPlan => {
+    if (DERIVED_NAMES.has(name)) return { name, type: 'DOUBLE' };
+    const spec = name === 'decode_length' ? decodeLength : RECORD_COLUMN_BY_NAME.get(name);
+    if (!spec) throw new Error(`requests.csv column "${name}" has no record field or derivation`);
+    let type = FIELD_TYPES[spec.kind];
+    if (type === 'INT32') {
+      for (const record of records) {
+        const value = record[spec.field] as number | undefined;
+        if (typeof value === 'number' && Number.isFinite(value) && !isInt32(value)) {
+          type = 'DOUBLE';
+          break;
+        }
+      }
+    }
+    return { name, type, spec };
+  });
+}
+
+/** One column's values for a slice of records: times relative to t0, absent (or empty-string) values as null. */
+function fieldValues(spec: RecordColumn, records: readonly RequestRecord[], t0: number): Cell[] {
   const count = records.length;
   const data: Cell[] = new Array<Cell>(count);
   const field = spec.field;
-  switch (spec.kind) {
-    case 'time': {
-      for (let index = 0; index < count; index++) {
-        const value = (records[index] as RequestRecord)[field] as number | undefined;
-        data[index] = value === undefined ? null : microseconds(value - t0);
-      }
-      return column(name, 'DOUBLE', data);
+  if (spec.kind === 'time') {
+    for (let index = 0; index < count; index++) {
+      const value = (records[index] as RequestRecord)[field] as number | undefined;
+      data[index] = value === undefined ? null : microseconds(value - t0);
     }
-    case 'number': {
-      let integers = true;
-      for (let index = 0; index < count; index++) {
-        const value = (records[index] as RequestRecord)[field] as number | undefined;
-        if (value === undefined || value === null || !Number.isFinite(value)) {
-          data[index] = null;
-        } else {
-          data[index] = value;
-          if (integers && !isInt32(value)) integers = false;
-        }
-      }
-      return column(name, integers ? 'INT32' : 'DOUBLE', data);
+  } else if (spec.kind === 'number') {
+    for (let index = 0; index < count; index++) {
+      const value = (records[index] as RequestRecord)[field] as number | undefined;
+      data[index] = typeof value === 'number' && Number.isFinite(value) ? value : null;
     }
-    case 'boolean': {
-      for (let index = 0; index < count; index++) {
-        const value = (records[index] as RequestRecord)[field] as boolean | undefined;
-        data[index] = typeof value === 'boolean' ? value : null;
-      }
-      return column(name, 'BOOLEAN', data);
+  } else if (spec.kind === 'boolean') {
+    for (let index = 0; index < count; index++) {
+      const value = (records[index] as RequestRecord)[field] as boolean | undefined;
+      data[index] = typeof value === 'boolean' ? value : null;
     }
-    case 'string': {
-      for (let index = 0; index < count; index++) {
-        const value = (records[index] as RequestRecord)[field] as string | undefined;
-        // requests.csv writes an empty string as an empty cell, which reads back as absent: the same here.
-        data[index] = value === undefined || value === null || value === '' ? null : String(value);
-      }
-      return column(name, 'STRING', data);
+  } else {
+    for (let index = 0; index < count; index++) {
+      const value = (records[index] as RequestRecord)[field] as string | undefined;
+      // requests.csv writes an empty string as an empty cell, which reads back as absent: the same here.
+      data[index] = value === undefined || value === null || value === '' ? null : String(value);
     }
   }
+  return data;
+}
+
+function sliceColumns(plan: readonly ParquetColumnPlan[], records: readonly RequestRecord[], t0: number): ColumnSource[] {
+  const derived = deriveColumnArrays(records);
+  return plan.map((column): ColumnSource => {
+    if (!column.spec) {
+      const values = derived[column.name as DerivedColumnName];
+      const data: Cell[] = new Array<Cell>(records.length);
+      for (let index = 0; index < records.length; index++) data[index] = microseconds(values[index] as number);
+      return { name: column.name, data };
+    }
+    return { name: column.name, data: fieldValues(column.spec, records, t0) };
+  });
 }
 
 /**
- * The columns of requests.parquet, in the order and under the names of requests.csv, built once per column over all
- * kept records (warmups excluded, as in requests.csv).
+ * The bytes of requests.parquet: the requests.csv rows (warmups left out), Snappy-compressed, in row groups of
+ * `rowGroupRows` (PARQUET_ROW_GROUP_ROWS by default). Column arrays are built one row group at a time, so a million-record run never holds a
+ * million-element array of boxed values per column.
  */
-export function requestsParquetColumns(records: readonly RequestRecord[], t0: number): ColumnSource[] {
+export function requestsParquetBytes(records: readonly RequestRecord[], t0: number, rowGroupRows = PARQUET_ROW_GROUP_ROWS): Uint8Array {
   const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
-  const derived = deriveColumnArrays(kept);
-  const decodeLength = RECORD_COLUMN_BY_NAME.get('actual_output_tokens') as RecordColumn;
-  return REQUESTS_CSV_COLUMNS.map((name) => {
-    if (DERIVED_NAMES.has(name)) {
-      const values = derived[name as keyof typeof derived];
-      const data: Cell[] = new Array<Cell>(kept.length);
-      for (let index = 0; index < kept.length; index++) data[index] = microseconds(values[index] as number);
-      return column(name, 'DOUBLE', data);
-    }
-    if (name === 'decode_length') return fieldColumn(decodeLength, kept, t0, name);
-    const spec = RECORD_COLUMN_BY_NAME.get(name);
-    if (!spec) throw new Error(`requests.csv column "${name}" has no record field or derivation`);
-    return fieldColumn(spec, kept, t0);
+  const plan = columnPlan(kept);
+  const schema = schemaFromColumnData({
+    columnData: plan.map((column) => ({ name: column.name, type: column.type, nullable: true, data: [] })),
   });
-}
-
-/** The bytes of requests.parquet (Snappy-compressed, row groups of 100,000 rows after a first one of 1,000). */
-export function requestsParquetBytes(records: readonly RequestRecord[], t0: number): Uint8Array {
-  const buffer = parquetWriteBuffer({
-    columnData: requestsParquetColumns(records, t0),
-    createdBy: 'servelab',
-    kvMetadata: [{ key: 'servelab.t0', value: String(t0) }],
-  });
-  return new Uint8Array(buffer);
+  const writer = new ByteWriter();
+  const parquet = new ParquetWriter({ writer, schema, createdBy: 'servelab', kvMetadata: [{ key: 'servelab.t0', value: String(t0) }] });
+  for (let from = 0; from < kept.length; from += rowGroupRows) {
+    const slice = kept.slice(from, from + rowGroupRows);
+    void parquet.write({ columnData: sliceColumns(plan, slice, t0), rowGroupSize: rowGroupRows });
+  }
+  void parquet.finish();
+  return writer.getBytes();
 }
 
 /**
