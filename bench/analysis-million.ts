@@ -3,7 +3,7 @@
  * Run: npm run build && node dist/bench/analysis-million.js [records]
  * Baseline in the same run: sorting one Float64Array of as many values (the floor of any percentile computation).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summarize } from '../src/analysis/summarize.js';
@@ -111,13 +111,16 @@ async function main(): Promise<void> {
   const analysisCpuSeconds = cpuSeconds(cpuStart);
 
   const directory = await mkdtemp(join(tmpdir(), 'servelab-bench-'));
-  const reportTimes: [string, number][] = [];
+  const reportTimes: [string, number, number][] = [];
   // HTML and charts share their rendered SVGs within one writeRunFiles call, as in a real run.
   const groups = [...DEFAULT_REPORTER_NAMES.filter((name) => name !== 'html' && name !== 'charts').map((name) => [name]), ['html', 'charts']];
   for (const group of groups) {
     start = process.hrtime.bigint();
-    await writeRunFiles(run, summary, directory, group);
-    reportTimes.push([group.join(' + '), seconds(start)]);
+    const written = await writeRunFiles(run, summary, directory, group);
+    const time = seconds(start);
+    let bytes = 0;
+    for (const path of written) bytes += (await stat(path)).size;
+    reportTimes.push([group.join(' + '), time, bytes]);
   }
   const reportSeconds = reportTimes.reduce((sum, [, time]) => sum + time, 0);
   await rm(directory, { recursive: true, force: true });
@@ -132,7 +135,9 @@ async function main(): Promise<void> {
     }; ${(analysisSeconds / baselineSeconds).toFixed(1)}× the baseline sort)`,
   );
   console.log(`  analysis CPU time (user + system)           ${analysisCpuSeconds.toFixed(3)} s  (includes garbage collection threads)`);
-  for (const [name, time] of reportTimes) console.log(`  reporter ${name.padEnd(34)} ${time.toFixed(3)} s`);
+  for (const [name, time, bytes] of reportTimes) {
+    console.log(`  reporter ${name.padEnd(34)} ${time.toFixed(3)} s  (${(bytes / 1e6).toFixed(1)} MB written)`);
+  }
   console.log(`  report generation total                     ${reportSeconds.toFixed(3)} s`);
 }
 
