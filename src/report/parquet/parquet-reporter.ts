@@ -111,8 +111,8 @@ function sliceColumns(plan: readonly ParquetColumnPlan[], records: readonly Requ
 
 /**
  * The bytes of requests.parquet: the requests.csv rows (warmups left out), Snappy-compressed, in row groups of
- * `rowGroupRows` (PARQUET_ROW_GROUP_ROWS by default). Column arrays are built one row group at a time, so a million-record run never holds a
- * million-element array of boxed values per column.
+ * `rowGroupRows` (PARQUET_ROW_GROUP_ROWS by default). Column arrays are built one row group at a time, so a
+ * million-record run never holds a million-element array of boxed values per column.
  */
 export function requestsParquetBytes(records: readonly RequestRecord[], t0: number, rowGroupRows = PARQUET_ROW_GROUP_ROWS): Uint8Array {
   const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
