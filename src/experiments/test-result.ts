@@ -17,6 +17,8 @@ export interface TestResult {
 export interface ExportedFiles {
   directory: string;
   csv?: string;
+  /** requests.parquet: the requests.csv table with typed columns, for pandas.read_parquet. */
+  parquet?: string;
   jsonl?: string;
   json?: string;
   config?: string;
@@ -34,6 +36,7 @@ export function toTestResult(run: RunData, summary: Summary, outputDirectory: st
     exportedFiles: {
       directory: outputDirectory,
       csv: find('requests.csv'),
+      parquet: find('requests.parquet'),
       jsonl: find('requests.jsonl'),
       json: find('summary.json'),
       config: find('config.json'),

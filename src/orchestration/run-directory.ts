@@ -18,7 +18,7 @@ export interface RunDirectory {
 }
 
 /** Files whose presence means a directory already holds a run's results. */
-const RUN_FILES = ['summary.json', 'requests.csv', 'requests.jsonl'];
+const RUN_FILES = ['summary.json', 'requests.csv', 'requests.jsonl', 'requests.parquet'];
 
 /**
  * Creates `results/<run-id>/` (or the directory given) with its `logs/` folder. A directory that already holds a run is

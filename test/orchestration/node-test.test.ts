@@ -28,7 +28,7 @@ describe('NodeTest (library)', () => {
     expect(result.run.records.every((record) => record.success)).toBe(true);
     expect(progressPhases).toContain('starting');
     expect(progressPhases).toContain('running');
-    for (const path of [result.exportedFiles.csv, result.exportedFiles.json, result.exportedFiles.jsonl, result.exportedFiles.config]) {
+    for (const path of [result.exportedFiles.csv, result.exportedFiles.parquet, result.exportedFiles.json, result.exportedFiles.jsonl, result.exportedFiles.config]) {
       expect(path).toBeDefined();
       expect((await readFile(path as string, 'utf8')).length).toBeGreaterThan(10);
     }
