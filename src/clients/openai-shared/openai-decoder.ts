@@ -3,7 +3,7 @@ import type { ClientOutcome } from '../../types/record.js';
 import type { Milliseconds } from '../../types/time.js';
 import type { DecodeFailure, ResponseDecoder } from '../shared/response-decoder.js';
 import { errorMessageOf, malformed, readNumber, serverError } from '../shared/response-decoder.js';
-import { TokenTimeline } from '../shared/token-timeline.js';
+import { fillClientTiming, TokenTimeline } from '../shared/token-timeline.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -108,13 +108,7 @@ export class OpenAiDecoder implements ResponseDecoder {
 
   fill(outcome: ClientOutcome, clock: Clock): void {
     const timeline = this.#timeline;
-    if (this.#stream) {
-      if (timeline.firstTokenMs !== undefined) outcome.firstTokenTime = clock.toEpochSeconds(timeline.firstTokenMs);
-      if (timeline.tokenCount > 0) outcome.interTokenLatencies = timeline.interTokenLatencies;
-    } else if (this.#finishMs !== undefined) {
-      outcome.firstTokenTime = clock.toEpochSeconds(this.#finishMs);
-    }
-    if (this.#finishMs !== undefined) outcome.finishTime = clock.toEpochSeconds(this.#finishMs);
+    fillClientTiming(outcome, clock, timeline, this.#stream, this.#finishMs);
     if (this.#promptTokens !== undefined) outcome.actualPromptTokens = this.#promptTokens;
     const outputTokens = this.#outputTokens ?? (this.#stream && timeline.tokenCount > 0 ? timeline.tokenCount : undefined);
     if (outputTokens !== undefined) outcome.actualOutputTokens = outputTokens;

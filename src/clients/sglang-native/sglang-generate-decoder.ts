@@ -3,7 +3,7 @@ import type { ClientOutcome } from '../../types/record.js';
 import type { EpochSeconds, Milliseconds } from '../../types/time.js';
 import type { DecodeFailure, ResponseDecoder } from '../shared/response-decoder.js';
 import { errorMessageOf, malformed, readNumber, serverError } from '../shared/response-decoder.js';
-import { TokenTimeline } from '../shared/token-timeline.js';
+import { fillClientTiming, TokenTimeline } from '../shared/token-timeline.js';
 import { scanMidStreamCompletionTokens } from './sglang-event-scan.js';
 
 type JsonObject = Record<string, unknown>;
@@ -87,14 +87,7 @@ export class SglangGenerateDecoder implements ResponseDecoder {
 
   fill(outcome: ClientOutcome, clock: Clock): void {
     const timeline = this.#timeline;
-    if (this.#stream) {
-      if (timeline.firstTokenMs !== undefined) outcome.firstTokenTime = clock.toEpochSeconds(timeline.firstTokenMs);
-      if (timeline.tokenCount > 0) outcome.interTokenLatencies = timeline.interTokenLatencies;
-    } else if (this.#finishMs !== undefined) {
-      // Non-streaming: the tokens arrive with the whole body (bench_serving's ttft = latency).
-      outcome.firstTokenTime = clock.toEpochSeconds(this.#finishMs);
-    }
-    if (this.#finishMs !== undefined) outcome.finishTime = clock.toEpochSeconds(this.#finishMs);
+    fillClientTiming(outcome, clock, timeline, this.#stream, this.#finishMs);
     if (this.#requestReceivedTs !== undefined) outcome.serverCreatedTime = this.#requestReceivedTs;
     if (this.#forwardEntryTime !== undefined) {
       outcome.queueTimeEnd = this.#forwardEntryTime;

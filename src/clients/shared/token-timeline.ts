@@ -1,3 +1,5 @@
+import type { Clock } from '../../clock/clock.js';
+import type { ClientOutcome } from '../../types/record.js';
 import type { Milliseconds, Seconds } from '../../types/time.js';
 
 /**
@@ -24,4 +26,19 @@ export class TokenTimeline {
     this.#lastTokenMs = nowMs;
     this.tokenCount += tokens;
   }
+}
+
+/**
+ * The client-side times every protocol reports the same way: a stream's first token and gaps from its timeline; a
+ * whole (non-streamed) answer's tokens all arrive with its body, so its first token time is its finish time
+ * (bench_serving's ttft = latency).
+ */
+export function fillClientTiming(outcome: ClientOutcome, clock: Clock, timeline: TokenTimeline, stream: boolean, finishMs: Milliseconds | undefined): void {
+  if (stream) {
+    if (timeline.firstTokenMs !== undefined) outcome.firstTokenTime = clock.toEpochSeconds(timeline.firstTokenMs);
+    if (timeline.tokenCount > 0) outcome.interTokenLatencies = timeline.interTokenLatencies;
+  } else if (finishMs !== undefined) {
+    outcome.firstTokenTime = clock.toEpochSeconds(finishMs);
+  }
+  if (finishMs !== undefined) outcome.finishTime = clock.toEpochSeconds(finishMs);
 }
