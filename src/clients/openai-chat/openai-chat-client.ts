@@ -1,9 +1,8 @@
 import { ServelabError } from '../../errors/servelab-error.js';
-import type { ClientRequest, ProtocolClient, ProtocolClientOptions } from '../../types/client.js';
-import type { ClientOutcome } from '../../types/record.js';
-import { nonEmptyString, OpenAiDecoder } from '../openai-shared/openai-decoder.js';
+import type { ClientRequest, ProtocolClientOptions } from '../../types/client.js';
+import { OpenAiCompatibleClient } from '../openai-shared/openai-compatible-client.js';
+import { nonEmptyString } from '../openai-shared/openai-decoder.js';
 import { commonOpenAiFields } from '../openai-shared/openai-request.js';
-import { HttpTransport } from '../shared/http-transport.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -21,36 +20,9 @@ function chatChoiceHasContent(choice: JsonObject): boolean {
 }
 
 /** OpenAI-compatible `/v1/chat/completions`, streaming (with `stream_options.include_usage`) or not. */
-export class OpenAiChatClient implements ProtocolClient {
-  readonly protocol = 'openai-chat';
-  readonly #transport: HttpTransport;
-  readonly #options: ProtocolClientOptions;
-
+export class OpenAiChatClient extends OpenAiCompatibleClient {
   constructor(options: ProtocolClientOptions) {
-    this.#transport = new HttpTransport(options);
-    this.#options = options;
-  }
-
-  send(request: ClientRequest): Promise<ClientOutcome> {
-    const stream = this.#options.stream;
-    let body: string;
-    try {
-      body = chatBody(request, this.#options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#transport.send({
-      path: '/v1/chat/completions',
-      body,
-      requestId: request.requestId,
-      stream,
-      decoder: new OpenAiDecoder(stream, chatChoiceHasContent),
-      signal: request.signal,
-    });
-  }
-
-  close(): Promise<void> {
-    return this.#transport.close();
+    super({ protocol: 'openai-chat', path: '/v1/chat/completions', body: chatBody, choiceHasContent: chatChoiceHasContent }, options);
   }
 }
 

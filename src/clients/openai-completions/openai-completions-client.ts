@@ -1,8 +1,7 @@
-import type { ClientRequest, ProtocolClient, ProtocolClientOptions } from '../../types/client.js';
-import type { ClientOutcome } from '../../types/record.js';
-import { nonEmptyString, OpenAiDecoder } from '../openai-shared/openai-decoder.js';
+import type { ClientRequest, ProtocolClientOptions } from '../../types/client.js';
+import { OpenAiCompatibleClient } from '../openai-shared/openai-compatible-client.js';
+import { nonEmptyString } from '../openai-shared/openai-decoder.js';
 import { commonOpenAiFields } from '../openai-shared/openai-request.js';
-import { HttpTransport } from '../shared/http-transport.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -12,30 +11,9 @@ function completionChoiceHasContent(choice: JsonObject): boolean {
 }
 
 /** OpenAI-compatible `/v1/completions`, streaming (with `stream_options.include_usage`) or not. */
-export class OpenAiCompletionsClient implements ProtocolClient {
-  readonly protocol = 'openai-completions';
-  readonly #transport: HttpTransport;
-  readonly #options: ProtocolClientOptions;
-
+export class OpenAiCompletionsClient extends OpenAiCompatibleClient {
   constructor(options: ProtocolClientOptions) {
-    this.#transport = new HttpTransport(options);
-    this.#options = options;
-  }
-
-  send(request: ClientRequest): Promise<ClientOutcome> {
-    const stream = this.#options.stream;
-    return this.#transport.send({
-      path: '/v1/completions',
-      body: completionsBody(request, this.#options),
-      requestId: request.requestId,
-      stream,
-      decoder: new OpenAiDecoder(stream, completionChoiceHasContent),
-      signal: request.signal,
-    });
-  }
-
-  close(): Promise<void> {
-    return this.#transport.close();
+    super({ protocol: 'openai-completions', path: '/v1/completions', body: completionsBody, choiceHasContent: completionChoiceHasContent }, options);
   }
 }
 
