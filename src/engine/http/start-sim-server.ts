@@ -5,11 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../clock/clock.js';
 import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
-import type { EngineListener, EngineProfile, EngineRequestView, SchedulingPolicy } from '../../types/engine.js';
+import type { EngineListener, EngineRequestView } from '../../types/engine.js';
 import { wordTokenIds } from '../../utils/word-tokenizer.js';
 import type { SimEngine } from '../core/sim-engine.js';
 import { createEngine, resolveEngineSetup } from '../create-engine.js';
-import type { ResolvedEngineSetup } from '../create-engine.js';
+import type { EngineSettings, ResolvedEngineSetup } from '../create-engine.js';
 import { SglangMetrics } from '../metrics/sglang-metrics.js';
 import { resolveSchedulingPolicy } from '../policy/load-policy.js';
 import { BadRequest, isRecord, optionalCount, readJsonBody, sendJson, sendText } from './http-helpers.js';
@@ -17,22 +17,12 @@ import { RealTimeStepper } from './real-time-stepper.js';
 import { ServedRequest } from './served-request.js';
 import type { ServedProtocol, ServedRequestContext } from './served-request.js';
 
-export interface SimServerOptions {
+/** The engine's settings (profile, batch limits, KV capacity, policy, cache, seed) plus where and how to serve. */
+export interface SimServerOptions extends EngineSettings {
   /** Default 127.0.0.1. */
   host?: string;
   /** 0 (the default) picks any free port. */
   port?: number;
-  /** Built-in profile name, profile file path, inline JSON or a profile object. Default llama-3-8b-h100. */
-  profile?: string | EngineProfile;
-  maxRunningRequests?: number;
-  chunkedPrefillSize?: number;
-  maxTotalTokens?: number;
-  contextLength?: number;
-  /** `fcfs` (default), `lpm`, a module path of a custom policy, or a policy object. */
-  schedulePolicy?: string | SchedulingPolicy;
-  scheduleConservativeness?: number;
-  disableRadixCache?: boolean;
-  seed?: number;
   /** The model name reported by the API; default: the profile's model. */
   servedModelName?: string;
   /** Default: the system clock. The real-time loop needs a clock that moves by itself. */
