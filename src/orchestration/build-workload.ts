@@ -9,6 +9,8 @@ export interface PlannedWorkload {
   requests: WorkloadRequest[];
   warmupRequests: WorkloadRequest[];
   arrivalOffsetsMs: Float64Array;
+  /** Things the user should know about the workload (a dataset that had fewer requests than asked for, ...). */
+  notices: string[];
 }
 
 type WorkloadConfig = Pick<
@@ -74,7 +76,7 @@ export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWork
   const warmupRequests = drawsWarmups ? all.slice(all.length - warmupCount) : all.slice(0, config.warmupRequests);
   // A trace with no trace file replays the timestamps a custom dataset's rows carry.
   if (config.arrival === 'trace' && config.tracePath === undefined) {
-    return { requests, warmupRequests, arrivalOffsetsMs: scheduleFromRequestTimestamps(requests, config.traceTimeScale) };
+    return { requests, warmupRequests, arrivalOffsetsMs: scheduleFromRequestTimestamps(requests, config.traceTimeScale), notices: workloadNotices(config, requests.length) };
   }
   const arrivalOffsetsMs = await createArrivalSchedule(
     {
@@ -89,7 +91,14 @@ export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWork
     requests.length,
     arrivalRandom,
   );
-  return { requests, warmupRequests, arrivalOffsetsMs };
+  return { requests, warmupRequests, arrivalOffsetsMs, notices: workloadNotices(config, requests.length) };
+}
+
+/** A finite dataset may hold fewer usable requests than --num-prompts asks for; say so rather than run quietly short. */
+function workloadNotices(config: Pick<WorkloadConfig, 'numPrompts' | 'datasetName'>, measured: number): string[] {
+  // shared-prefix produces groups x prompts per group, as SGLang does, whatever --num-prompts says.
+  if (config.datasetName === 'shared-prefix' || measured >= config.numPrompts) return [];
+  return [`the ${config.datasetName} dataset gave ${measured} usable requests of the ${config.numPrompts} asked for (--num-prompts); the run measured ${measured}`];
 }
 
 /**

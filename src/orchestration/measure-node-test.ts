@@ -58,6 +58,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
       load,
       events: [],
       slo: config.slo,
+      ...(workload.notices.length > 0 ? { extras: { notices: workload.notices } } : {}),
     };
   } finally {
     await server?.stop().catch(() => undefined);

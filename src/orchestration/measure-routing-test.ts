@@ -86,6 +86,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     await serverMetrics.finish(load.startTime, directory.path);
     // Where everything ran: kept beside the configuration, not in it, so a run's config.json can be run again.
     const extras: Record<string, unknown> = { cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url } };
+    if (workload.notices.length > 0) extras.notices = workload.notices;
     if (taps !== undefined) {
       const collected = await taps.collect();
       const { matched } = joinTapRecords(load.records, collected.records);

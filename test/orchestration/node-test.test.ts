@@ -200,3 +200,15 @@ describe('--client-workers', () => {
     expect(() => new NodeTest({ ...settings, clientWorkers: 2, concurrency: 3, requestRate: undefined })).toThrow(/closed loop .* runs in one/);
   });
 });
+
+describe('a dataset with fewer requests than asked for', () => {
+  it('says so in the run (extras.notices) and in the terminal summary instead of running quietly short', async () => {
+    const { formatTerminalSummary } = await import('../../src/report/terminal/format-terminal-summary.js');
+    const datasetPath = join(workDirectory, 'short.jsonl');
+    await writeFile(datasetPath, ['a first question', 'a second question', 'a third one'].map((prompt) => JSON.stringify({ prompt, output_len: 2 })).join('\n'));
+    const result = await new NodeTest({ datasetName: 'custom', datasetPath, numPrompts: 10, warmupRequests: 0, requestRate: 100, profile: fastProfile, outputDir: join(workDirectory, 'short') }).run();
+    expect(result.run.records).toHaveLength(3);
+    expect(result.run.extras?.notices).toEqual(['the custom dataset gave 3 usable requests of the 10 asked for (--num-prompts); the run measured 3']);
+    expect(formatTerminalSummary(result.run, result.metrics)).toContain('Note: the custom dataset gave 3 usable requests of the 10 asked for');
+  });
+});

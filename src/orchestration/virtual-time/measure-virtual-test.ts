@@ -44,5 +44,6 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
     events: [],
     slo: config.slo,
     simulated: true,
+    ...(planned.notices.length > 0 ? { extras: { notices: planned.notices } } : {}),
   };
 }

@@ -143,6 +143,8 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
       row(label, `${errors}; completed/s ${fixed(impact.before.completionsPerSecond)} -> ${fixed(impact.after.completionsPerSecond)}${recovery}`);
     }
   }
+  const notices = run.extras?.['notices'];
+  if (Array.isArray(notices)) for (const notice of notices) lines.push(`Note: ${String(notice)}`);
   lines.push('='.repeat(WIDTH));
   if (options.outputDirectory !== undefined) row('Output directory', options.outputDirectory);
   return `${lines.join('\n')}\n`;
