@@ -1,30 +1,14 @@
+/** Headers that describe one connection, not the message (RFC 9110 §7.6.1): a proxy must not copy them. */
+const HOP_BY_HOP_HEADERS = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade'];
+
 /**
- * Headers that describe one connection, not the message (RFC 9110 §7.6.1), plus those the proxy recomputes: `host`
- * (the upstream's own) and `content-length` (undici sets it from the buffered body). A proxy must not copy them.
+ * Request headers not copied: the hop-by-hop ones, plus those the proxy recomputes: `host` (the upstream's own),
+ * `content-length` (undici sets it from the buffered body) and `expect`.
  */
-const REQUEST_HEADERS_NOT_FORWARDED = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-  'content-length',
-  'expect',
-]);
+const REQUEST_HEADERS_NOT_FORWARDED = new Set([...HOP_BY_HOP_HEADERS, 'host', 'content-length', 'expect']);
 
 /** Response headers not copied: Node's server frames the body itself (chunked unless a content-length is given). */
-const RESPONSE_HEADERS_NOT_FORWARDED = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-]);
+const RESPONSE_HEADERS_NOT_FORWARDED = new Set(HOP_BY_HOP_HEADERS);
 
 /**
  * The request's headers as a flat `[name, value, ...]` list for undici, without hop-by-hop headers. Raw headers keep
