@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { scanMidStreamCompletionTokens } from '../../src/clients/sglang-native/sglang-event-scan.js';
+import { findMetaInfo, scanMidStreamCompletionTokens } from '../../src/clients/sglang-native/sglang-event-scan.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/streams/sglang/', import.meta.url));
 
@@ -37,5 +37,41 @@ describe('scanMidStreamCompletionTokens', () => {
     expect(scanMidStreamCompletionTokens('{"meta_info":{"finish_reason":null}}')).toBe(-1);
     expect(scanMidStreamCompletionTokens('{"meta_info":{"finish_reason":{"type":"stop"},"completion_tokens":4}}')).toBe(-1);
     expect(scanMidStreamCompletionTokens('[DONE]')).toBe(-1);
+  });
+});
+
+describe('findMetaInfo', () => {
+  it('finds meta_info from the previous event’s hint, and falls back to a full search when the hint misses', () => {
+    const event = (text: string, extra: string): string =>
+      JSON.stringify({ text, meta_info: { id: 'r', finish_reason: null, completion_tokens: text.length, note: extra } });
+    const first = event('a', '');
+    const firstStart = findMetaInfo(first, undefined);
+    expect(firstStart).toBe(first.indexOf('"meta_info":'));
+    const tail = first.length - firstStart;
+    // The text grew: the hint still lands before meta_info.
+    const second = event('a'.repeat(500), '');
+    expect(findMetaInfo(second, tail)).toBe(second.indexOf('"meta_info":'));
+    // meta_info grew far past the slack: the hinted search misses and the full search finds it.
+    const third = event('a'.repeat(600), 'x'.repeat(1000));
+    expect(findMetaInfo(third, tail)).toBe(third.indexOf('"meta_info":'));
+    expect(findMetaInfo('{"text":"no meta here"}', tail)).toBe(-1);
+  });
+
+  it('gives the same counts when the scan starts at meta_info as from the start, on every recorded event', async () => {
+    let compared = 0;
+    for (const file of ['generate-stream-enable-metrics.sse', 'generate-stream-plain.sse', 'generate-stream-legacy-crlf.sse']) {
+      const text = await readFile(FIXTURES + file, 'utf8');
+      let tail: number | undefined;
+      for (const block of text.split(/\r?\n\r?\n/)) {
+        if (!block.startsWith('data: {')) continue;
+        const data = block.slice(6);
+        const start = findMetaInfo(data, tail);
+        expect(start).toBeGreaterThan(0);
+        tail = data.length - start;
+        expect(scanMidStreamCompletionTokens(data, start)).toBe(scanMidStreamCompletionTokens(data));
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(25);
   });
 });

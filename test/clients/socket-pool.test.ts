@@ -124,6 +124,25 @@ describe('SocketPool (lean HTTP/1.1 client)', () => {
     expect(result).toMatchObject({ status: 200, body: 'hello, world', done: 'complete' });
   });
 
+  it('keeps concurrent responses apart while their pieces interleave (all sockets read into one shared buffer)', async () => {
+    const wireOf = (index: number): string => {
+      const text = `response ${index} `.repeat(20);
+      return `${OK_CHUNKED}${text.length.toString(16)}\r\n${text}\r\n0\r\n\r\n`;
+    };
+    const { pool } = await setup(async (socket, index) => {
+      const wire = wireOf(index);
+      for (let offset = 0; offset < wire.length; offset += 7) {
+        socket.write(wire.slice(offset, offset + 7));
+        await sleep(0);
+      }
+    });
+    const results = await Promise.all(Array.from({ length: 6 }, () => send(pool)));
+    const bodies = results.map((result) => result.body).sort();
+    const expected = Array.from({ length: 6 }, (_, index) => `response ${index} `.repeat(20)).sort();
+    expect(bodies).toEqual(expected);
+    expect(results.every((result) => result.done === 'complete' && result.pieces > 1)).toBe(true);
+  });
+
   it('skips 1xx heads, reads content-length and close-delimited bodies', async () => {
     const { pool } = await setup((socket, index) => {
       if (index === 0) socket.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 3\r\n\r\nabc');

@@ -11,12 +11,15 @@
  * in an SGLang event (text, output_ids, logprob lists) has keys of those names. Anything unexpected (finish_reason not
  * null, no count, not an object) returns -1 and the caller parses the event in full, which also reports malformed
  * JSON. Two forward `indexOf` searches only: `lastIndexOf` is several times slower in V8.
+ *
+ * `fromIndex` lets a caller that knows where `meta_info` starts (see `findMetaInfo`) skip the generated text, which
+ * grows with every event; a key can only be a real key wherever the search starts, for the reason above.
  */
-export function scanMidStreamCompletionTokens(data: string): number {
+export function scanMidStreamCompletionTokens(data: string, fromIndex = 0): number {
   const length = data.length;
   if (length < 2 || data.charCodeAt(0) !== 123 || data.charCodeAt(length - 1) !== 125) return -1; // '{' ... '}'
-  if (data.indexOf('"finish_reason":null') < 0) return -1;
-  const key = data.indexOf('"completion_tokens":');
+  if (data.indexOf('"finish_reason":null', fromIndex) < 0) return -1;
+  const key = data.indexOf('"completion_tokens":', fromIndex);
   if (key < 0) return -1;
   let cursor = key + 20;
   let value = 0;
@@ -31,4 +34,23 @@ export function scanMidStreamCompletionTokens(data: string): number {
   const next = data.charCodeAt(cursor);
   // The number must end where a JSON value ends (not e.g. 12.5 or 1e3).
   return next === 44 || next === 125 ? value : -1; // ',' or '}'
+}
+
+const META_INFO_KEY = '"meta_info":';
+/** How much an event's `meta_info` may grow from one event to the next before the hinted search misses it. */
+const META_INFO_SLACK_CHARS = 64;
+
+/**
+ * Where the `meta_info` key of an SGLang event starts, found by searching near where it ended up in the previous event
+ * of the stream: `tailChars` is that event's length minus its key's position (undefined for the first event). The
+ * text before `meta_info` grows with every event (it is cumulative), while `meta_info` itself barely changes, so
+ * searching from `length - tailChars - slack` skips the text; a miss falls back to searching from the start, so the
+ * hint only ever saves time. Returns -1 when the event has no such key.
+ */
+export function findMetaInfo(data: string, tailChars: number | undefined): number {
+  if (tailChars !== undefined) {
+    const hinted = data.indexOf(META_INFO_KEY, Math.max(0, data.length - tailChars - META_INFO_SLACK_CHARS));
+    if (hinted >= 0) return hinted;
+  }
+  return data.indexOf(META_INFO_KEY);
 }

@@ -4,7 +4,7 @@ import type { EpochSeconds, Milliseconds } from '../../types/time.js';
 import type { DecodeFailure, ResponseDecoder } from '../shared/response-decoder.js';
 import { errorMessageOf, malformed, readNumber, serverError } from '../shared/response-decoder.js';
 import { fillClientTiming, TokenTimeline } from '../shared/token-timeline.js';
-import { scanMidStreamCompletionTokens } from './sglang-event-scan.js';
+import { findMetaInfo, scanMidStreamCompletionTokens } from './sglang-event-scan.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -41,6 +41,8 @@ export class SglangGenerateDecoder implements ResponseDecoder {
   #prefillFinishedTime: EpochSeconds | undefined = undefined;
   #prefillFinishedTs: EpochSeconds | undefined = undefined;
   #firstChunkResponseSentTs: EpochSeconds | undefined = undefined;
+  /** The previous event's length minus the position of its `meta_info` key (the hint of `findMetaInfo`). */
+  #metaInfoTailChars: number | undefined = undefined;
 
   constructor(stream: boolean) {
     this.#stream = stream;
@@ -51,9 +53,13 @@ export class SglangGenerateDecoder implements ResponseDecoder {
       this.complete = true;
       return undefined;
     }
-    // Mid-stream events only move the token count: read it without parsing the event (see sglang-event-scan.ts).
-    if (this.#timeline.firstTokenMs !== undefined && this.#completionTokens !== undefined && !this.#awaitsTimingKey(data)) {
-      const completionTokens = scanMidStreamCompletionTokens(data);
+    // Mid-stream events only move the token count: read it without parsing the event (see sglang-event-scan.ts). Every
+    // key read here lives in meta_info, so the searches start there, past the cumulative text.
+    const metaInfoStart = findMetaInfo(data, this.#metaInfoTailChars);
+    this.#metaInfoTailChars = metaInfoStart < 0 ? undefined : data.length - metaInfoStart;
+    const searchFrom = Math.max(metaInfoStart, 0);
+    if (this.#timeline.firstTokenMs !== undefined && this.#completionTokens !== undefined && !this.#awaitsTimingKey(data, searchFrom)) {
+      const completionTokens = scanMidStreamCompletionTokens(data, searchFrom);
       if (completionTokens >= 0) {
         const added = completionTokens - this.#completionTokens;
         this.#completionTokens = completionTokens;
@@ -107,11 +113,11 @@ export class SglangGenerateDecoder implements ResponseDecoder {
    * True when a scheduler timing key is still missing and this event has one (`forward_entry_time`, `queue_time`,
    * `prefill_finished_time` all end in `_time"`, which escaped generated text cannot contain): parse it in full.
    */
-  #awaitsTimingKey(data: string): boolean {
+  #awaitsTimingKey(data: string, searchFrom: number): boolean {
     if (this.#forwardEntryTime !== undefined && this.#queueTime !== undefined && this.#prefillFinishedTime !== undefined) {
       return false;
     }
-    return data.includes('_time":');
+    return data.includes('_time":', searchFrom);
   }
 
   #read(value: unknown, nowMs: Milliseconds, streamed: boolean): DecodeFailure | undefined {

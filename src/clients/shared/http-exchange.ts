@@ -124,7 +124,8 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     const bodyChunks = this.#bodyChunks;
     if (bodyChunks !== undefined) {
       if (this.#status !== undefined && this.#status >= 300 && this.#bodyBytes >= MAX_ERROR_BODY_BYTES) return true;
-      bodyChunks.push(chunk);
+      // Copied: the socket transport reads every response into one shared buffer that the next read overwrites.
+      bodyChunks.push(Buffer.from(chunk));
       this.#bodyBytes += chunk.length;
     }
     return true;
