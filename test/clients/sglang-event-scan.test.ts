@@ -57,11 +57,26 @@ describe('findMetaInfo', () => {
     expect(findMetaInfo('{"text":"no meta here"}', tail)).toBe(-1);
   });
 
+  it('checks the remembered key positions first and searches again when the layout moved', () => {
+    const event = (id: string, tokens: number): string => JSON.stringify({ text: 'x', meta_info: { id, finish_reason: null, completion_tokens: tokens } });
+    const remembered = { finishReason: -1, completionTokens: -1 };
+    expect(scanMidStreamCompletionTokens(event('a', 1), 0, remembered)).toBe(1);
+    const firstPositions = { ...remembered };
+    expect(firstPositions.completionTokens).toBeGreaterThan(firstPositions.finishReason);
+    expect(scanMidStreamCompletionTokens(event('a', 2), 0, remembered)).toBe(2);
+    expect(remembered).toEqual(firstPositions);
+    // A longer id moves both keys: the remembered positions miss, the search finds them and remembers the new ones.
+    expect(scanMidStreamCompletionTokens(event('a-much-longer-id', 3), 0, remembered)).toBe(3);
+    expect(remembered.finishReason).toBeGreaterThan(firstPositions.finishReason);
+    expect(scanMidStreamCompletionTokens(event('a-much-longer-id', 4), 0, remembered)).toBe(4);
+  });
+
   it('gives the same counts when the scan starts at meta_info as from the start, on every recorded event', async () => {
     let compared = 0;
     for (const file of ['generate-stream-enable-metrics.sse', 'generate-stream-plain.sse', 'generate-stream-legacy-crlf.sse']) {
       const text = await readFile(FIXTURES + file, 'utf8');
       let tail: number | undefined;
+      const remembered = { finishReason: -1, completionTokens: -1 };
       for (const block of text.split(/\r?\n\r?\n/)) {
         if (!block.startsWith('data: {')) continue;
         const data = block.slice(6);
@@ -69,6 +84,7 @@ describe('findMetaInfo', () => {
         expect(start).toBeGreaterThan(0);
         tail = data.length - start;
         expect(scanMidStreamCompletionTokens(data, start)).toBe(scanMidStreamCompletionTokens(data));
+        expect(scanMidStreamCompletionTokens(data, start, remembered)).toBe(scanMidStreamCompletionTokens(data));
         compared++;
       }
     }

@@ -5,6 +5,7 @@ import type { DecodeFailure, ResponseDecoder } from '../shared/response-decoder.
 import { errorMessageOf, malformed, readNumber, serverError } from '../shared/response-decoder.js';
 import { fillClientTiming, TokenTimeline } from '../shared/token-timeline.js';
 import { findMetaInfo, scanMidStreamCompletionTokens } from './sglang-event-scan.js';
+import type { KeyPositions } from './sglang-event-scan.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -43,6 +44,8 @@ export class SglangGenerateDecoder implements ResponseDecoder {
   #firstChunkResponseSentTs: EpochSeconds | undefined = undefined;
   /** The previous event's length minus the position of its `meta_info` key (the hint of `findMetaInfo`). */
   #metaInfoTailChars: number | undefined = undefined;
+  /** Where the scanned keys were in the previous event, relative to its meta_info (see scanMidStreamCompletionTokens). */
+  readonly #keyPositions: KeyPositions = { finishReason: -1, completionTokens: -1 };
 
   constructor(stream: boolean) {
     this.#stream = stream;
@@ -59,7 +62,7 @@ export class SglangGenerateDecoder implements ResponseDecoder {
     this.#metaInfoTailChars = metaInfoStart < 0 ? undefined : data.length - metaInfoStart;
     const searchFrom = Math.max(metaInfoStart, 0);
     if (this.#timeline.firstTokenMs !== undefined && this.#completionTokens !== undefined && !this.#awaitsTimingKey(data, searchFrom)) {
-      const completionTokens = scanMidStreamCompletionTokens(data, searchFrom);
+      const completionTokens = scanMidStreamCompletionTokens(data, searchFrom, this.#keyPositions);
       if (completionTokens >= 0) {
         const added = completionTokens - this.#completionTokens;
         this.#completionTokens = completionTokens;
