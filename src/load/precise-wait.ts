@@ -11,6 +11,8 @@ const TAIL_SAFETY_MS: Milliseconds = 0.05;
 const TAIL_PERCENTILE = 0.9;
 /** How many recent wake-ups the lateness estimate looks at. */
 const LATENESS_SAMPLES = 64;
+/** The longest `ready` waits for the timer thread to start. */
+const READY_TIMEOUT_MS: Milliseconds = 1000;
 
 /**
  * The timer thread: it sleeps in `Atomics.wait`, which takes fractional milliseconds and wakes within tens of
@@ -52,6 +54,8 @@ export class PreciseWaiter {
   #thread: { worker: Worker; cell: Int32Array } | undefined;
   /** Set once the thread has started; until then (tens of milliseconds) sleeps use Node's timers. */
   #threadOnline = false;
+  /** Settles when the thread is online or has failed. */
+  #threadStarted: Promise<void> = Promise.resolve();
   readonly #tailPercentile: number;
 
   /** Starts the timer thread at once (unless `timerThread: false`), so that it is ready by the first wait. */
@@ -68,9 +72,41 @@ export class PreciseWaiter {
     return this.#threadOnline ? this.#tailMs : MAX_TAIL_MS;
   }
 
+  /** Whether the timer thread has started and takes sleeps (false until then, and without a thread). */
+  get timerThreadRunning(): boolean {
+    return this.#threadOnline;
+  }
+
   /** Whether sleeps run on the timer thread (else on Node's timers). */
   get usesTimerThread(): boolean {
     return this.#thread !== undefined;
+  }
+
+  /**
+   * Resolves once sleeps run on the timer thread and one sleep has gone through it (at once without a thread; at most
+   * a second). Why wait: the thread takes tens of milliseconds of CPU to start, and when the client has one core, a
+   * schedule that begins meanwhile loses that time to it — at 1,000 req/s that start-up alone made a quarter to half of
+   * the run's dispatches later than 0.5 ms (bench/load-precision.ts). The round trip also warms the wake-up path.
+   */
+  async ready(): Promise<void> {
+    if (this.#signal?.aborted === true) return;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, READY_TIMEOUT_MS);
+      onAbort = resolve;
+      this.#signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      await Promise.race([this.#threadStarted, deadline]);
+      const thread = this.#threadOnline ? this.#thread : undefined;
+      // Read again: the signal may have aborted while the thread started.
+      const aborted = this.#signal?.aborted as boolean | undefined;
+      if (thread !== undefined && aborted !== true) await Promise.race([this.#sleepOnThread(thread, 0.01), deadline]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort !== undefined) this.#signal?.removeEventListener('abort', onAbort);
+    }
   }
 
   /** Resolves at `targetMs` on the clock (or just after), or as soon as the signal aborts. */
@@ -116,14 +152,20 @@ export class PreciseWaiter {
       const shared = new SharedArrayBuffer(4);
       const worker = new Worker(TIMER_THREAD_SOURCE, { eval: true, workerData: shared });
       worker.unref();
-      worker.once('online', () => (this.#threadOnline = this.#thread !== undefined));
-      worker.on('message', () => this.#wakeNow());
-      worker.on('error', () => {
-        // Without the thread the waiter falls back to Node's timers.
-        this.#thread = undefined;
-        this.#threadOnline = false;
-        this.#wakeNow();
+      this.#threadStarted = new Promise<void>((resolve) => {
+        worker.once('online', () => {
+          this.#threadOnline = this.#thread !== undefined;
+          resolve();
+        });
+        worker.on('error', () => {
+          // Without the thread the waiter falls back to Node's timers.
+          this.#thread = undefined;
+          this.#threadOnline = false;
+          this.#wakeNow();
+          resolve();
+        });
       });
+      worker.on('message', () => this.#wakeNow());
       this.#thread = { worker, cell: new Int32Array(shared) };
     } catch {
       this.#thread = undefined;

@@ -136,6 +136,8 @@ class LoadRun {
     const startAtEpochMs = this.#options.startAtEpochMs;
     try {
       await this.#runWarmup();
+      // The schedule's origin is set only once the pacer's timer thread runs (see PreciseWaiter.ready).
+      await this.#waiter?.ready();
       this.#phase = 'measured';
       // A given origin is on the epoch (it may come from another thread, whose monotonic scale differs): this clock's
       // own epoch anchor turns it into a reading on its monotonic scale.

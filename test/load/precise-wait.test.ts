@@ -45,6 +45,31 @@ describe('PreciseWaiter', () => {
     }
   });
 
+  it('ready() resolves once the timer thread runs, at once without one, and promptly on abort', async () => {
+    const waiter = new PreciseWaiter(systemClock);
+    try {
+      expect(waiter.timerThreadRunning).toBe(false); // starting a thread takes tens of milliseconds
+      await waiter.ready();
+      expect(waiter.timerThreadRunning).toBe(true);
+    } finally {
+      waiter.close();
+    }
+    const withoutThread = new PreciseWaiter(systemClock, undefined, { timerThread: false });
+    const startMs = systemClock.nowMs();
+    await withoutThread.ready();
+    expect(withoutThread.timerThreadRunning).toBe(false);
+    const controller = new AbortController();
+    const aborted = new PreciseWaiter(systemClock, controller.signal);
+    try {
+      controller.abort();
+      await aborted.ready();
+      expect(systemClock.nowMs() - startMs).toBeLessThan(500);
+    } finally {
+      aborted.close();
+      withoutThread.close();
+    }
+  });
+
   it('falls back to timers after close', async () => {
     const waiter = new PreciseWaiter(systemClock);
     waiter.close();
