@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock/clock.js';
+import { ManualClock, systemClock } from '../../src/clock/clock.js';
 import { PreciseWaiter } from '../../src/load/precise-wait.js';
 
 describe('PreciseWaiter', () => {
@@ -77,5 +77,23 @@ describe('PreciseWaiter', () => {
     const targetMs = systemClock.nowMs() + 20;
     await waiter.waitUntil(targetMs);
     expect(systemClock.nowMs()).toBeGreaterThanOrEqual(targetMs);
+  });
+});
+
+describe('PreciseWaiter on a manual clock', () => {
+  it('keeps yielding to the event loop in its tail, so that whoever moves the clock can run', async () => {
+    const clock = new ManualClock(0);
+    const waiter = new PreciseWaiter(clock, undefined, { timerThread: false });
+    try {
+      let woke = false;
+      const waiting = waiter.waitUntil(1).then(() => (woke = true)); // inside the tail at once (1 ms < 1.5 ms)
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(woke).toBe(false);
+      clock.advanceBy(1);
+      await waiting;
+      expect(woke).toBe(true);
+    } finally {
+      waiter.close();
+    }
   });
 });
