@@ -71,6 +71,12 @@ export class PreciseWaiter {
   /** Settles when the thread is online or has failed. */
   #threadStarted: Promise<void> = Promise.resolve();
   readonly #tailPercentile: number;
+  /**
+   * The signal's state, kept in a plain field: the hot loops read it instead of `AbortSignal.aborted`, whose getter
+   * saw signals of different shapes from one run to the next and threw the optimised code away each run (the
+   * recompilations then ran on the client's core, in the middle of the schedule).
+   */
+  #aborted = false;
   /** Iterations of the pause loop between two clock readings in the tail (see SPIN_SLICE_MS). */
   #pauseIterations = 64;
   /** Where the pause loop's result goes, so that the compiler cannot drop the loop. */
@@ -81,7 +87,15 @@ export class PreciseWaiter {
     this.#clock = clock;
     this.#signal = signal;
     this.#tailPercentile = options.tailPercentile ?? TAIL_PERCENTILE;
-    signal?.addEventListener('abort', () => this.#interrupt(), { once: true });
+    this.#aborted = signal?.aborted === true;
+    signal?.addEventListener(
+      'abort',
+      () => {
+        this.#aborted = true;
+        this.#interrupt();
+      },
+      { once: true },
+    );
     if (options.timerThread !== false) this.#startThread();
   }
 
@@ -107,7 +121,7 @@ export class PreciseWaiter {
    * the run's dispatches later than 0.5 ms (bench/load-precision.ts). The round trip also warms the wake-up path.
    */
   async ready(): Promise<void> {
-    if (this.#signal?.aborted === true) return;
+    if (this.#aborted) return;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const deadline = new Promise<void>((resolve) => {
@@ -118,9 +132,7 @@ export class PreciseWaiter {
     try {
       await Promise.race([this.#threadStarted, deadline]);
       const thread = this.#threadOnline ? this.#thread : undefined;
-      // Read again: the signal may have aborted while the thread started.
-      const aborted = this.#signal?.aborted as boolean | undefined;
-      if (thread !== undefined && aborted !== true) await Promise.race([this.#sleepOnThread(thread, 0.01), deadline]);
+      if (thread !== undefined && !this.#aborted) await Promise.race([this.#sleepOnThread(thread, 0.01), deadline]);
     } finally {
       clearTimeout(timer);
       if (onAbort !== undefined) this.#signal?.removeEventListener('abort', onAbort);
@@ -130,7 +142,7 @@ export class PreciseWaiter {
   /** Resolves at `targetMs` on the clock (or just after), or as soon as the signal aborts. */
   async waitUntil(targetMs: Milliseconds): Promise<void> {
     for (;;) {
-      if (this.#signal?.aborted === true) return;
+      if (this.#aborted) return;
       const remainingMs = targetMs - this.#clock.nowMs();
       if (remainingMs <= 0) return;
       const sleepMs = remainingMs - this.tailMs;
@@ -149,10 +161,9 @@ export class PreciseWaiter {
    */
   #yieldUntil(targetMs: Milliseconds): Promise<void> {
     const clock = this.#clock;
-    const signal = this.#signal;
     return new Promise<void>((resolve) => {
       const check = (): void => {
-        if (signal?.aborted === true) return resolve();
+        if (this.#aborted) return resolve();
         let nowMs = clock.nowMs();
         const sliceEndMs = nowMs + SPIN_SLICE_MS;
         let readings = 1;

@@ -44,7 +44,7 @@ export class HttpTransport {
   readonly #timeouts: ClientTimeouts;
   readonly #baseHeaders: string[];
   /** One abort listener per distinct signal, however many requests share it (a run shares one). */
-  readonly #signalGroups = new WeakMap<AbortSignal, Set<HttpExchange>>();
+  readonly #signalGroups = new WeakMap<AbortSignal, SignalGroup>();
 
   constructor(options: ProtocolClientOptions) {
     let url: URL;
@@ -99,7 +99,8 @@ export class HttpTransport {
 
   send(request: OutgoingRequest): Promise<ClientOutcome> {
     const signal = request.signal;
-    if (signal?.aborted === true) {
+    const group = signal === undefined ? undefined : this.#groupFor(signal);
+    if (group?.aborted === true) {
       return Promise.resolve({ success: false, error: 'aborted', errorMessage: 'the run was interrupted before the request was sent' });
     }
     if (HEADER_BREAK.test(request.requestId)) {
@@ -107,7 +108,7 @@ export class HttpTransport {
     }
     return new Promise<ClientOutcome>((resolve) => {
       const exchange = new HttpExchange(this.#clock, request.decoder, request.stream, resolve, this.#timeouts);
-      if (signal !== undefined) exchange.joinSignalGroup(this.#groupFor(signal));
+      if (group !== undefined) exchange.joinSignalGroup(group.members);
       const totalMs = this.#timeouts.totalMs;
       if (totalMs !== undefined) exchange.startTotalDeadline(totalMs);
       const headers = this.#baseHeaders.slice();
@@ -147,15 +148,17 @@ export class HttpTransport {
     }
   }
 
-  #groupFor(signal: AbortSignal): Set<HttpExchange> {
+  #groupFor(signal: AbortSignal): SignalGroup {
     let group = this.#signalGroups.get(signal);
     if (group === undefined) {
       const members = new Set<HttpExchange>();
-      group = members;
-      this.#signalGroups.set(signal, members);
+      const created: SignalGroup = { aborted: signal.aborted, members };
+      group = created;
+      this.#signalGroups.set(signal, created);
       signal.addEventListener(
         'abort',
         () => {
+          created.aborted = true;
           // cancel() removes each member from the set, so iterate over a copy.
           for (const member of [...members]) {
             member.cancel({ error: 'aborted', message: 'the run was interrupted while the request was in flight' });
@@ -166,4 +169,14 @@ export class HttpTransport {
     }
     return group;
   }
+}
+
+/**
+ * The requests sharing one abort signal, and whether it fired. The flag is read per request instead of
+ * `AbortSignal.aborted`: that getter saw signals of different shapes from one run to the next, and each new shape
+ * threw away the optimised code of the send path mid-run (recompiling it took the client's core for milliseconds).
+ */
+interface SignalGroup {
+  aborted: boolean;
+  readonly members: Set<HttpExchange>;
 }
