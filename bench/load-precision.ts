@@ -7,8 +7,9 @@
  * and the send lag (`arrivalTime - scheduledTime`) p50/p99/max, beside the targets of SPEC §11: rate within 1%, CV
  * 0.97–1.03, lag p99 < 0.5 ms at 1,000 req/s. The schedule's own rate and CV are printed too: a finite Poisson
  * sample strays from the nominal rate by itself, and the pacer can only be asked to follow the schedule it is given.
- * A third row, `floor`, runs the schedule through a pacer that does nothing but read the clock every turn: the
- * machine's own noise, which bounds what any event-loop pacer can reach on it.
+ * Before each rate, servelab's pacer runs 2 s at that rate unmeasured (a JIT warm-up: see the loop below). A third
+ * row, `floor`, runs the schedule through a pacer that does nothing but read the clock every turn: the machine's own
+ * noise, which bounds what any event-loop pacer can reach on it.
  *
  * Run: npx tsc -p tsconfig.build.json && node dist/bench/load-precision.js   (uses `taskset` when present: client on
  * CPU 0, stub on CPU 1; BENCH_PIN=0 turns that off). BENCH_SCALE=0.2 shortens every run. The figures only mean
@@ -183,6 +184,16 @@ async function main(): Promise<void> {
       const scheduleRate = (count - 1) / ((scheduleInstants[count - 1] as number) - (scheduleInstants[0] as number));
       const scheduleCv = coefficientOfVariation(scheduleInstants);
       const slice = requests.slice(0, count);
+      // Warm-up at this rate (another seed, 2 s): each rate takes paths the others did not, and V8 compiles them again
+      // on its background threads, which share the client's one core; measured cold, a run's first seconds show that.
+      const warmupCount = Math.min(count, Math.round(rate * 2 * Math.max(SCALE, 0.1)));
+      await runLoad({
+        requests: requests.slice(0, warmupCount),
+        warmupRequests: [],
+        arrivalOffsetsMs: createArrivalSchedule({ process: 'poisson', requestRate: rate }, warmupCount, new SeededRandom(rate + 1)),
+        client,
+        clock: systemClock,
+      });
       const servelabUsage = startUsage();
       const servelab = figuresOf((await runLoad({ requests: slice, warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock })).records);
       const servelabCpu = servelabUsage(count);
