@@ -13,14 +13,12 @@ const TAIL_PERCENTILE = 0.9;
  * The tail's garbage. Every clock reading allocates (`performance.now()` returns a heap number), and so does every
  * turn's `setImmediate`. Read as fast as possible, the tail made 150–300 MB of garbage a second — more than half of
  * all the process allocated at 5,000 req/s — and the young-generation collector then paused the loop for about a
- * millisecond every few tens of milliseconds, delaying sends. So the tail reads the clock about once a microsecond
- * (a counted pause loop between readings, tuned as it runs) and yields to the event loop every 10 µs: precise to a
- * microsecond or two, with a socket event arriving meanwhile waiting at most 10 µs for its turn.
+ * millisecond every few tens of milliseconds, delaying sends. So the tail reads the clock about every 2.5 µs (a
+ * counted pause loop between readings, tuned as it runs) and yields to the event loop every 10 µs: precise to a few
+ * microseconds, with a socket event arriving meanwhile waiting at most 10 µs for its turn.
  */
 const SPIN_SLICE_MS: Milliseconds = 0.01;
-const TARGET_READINGS_PER_SLICE = 10;
-const MIN_READINGS_PER_SLICE = 4;
-const MAX_READINGS_PER_SLICE = 20;
+const TARGET_READINGS_PER_SLICE = 4;
 const MAX_PAUSE_ITERATIONS = 1 << 20;
 const MAX_READINGS_PER_TURN = 200;
 /** How many recent wake-ups the lateness estimate looks at. */
@@ -170,7 +168,7 @@ export class PreciseWaiter {
         while (nowMs < targetMs) {
           // The reading cap keeps a clock that does not move by itself (a test's manual clock) from spinning forever.
           if (nowMs >= sliceEndMs || readings >= MAX_READINGS_PER_TURN) {
-            this.#tunePause(readings);
+            if (nowMs >= sliceEndMs) this.#tunePause(readings);
             setImmediate(check);
             return;
           }
@@ -178,17 +176,18 @@ export class PreciseWaiter {
           nowMs = clock.nowMs();
           readings++;
         }
-        this.#tunePause(readings);
         resolve();
       };
       setImmediate(check);
     });
   }
 
-  /** Keeps the tail's clock readings near one a microsecond whatever the speed of the pause loop (JIT tiers, CPUs). */
+  /**
+   * After a whole slice: keeps the tail's clock readings near TARGET_READINGS_PER_SLICE a slice whatever the speed of
+   * the pause loop (JIT tiers, CPUs).
+   */
   #tunePause(readings: number): void {
-    if (readings < MIN_READINGS_PER_SLICE) return; // a short slice (the instant came): nothing to learn from it
-    if (readings > MAX_READINGS_PER_SLICE) this.#pauseIterations = Math.min(this.#pauseIterations * 2, MAX_PAUSE_ITERATIONS);
+    if (readings > TARGET_READINGS_PER_SLICE * 2) this.#pauseIterations = Math.min(this.#pauseIterations * 2, MAX_PAUSE_ITERATIONS);
     else if (readings < TARGET_READINGS_PER_SLICE / 2) this.#pauseIterations = Math.max(this.#pauseIterations >> 1, 1);
   }
 
