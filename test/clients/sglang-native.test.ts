@@ -68,6 +68,28 @@ describe('sglang /generate specifics', () => {
     expect(outcome.interTokenLatencies).toHaveLength(2);
   });
 
+  it('never puts the queue start before the request was received by float rounding alone (epoch-sized timestamps)', async () => {
+    // As a server computes them from one clock in milliseconds: queued the instant the request was received.
+    const receivedMs = 1_763_700_000_632.8176;
+    const forwardEntryMs = 1_763_700_000_635.492;
+    const received = receivedMs / 1000;
+    const forwardEntry = forwardEntryMs / 1000;
+    const queueTime = (forwardEntryMs - receivedMs) / 1000;
+    expect(forwardEntry - queueTime).toBeLessThan(received); // the subtraction lands a fraction of a microsecond early
+    const final = (extra: Record<string, unknown>) =>
+      JSON.stringify({ text: 'xy', meta_info: { id: 'r', finish_reason: { type: 'length' }, completion_tokens: 2, ...extra } });
+    const first = JSON.stringify({ text: 'x', meta_info: { id: 'r', finish_reason: null, completion_tokens: 1, forward_entry_time: forwardEntry, queue_time: queueTime } });
+    const { outcome } = await sendOnce('sglang', requestFor('rid-float'), [first, final({ request_received_ts: received }), '[DONE]']);
+    expect(outcome.queueTimeStart).toBe(received);
+    // A real gap (here 5 µs the other way) is kept as measured.
+    const early = await sendOnce('sglang', requestFor('rid-gap'), [
+      JSON.stringify({ text: 'x', meta_info: { id: 'r', finish_reason: null, completion_tokens: 1, forward_entry_time: forwardEntry, queue_time: queueTime + 5e-6 } }),
+      final({ request_received_ts: received }),
+      '[DONE]',
+    ]);
+    expect(received - (early.outcome.queueTimeStart as number)).toBeGreaterThan(4e-6);
+  });
+
   it("falls back to the first token chunk's response_sent_to_client_ts, and leaves the cell empty otherwise", async () => {
     const event = (completionTokens: number, finish: boolean, extra: Record<string, unknown>) =>
       JSON.stringify({

@@ -100,7 +100,7 @@ export class SglangGenerateDecoder implements ResponseDecoder {
     if (this.#requestReceivedTs !== undefined) outcome.serverCreatedTime = this.#requestReceivedTs;
     if (this.#forwardEntryTime !== undefined) {
       outcome.queueTimeEnd = this.#forwardEntryTime;
-      if (this.#queueTime !== undefined) outcome.queueTimeStart = this.#forwardEntryTime - this.#queueTime;
+      if (this.#queueTime !== undefined) outcome.queueTimeStart = queueStartOf(this.#forwardEntryTime, this.#queueTime, this.#requestReceivedTs);
     }
     const serverFirstToken = this.#prefillFinishedTime ?? this.#prefillFinishedTs ?? this.#firstChunkResponseSentTs;
     if (serverFirstToken !== undefined) outcome.serverFirstTokenTime = serverFirstToken;
@@ -179,3 +179,18 @@ export class SglangGenerateDecoder implements ResponseDecoder {
     return undefined;
   }
 }
+
+/**
+ * When the request entered the scheduler's queue: `forward_entry_time - queue_time`. Epoch seconds are doubles with a
+ * resolution of about 0.24 µs today, so when the server queued the request the instant it received it, the
+ * subtraction can land a fraction of a microsecond before `request_received_ts`, and the files (rounded to the
+ * microsecond) showed the queue starting before the request arrived. Within a microsecond it is that instant.
+ */
+function queueStartOf(forwardEntryTime: EpochSeconds, queueTime: number, requestReceivedTs: EpochSeconds | undefined): EpochSeconds {
+  const start = forwardEntryTime - queueTime;
+  if (requestReceivedTs !== undefined && start < requestReceivedTs && requestReceivedTs - start < FLOAT_SLACK_SECONDS) return requestReceivedTs;
+  return start;
+}
+
+/** The largest gap the subtraction above can open by rounding alone, with room to spare. */
+const FLOAT_SLACK_SECONDS = 1e-6;
