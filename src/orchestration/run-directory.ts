@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ServelabError } from '../errors/servelab-error.js';
 
@@ -37,10 +37,31 @@ export async function createRunDirectory(options: { outputDir?: string; resultsR
   }
   const logsPath = join(path, 'logs');
   try {
-    await mkdir(logsPath, { recursive: true });
+    await makeDirectories(logsPath);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     throw new ServelabError('INVALID_CONFIG', `cannot create the output directory ${path} (${reason}); choose a writable --output-dir`, { cause: error });
   }
   return { runId, path, logsPath };
+}
+
+/**
+ * `mkdir -p`, one level at a time from the nearest existing ancestor. Why not `mkdir(path, { recursive: true })`:
+ * where a parent exists but refuses a new entry with ENOENT (under /proc, for one), Node's recursive mkdir retries
+ * forever instead of failing; one level at a time, the first refusal is an error naming the problem.
+ */
+async function makeDirectories(path: string): Promise<void> {
+  const missing: string[] = [];
+  let current = path;
+  while ((await stat(current).catch(() => undefined)) === undefined) {
+    missing.push(current);
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  for (const directory of missing.reverse()) {
+    await mkdir(directory).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+  }
 }

@@ -181,6 +181,15 @@ describe('the run directory', () => {
     await expect(new NodeTest({ numPrompts: 3, profile: fastProfile, outputDir: join(outputDir, 'requests.csv') }).run()).rejects.toThrow(/is a file/);
   });
 
+  it.runIf(process.platform === 'linux')('fails with a clear error, instead of hanging, where a directory cannot be made (under /proc)', async () => {
+    const outputDir = `/proc/servelab-test-${process.pid}/run`;
+    const startedMs = Date.now();
+    await expect(new NodeTest({ numPrompts: 3, profile: fastProfile, outputDir }).run()).rejects.toThrow(
+      /cannot create the output directory \/proc\/servelab-test-\d+\/run \(ENOENT\); choose a writable --output-dir/,
+    );
+    expect(Date.now() - startedMs).toBeLessThan(5000);
+  });
+
   it('can run a run\'s own config.json again (into a new directory)', async () => {
     const first = join(workDirectory, 'rerun-source');
     await new NodeTest({ numPrompts: 4, randomInputLen: 8, randomOutputLen: 2, profile: fastProfile, warmupRequests: 0, outputDir: first }).run();
