@@ -67,6 +67,9 @@ describe('RoutingTest on loopback', () => {
     const result = await new RoutingTest({ ...small, numGpus: 2, router: 'nginx', routingPolicy: 'least_conn', outputDir }).run();
     expect(result.status).toBe('completed');
     expect(new Set(result.run.records.map((record) => record.host)).size).toBe(2);
+    // nginx's logs sit in logs/ with every other process's (its config and temp files stay in nginx/).
+    for (const file of ['nginx.log', 'nginx-error.log', 'nginx-access.log']) expect(existsSync(join(outputDir, 'logs', file)), file).toBe(true);
+    expect(existsSync(join(outputDir, 'nginx', 'nginx.conf'))).toBe(true);
     for (const record of result.run.records) {
       expect(record.success).toBe(true);
       expectLifecycleOrder(record);

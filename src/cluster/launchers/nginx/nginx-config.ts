@@ -9,6 +9,8 @@ export interface NginxConfigSettings {
   method: NginxBalanceMethod;
   /** Everything nginx writes (pid, logs, temp files) stays under this directory, so no root paths are needed. */
   runDirectory: string;
+  /** Where its logs go instead (`nginx.log`, `nginx-error.log`, `nginx-access.log`): a run's `logs/`. */
+  logsDirectory?: string;
   port: number;
   host?: string;
   /** nginx worker processes (1: leaves the other cores to the servers and the load generator). */
@@ -29,12 +31,12 @@ export interface NginxPaths {
   tempDirectory: string;
 }
 
-export function nginxPaths(runDirectory: string): NginxPaths {
+export function nginxPaths(runDirectory: string, logsDirectory?: string): NginxPaths {
   return {
     configPath: join(runDirectory, 'nginx.conf'),
     pidPath: join(runDirectory, 'nginx.pid'),
-    errorLogPath: join(runDirectory, 'error.log'),
-    accessLogPath: join(runDirectory, 'access.log'),
+    errorLogPath: logsDirectory === undefined ? join(runDirectory, 'error.log') : join(logsDirectory, 'nginx-error.log'),
+    accessLogPath: logsDirectory === undefined ? join(runDirectory, 'access.log') : join(logsDirectory, 'nginx-access.log'),
     tempDirectory: join(runDirectory, 'temp'),
   };
 }
@@ -50,7 +52,7 @@ export function nginxPaths(runDirectory: string): NginxPaths {
  */
 export function renderNginxConfig(settings: NginxConfigSettings): string {
   if (settings.serverUrls.length === 0) throw new ServelabError('INVALID_CONFIG', 'nginx needs at least one server URL');
-  const paths = nginxPaths(settings.runDirectory);
+  const paths = nginxPaths(settings.runDirectory, settings.logsDirectory);
   const servers = settings.serverUrls.map(serverAddress);
   const host = settings.host ?? '127.0.0.1';
   const listen = host.includes(':') ? `[${host}]:${settings.port}` : `${host}:${settings.port}`;

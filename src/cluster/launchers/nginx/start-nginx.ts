@@ -15,6 +15,8 @@ export interface StartNginxOptions {
   method: NginxBalanceMethod;
   /** Config, pid, logs and temp files go here (created if missing). */
   runDirectory: string;
+  /** Where the logs go instead (created if missing): a run's `logs/`, beside every other process's log. */
+  logsDirectory?: string;
   /** 0 picks a free port. */
   port: number;
   host?: string;
@@ -48,14 +50,17 @@ export async function startNginx(options: StartNginxOptions): Promise<NginxHandl
   const runDirectory = resolve(options.runDirectory);
   const host = options.host ?? '127.0.0.1';
   const port = options.port === 0 ? await findFreePort(host) : options.port;
-  const paths = nginxPaths(runDirectory);
+  const logsDirectory = options.logsDirectory === undefined ? undefined : resolve(options.logsDirectory);
+  const paths = nginxPaths(runDirectory, logsDirectory);
   mkdirSync(paths.tempDirectory, { recursive: true });
+  if (logsDirectory !== undefined) mkdirSync(logsDirectory, { recursive: true });
   writeFileSync(
     paths.configPath,
     renderNginxConfig({
       serverUrls: options.serverUrls,
       method: options.method,
       runDirectory,
+      ...(logsDirectory === undefined ? {} : { logsDirectory }),
       port,
       host,
       ...(options.workerProcesses === undefined ? {} : { workerProcesses: options.workerProcesses }),
@@ -65,7 +70,7 @@ export async function startNginx(options: StartNginxOptions): Promise<NginxHandl
     name: 'nginx',
     command: nginxPath,
     args: ['-g', 'daemon off;', '-c', paths.configPath, '-p', runDirectory, '-e', paths.errorLogPath],
-    logPath: join(runDirectory, 'nginx.log'),
+    logPath: join(logsDirectory ?? runDirectory, 'nginx.log'),
     stopGraceMs: 5_000,
   });
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
