@@ -43,4 +43,9 @@ export function rejectIgnoredSettings(input: Record<string, unknown>, config: No
   }
   if (config.virtualTime && config.protocol !== 'sglang') throw invalid(`--virtual-time simulates SGLang's native protocol; drop --protocol ${config.protocol}`);
   if (config.virtualTime && !config.stream) throw invalid('--virtual-time simulates streamed requests; drop --no-stream');
+  if (given('ignoreEos') && !config.ignoreEos && (config.target === 'sim' || config.virtualTime)) {
+    throw invalid(
+      '--no-ignore-eos lets a model stop at its end-of-sequence token, and the simulated engine has none: every request generates its full output length; drop --no-ignore-eos, or run against a real server (--target sglang or attach)',
+    );
+  }
 }

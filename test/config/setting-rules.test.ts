@@ -21,10 +21,16 @@ describe('settings that would be silently ignored are refused', () => {
     ['token ids over chat completions', { datasetName: 'random-ids', protocol: 'openai-chat' }, /cannot take/],
     ['virtual time over an OpenAI protocol', { virtualTime: true, protocol: 'openai-completions' }, /--virtual-time simulates SGLang's native protocol/],
     ['virtual time without streaming', { virtualTime: true, stream: false }, /drop --no-stream/],
+    ['stopping at EOS on the simulated engine, which has no EOS', { ignoreEos: false }, /--no-ignore-eos .* the simulated engine has none/],
+    ['stopping at EOS in virtual time', { ignoreEos: false, target: 'attach', url: 'http://127.0.0.1:1', virtualTime: true }, /--no-ignore-eos/],
   ];
   for (const [what, settings, message] of cases) {
     it(what, () => expect(() => resolveNodeTestConfig(settings)).toThrow(message));
   }
+
+  it('lets --no-ignore-eos through against a real server', () => {
+    expect(resolveNodeTestConfig({ ignoreEos: false, target: 'attach', url: 'http://127.0.0.1:1' }).ignoreEos).toBe(false);
+  });
 
   it('routing: nginx round-robins unless told least_conn, refuses builtin policies and drains', () => {
     expect(resolveRoutingTestConfig({ router: 'nginx' }).routingPolicy).toBe('round_robin');
