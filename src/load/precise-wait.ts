@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Clock } from '../clock/clock.js';
 import type { Milliseconds } from '../types/time.js';
 
-/** Bounds of the stretch before an instant that is spent yielding turn by turn instead of sleeping. */
+/** Bounds of the stretch before an instant that is spent watching the clock (the tail) instead of sleeping. */
 const MIN_TAIL_MS: Milliseconds = 0.1;
 const MAX_TAIL_MS: Milliseconds = 1.5;
 /** Safety added to the observed wake-up lateness. */
@@ -45,8 +45,8 @@ parentPort.on('message', (delayMs) => {
  * Waits for absolute instants on a real-time clock without drifting and without burning a core.
  *
  * The bulk of a wait sleeps: on a small timer thread (`Atomics.wait`, sub-millisecond precision, no CPU) when one can
- * be started, else on Node's timers. The last stretch (the tail) yields turn by turn through `setImmediate`, so that
- * sockets and streams keep running, until the instant. On the thread the tail is sized from the measured lateness of
+ * be started, else on Node's timers. The last stretch (the tail) watches the clock, yielding every 10 µs through
+ * `setImmediate` so that sockets and streams keep running, until the instant. On the thread the tail is sized from the measured lateness of
  * recent wake-ups (90th percentile of the last 64, plus a safety margin, within 0.1–1.5 ms): short on an idle machine,
  * longer on a busy one; a higher percentile would chase the rare multi-millisecond stalls of a busy machine with a
  * core's worth of spinning, and no tail can cover those anyway. Node's timers have whole-millisecond granularity and
@@ -153,9 +153,9 @@ export class PreciseWaiter {
   }
 
   /**
-   * The tail: one check per turn of the event loop until the instant. Callbacks rather than a promise per turn, because
-   * at thousands of requests a second the tail turns hundreds of thousands of times a second, and the garbage of a
-   * promise per turn made the young-generation collector pause the loop every few milliseconds.
+   * The tail: in each turn of the event loop, clock readings spaced by the pause loop for up to SPIN_SLICE_MS, then a
+   * yield so that sockets and streams run, until the instant. Callbacks rather than a promise per turn, for the same
+   * reason as the spacing: garbage (see SPIN_SLICE_MS).
    */
   #yieldUntil(targetMs: Milliseconds): Promise<void> {
     const clock = this.#clock;
@@ -190,7 +190,6 @@ export class PreciseWaiter {
     if (readings > TARGET_READINGS_PER_SLICE * 2) this.#pauseIterations = Math.min(this.#pauseIterations * 2, MAX_PAUSE_ITERATIONS);
     else if (readings < TARGET_READINGS_PER_SLICE / 2) this.#pauseIterations = Math.max(this.#pauseIterations >> 1, 1);
   }
-
 
   /** Stops the timer thread. */
   close(): void {
