@@ -5,22 +5,16 @@ import { ServelabError } from '../../../errors/servelab-error.js';
 import { SupervisedProcess } from '../../process/supervised-process.js';
 import { answersOk } from '../../readiness.js';
 import { findFreePort } from '../../ports.js';
-import { NGINX_HEALTH_PATH, nginxPaths, renderNginxConfig, type NginxBalanceMethod } from './nginx-config.js';
+import { NGINX_HEALTH_PATH, nginxPaths, renderNginxConfig, type NginxConfigSettings } from './nginx-config.js';
 
 /** Debian's nginx binary. */
 export const DEFAULT_NGINX_PATH = '/usr/sbin/nginx';
 
-export interface StartNginxOptions {
-  serverUrls: readonly string[];
-  method: NginxBalanceMethod;
-  /** Config, pid, logs and temp files go here (created if missing). */
-  runDirectory: string;
-  /** Where the logs go instead (created if missing): a run's `logs/`, beside every other process's log. */
-  logsDirectory?: string;
-  /** 0 picks a free port. */
-  port: number;
-  host?: string;
-  workerProcesses?: number;
+/**
+ * The config's settings (the run and logs directories are created if missing; port 0 picks a free port), plus where
+ * nginx is and how long to wait for it.
+ */
+export interface StartNginxOptions extends NginxConfigSettings {
   nginxPath?: string;
   readyTimeoutMs?: number;
 }
@@ -56,15 +50,7 @@ export async function startNginx(options: StartNginxOptions): Promise<NginxHandl
   if (logsDirectory !== undefined) mkdirSync(logsDirectory, { recursive: true });
   writeFileSync(
     paths.configPath,
-    renderNginxConfig({
-      serverUrls: options.serverUrls,
-      method: options.method,
-      runDirectory,
-      ...(logsDirectory === undefined ? {} : { logsDirectory }),
-      port,
-      host,
-      ...(options.workerProcesses === undefined ? {} : { workerProcesses: options.workerProcesses }),
-    }),
+    renderNginxConfig({ ...options, runDirectory, ...(logsDirectory === undefined ? {} : { logsDirectory }), port, host }),
   );
   const child = new SupervisedProcess({
     name: 'nginx',
