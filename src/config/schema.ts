@@ -138,11 +138,13 @@ export const runSettingsSchema = z.object({
     .optional(),
 });
 
-export const nodeTestConfigSchema = serverSettingsSchema
+/** The settings every test level shares: server, workload, client and run. */
+const sharedTestSettingsSchema = serverSettingsSchema
   .extend(workloadSettingsSchema.shape)
   .extend(clientSettingsSchema.shape)
-  .extend(runSettingsSchema.shape)
-  .strict();
+  .extend(runSettingsSchema.shape);
+
+export const nodeTestConfigSchema = sharedTestSettingsSchema.strict();
 
 /** What a user writes: every field optional where a default exists. */
 export type NodeTestConfigInput = z.input<typeof nodeTestConfigSchema>;
@@ -193,12 +195,7 @@ export const routingSettingsSchema = z.object({
   routerPrometheusPort: z.number().int().min(1).max(65535).optional(),
 });
 
-export const routingTestConfigSchema = serverSettingsSchema
-  .extend(workloadSettingsSchema.shape)
-  .extend(clientSettingsSchema.shape)
-  .extend(runSettingsSchema.shape)
-  .extend(routingSettingsSchema.shape)
-  .strict();
+export const routingTestConfigSchema = sharedTestSettingsSchema.extend(routingSettingsSchema.shape).strict();
 
 export type RoutingTestConfigInput = z.input<typeof routingTestConfigSchema>;
 export type RoutingTestConfig = z.output<typeof routingTestConfigSchema>;

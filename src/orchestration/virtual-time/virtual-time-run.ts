@@ -7,7 +7,7 @@ import { routingKeyFromBody } from '../../routing/routing-key.js';
 import type { EngineRequestView } from '../../types/engine.js';
 import type { LoadResult } from '../../types/load.js';
 import type { RequestRecord } from '../../types/record.js';
-import type { RoutingPolicy, RoutingRequest } from '../../types/routing.js';
+import type { RoutingPolicy, RoutingRequest, WorkerState } from '../../types/routing.js';
 import type { WorkloadRequest } from '../../types/workload.js';
 import { wordTokenIds } from '../../utils/word-tokenizer.js';
 import type { PlannedWorkload } from '../build-workload.js';
@@ -31,14 +31,8 @@ type VirtualConfig = Pick<
   | 'maxConcurrency'
 >;
 
-interface MutableWorker {
-  url: string;
-  index: number;
-  healthy: boolean;
-  drained: boolean;
-  inFlight: number;
-  polledLoad?: number;
-}
+/** A worker as the policies see it, whose counts this run keeps itself. */
+type MutableWorker = { -readonly [Key in keyof WorkerState]: WorkerState[Key] };
 
 /** What the orchestrator keeps per request while it is in the simulation. */
 interface InFlight {

@@ -1,14 +1,7 @@
 import type { RoutingPolicy, RoutingRequest, WorkerState } from '../../../src/types/routing.js';
 
 /** A worker whose state the test drives, as the router would. */
-export interface MutableWorker {
-  url: string;
-  index: number;
-  healthy: boolean;
-  drained: boolean;
-  inFlight: number;
-  polledLoad?: number;
-}
+export type MutableWorker = { -readonly [Key in keyof WorkerState]: WorkerState[Key] };
 
 export function makeWorkers(count: number, firstIndex = 0): MutableWorker[] {
   return Array.from({ length: count }, (_, offset) => ({
