@@ -58,9 +58,19 @@ function coefficientOfVariation(instants: Float64Array): number {
 
 function figuresOf(records: readonly RequestRecord[]): Figures {
   const sent = records.filter((record) => record.arrivalTime !== undefined);
-  const arrivals = Float64Array.from(sent.map((record) => record.arrivalTime as number)).sort();
-  const lagsMs = Float64Array.from(sent.map((record) => ((record.arrivalTime as number) - record.scheduledTime) * 1000)).sort();
-  const dispatchLagsMs = Float64Array.from(records.map((record) => ((record.dispatchTime ?? Number.NaN) - record.scheduledTime) * 1000)).sort();
+  return figuresFrom(
+    Float64Array.from(sent.map((record) => record.arrivalTime as number)),
+    Float64Array.from(sent.map((record) => ((record.arrivalTime as number) - record.scheduledTime) * 1000)),
+    Float64Array.from(records.map((record) => ((record.dispatchTime ?? Number.NaN) - record.scheduledTime) * 1000)),
+    records.filter((record) => !record.success).length,
+  );
+}
+
+/** The figures from send instants (epoch seconds), send lags and dispatch lags (ms); the arrays are sorted in place. */
+function figuresFrom(arrivals: Float64Array, lagsMs: Float64Array, dispatchLagsMs: Float64Array, failed: number): Figures {
+  arrivals.sort();
+  lagsMs.sort();
+  dispatchLagsMs.sort();
   return {
     achievedRate: (arrivals.length - 1) / ((arrivals[arrivals.length - 1] as number) - (arrivals[0] as number)),
     interArrivalCv: coefficientOfVariation(arrivals),
@@ -68,7 +78,7 @@ function figuresOf(records: readonly RequestRecord[]): Figures {
     lagP99Ms: percentileOfSorted(lagsMs, 99),
     lagMaxMs: lagsMs[lagsMs.length - 1] as number,
     dispatchLagP99Ms: percentileOfSorted(dispatchLagsMs, 99),
-    failed: records.filter((record) => !record.success).length,
+    failed,
   };
 }
 
@@ -119,17 +129,9 @@ async function runIdealPacerFloor(offsetsMs: Float64Array): Promise<Figures> {
     };
     setImmediate(check);
   });
-  const arrivals = Float64Array.from(sentMs, (instantMs) => instantMs / 1000);
-  const lagsMs = Float64Array.from(sentMs, (instantMs, index) => instantMs - t0Ms - (offsetsMs[index] as number)).sort();
-  return {
-    achievedRate: (count - 1) / ((arrivals[count - 1] as number) - (arrivals[0] as number)),
-    interArrivalCv: coefficientOfVariation(arrivals),
-    lagP50Ms: percentileOfSorted(lagsMs, 50),
-    lagP99Ms: percentileOfSorted(lagsMs, 99),
-    lagMaxMs: lagsMs[count - 1] as number,
-    dispatchLagP99Ms: percentileOfSorted(lagsMs, 99),
-    failed: 0,
-  };
+  const lagsMs = Float64Array.from(sentMs, (instantMs, index) => instantMs - t0Ms - (offsetsMs[index] as number));
+  // The floor hands nothing to a client: its dispatch lag is its send lag.
+  return figuresFrom(Float64Array.from(sentMs, (instantMs) => instantMs / 1000), lagsMs, lagsMs.slice(), 0);
 }
 
 /** Starts measuring this process's CPU time; the returned function gives CPU per request and the share of one core. */
