@@ -1,3 +1,4 @@
+import { nodeIndexOf } from './node-index.js';
 import type { RequestRecord } from '../types/record.js';
 import type { TestLevel } from '../types/run.js';
 import type { DerivedColumnName, NodeSummary, RoutingSummary, Statistics } from '../types/summary.js';
@@ -75,6 +76,7 @@ export function summarizeRouting(
   records: readonly RequestRecord[],
   succeededColumns?: Record<DerivedColumnName, Float64Array>,
   arena?: Float64Arena,
+  nodeUrls?: readonly string[],
 ): RoutingSummary | undefined {
   const hostIds = new Map<string, number>();
   const hostOfRecord = (arena ? arena.takeInt32(records.length) : new Int32Array(records.length)).fill(-1);
@@ -158,6 +160,7 @@ export function summarizeRouting(
   const nodes: NodeSummary[] = [...hostIds.entries()]
     .sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }))
     .map(([host, id]) => ({
+      node: nodeIndexOf(host, nodeUrls),
       host,
       requests: requestCounts[id] as number,
       succeeded: succeeded[id] as number,

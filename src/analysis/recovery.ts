@@ -9,8 +9,17 @@ export const RECOVERY_WINDOW_SECONDS = 1;
 export const RECOVERY_TTFT_TOLERANCE = 1.25;
 /** Failed share of requests that always counts as normal (a run with no failures before still has some noise). */
 export const RECOVERY_ERROR_SHARE_FLOOR = 0.01;
+/** The longest baseline before a failure (seconds). */
+export const BASELINE_SECONDS = 10;
 /** Failure events that a `restore` undoes. */
 const FAILURE_KINDS = new Set(['crash', 'hang', 'drain']);
+
+/** The recovery rule in words, printed beside every recovery time. */
+export const RECOVERY_RULE =
+  `recovered at the start of the first ${RECOVERY_WINDOW_SECONDS} s window after the restore, counted on the restored node's own requests, ` +
+  `whose failed share is no higher than before the failure (or ${RECOVERY_ERROR_SHARE_FLOOR * 100}%) and whose median TTFT is within ` +
+  `${Math.round((RECOVERY_TTFT_TOLERANCE - 1) * 100)}% of before, and that stays so in the next window; "before" is the steady ` +
+  `${BASELINE_SECONDS} s (at most) before the failure, never earlier than the end of the ramp-up (first arrival + 10% of the arrival period)`;
 
 interface WindowQuality {
   requests: number;
@@ -39,19 +48,27 @@ function windowQuality(records: readonly RequestRecord[], from: number, to: numb
 }
 
 /**
- * Time to recover after a restore (SPEC §8): from the restore until the error rate and the median TTFT of arriving
- * requests are back to their level before the failure the restore undoes. The level before is the 10 s (at most)
- * before that failure, leaving out requests that arrived then but failed at or after it (the failure caused those). After the restore, consecutive 1 s windows are compared with it; the first window that is
- * back to normal, and stays normal in the window after it (or is the last), marks the recovery. Normal: a failed share
- * no higher than before (or 1%) and a median TTFT within 25% of before. Returns null when the run never got back to
- * normal, or when there is nothing to compare (no failure before the restore, no requests before it).
+ * Time to recover after a restore (SPEC §8), by RECOVERY_RULE: `records` are the restored node's own requests (or the
+ * whole run's when the run does not say which node served which). The baseline is the steady window before the
+ * failure the restore undoes: at most BASELINE_SECONDS, never before `steadyStart` (the ramp-up is no baseline),
+ * leaving out requests that arrived then but failed at or after the failure (the failure caused those). Returns null
+ * when the run never got back to normal, or when there is nothing to compare (no failure before the restore, no
+ * request in the baseline).
  */
-export function timeToRecover(records: readonly RequestRecord[], events: readonly RunEvent[], restore: RunEvent, windowEnd: number): Seconds | null {
+export function timeToRecover(
+  records: readonly RequestRecord[],
+  events: readonly RunEvent[],
+  restore: RunEvent,
+  windowEnd: number,
+  steadyStart = Number.NEGATIVE_INFINITY,
+): Seconds | null {
   const failure = [...events]
     .filter((event) => FAILURE_KINDS.has(event.kind) && event.time <= restore.time && (restore.node === undefined || event.node === restore.node))
     .sort((first, second) => second.time - first.time)[0];
   if (failure === undefined) return null;
-  const baseline = windowQuality(records, failure.time - 10, failure.time, failure.time);
+  const baselineFrom = Math.max(failure.time - BASELINE_SECONDS, steadyStart);
+  if (!(baselineFrom < failure.time)) return null;
+  const baseline = windowQuality(records, baselineFrom, failure.time, failure.time);
   if (baseline.requests === 0) return null;
   const isNormal = (quality: WindowQuality): boolean =>
     quality.requests > 0 &&

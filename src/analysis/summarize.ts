@@ -1,3 +1,6 @@
+import { nodeUrlsOf } from './node-index.js';
+import { steadyWindowOf } from './littles-law.js';
+import { summarizeDataQuality } from './data-quality.js';
 import type { RequestRecord } from '../types/record.js';
 import type { RunData } from '../types/run.js';
 import type {
@@ -17,7 +20,7 @@ import { describeEvents } from './events.js';
 import { Float64Arena, takeFloat64 } from './float-arena.js';
 import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisticsInPlace } from './statistics.js';
 import { succeededOnly, summarizeRouting } from './nodes.js';
-import { analyzeStages, rememberTimeSeries } from './timeseries.js';
+import { analysisWindow, analyzeStages, rememberTimeSeries } from './timeseries.js';
 
 export interface SummarizeOptions {
   slo?: SloTargets;
@@ -275,14 +278,25 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     interTokenLatency: statisticsInPlace(pooledInterTokenLatencies(records, arena)),
     offeredLoad: describeOfferedLoad(records, targetRateOf(run.info.requestRate), latencies.send_lag, arena),
     concurrency: { benchServing: perSecond(sumOfLatencies), stages: stageAnalysis.stages },
+    dataQuality: summarizeDataQuality(records),
     goodput: options.slo && Object.values(options.slo).some((value) => value !== undefined)
       ? computeGoodput(records, columns, options.slo, durationSeconds)
       : null,
   };
-  const routing = summarizeRouting(run.info.testLevel, records, columns, arena);
+  const nodeUrls = nodeUrlsOf(run);
+  const routing = summarizeRouting(run.info.testLevel, records, columns, arena, nodeUrls);
   if (routing) summary.routing = routing;
+  if (run.clockOffsets !== undefined) summary.clockOffsets = run.clockOffsets;
   if (run.events.length > 0 && firstArrivalTime !== null) {
-    summary.events = describeEvents(records, run.events, firstArrivalTime, lastFinishTime ?? run.info.endTime, run.info.startTime);
+    const window = analysisWindow(records);
+    const steady = window === null ? null : steadyWindowOf(window.firstArrival, window.lastArrival);
+    summary.events = describeEvents(records, run.events, {
+      windowStart: firstArrivalTime,
+      windowEnd: lastFinishTime ?? run.info.endTime,
+      t0: run.info.startTime,
+      steadyStart: steady?.start ?? firstArrivalTime,
+      ...(nodeUrls === undefined ? {} : { nodeUrls }),
+    });
   }
   return summary;
 }

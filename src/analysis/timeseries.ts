@@ -1,7 +1,8 @@
 import type { RequestRecord } from '../types/record.js';
-import type { ConcurrencyStage, StageConcurrency } from '../types/summary.js';
+import type { ConcurrencyStage, LittlesLawCheck, StageConcurrency } from '../types/summary.js';
 import type { EpochSeconds, Seconds } from '../types/time.js';
 import { Float64Arena } from './float-arena.js';
+import { checkLittlesLaw, steadyWindowOf } from './littles-law.js';
 
 export const CONCURRENCY_STAGES: readonly ConcurrencyStage[] = ['in_system', 'in_router', 'waiting_in_server_queue', 'running'];
 
@@ -166,17 +167,24 @@ export function sweepIntervals(intervals: Intervals, windowStart: number, window
 }
 
 /** The analysis window: first arrival to last finish, as the summary's duration. Null when it is empty. */
-export function analysisWindow(records: readonly RequestRecord[]): { start: EpochSeconds; end: EpochSeconds } | null {
+export function analysisWindow(
+  records: readonly RequestRecord[],
+): { start: EpochSeconds; end: EpochSeconds; firstArrival: EpochSeconds; lastArrival: EpochSeconds } | null {
   let start = Number.POSITIVE_INFINITY;
   let end = Number.NEGATIVE_INFINITY;
+  let lastArrival = Number.NEGATIVE_INFINITY;
   for (const record of records) {
-    if (record.arrivalTime !== undefined && record.arrivalTime < start) start = record.arrivalTime;
+    const arrival = record.arrivalTime;
+    if (arrival !== undefined) {
+      if (arrival < start) start = arrival;
+      if (arrival > lastArrival) lastArrival = arrival;
+    }
     if (record.finishTime !== undefined && record.finishTime > end) end = record.finishTime;
   }
-  return end > start ? { start, end } : null;
+  return end > start ? { start, end, firstArrival: start, lastArrival } : null;
 }
 
-function describeStage(intervals: Intervals, windowStart: number, windowEnd: number, sweep: SweepResult): StageConcurrency {
+function describeStage(intervals: Intervals, windowStart: number, windowEnd: number, sweep: SweepResult, littlesLaw: LittlesLawCheck): StageConcurrency {
   const windowSeconds = windowEnd - windowStart;
   const count = intervals.starts.length;
   let entries = 0;
@@ -189,10 +197,9 @@ function describeStage(intervals: Intervals, windowStart: number, windowEnd: num
   const timeWeightedMean = sweep.integral / windowSeconds;
   const entryRate = entries / windowSeconds;
   const meanResidenceSeconds = count > 0 ? residence / count : null;
-  const littlesLawPrediction = meanResidenceSeconds === null ? null : entryRate * meanResidenceSeconds;
-  const littlesLawRelativeError =
-    littlesLawPrediction === null || timeWeightedMean === 0 ? null : Math.abs(littlesLawPrediction - timeWeightedMean) / timeWeightedMean;
-  return { peak: sweep.peak, timeWeightedMean, entryRate, meanResidenceSeconds, littlesLawPrediction, littlesLawRelativeError };
+  // Over this whole window (first arrival to last finish) λW = L is an identity, so it is no check: the check is
+  // made over the steady window instead (littles-law.ts).
+  return { peak: sweep.peak, timeWeightedMean, entryRate, meanResidenceSeconds, littlesLaw };
 }
 
 /** Peak, time-weighted mean and Little's-law check of every stage that has records with both of its timestamps. */
@@ -305,11 +312,14 @@ export function analyzeStages(
   const stageSummaries: Partial<Record<ConcurrencyStage, StageConcurrency>> = {};
   const stages: ConcurrencyTimeSeries['stages'] = {};
   const allIntervals = collectStageIntervals(records, arena);
+  const steadyWindow = steadyWindowOf(window.firstArrival, window.lastArrival);
   for (const stage of CONCURRENCY_STAGES) {
     const intervals = allIntervals[stage];
     if (intervals.starts.length === 0) continue;
+    // Before the sweep, which sorts starts and ends separately and so loses which end belongs to which start.
+    const littlesLaw = checkLittlesLaw(intervals, steadyWindow);
     const sweep = sweepIntervals(intervals, window.start, window.end, resolution);
-    stageSummaries[stage] = describeStage(intervals, window.start, window.end, sweep);
+    stageSummaries[stage] = describeStage(intervals, window.start, window.end, sweep, littlesLaw);
     stages[stage] = { mean: sweep.binMeans as Float64Array, peak: sweep.binPeaks as Float64Array };
   }
   const arrivals = new Float64Array(binCount);

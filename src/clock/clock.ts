@@ -4,16 +4,62 @@ import type { EpochSeconds, Milliseconds } from '../types/time.js';
 export type { Clock } from '../types/clock.js';
 
 /**
- * The real clock: `performance.now()` anchored to the epoch through `performance.timeOrigin`.
+ * Epoch milliseconds at `performance.now()` zero, measured now.
  *
- * The anchor is fixed when the process starts, so every reading in one run shares one offset to the epoch, and
- * differences between client readings are exact monotonic intervals even if the wall clock is stepped mid-run.
+ * `Date.now()` is the wall clock but counts whole milliseconds, so the anchor is taken where it ticks over: the tick
+ * lies between two consecutive readings of the monotonic clock, and the tightest of a few such brackets (a preempted
+ * loop gives a wide one) fixes the anchor to tens of microseconds. Measured on this machine against CLOCK_REALTIME − CLOCK_MONOTONIC read by Python: this anchor
+ * 0.03–0.05 ms off, `performance.timeOrigin + now()` 0.08–0.18 ms off. Costs at most a few milliseconds of spinning.
  */
-export const systemClock: Clock = {
-  nowMs: () => performance.now(),
-  nowEpochSeconds: () => (performance.timeOrigin + performance.now()) / 1000,
-  toEpochSeconds: (monotonicMs) => (performance.timeOrigin + monotonicMs) / 1000,
-};
+export function measureEpochAnchorMs(): number {
+  let bestWidthMs = Infinity;
+  let bestAnchorMs = Date.now() - performance.now();
+  for (let edge = 0; edge < 5 && bestWidthMs > 0.02; edge++) {
+    const startWallMs = Date.now();
+    let previousMs = performance.now();
+    const giveUpMs = previousMs + 3;
+    for (;;) {
+      const currentMs = performance.now();
+      const wallMs = Date.now();
+      if (wallMs !== startWallMs) {
+        // Date.now() turned to wallMs after the previous iteration's reading and before this one's.
+        if (currentMs - previousMs < bestWidthMs) {
+          bestWidthMs = currentMs - previousMs;
+          bestAnchorMs = wallMs - (previousMs + currentMs) / 2;
+        }
+        break;
+      }
+      if (currentMs > giveUpMs) break;
+      previousMs = currentMs;
+    }
+  }
+  return bestAnchorMs;
+}
+
+function clockAnchoredAt(epochAtMonotonicZeroMs: number): Clock {
+  return {
+    nowMs: () => performance.now(),
+    nowEpochSeconds: () => (epochAtMonotonicZeroMs + performance.now()) / 1000,
+    toEpochSeconds: (monotonicMs) => (epochAtMonotonicZeroMs + monotonicMs) / 1000,
+  };
+}
+
+/**
+ * The real clock: `performance.now()` anchored to the epoch once, when the process loads it (see measureEpochAnchorMs).
+ *
+ * Every reading of one process shares one offset to the epoch, so differences between readings are exact monotonic
+ * intervals even if the wall clock is stepped mid-run.
+ */
+export const systemClock: Clock = clockAnchoredAt(measureEpochAnchorMs());
+
+/**
+ * A real clock anchored to the epoch now rather than when the process started: what each run uses, so that a wall
+ * clock stepped (by NTP or by hand) between two runs of one process — a long sweep — moves no later run's times
+ * against the servers' clocks. Within the run, readings stay monotonic intervals as with `systemClock`.
+ */
+export function anchoredSystemClock(): Clock {
+  return clockAnchoredAt(measureEpochAnchorMs());
+}
 
 /** A clock that moves only when told to: for timing logic in tests and for virtual time. */
 export class ManualClock implements Clock {

@@ -108,10 +108,19 @@ export const clientSettingsSchema = z.object({
   apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY'),
   /** Load generator threads (open loop): more than one spreads sending over cores when one core cannot keep up. */
   clientWorkers: positiveInteger.default(1),
+  // Every request has deadlines by default, so no server can stall a run forever (docs/protocols.md, "Deadlines").
   connectTimeoutMs: z.number().positive().default(10_000),
-  firstByteTimeoutMs: z.number().positive().optional(),
-  idleTimeoutMs: z.number().positive().optional(),
-  totalTimeoutMs: z.number().positive().optional(),
+  /** A non-streamed answer's headers come only when it is done, so this is as long as the longest expected answer. */
+  firstByteTimeoutMs: z.number().positive().default(600_000),
+  idleTimeoutMs: z.number().positive().default(600_000),
+  /** Six hours, as SGLang's bench_serving allows a request (its aiohttp total timeout). */
+  totalTimeoutMs: z.number().positive().default(21_600_000),
+  /** How long one warmup request may take before it is recorded as failed and the run goes on. */
+  warmupTimeoutMs: z.number().positive().default(120_000),
+  /** Cap on a non-streamed answer's body; past it the request is `malformed_stream` (128 MiB). */
+  maxBodyBytes: positiveInteger.default(128 * 1024 * 1024),
+  /** Cap on one server-sent event; past it the request is `malformed_stream` (32 MiB). */
+  maxSseEventBytes: positiveInteger.default(32 * 1024 * 1024),
   flushCache: z.boolean().default(false),
 });
 
@@ -119,16 +128,32 @@ export const runSettingsSchema = z.object({
   target: targetSchema.default('sim'),
   /** attach: the server (node test) or the router (routing test). */
   url: z.string().url({ message: 'must be a URL such as http://127.0.0.1:30000' }).optional(),
+  /**
+   * attach: the directory an SGLang server started with `--export-metrics-to-file-dir` writes its request log to (or
+   * one whose subdirectories hold each server's). Its lines are joined to the records and copied into the run.
+   */
+  serverRequestLogDir: z.string().min(1).optional(),
   /** The run directory itself; default `results/<run-id>`. */
   outputDir: z.string().min(1).optional(),
   resultsRoot: z.string().min(1).default('results'),
-  runId: z.string().regex(/^[A-Za-z0-9._=-]+$/, { message: 'may hold only letters, digits and . _ = -' }).optional(),
+  runId: z
+    .string()
+    .regex(/^[A-Za-z0-9._=-]+$/, { message: 'may hold only letters, digits and . _ = -' })
+    // `.` and `..` would make the run directory the results root itself or its parent.
+    .refine((value) => value !== '.' && value !== '..', { message: 'may not be "." or ".."; give the run a name' })
+    .optional(),
   /** Run as a discrete-event simulation in virtual time (sim target only): no sockets, seconds for hours of load. */
   virtualTime: z.boolean().default(false),
   /** Live progress: `auto` draws a bar on a terminal and prints plain lines otherwise. */
   progress: z.enum(['auto', 'bar', 'lines', 'off']).default('auto'),
   /** Print the terminal summary at the end. */
   quiet: z.boolean().default(false),
+  /**
+   * Estimate each server's clock offset from the requests' own instants and, where they prove the clocks disagree,
+   * move server instants onto this host's clock in requests.csv, Parquet and the time series (requests.jsonl keeps the
+   * raw values). Off: server instants are used as stamped, the estimate is still reported.
+   */
+  clockCorrection: z.boolean().default(true),
   slo: z
     .object({
       ttftMs: z.number().positive().optional(),

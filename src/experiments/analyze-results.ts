@@ -1,3 +1,4 @@
+import { correctRunClocks } from '../analysis/clock-offset/correct-run-clocks.js';
 import { summarize } from '../analysis/summarize.js';
 import { regenerateReport } from '../report/regenerate.js';
 import { readRunDirectory } from '../report/run-directory.js';
@@ -11,7 +12,8 @@ import type { SloTargets, Summary } from '../types/summary.js';
 export async function analyzeResults(directory: string, options: { slo?: SloTargets } = {}): Promise<{ run: RunData; metrics: Summary }> {
   const loaded = await readRunDirectory(directory);
   const slo = options.slo ?? loaded.summaryFile.metrics?.goodput?.slo;
-  return { run: loaded.run, metrics: summarize(loaded.run, slo === undefined ? {} : { slo }) };
+  const run = correctRunClocks(loaded.run);
+  return { run, metrics: summarize(run, slo === undefined ? {} : { slo }) };
 }
 
 /** Regenerates a run directory's report, charts and tables from its records (what `servelab report DIR` does). */

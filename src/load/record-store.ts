@@ -22,6 +22,13 @@ const TIME_FIELDS = [
   'serverFirstTokenTime',
   'firstTokenTime',
   'finishTime',
+  'serverDispatchTime',
+  'serverResponseSentTime',
+  'serverFinishTime',
+  // Not times, but floats that are absent as often: stored the same way.
+  'prefillWaitingLatency',
+  'prefillLaunchLatency',
+  'decodeThroughputTokensPerSecond',
 ] as const satisfies readonly (keyof RequestRecord)[];
 
 const INTEGER_FIELDS = [
@@ -35,6 +42,7 @@ const INTEGER_FIELDS = [
   'numRetractions',
   'retries',
   'httpStatus',
+  'serverStatusCode',
 ] as const satisfies readonly (keyof RequestRecord)[];
 
 const INTERNED_FIELDS = ['host', 'sessionId', 'finishReason', 'error'] as const satisfies readonly (keyof RequestRecord)[];

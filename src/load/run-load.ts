@@ -177,10 +177,33 @@ class LoadRun {
       const requestId = `${this.#requestIdPrefix}warmup-${index}`;
       const scheduledTime = clock.nowEpochSeconds();
       let outcome: ClientOutcome;
+      // Each warmup request has its own signal: the run's abort cancels it, and so does the warmup deadline.
+      const warmupAbort = new AbortController();
+      const forwardRunAbort = (): void => warmupAbort.abort();
+      this.#abortController.signal.addEventListener('abort', forwardRunAbort, { once: true });
+      let timedOut = false;
+      const timeoutMs = this.#options.warmupTimeoutMs;
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              timedOut = true;
+              warmupAbort.abort();
+            }, timeoutMs);
       try {
-        outcome = await client.send({ requestId, workload, signal: this.#abortController.signal });
+        outcome = await client.send({ requestId, workload, signal: warmupAbort.signal });
       } catch (error) {
         outcome = outcomeFromThrow(error, this.#aborted);
+      } finally {
+        clearTimeout(timer);
+        this.#abortController.signal.removeEventListener('abort', forwardRunAbort);
+      }
+      if (timedOut && !this.#aborted && !outcome.success) {
+        outcome = {
+          ...outcome,
+          error: 'total_timeout',
+          errorMessage: `the warmup request got no complete answer within the warmup timeout of ${timeoutMs} ms (setting warmupTimeoutMs)`,
+        };
       }
       this.#warmupRecords.push(
         buildRequestRecord(workload, { requestId, warmup: true, scheduledTime, dispatchTime: scheduledTime, heldForConcurrency: false }, outcome),

@@ -1,3 +1,4 @@
+import { checkMachineCapacity } from '../config/machine-capacity.js';
 import type { NodeTestConfig } from '../config/schema.js';
 import type { WorkloadRequest } from '../types/workload.js';
 import { SeededRandom } from '../utils/random.js';
@@ -46,6 +47,8 @@ type WorkloadConfig = Pick<
  * requests as warmups (their prefixes are then cached), so no measured request is lost to the warmup.
  */
 export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWorkload> {
+  // Before anything is allocated: settings far beyond this process's memory get one line, not a V8 abort.
+  checkMachineCapacity(config);
   const root = new SeededRandom(config.seed);
   const datasetRandom = root.fork();
   const drawsWarmups = config.datasetName === 'random' || config.datasetName === 'random-ids';

@@ -49,6 +49,7 @@ function launchOne(config: RoutingTestConfig, index: number, logsPath: string): 
         port: config.basePort + index,
         gpuId: firstGpu,
         logPath: join(logsPath, `${name}.log`),
+        requestLogDirectory: join(logsPath, `${name}-request-logs`),
         readyTimeoutMs: (config.readyTimeoutS ?? 600) * 1000,
       });
     }

@@ -32,6 +32,7 @@ export async function launchNodeTarget(config: NodeTestConfig, logsPath: string)
         port,
         gpuId: config.gpuId,
         logPath: join(logsPath, 'sglang.log'),
+        requestLogDirectory: join(logsPath, 'sglang-request-logs'),
         readyTimeoutMs: (config.readyTimeoutS ?? 600) * 1000,
       });
     }

@@ -18,7 +18,7 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
   const logsPath = join(runDirectory, 'logs');
   switch (config.router) {
     case 'builtin': {
-      const handle = await launchBuiltinRouter({
+      const { handle, controlToken } = await launchBuiltinRouter({
         workerUrls,
         policy: config.routingPolicy,
         port: config.routerPort,
@@ -26,7 +26,7 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
         seed: config.seed,
         logPath: join(logsPath, 'router.log'),
       });
-      return { handle, control: httpRouterControl(handle.url) };
+      return { handle, control: httpRouterControl(handle.url, controlToken) };
     }
     case 'nginx': {
       const method = config.routingPolicy === 'least_conn' || config.routingPolicy === 'shortest_queue' ? 'least_conn' : 'round_robin';

@@ -1,3 +1,4 @@
+import { GROSS_SERVER_TIME_TOLERANCE_S, runWindowOf, screenRecords } from '../analysis/data-quality.js';
 import type { Clock } from '../clock/clock.js';
 import { createProtocolClient } from '../clients/registry.js';
 import type { NodeTestConfig } from '../config/schema.js';
@@ -19,6 +20,9 @@ type ClientConfig = Pick<
   | 'firstByteTimeoutMs'
   | 'idleTimeoutMs'
   | 'totalTimeoutMs'
+  | 'warmupTimeoutMs'
+  | 'maxBodyBytes'
+  | 'maxSseEventBytes'
   | 'maxConcurrency'
   | 'concurrency'
   | 'thinkTimeMs'
@@ -69,16 +73,18 @@ export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResu
       idleMs: config.idleTimeoutMs,
       totalMs: config.totalTimeoutMs,
     },
+    limits: { maxBodyBytes: config.maxBodyBytes, maxSseEventBytes: config.maxSseEventBytes },
     maxConnections: config.maxConcurrency,
   };
   const client = createProtocolClient(config.protocol, { ...clientOptions, clock });
   let scheduleStarted = false;
   try {
-    return await runLoadAcrossWorkers({
+    const load = await runLoadAcrossWorkers({
       workers: config.clientWorkers,
       clientSpec: { protocol: config.protocol, options: clientOptions },
       requests: options.workload.requests,
       warmupRequests: options.workload.warmupRequests,
+      warmupTimeoutMs: config.warmupTimeoutMs,
       arrivalOffsetsMs: options.workload.arrivalOffsetsMs,
       maxConcurrency: config.maxConcurrency,
       mode: loadModeOf(config),
@@ -103,6 +109,12 @@ export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResu
         });
       },
     });
+    // What servers reported that cannot be true is left empty before anything is written (src/analysis/data-quality.ts).
+    // Only the gross cases here: a skewed server clock is corrected later (finish-run), then screened finely.
+    const window = { ...runWindowOf([...load.warmupRecords, ...load.records], load.endTime), toleranceS: GROSS_SERVER_TIME_TOLERANCE_S };
+    screenRecords(load.records, window);
+    screenRecords(load.warmupRecords, window);
+    return load;
   } finally {
     await client.close().catch(() => undefined);
   }

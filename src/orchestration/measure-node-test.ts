@@ -1,5 +1,7 @@
+import { withholdFromChildren } from '../cluster/process/child-env.js';
+import { warmupNotices } from './warmup-notices.js';
 import type { NodeTestConfig } from '../config/schema.js';
-import { systemClock, type Clock } from '../clock/clock.js';
+import { anchoredSystemClock, type Clock } from '../clock/clock.js';
 import type { ServerHandle } from '../types/cluster.js';
 import { buildWorkload, targetRateOf } from './build-workload.js';
 import { checkSimSettings } from './check-sim-settings.js';
@@ -11,6 +13,7 @@ import type { MeasuredRun, RunOptions } from './measured-run.js';
 import type { RunProgress } from './progress.js';
 import { createRunDirectory } from './run-directory.js';
 import { collectServerMetrics } from './server-metrics.js';
+import { joinRunRequestLogs } from './server-request-logs.js';
 
 /** Reports a phase change with no request counts yet. */
 export function phaseReporter(options: RunOptions, clock: Clock, startedMs: number, totalRequests: number) {
@@ -23,12 +26,15 @@ export function phaseReporter(options: RunOptions, clock: Clock, startedMs: numb
  * records every request's lifecycle, and stops the server; analysis and files come after.
  */
 export async function measureNodeTest(config: NodeTestConfig, options: RunOptions = {}): Promise<MeasuredRun> {
-  const clock = options.clock ?? systemClock;
+  // Re-anchored at each run's start: a wall-clock step earlier in this process must not shift this run (see anchoredSystemClock).
+  const clock = options.clock ?? anchoredSystemClock();
   const startedMs = clock.nowMs();
   const report = phaseReporter(options, clock, startedMs, config.numPrompts);
   // Everything that can be checked (the dataset, the arrival trace, the engine profile) is checked before anything is
   // launched.
   const workload = await buildWorkload(config);
+  // The API key is for the load generator only: no server, router or tap process gets the variable.
+  withholdFromChildren(config.apiKeyEnv);
   await checkSimSettings(config);
   const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel: 'node' });
 
@@ -48,6 +54,19 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
     }
     report('writing', `writing ${directory.path}`);
     await serverMetrics.finish(load.startTime, directory.path);
+    // SGLang writes a request's log line after it answered: stop the server first so that its last lines are on disk.
+    await server.stop();
+    const requestLogs = await joinRunRequestLogs({
+      servers: [server],
+      attachedDirectory: config.serverRequestLogDir,
+      records: load.records,
+      warmupRecords: load.warmupRecords,
+      runLogsPath: directory.logsPath,
+    });
+    const notices = [...workload.notices, ...warmupNotices(load.warmupRecords), ...(requestLogs?.notice === undefined ? [] : [requestLogs.notice])];
+    const extras: Record<string, unknown> = {};
+    if (notices.length > 0) extras.notices = notices;
+    if (requestLogs !== undefined) extras.serverRequestLogs = requestLogs.join;
     return {
       runId: directory.runId,
       outputDirectory: directory.path,
@@ -58,7 +77,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
       load,
       events: [],
       slo: config.slo,
-      ...(workload.notices.length > 0 ? { extras: { notices: workload.notices } } : {}),
+      ...(Object.keys(extras).length > 0 ? { extras } : {}),
     };
   } finally {
     await server?.stop().catch(() => undefined);

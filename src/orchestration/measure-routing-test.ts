@@ -1,5 +1,7 @@
+import { withholdFromChildren } from '../cluster/process/child-env.js';
+import { warmupNotices } from './warmup-notices.js';
 import { join } from 'node:path';
-import { systemClock } from '../clock/clock.js';
+import { anchoredSystemClock } from '../clock/clock.js';
 import { failureActions } from '../config/routing-test-config.js';
 import type { RoutingTestConfig } from '../config/schema.js';
 import { FailureExecutor } from '../cluster/failures/failure-executor.js';
@@ -12,6 +14,7 @@ import { checkSimSettings } from './check-sim-settings.js';
 import { flushServerCache } from './flush-cache.js';
 import { raceAbort, throwIfInterrupted } from './interruption.js';
 import { joinTapRecords } from './join-tap-records.js';
+import { joinRunRequestLogs } from './server-request-logs.js';
 import { launchCluster } from './launch-cluster.js';
 import { launchRouter, type LaunchedRouter } from './launch-router.js';
 import { measureLoad } from './measure-load.js';
@@ -26,10 +29,13 @@ import { collectServerMetrics } from './server-metrics.js';
  * Everything launched is stopped before this returns.
  */
 export async function measureRoutingTest(config: RoutingTestConfig, options: RunOptions = {}): Promise<MeasuredRun> {
-  const clock = options.clock ?? systemClock;
+  // Re-anchored at each run's start: a wall-clock step earlier in this process must not shift this run (see anchoredSystemClock).
+  const clock = options.clock ?? anchoredSystemClock();
   const startedMs = clock.nowMs();
   const report = phaseReporter(options, clock, startedMs, config.numPrompts);
   const workload = await buildWorkload(config);
+  // The API key is for the load generator only: no server, router or tap process gets the variable.
+  withholdFromChildren(config.apiKeyEnv);
   await checkSimSettings(config);
   const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel: 'routing' });
   const attachedRouterOnly = config.target === 'attach' && config.url !== undefined;
@@ -86,11 +92,25 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     await serverMetrics.finish(load.startTime, directory.path);
     // Where everything ran: kept beside the configuration, not in it, so a run's config.json can be run again.
     const extras: Record<string, unknown> = { cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url } };
-    if (workload.notices.length > 0) extras.notices = workload.notices;
+    const notices = [...workload.notices, ...warmupNotices(load.warmupRecords)];
+    if (notices.length > 0) extras.notices = notices;
     if (taps !== undefined) {
       const collected = await taps.collect();
       const { matched } = joinTapRecords(load.records, collected.records);
       extras.taps = { matchedRecords: matched, overhead: collected.overhead };
+    }
+    // SGLang writes a request's log line after it answered: stop the servers first so that their last lines are on disk.
+    await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));
+    const requestLogs = await joinRunRequestLogs({
+      servers,
+      attachedDirectory: config.serverRequestLogDir,
+      records: load.records,
+      warmupRecords: load.warmupRecords,
+      runLogsPath: directory.logsPath,
+    });
+    if (requestLogs !== undefined) {
+      extras.serverRequestLogs = requestLogs.join;
+      if (requestLogs.notice !== undefined) extras.notices = [...((extras.notices as string[] | undefined) ?? []), requestLogs.notice];
     }
     return {
       runId: directory.runId,

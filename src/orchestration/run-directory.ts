@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ServelabError } from '../errors/servelab-error.js';
@@ -34,6 +34,17 @@ export async function createRunDirectory(options: { outputDir?: string; resultsR
   const previous = RUN_FILES.find((file) => existsSync(join(path, file)));
   if (previous !== undefined) {
     throw new ServelabError('INVALID_CONFIG', `the output directory ${path} already holds a run (${previous}); choose a new --output-dir, or move that run away first`);
+  }
+  if (existing !== undefined) {
+    // Refused as the messages promise ("new or empty"): a run's files must never mix with anything else's.
+    const entries = await readdir(path).catch(() => [] as string[]);
+    if (entries.length > 0) {
+      const shown = entries.slice(0, 3).map((entry) => JSON.stringify(entry)).join(', ');
+      throw new ServelabError(
+        'INVALID_CONFIG',
+        `the output directory ${path} is not empty (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}: ${shown}${entries.length > 3 ? ', ...' : ''}); give --output-dir a new or empty directory`,
+      );
+    }
   }
   const logsPath = join(path, 'logs');
   try {

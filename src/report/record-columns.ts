@@ -1,6 +1,7 @@
 import type { RequestRecord } from '../types/record.js';
 
-export type RecordColumnKind = 'time' | 'number' | 'string' | 'boolean';
+/** `number`: a count (an integer where it can be); `float`: a measured quantity (always a double); `time`: epoch seconds. */
+export type RecordColumnKind = 'time' | 'number' | 'float' | 'string' | 'boolean';
 
 /** One stored field of a record under its SPEC §2 column name. */
 export interface RecordColumn {
@@ -54,6 +55,17 @@ export const EXTRA_COLUMNS: readonly RecordColumn[] = [
   // Under maxConcurrency: when the load generator handed the request to the client, and whether it waited for a slot.
   { column: 'dispatch_time', field: 'dispatchTime', kind: 'time' },
   { column: 'held_for_concurrency', field: 'heldForConcurrency', kind: 'boolean' },
+  // SGLang's finer timing keys (read by presence from the stream or joined from the server's request log, see
+  // docs/protocols.md). Times as above; latencies in seconds; throughput in output tokens per second.
+  { column: 'server_dispatch_time', field: 'serverDispatchTime', kind: 'time' },
+  { column: 'server_response_sent_time', field: 'serverResponseSentTime', kind: 'time' },
+  { column: 'server_finish_time', field: 'serverFinishTime', kind: 'time' },
+  { column: 'prefill_waiting_latency_s', field: 'prefillWaitingLatency', kind: 'float' },
+  { column: 'prefill_launch_latency_s', field: 'prefillLaunchLatency', kind: 'float' },
+  { column: 'decode_throughput_tok_s', field: 'decodeThroughputTokensPerSecond', kind: 'float' },
+  { column: 'server_status_code', field: 'serverStatusCode', kind: 'number' },
+  // What the server reported that could not be true and was left empty: `field:reason` entries joined by `;`.
+  { column: 'data_quality', field: 'dataQuality', kind: 'string' },
 ];
 
 /** Every stored scalar field of a record (everything but the ITL array and the warmup flag). */

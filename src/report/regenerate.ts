@@ -1,3 +1,4 @@
+import { correctRunClocks } from '../analysis/clock-offset/correct-run-clocks.js';
 import { summarize } from '../analysis/summarize.js';
 import type { RunData } from '../types/run.js';
 import type { SloTargets, Summary } from '../types/summary.js';
@@ -16,7 +17,8 @@ export interface RegenerateOptions {
 export async function regenerateReport(directory: string, options: RegenerateOptions = {}): Promise<{ run: RunData; summary: Summary; written: string[] }> {
   const loaded = await readRunDirectory(directory);
   const slo = options.slo ?? loaded.summaryFile.metrics?.goodput?.slo;
-  const summary = summarize(loaded.run, slo === undefined ? {} : { slo });
-  const written = await writeRunFiles(loaded.run, summary, directory, options.reporterNames ?? DEFAULT_REPORTER_NAMES);
-  return { run: loaded.run, summary, written };
+  const run = correctRunClocks(loaded.run);
+  const summary = summarize(run, slo === undefined ? {} : { slo });
+  const written = await writeRunFiles(run, summary, directory, options.reporterNames ?? DEFAULT_REPORTER_NAMES);
+  return { run, summary, written };
 }

@@ -21,6 +21,17 @@ export interface ClientTimeouts {
   totalMs?: Milliseconds;
 }
 
+/**
+ * Size caps on what a server may send, so that no answer can exhaust the client's memory. Past a cap the request fails
+ * as `malformed_stream`. Absent fields take the defaults (DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SSE_EVENT_BYTES).
+ */
+export interface ClientLimits {
+  /** The most bytes of a non-streamed 2xx body. */
+  maxBodyBytes?: number;
+  /** The most bytes of one server-sent event (a single line included). */
+  maxSseEventBytes?: number;
+}
+
 export interface ProtocolClientOptions {
   /** Base URL of the system under test: the server (node test) or the router (routing test). */
   baseUrl: string;
@@ -32,6 +43,7 @@ export interface ProtocolClientOptions {
   /** Sent as `Authorization: Bearer`; never written to any output. */
   apiKey?: string;
   timeouts?: ClientTimeouts;
+  limits?: ClientLimits;
   /** Upper bound on concurrent connections to `baseUrl`. */
   maxConnections?: number;
   /**

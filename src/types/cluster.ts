@@ -8,6 +8,8 @@ export interface ServerHandle {
   pid?: number;
   /** The file its output goes to, when servelab launched it. */
   logPath?: string;
+  /** Where a launched SGLang server writes its request log (`--export-metrics-to-file-dir`). */
+  requestLogDirectory?: string;
   /** Stops what servelab launched (nothing for an attached server). Safe to call twice. */
   stop(): Promise<void>;
   /** Sends a signal to the launched process group (SIGKILL to crash it, SIGSTOP / SIGCONT to hang and resume it). */

@@ -72,7 +72,33 @@ export interface RooflineProfile {
   kvBytesPerToken?: number;
 }
 
-export type EngineProfile = SimpleProfile | RooflineProfile;
+/**
+ * Step times measured on a real engine, on a grid over what a step does: `stepMs[i][j][k]` is the step time with
+ * `decodeSequences[i]` sequences decoding, `prefillTokens[j]` prompt tokens prefilled and `kvTokens[k]` KV tokens read
+ * by the decoding sequences. Between grid points the time is interpolated linearly along each axis; past an axis's
+ * last point it is extrapolated along the last segment.
+ */
+export interface MeasuredStepTable {
+  decodeSequences: number[];
+  prefillTokens: number[];
+  kvTokens: number[];
+  stepMs: number[][][];
+}
+
+/** A profile read off a calibration sweep instead of a formula: for engines the roofline form does not describe. */
+export interface MeasuredProfile {
+  kind: 'measured';
+  name: string;
+  description: string;
+  model: string;
+  hardware: string;
+  derivation: string[];
+  table: MeasuredStepTable;
+  maxTotalTokens: number;
+  contextLength: number;
+}
+
+export type EngineProfile = SimpleProfile | RooflineProfile | MeasuredProfile;
 
 /** What one scheduling step does, as the cost model sees it. */
 export interface StepWork {

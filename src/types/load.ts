@@ -59,6 +59,11 @@ export interface RunLoadOptions {
   requests: WorkloadRequest[];
   /** Sent first, one after another, and awaited; recorded in `warmupRecords`, never in `records`. */
   warmupRequests: WorkloadRequest[];
+  /**
+   * How long one warmup request may take; past it the request is cancelled, recorded as `total_timeout`, and the run
+   * goes on (a hung warmup must never block the measured load). Absent: the client's own deadlines only.
+   */
+  warmupTimeoutMs?: number;
   /** One per measured request: its instant in milliseconds after the schedule origin `t0`. */
   arrivalOffsetsMs: Float64Array;
   /** Cap on requests in flight; an arrival beyond it waits for a slot (and its record says so). */

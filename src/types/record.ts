@@ -46,6 +46,25 @@ export interface ClientOutcome {
   queueTimeEnd?: EpochSeconds;
   /** SGLang `prefill_finished_time`, else the first chunk's `response_sent_to_client_ts` (server clock). */
   serverFirstTokenTime?: EpochSeconds;
+  /**
+   * When SGLang's API server finished handing the request to the scheduler: `api_server_dispatch_finish_ts` (2026),
+   * else `request_sent_to_scheduler_ts` (2025 releases). From `serverCreatedTime` to here is the dispatch stage
+   * (tokenizing and the hand-over), before the scheduler's queue (server clock).
+   */
+  serverDispatchTime?: EpochSeconds;
+  /**
+   * SGLang `response_sent_to_client_ts`: for a streamed request, when the server sent its first event; for a
+   * non-streamed one, when it sent the answer (server clock).
+   */
+  serverResponseSentTime?: EpochSeconds;
+  /** When the server finished the request: `request_finished_ts` (2026), else `decode_finished_ts` (2025) (server clock). */
+  serverFinishTime?: EpochSeconds;
+  /** SGLang `prefill_waiting_latency`: from forward entry to the start of its prefill batch, in seconds (scheduler). */
+  prefillWaitingLatency?: Seconds;
+  /** SGLang `prefill_launch_latency`: how long its prefill batch ran, in seconds (scheduler). */
+  prefillLaunchLatency?: Seconds;
+  /** SGLang `decode_throughput`: output tokens per second of decode, as the server computed it. */
+  decodeThroughputTokensPerSecond?: number;
 
   actualPromptTokens?: number;
   actualOutputTokens?: number;
@@ -65,6 +84,11 @@ export interface ClientOutcome {
   /** A human-readable explanation of the error (first 300 characters). */
   errorMessage?: string;
   httpStatus?: number;
+  /**
+   * The status code a server gave inside a 200 stream for a request it failed: SGLang's abort event
+   * (`finish_reason.status_code`) or an OpenAI-compatible error chunk (`error.code`).
+   */
+  serverStatusCode?: number;
 }
 
 /**
@@ -103,4 +127,10 @@ export interface RequestRecord extends ClientOutcome {
   host?: string;
   /** How many times the router retried the request on another worker, when the router tells. */
   retries?: number;
+  /**
+   * Fields a server reported that could not be true and were left empty, as `field:reason` entries joined by `;`
+   * (reasons: outside_run, negative_duration, impossible_count); see src/analysis/data-quality.ts. Absent when nothing
+   * was removed.
+   */
+  dataQuality?: string;
 }

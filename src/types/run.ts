@@ -1,3 +1,4 @@
+import type { ClockOffsetEstimate } from './clock-offset.js';
 import type { RequestRecord } from './record.js';
 import type { EpochSeconds } from './time.js';
 
@@ -36,7 +37,15 @@ export interface RunData {
   info: RunInfo;
   /** The resolved configuration, written as `config.json`. */
   config: Record<string, unknown>;
+  /**
+   * The records analysis and the tables read: server instants are on the client's clock where a clock offset was
+   * estimated and corrected (see `clockOffsets`).
+   */
   records: RequestRecord[];
+  /** The records as measured, when `records` holds corrected copies: what requests.jsonl keeps. */
+  rawRecords?: RequestRecord[];
+  /** Each server's clock offset against the client's, estimated from the requests (absent in virtual time). */
+  clockOffsets?: ClockOffsetEstimate[];
   events: RunEvent[];
   /** Further measurements some runs have (the taps' overhead, scraped server metrics), keyed by what they are. */
   extras?: Record<string, unknown>;

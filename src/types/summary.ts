@@ -1,3 +1,4 @@
+import type { ClockOffsetEstimate } from './clock-offset.js';
 import type { EpochSeconds, Seconds } from './time.js';
 
 /**
@@ -123,13 +124,36 @@ export interface StageConcurrency {
   entryRate: number;
   /** Mean time spent in the stage (seconds), over the requests whose stage has both ends. */
   meanResidenceSeconds: number | null;
-  /**
-   * Little's law check: entryRate × meanResidenceSeconds, which should equal `timeWeightedMean` (L = λW) when every
-   * request that entered also left inside the window.
-   */
-  littlesLawPrediction: number | null;
-  /** |prediction − timeWeightedMean| / timeWeightedMean; null when either is unknown or zero. */
-  littlesLawRelativeError: number | null;
+  /** Little's law over the steady window of the run: can fail (see LittlesLawCheck). */
+  littlesLaw: LittlesLawCheck;
+}
+
+/**
+ * Little's law (L = λW) checked over a steady-state window: the middle of the arrival period, leaving out the ramp-up
+ * (first 10% of it) and the drain (last 10%, and everything after the last arrival). L is the time-averaged count in
+ * the window; λ the entries into the stage inside the window per second; W the mean full residence of those entries
+ * (including time after the window). Over a window holding every interval whole this would be an identity; over a
+ * steady window it is not: it fails when the stage was not in steady state (a queue that grew or drained across the
+ * window) or when timestamps are inconsistent (a shifted clock reading makes some residence far longer than the time
+ * it actually occupied the window).
+ */
+export interface LittlesLawCheck {
+  verdict: 'pass' | 'fail' | 'not_checked';
+  /** Why it was not checked (too few entries, a window too short for the residence times); null when checked. */
+  reason: string | null;
+  /** The steady window (epoch seconds); null when the run has no arrival period. */
+  windowStart: number | null;
+  windowEnd: number | null;
+  /** L, λ, W over the window; null when not computable. */
+  timeWeightedMean: number | null;
+  entryRate: number | null;
+  meanResidenceSeconds: number | null;
+  /** λ × W. */
+  prediction: number | null;
+  /** |λW − L| / L. */
+  relativeError: number | null;
+  /** The largest relative error that passes. */
+  tolerance: number;
 }
 
 export type ConcurrencyStage = 'in_system' | 'in_router' | 'waiting_in_server_queue' | 'running';
@@ -153,6 +177,8 @@ export interface Goodput {
 
 /** Per-server view of a routing test (record.host). */
 export interface NodeSummary {
+  /** The node index `--failure-schedule` uses for this server; null when the run does not list its servers. */
+  node: number | null;
   host: string;
   requests: number;
   succeeded: number;
@@ -203,10 +229,25 @@ export interface EventImpact {
   /** The same instant in seconds after the run's t0: the `time` of the matching entry of summary.json's `events`. */
   timeSinceT0: Seconds;
   kind: string;
+  /** The node index `--failure-schedule` uses. */
   node?: number;
+  /** The node's URL (as in nodes.csv), when the run lists its servers. */
+  nodeUrl?: string;
+  /**
+   * `node`: windows, failures and recovery count only the requests this node served or was chosen for; `cluster`:
+   * every request of the run (an event on no node, or a run that does not say which server is which node).
+   */
+  attribution: 'node' | 'cluster';
+  /** Node events: failures in the same span that named no server (refused before the router chose one). */
+  unattributedFailures?: number;
+  /** Why the baseline (`before`) is empty, when it is. */
+  baselineNote?: string;
   before: WindowLoad;
   after: WindowLoad;
-  /** Requests that failed (by failure time) between this event and the next one (or the end), wherever they arrived. */
+  /**
+   * Requests that failed (by failure time) between this event and the next one (node events: the node's next event;
+   * or the end), wherever they arrived; node events count only that node's requests.
+   */
   failuresUntilNextEvent: number;
   /** Seconds from the event to the last such failure: how long errors went on. Null when none failed. */
   errorsStoppedAfterSeconds: number | null;
@@ -215,6 +256,8 @@ export interface EventImpact {
    * failure (analysis/recovery.ts says exactly how); null when the run never got back to it.
    */
   recoverySeconds?: number | null;
+  /** Restore events: the rule behind `recoverySeconds`, in words. */
+  recoveryRule?: string;
 }
 
 /**
@@ -248,4 +291,22 @@ export interface Summary {
   routing?: RoutingSummary;
   /** One entry per run event (node failures, restores), in time order; absent when the run had none. */
   events?: EventImpact[];
+  /** What servers reported that could not be true and was left empty (src/analysis/data-quality.ts). */
+  dataQuality: DataQualitySummary;
+  /**
+   * Per server: its clock's offset against the client's, bounded by the run's own requests, and whether the files'
+   * server instants were corrected by it (docs/metrics.md, "Clocks"). Absent in virtual time (one clock).
+   */
+  clockOffsets?: ClockOffsetEstimate[];
 }
+
+/** The data-quality section of a summary: what was left out, per field and reason. */
+export interface DataQualitySummary {
+  /** Records that lost at least one field. */
+  recordsAffected: number;
+  /** `field:reason` → how many records lost that field for that reason. */
+  removedFields: Record<string, number>;
+  /** How the screening decides, in words (printed beside the counts). */
+  rule: string;
+}
+

@@ -14,7 +14,10 @@ describe('event impact', () => {
     expect(crash?.failuresUntilNextEvent).toBe(13);
     expect(crash?.after.failuresPerSecond).toBeCloseTo(13 / 2, 9);
     expect(crash?.errorsStoppedAfterSeconds).toBeCloseTo(1.86, 5);
-    expect(crash?.before.from).toBeCloseTo(T0 + 0.001, 6); // cut at the first arrival
+    // Cut at the end of the ramp-up: first arrival (0.001 s) + 10% of the 5.95 s arrival period.
+    expect(crash?.before.from).toBeCloseTo(T0 + 0.596, 6);
+    expect(crash?.attribution).toBe('node');
+    expect(crash?.nodeUrl).toBe('http://127.0.0.1:30002');
     expect(crash?.after.to).toBe(T0 + 5); // cut at the next event
     expect(crash?.before.ttftP50).toBeCloseTo(0.049, 6);
     expect(restore?.kind).toBe('restore');

@@ -57,7 +57,7 @@ describe('summarize', () => {
     const inSystem = summary.concurrency.stages?.in_system;
     expect(inSystem?.peak).toBe(1);
     expect(inSystem?.timeWeightedMean).toBeCloseTo((3 * 0.249) / duration, DIGITS);
-    expect(inSystem?.littlesLawRelativeError).toBeLessThan(1e-6);
+    expect(inSystem?.littlesLaw.verdict).toBe('not_checked'); // four requests: too few to tell
     expect(summary.concurrency.stages?.waiting_in_server_queue?.timeWeightedMean).toBeCloseTo(0.03 / duration, DIGITS);
   });
 

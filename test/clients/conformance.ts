@@ -17,7 +17,7 @@ const SETTLE_MS = 20;
 export function requestFor(requestId: string, signal?: AbortSignal): ClientRequest {
   return {
     requestId,
-    workload: { datasetIndex: 0, prompt: 'one two three four five six seven eight', inputLength: 8, outputLength: 4 },
+    workload: { datasetIndex: 0, prompt: 'one two three four five six seven eight', inputLength: 8, outputLength: 32 },
     signal,
   };
 }
@@ -53,7 +53,8 @@ const ALL_ERROR_CLASSES: ErrorClass[] = [
  * behaviour of SPEC §2 and every error class of `ErrorClass`.
  */
 export function runClientConformance(wire: ProtocolWire, httpTransport: HttpTransportName): void {
-  describe(`${wire.protocol} client conformance over ${httpTransport}`, () => {
+  const keys = wire.serverTiming === undefined ? '' : ` with SGLang ${wire.serverTiming.generation} timing keys`;
+  describe(`${wire.protocol} client conformance${keys} over ${httpTransport}`, () => {
     const cleanups: (() => Promise<void>)[] = [];
     const reachedErrors = new Set<ErrorClass>();
 
@@ -336,6 +337,33 @@ export function runClientConformance(wire: ProtocolWire, httpTransport: HttpTran
       expect(outcome.finishReason).toBe('length');
       expect(outcome.interTokenLatencies).toBeUndefined();
     });
+
+    const timing = wire.serverTiming;
+    if (timing !== undefined) {
+      it(`reads the ${timing.generation} server timing keys by presence, on a stream and on a whole answer`, async () => {
+        const clock = new ObservedClock(0);
+        const streamServer = await serve(() => ({ steps: steadyStream(clock, 6, 20, 5) }));
+        const streamed = await client(streamServer.url, { clock }).send(requestFor('req-timing'));
+        expect(streamed.success).toBe(true);
+        expect(streamed.actualOutputTokens).toBe(6);
+        expect(streamed.numRetractions).toBe(0);
+        for (const [key, value] of Object.entries(timing.expected)) {
+          const actual = streamed[key as keyof ClientOutcome];
+          if (typeof value === 'number') expect(actual, key).toBeCloseTo(value, 6);
+          else expect(actual, key).toEqual(value);
+        }
+
+        const wholeServer = await serve(() => ({
+          headers: { 'content-type': 'application/json' },
+          steps: [{ write: wire.wholeBody(PROMPT_TOKENS, 4, 'length') }, { end: true }],
+        }));
+        const whole = await client(wholeServer.url, { stream: false }).send(requestFor('req-timing-whole'));
+        expect(whole.success).toBe(true);
+        expect(whole.serverCreatedTime).toBeCloseTo(timing.expected.serverCreatedTime ?? 0, 6);
+        expect(whole.serverFirstTokenTime).toBeCloseTo(timing.expected.serverFirstTokenTime ?? 0, 6);
+        expect(whole.serverFinishTime).toBeCloseTo(timing.expected.serverFinishTime ?? 0, 6);
+      });
+    }
 
     it('reuses keep-alive connections and opens no more than maxConnections', async () => {
       const server = await serve(() => ({

@@ -23,7 +23,8 @@ describe('openai chat specifics', () => {
     });
     expect(sent.body?.['messages']).toEqual([{ role: 'user', content: 'one two three four five six seven eight' }]);
     expect(sent.body?.['model']).toBe('m');
-    expect(sent.body?.['stream_options']).toEqual({ include_usage: true });
+    expect(sent.body?.['stream_options']).toEqual({ include_usage: true, continuous_usage_stats: true });
+    expect(sent.body?.['rid']).toBe('chat-body');
     expect(sent.headers['authorization']).toBe('Bearer sk-test');
     expect(outcome.success).toBe(true);
     expect(outcome.actualOutputTokens).toBe(2);

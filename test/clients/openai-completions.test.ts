@@ -11,7 +11,7 @@ runClientConformance(openAiCompletionsWire, 'socket');
 runClientConformance(openAiCompletionsWire, 'undici');
 
 describe('openai completions specifics', () => {
-  it('sends model, prompt, max_tokens, temperature, stream_options and ignore_eos', async () => {
+  it('sends model, prompt, max_tokens, temperature, rid, stream_options (usage on every chunk) and ignore_eos', async () => {
     const final = openAiCompletionsWire.tokenEvent(1, { finish: 'length' });
     const { outcome, sent } = await sendOnce('openai-completions', requestFor('cmpl-body'), [final, '[DONE]'], {
       model: 'meta-llama/Llama-3.1-8B-Instruct',
@@ -19,10 +19,11 @@ describe('openai completions specifics', () => {
     expect(outcome.success).toBe(true);
     expect(sent.body).toEqual({
       model: 'meta-llama/Llama-3.1-8B-Instruct',
-      max_tokens: 4,
+      max_tokens: 32,
       temperature: 0,
       stream: true,
-      stream_options: { include_usage: true },
+      rid: 'cmpl-body',
+      stream_options: { include_usage: true, continuous_usage_stats: true },
       ignore_eos: true,
       prompt: 'one two three four five six seven eight',
     });
@@ -49,6 +50,52 @@ describe('openai completions specifics', () => {
     await server.close();
     expect(outcome.success).toBe(true);
     expect(server.requests[0]?.path).toBe('/prefix/v1/completions');
-    expect(server.requests[0]?.body).toEqual({ model: 'default', max_tokens: 2, temperature: 0, stream: false, prompt: [1, 2, 3] });
+    expect(server.requests[0]?.body).toEqual({ model: 'default', max_tokens: 2, temperature: 0, stream: false, rid: 'cmpl-ids', prompt: [1, 2, 3] });
+  });
+});
+
+describe('openai completions: per-chunk usage and error chunks (SGLang 2026)', () => {
+  const chunk = (text: string, completionTokens: number | undefined, finish: string | null = null) =>
+    JSON.stringify({
+      id: 'cmpl-usage',
+      object: 'text_completion',
+      created: 1_760_000_000,
+      model: 'm',
+      choices: [{ index: 0, text, logprobs: null, finish_reason: finish, matched_stop: null }],
+      usage: completionTokens === undefined ? null : { prompt_tokens: 8, total_tokens: 8 + completionTokens, completion_tokens: completionTokens, prompt_tokens_details: null, reasoning_tokens: 0 },
+    });
+
+  it('counts the tokens a chunk carried from its usage, also when its text was held back', async () => {
+    const { outcome } = await sendOnce('openai-completions', requestFor('cmpl-held'), [
+      chunk(' a', 1),
+      chunk('', 2), // a token whose text the detokenizer has not released yet
+      chunk(' bcd', 5),
+      chunk(' e', 6, 'length'),
+      '[DONE]',
+    ]);
+    expect(outcome.success).toBe(true);
+    expect(outcome.actualOutputTokens).toBe(6);
+    expect(outcome.interTokenLatencies).toHaveLength(5);
+  });
+
+  it('keeps counting right when usage is missing on some chunks', async () => {
+    const { outcome } = await sendOnce('openai-completions', requestFor('cmpl-mixed'), [
+      chunk(' a', undefined),
+      chunk(' b', undefined),
+      chunk(' cd', 4),
+      chunk(' e', 5, 'length'),
+      '[DONE]',
+    ]);
+    expect(outcome.actualOutputTokens).toBe(5);
+    expect(outcome.interTokenLatencies).toHaveLength(4);
+  });
+
+  it('fails an error chunk with its code and message', async () => {
+    const error = JSON.stringify({ error: { object: 'error', message: 'The server is overloaded.', type: 'SERVICE_UNAVAILABLE', param: null, code: 503 } });
+    const { outcome } = await sendOnce('openai-completions', requestFor('cmpl-error'), [chunk(' a', 1), error, '[DONE]']);
+    expect(outcome.success).toBe(false);
+    expect(outcome.error).toBe('server_error');
+    expect(outcome.errorMessage).toContain('The server is overloaded.');
+    expect(outcome.serverStatusCode).toBe(503);
   });
 });

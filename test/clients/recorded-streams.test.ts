@@ -24,9 +24,13 @@ interface RecordedCase {
   finishLagEvents?: number;
 }
 
+/**
+ * One set per SGLang generation (test/fixtures/streams/README.md names the commits they follow): the 2026 key set
+ * (`sglang-2026/`) and the 2025 one (`sglang-2025/`), plus other OpenAI-compatible servers (`openai/`).
+ */
 const cases: RecordedCase[] = [
   {
-    file: 'sglang/generate-stream-enable-metrics.sse',
+    file: 'sglang-2026/generate-stream-enable-metrics.sse',
     protocol: 'sglang',
     gaps: 15,
     expected: {
@@ -37,13 +41,20 @@ const cases: RecordedCase[] = [
       numRetractions: 0,
       finishReason: 'length',
       serverCreatedTime: 1763712000.412031,
+      serverDispatchTime: 1763712000.416688,
       queueTimeEnd: 1763712000.437915,
       queueTimeStart: 1763712000.437915 - 0.019842,
       serverFirstTokenTime: 1763712000.489207,
+      // Stamped on the first event and repeated on the final one, which must not be read as the finish.
+      serverResponseSentTime: 1763712000.489655,
+      serverFinishTime: 1763712000.703765,
+      prefillWaitingLatency: 0.000412,
+      prefillLaunchLatency: 0.001206,
+      decodeThroughputTokensPerSecond: 74.91,
     },
   },
   {
-    file: 'sglang/generate-stream-plain.sse',
+    file: 'sglang-2026/generate-stream-plain.sse',
     protocol: 'sglang',
     gaps: 7,
     expected: {
@@ -54,13 +65,45 @@ const cases: RecordedCase[] = [
       numRetractions: 0,
       finishReason: 'stop',
       serverCreatedTime: undefined,
+      serverDispatchTime: undefined,
       queueTimeStart: undefined,
       queueTimeEnd: undefined,
-      serverFirstTokenTime: undefined,
+      // Without --enable-metrics the only server time is the first event's send stamp (SPEC §2's fallback).
+      serverFirstTokenTime: 1763712010.143028,
+      serverResponseSentTime: 1763712010.143028,
+      serverFinishTime: undefined,
+      prefillWaitingLatency: undefined,
     },
   },
   {
-    file: 'sglang/generate-stream-legacy-crlf.sse',
+    file: 'sglang-2026/generate-stream-abort.sse',
+    protocol: 'sglang',
+    gaps: 0,
+    expected: {
+      success: false,
+      error: 'server_error',
+      errorMessage: "(status 400): The input (40000 tokens) is longer than the model's context length",
+      serverStatusCode: 400,
+      finishReason: 'abort',
+      actualPromptTokens: 40000,
+      actualOutputTokens: 0,
+    },
+  },
+  {
+    file: 'sglang-2026/generate-stream-error-event.sse',
+    protocol: 'sglang',
+    gaps: 0,
+    expected: { success: false, error: 'server_error', errorMessage: 'Detokenizer process exited unexpectedly.' },
+  },
+  {
+    file: 'sglang-2026/completions-stream-usage.sse',
+    protocol: 'openai-completions',
+    // 8 tokens in 6 chunks: two chunks carry two tokens each, as their per-chunk usage says.
+    gaps: 7,
+    expected: { success: true, actualOutputTokens: 8, actualPromptTokens: 32, cachedTokens: 16, finishReason: 'length' },
+  },
+  {
+    file: 'sglang-2025/generate-stream-enable-metrics-crlf.sse',
     protocol: 'sglang',
     gaps: 5,
     expected: {
@@ -69,27 +112,20 @@ const cases: RecordedCase[] = [
       numRetractions: 1,
       finishReason: 'length',
       serverCreatedTime: 1752300000.1,
+      serverDispatchTime: 1752300000.1035,
       serverFirstTokenTime: 1752300000.13125,
+      serverResponseSentTime: 1752300000.131377,
+      serverFinishTime: 1752300000.183112,
+      decodeThroughputTokensPerSecond: 115.6,
       queueTimeEnd: undefined,
+      prefillWaitingLatency: undefined,
     },
   },
   {
-    file: 'sglang/generate-stream-abort.sse',
+    file: 'sglang-2025/generate-stream-abort-waiting-queue.sse',
     protocol: 'sglang',
     gaps: 0,
-    expected: { success: false, error: 'server_error', finishReason: 'abort', actualPromptTokens: 40000, actualOutputTokens: 0 },
-  },
-  {
-    file: 'sglang/generate-stream-error-event.sse',
-    protocol: 'sglang',
-    gaps: 0,
-    expected: { success: false, error: 'server_error', errorMessage: 'Detokenizer process exited unexpectedly.' },
-  },
-  {
-    file: 'openai/sglang-completions-stream-usage.sse',
-    protocol: 'openai-completions',
-    gaps: 7,
-    expected: { success: true, actualOutputTokens: 8, actualPromptTokens: 32, cachedTokens: 16, finishReason: 'length' },
+    expected: { success: false, error: 'server_error', errorMessage: 'Abort in waiting queue', serverStatusCode: undefined, finishReason: 'abort', actualOutputTokens: 0 },
   },
   {
     file: 'openai/openai-chat-stream-usage.sse',

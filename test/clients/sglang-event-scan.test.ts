@@ -3,12 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { findMetaInfo, scanMidStreamCompletionTokens } from '../../src/clients/sglang-native/sglang-event-scan.js';
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/streams/sglang/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../fixtures/streams/', import.meta.url));
 
 describe('scanMidStreamCompletionTokens', () => {
   it('agrees with JSON.parse on every mid-stream event of the recorded SGLang streams, and declines final ones', async () => {
     let scanned = 0;
-    for (const file of ['generate-stream-enable-metrics.sse', 'generate-stream-plain.sse', 'generate-stream-legacy-crlf.sse']) {
+    for (const file of ['sglang-2026/generate-stream-enable-metrics.sse', 'sglang-2026/generate-stream-plain.sse', 'sglang-2025/generate-stream-enable-metrics-crlf.sse']) {
       const text = await readFile(FIXTURES + file, 'utf8');
       for (const block of text.split(/\r?\n\r?\n/)) {
         if (!block.startsWith('data: {')) continue;
@@ -73,7 +73,7 @@ describe('findMetaInfo', () => {
 
   it('gives the same counts when the scan starts at meta_info as from the start, on every recorded event', async () => {
     let compared = 0;
-    for (const file of ['generate-stream-enable-metrics.sse', 'generate-stream-plain.sse', 'generate-stream-legacy-crlf.sse']) {
+    for (const file of ['sglang-2026/generate-stream-enable-metrics.sse', 'sglang-2026/generate-stream-plain.sse', 'sglang-2025/generate-stream-enable-metrics-crlf.sse']) {
       const text = await readFile(FIXTURES + file, 'utf8');
       let tail: number | undefined;
       const remembered = { finishReason: -1, completionTokens: -1 };

@@ -4,10 +4,14 @@ import { createProtocolClient } from '../../src/clients/registry.js';
 import type { ClientRequest } from '../../src/types/client.js';
 import { requestFor, runClientConformance } from './conformance.js';
 import { sendOnce } from './helpers/one-shot.js';
-import { sglangWire } from './helpers/wires.js';
+import { startScriptedServer } from './helpers/scripted-server.js';
+import { sglang2025Wire, sglang2026Wire, sglangWire } from './helpers/wires.js';
 
+// The suite runs on a server without timing keys and on each SGLang generation's key set.
 runClientConformance(sglangWire, 'socket');
 runClientConformance(sglangWire, 'undici');
+runClientConformance(sglang2026Wire, 'socket');
+runClientConformance(sglang2025Wire, 'undici');
 
 describe('sglang /generate specifics', () => {
   const finalEvent = sglangWire.tokenEvent(2, { finish: 'length' });
@@ -18,7 +22,7 @@ describe('sglang /generate specifics', () => {
     });
     expect(text.sent.body).toEqual({
       text: 'one two three four five six seven eight',
-      sampling_params: { max_new_tokens: 4, ignore_eos: false, temperature: 0.7 },
+      sampling_params: { max_new_tokens: 32, ignore_eos: false, temperature: 0.7 },
       stream: true,
       rid: 'rid-text',
     });
@@ -90,27 +94,73 @@ describe('sglang /generate specifics', () => {
     expect(received - (early.outcome.queueTimeStart as number)).toBeGreaterThan(4e-6);
   });
 
-  it("falls back to the first token chunk's response_sent_to_client_ts, and leaves the cell empty otherwise", async () => {
+  it('reads response_sent_to_client_ts as SGLang sets it: the first event of a stream, the whole answer otherwise', async () => {
     const event = (completionTokens: number, finish: boolean, extra: Record<string, unknown>) =>
       JSON.stringify({
         text: 'x',
         meta_info: { id: 'r', finish_reason: finish ? { type: 'length' } : null, completion_tokens: completionTokens, ...extra },
       });
+    // Without --enable-metrics the key rides on the first streamed event only: the first-token fallback (SPEC §2).
     const onFirst = await sendOnce('sglang', requestFor('rid-fallback'), [
       event(1, false, { response_sent_to_client_ts: 50.5 }),
       event(2, true, {}),
       '[DONE]',
     ]);
     expect(onFirst.outcome.serverFirstTokenTime).toBe(50.5);
-    const onlyOnLast = await sendOnce('sglang', requestFor('rid-no-fallback'), [
-      event(1, false, {}),
-      event(2, true, { response_sent_to_client_ts: 51.5 }),
+    expect(onFirst.outcome.serverResponseSentTime).toBe(50.5);
+    // With it, the final event repeats the first event's stamp: the same instant, not the finish.
+    const repeated = await sendOnce('sglang', requestFor('rid-repeat'), [
+      event(1, false, { response_sent_to_client_ts: 50.5 }),
+      event(2, true, { response_sent_to_client_ts: 50.5, request_finished_ts: 52.0 }),
       '[DONE]',
     ]);
-    expect(onlyOnLast.outcome.success).toBe(true);
-    expect(onlyOnLast.outcome.serverFirstTokenTime).toBeUndefined();
-    expect(onlyOnLast.outcome.serverCreatedTime).toBeUndefined();
-    expect(onlyOnLast.outcome.actualPromptTokens).toBeUndefined();
+    expect(repeated.outcome.serverResponseSentTime).toBe(50.5);
+    expect(repeated.outcome.serverFinishTime).toBe(52.0);
+    // A whole answer is stamped when it leaves: that is no first-token time.
+    const server = await startScriptedServer(() => ({
+      headers: { 'content-type': 'application/json' },
+      steps: [{ write: event(2, true, { response_sent_to_client_ts: 51.5 }) }, { end: true }],
+    }));
+    const client = createProtocolClient('sglang', { baseUrl: server.url, stream: false, sampling: { temperature: 0, ignoreEos: true }, clock: systemClock });
+    const whole = await client.send(requestFor('rid-whole'));
+    await client.close();
+    await server.close();
+    expect(whole.success).toBe(true);
+    expect(whole.serverResponseSentTime).toBe(51.5);
+    expect(whole.serverFirstTokenTime).toBeUndefined();
+    expect(whole.serverCreatedTime).toBeUndefined();
+  });
+
+  it('reads the 2026 prefill latencies even when the scheduler sends them null at first, and still scans later events', async () => {
+    const event = (completionTokens: number, extra: Record<string, unknown>) =>
+      JSON.stringify({ text: 'x'.repeat(completionTokens), meta_info: { id: 'r', finish_reason: null, completion_tokens: completionTokens, ...extra } });
+    const scheduled = { forward_entry_time: 10.5, prefill_finished_time: 10.75, queue_time: 0.25 };
+    const { outcome } = await sendOnce('sglang', requestFor('rid-latencies'), [
+      event(1, { ...scheduled, prefill_waiting_latency: null, prefill_launch_latency: null }),
+      event(2, { ...scheduled, prefill_waiting_latency: 0.001, prefill_launch_latency: 0.002 }),
+      JSON.stringify({ text: 'xxx', meta_info: { id: 'r', finish_reason: { type: 'length' }, completion_tokens: 3, ...scheduled, prefill_waiting_latency: 0.001, prefill_launch_latency: 0.002 } }),
+      '[DONE]',
+    ]);
+    expect(outcome.success).toBe(true);
+    expect(outcome.prefillWaitingLatency).toBe(0.001);
+    expect(outcome.prefillLaunchLatency).toBe(0.002);
+    expect(outcome.actualOutputTokens).toBe(3);
+  });
+
+  it('fails an abort event with its status code and message', async () => {
+    const { outcome } = await sendOnce('sglang', requestFor('rid-abort'), [
+      JSON.stringify({
+        text: '',
+        meta_info: { id: 'rid-abort', finish_reason: { type: 'abort', message: 'The server is overloaded.', status_code: 503 }, completion_tokens: 0 },
+      }),
+      '[DONE]',
+    ]);
+    expect(outcome.success).toBe(false);
+    expect(outcome.error).toBe('server_error');
+    expect(outcome.serverStatusCode).toBe(503);
+    expect(outcome.httpStatus).toBe(200);
+    expect(outcome.errorMessage).toBe('the server aborted the request (status 503): The server is overloaded.');
+    expect(outcome.finishReason).toBe('abort');
   });
 
   it('reports an event without meta_info as malformed_stream', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SseParser } from '../../src/clients/sse/sse-parser.js';
 
 interface Received {
@@ -71,5 +71,53 @@ describe('SseParser', () => {
     const parser = new SseParser((data) => events.push(data));
     parser.push(new TextEncoder().encode('data: 42\n\n'));
     expect(events).toEqual(['42']);
+  });
+});
+
+describe('long lines (issue 11: a 10 MB line used to cost ~74 s, re-copied on every chunk)', () => {
+  it('a 10 MB line in 16 KiB chunks is joined once: bytes copied stay linear in the line', () => {
+    const lineBytes = 10 * 1024 * 1024;
+    const body = Buffer.from(`data: ${'z'.repeat(lineBytes)}\n\n`);
+    const events: string[] = [];
+    const parser = new SseParser((data) => events.push(data));
+    const concat = vi.spyOn(Buffer, 'concat');
+    let copiedBytes = 0;
+    concat.mockImplementation(function (this: unknown, list: readonly Uint8Array[], totalLength?: number) {
+      const joined = Buffer.from(new Uint8Array(totalLength ?? list.reduce((sum, piece) => sum + piece.length, 0)));
+      let offset = 0;
+      for (const piece of list) {
+        joined.set(piece, offset);
+        offset += piece.length;
+      }
+      copiedBytes += joined.length;
+      return joined;
+    });
+    try {
+      for (let start = 0; start < body.length; start += 16_384) expect(parser.push(body.subarray(start, start + 16_384))).toBe(true);
+    } finally {
+      concat.mockRestore();
+    }
+    expect(events).toHaveLength(1);
+    expect(events[0]?.length).toBe(lineBytes);
+    // One join of the whole line (the quadratic parser copied ~3,200 MB here).
+    expect(copiedBytes).toBeLessThanOrEqual(body.length);
+  });
+
+  it('an event past maxEventBytes stops the parser: push returns false and nothing more is held', () => {
+    const events: string[] = [];
+    const parser = new SseParser((data) => events.push(data), { maxEventBytes: 1000 });
+    expect(parser.push(Buffer.from('data: ok\n\n'))).toBe(true);
+    expect(parser.push(Buffer.from(`data: ${'a'.repeat(600)}`))).toBe(true);
+    expect(parser.push(Buffer.from('a'.repeat(600)))).toBe(false);
+    expect(parser.heldBytes).toBe(0);
+    expect(parser.push(Buffer.from('\n\ndata: late\n\n'))).toBe(false);
+    expect(events).toEqual(['ok']);
+  });
+
+  it('many data lines of one event count together; comments do not count', () => {
+    const parser = new SseParser(() => undefined, { maxEventBytes: 100 });
+    for (let index = 0; index < 50; index++) expect(parser.push(Buffer.from(': keep-alive ping\n'))).toBe(true);
+    expect(parser.push(Buffer.from(`data: ${'b'.repeat(40)}\ndata: ${'b'.repeat(40)}\n`))).toBe(true);
+    expect(parser.push(Buffer.from(`data: ${'b'.repeat(40)}\n`))).toBe(false);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 
 /**
  * A reusable conformance check for SGLang's streaming `/generate` answer (SPEC §5), applied both to live servers (the
- * simulated engine) and to streams recorded from real SGLang servers (test/fixtures/streams/sglang/). It returns the
+ * simulated engine) and to streams recorded from real SGLang servers (test/fixtures/streams/sglang-2026/). It returns the
  * list of violations instead of throwing, so a test can show every problem at once.
  */
 

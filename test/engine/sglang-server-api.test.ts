@@ -5,7 +5,8 @@ import { startSimServer } from '../../src/engine/http/start-sim-server.js';
 import type { RunningSimServer } from '../../src/engine/http/start-sim-server.js';
 import { checkGenerateStream, describeGenerateStreamConformance, parseSseBody } from '../conformance/sglang-server-api.js';
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'streams', 'sglang');
+// The simulated engine follows the 2026 key set; the 2025 set is the client's concern (test/clients).
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'streams', 'sglang-2026');
 
 describe('SGLang /generate stream conformance: the simulated engine', () => {
   let server: RunningSimServer;
@@ -73,7 +74,7 @@ describe('the shared live-server suite against the simulator', () => {
 });
 
 describe('SGLang /generate stream conformance: recorded SGLang streams', () => {
-  const files = readdirSync(FIXTURES).filter((file) => file.endsWith('.sse'));
+  const files = readdirSync(FIXTURES).filter((file) => file.startsWith('generate-') && file.endsWith('.sse'));
 
   test('there are recorded streams to check', () => {
     expect(files.length).toBeGreaterThan(0);

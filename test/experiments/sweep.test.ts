@@ -34,7 +34,7 @@ describe('sweep', () => {
   });
 
   it('runs the grid and writes one row per run, with metrics that follow the load', async () => {
-    const plan = parseSweepPlan({ test: 'routing', settings, grid: { routingPolicy: ['round_robin', 'shortest_queue'], requestRate: [5, 400] } });
+    const plan = parseSweepPlan({ test: 'routing', settings, grid: { routingPolicy: ['round_robin', 'shortest_queue'], requestRate: [5, 2000] } });
     const outputDirectory = join(workDirectory, 'grid');
     const result = await runSweep(plan, { outputDirectory });
     expect(result.runs).toHaveLength(4);
@@ -42,18 +42,18 @@ describe('sweep', () => {
     const rows = parseCsv(await readFile(join(outputDirectory, 'sweep.csv'), 'utf8'));
     expect(rows.map((row) => row.label)).toEqual(result.runs.map((run) => run.label));
     const ttftAt = (policy: string, rate: string): number => Number(rows.find((row) => row.routingPolicy === policy && row.requestRate === rate)?.ttft_p99_ms);
-    // 400 req/s saturates two simulated H100s: queueing makes the tail TTFT far worse than at 5 req/s.
-    expect(ttftAt('round_robin', '400')).toBeGreaterThan(5 * ttftAt('round_robin', '5'));
+    // 2000 req/s saturates two simulated H100s: queueing makes the tail TTFT far worse than at 5 req/s.
+    expect(ttftAt('round_robin', '2000')).toBeGreaterThan(5 * ttftAt('round_robin', '5'));
     expect(await readFile(join(outputDirectory, 'compare.csv'), 'utf8')).toContain('routingPolicy=round_robin__requestRate=5');
   });
 
   it('finds the highest rate that meets the objectives by bisection', async () => {
-    const plan = parseSweepPlan({ test: 'node', settings: nodeSettings, grid: {}, search: { slo: { ttftMs: 200 }, attainment: 0.9, lowRate: 2, highRate: 500, steps: 4 } });
+    const plan = parseSweepPlan({ test: 'node', settings: nodeSettings, grid: {}, search: { slo: { ttftMs: 200 }, attainment: 0.9, lowRate: 2, highRate: 5000, steps: 4 } });
     const result = await runSweep(plan, { outputDirectory: join(workDirectory, 'search') });
     expect(result.searches).toHaveLength(1);
     const search = result.searches[0];
     expect(search?.highestPassingRate).toBeGreaterThanOrEqual(2);
-    expect(search?.lowestFailingRate).toBeLessThanOrEqual(500);
+    expect(search?.lowestFailingRate).toBeLessThanOrEqual(5000);
     expect(search?.highestPassingRate as number).toBeLessThan(search?.lowestFailingRate as number);
     // Every probe at or below the answer met the objectives; every probe above it did not.
     for (const run of result.runs) {

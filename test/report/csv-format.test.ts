@@ -47,3 +47,18 @@ describe('formatSeconds against toFixed', () => {
     expect(formatSeconds(100)).toBe('100');
   });
 });
+
+describe('spreadsheet formulas in cells (issue 11)', () => {
+  it('neutralises text that a spreadsheet would run, but not plain numbers', () => {
+    expect(csvField('=HYPERLINK("http://evil.example","x")')).toBe(`"'=HYPERLINK(""http://evil.example"",""x"")"`);
+    expect(csvField('+cmd')).toBe("'+cmd");
+    expect(csvField('-2+3')).toBe("'-2+3");
+    expect(csvField('@SUM(A1)')).toBe("'@SUM(A1)");
+    expect(csvField('\tx')).toBe("'\tx");
+    expect(csvField('\rx')).toBe(`"'\rx"`);
+    expect(csvField('-1.5')).toBe('-1.5');
+    expect(csvField('-3e-7')).toBe('-3e-7');
+    expect(csvField('+4')).toBe('+4');
+    expect(csvField('HTTP 500: =1+1')).toBe('HTTP 500: =1+1');
+  });
+});

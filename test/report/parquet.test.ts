@@ -26,9 +26,10 @@ const INTEGER_COLUMNS = new Set([
   'http_status',
   'num_retractions',
   'retries',
+  'server_status_code',
 ]);
 const BOOLEAN_COLUMNS = new Set(['success', 'held_for_concurrency']);
-const STRING_COLUMNS = new Set(['request_id', 'host', 'session_id', 'error', 'finish_reason', 'error_message']);
+const STRING_COLUMNS = new Set(['request_id', 'host', 'session_id', 'error', 'finish_reason', 'error_message', 'data_quality']);
 
 function expectedType(column: string): string {
   if (INTEGER_COLUMNS.has(column)) return 'INT32';
@@ -58,8 +59,14 @@ function mixedRun(): RunData {
       finishReason: 'length',
       numRetractions: 1,
       httpStatus: 200,
+      serverDispatchTime: T0 + 3.5021,
+      serverResponseSentTime: T0 + 3.61,
+      serverFinishTime: T0 + 3.9,
+      prefillWaitingLatency: 0.0004,
+      prefillLaunchLatency: 0.0012,
+      decodeThroughputTokensPerSecond: 41.5,
     }),
-    recordAt({ scheduledTime: 4, dispatchTime: T0 + 4, heldForConcurrency: false, success: false, error: 'server_error', errorMessage: 'bad ünïcode ✓, comma', host: '' }),
+    recordAt({ scheduledTime: 4, dispatchTime: T0 + 4, heldForConcurrency: false, success: false, error: 'server_error', errorMessage: 'bad ünïcode ✓, comma', host: '', serverStatusCode: 503, dataQuality: 'serverCreatedTime:outside_run' }),
     recordAt({ scheduledTime: 4.123456789, arrivalTime: 4.1234571, firstTokenTime: 4.2, finishTime: 4.9, actualOutputTokens: 1 }),
   );
   return run;

@@ -15,5 +15,7 @@ export function sampleRoutingRun(requests = 120): RunData {
   });
   const run = runOf(records, { testLevel: 'routing', requestRate: 20, runId: 'sample-routing' });
   run.events.push({ time: T0 + 3, kind: 'crash', node: 1 }, { time: T0 + 5, kind: 'restore', node: 1 });
+  // Node i is hosts[i], as a launched cluster lists them: events name nodes by this index.
+  run.extras = { cluster: { serverUrls: hosts, routerUrl: 'http://127.0.0.1:30000' } };
   return run;
 }

@@ -6,6 +6,8 @@ import { writeFileAtomic } from '../../utils/atomic-write.js';
 interface CalibrateFlags {
   url: string;
   output: string;
+  measuredOutput?: string;
+  measurementsOutput?: string;
   name?: string;
   decodeTokens: number;
   repeats: number;
@@ -34,9 +36,11 @@ export function registerCalibrateCommand(program: Command): void {
     .exitOverride()
     .requiredOption('--url <url>', 'base URL of the server to measure (launch SGLang with --enable-metrics for exact step times)')
     .requiredOption('--output <file>', 'where to write the fitted profile (JSON; load it with --profile FILE)')
+    .option('--measured-output <file>', 'also write a measured profile: step times interpolated from the sweep (for engines the roofline form does not describe)')
+    .option('--measurements-output <file>', 'also write every measured step (with its repeated samples) and the server\'s limits as JSON')
     .option('--name <name>', 'name recorded in the profile', 'calibrated')
     .option('--decode-tokens <n>', 'tokens generated per request', integerAtLeast('--decode-tokens', 3), 16)
-    .option('--repeats <n>', 'repetitions of each batch-1 point (the median is kept)', integerAtLeast('--repeats', 1), 2)
+    .option('--repeats <n>', 'repetitions of every point (the median of the repeats, outliers beyond 3.5 MADs left out)', integerAtLeast('--repeats', 1), 2)
     .option('--max-batch <n>', 'largest batch of the concurrency sweep (default: the server\'s max_running_requests, at most 512)', integerAtLeast('--max-batch', 1))
     .option('--quiet', 'print only the summary')
     .addHelpText(
@@ -63,7 +67,18 @@ export function registerCalibrateCommand(program: Command): void {
         onProgress: flags.quiet === true ? undefined : (message) => process.stdout.write(`  ${message}\n`),
       });
       await writeFileAtomic(flags.output, `${JSON.stringify(result.profile, null, 2)}\n`);
+      if (flags.measuredOutput !== undefined && result.measuredProfile !== null) {
+        await writeFileAtomic(flags.measuredOutput, `${JSON.stringify(result.measuredProfile, null, 1)}\n`);
+      }
+      if (flags.measurementsOutput !== undefined) {
+        await writeFileAtomic(flags.measurementsOutput, `${JSON.stringify(result.measurements, null, 1)}\n`);
+      }
       const c = result.profile.coefficients;
+      const q = result.rooflineQuality;
+      const m = result.measuredQuality;
+      const quality = (label: string, value: typeof q): string =>
+        `  ${label}: fit ${value.fitRmsPercent.toFixed(2)}% RMS (${value.fitMaxPercent.toFixed(2)}% max); held out ` +
+        (value.heldOutCount === 0 ? 'none (too few points)' : `${value.heldOutRmsPercent.toFixed(2)}% RMS (${value.heldOutMaxPercent.toFixed(2)}% max) on ${value.heldOutCount} steps the fit did not see`);
       process.stdout.write(
         [
           `Fitted profile written to ${flags.output}`,
@@ -73,8 +88,12 @@ export function registerCalibrateCommand(program: Command): void {
           `  prefillAttentionPerPairMs ${c.prefillAttentionPerPairMs.toPrecision(4)}`,
           `  decodePerSequenceMs       ${c.decodePerSequenceMs.toPrecision(4)}`,
           `  kvReadPerTokenMs          ${c.kvReadPerTokenMs.toPrecision(4)}`,
-          `  fit error: ${result.fit.rmsErrorPercent.toFixed(2)}% RMS, ${result.fit.maxErrorPercent.toFixed(2)}% max over ${result.measurements.observations.length} steps` +
+          quality('roofline error', q) +
             (result.measurements.usedServerTimestamps ? '' : ' (client-side timing: add --enable-metrics to the server for exact step times)'),
+          ...(m === null ? [] : [quality('measured table error', m)]),
+          ...(flags.measuredOutput === undefined || result.measuredProfile === null ? [] : [`Measured profile written to ${flags.measuredOutput}`]),
+          `  ${result.measurements.observations.length} steps in ${(result.measurements.elapsedMs / 1000).toFixed(1)} s ` +
+            `(forecast ${(result.measurements.estimatedMs / 1000).toFixed(0)} s); ${result.measurements.rejectedSamples} outlying samples left out`,
           '',
         ].join('\n'),
       );

@@ -1,3 +1,4 @@
+import { terminalSafe } from '../../utils/terminal-text.js';
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ServelabError } from '../../errors/servelab-error.js';
@@ -42,7 +43,7 @@ export function registerCompareCommand(program: Command): void {
       });
       const outputDirectory = options.outputDir ?? defaultOutputDirectory();
       const written = await writeComparison(runs, outputDirectory);
-      process.stdout.write(formatComparisonTable(runs));
+      process.stdout.write(terminalSafe(formatComparisonTable(runs)));
       process.stdout.write(`\n${written.map((path) => `wrote ${path}`).join('\n')}\n`);
     });
 }

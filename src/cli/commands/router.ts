@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { loadRoutingPolicy } from '../../routing/policies/registry.js';
+import { CONTROL_TOKEN_ENV, CONTROL_TOKEN_HEADER } from '../../routing/router/control-auth.js';
 import { DEFAULT_MAX_RETRIES, startRouter, type RouterHandle } from '../../routing/router/index.js';
 import { parseInteger } from '../options/option-table.js';
 import { untilStopSignal } from '../stop-signal.js';
@@ -30,6 +31,8 @@ export async function runRouterCommand(options: RouterCommandOptions, print: (li
     port: options.port,
     maxRetries: options.maxRetries,
     healthCheckIntervalMs: options.healthCheckIntervalMs,
+    // From the environment only (servelab passes it there when it launches the router): never a flag, never printed.
+    controlToken: process.env[CONTROL_TOKEN_ENV] || undefined,
     // stderr goes to the router's log file when servelab launches it.
     log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
   });
@@ -45,7 +48,9 @@ export function registerRouterCommand(program: Command): void {
       [
         'Starts the builtin router: requests are proxied to a worker chosen by the policy, streamed through unchanged.',
         'Control endpoints: GET /health, GET /readiness, GET /workers, POST /workers {"url"}, DELETE /workers/{id},',
-        'GET /metrics (Prometheus), POST /flush_cache. Stops cleanly on SIGTERM or Ctrl-C.',
+        'GET /metrics (Prometheus), POST /flush_cache. The worker and cache endpoints need the token of the environment',
+        `variable ${CONTROL_TOKEN_ENV} in the ${CONTROL_TOKEN_HEADER} header (closed without it), and refuse browser`,
+        'Origins and foreign Host headers. Stops cleanly on SIGTERM or Ctrl-C.',
       ].join(' '),
     )
     .requiredOption('--worker-urls <url...>', 'base URLs of the servers to route to')

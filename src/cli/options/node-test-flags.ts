@@ -10,6 +10,7 @@ export const targetFlags: FlagSpec[] = [
   { flag: 'target', key: 'target', kind: 'value', valueName: 'kind', choices: ['sim', 'sglang', 'attach'], defaultText: 'sim', group: TARGET, description: 'sim: servelab\'s simulated SGLang engine on loopback (no GPU); sglang: launch python -m sglang.launch_server; attach: a server that already runs (--url)' },
   { flag: 'virtual-time', key: 'virtualTime', kind: 'boolean', group: TARGET, description: 'sim only: run as a discrete-event simulation in virtual time (no sockets; a million requests in seconds), same files, marked simulated' },
   { flag: 'url', key: 'url', kind: 'value', valueName: 'url', group: TARGET, description: 'attach: the running server, e.g. http://127.0.0.1:30000' },
+  { flag: 'server-request-log-dir', key: 'serverRequestLogDir', kind: 'value', valueName: 'dir', group: TARGET, description: "attach: where the SGLang server writes its request log (its --export-metrics-to-file-dir); joined to the records for server timing on every protocol" },
 ];
 
 export const serverFlags: FlagSpec[] = [
@@ -69,9 +70,12 @@ export const clientFlags: FlagSpec[] = [
   { flag: 'api-key-env', key: 'apiKeyEnv', kind: 'value', valueName: 'variable', defaultText: 'OPENAI_API_KEY', group: CLIENT, description: 'environment variable holding an API key (never written anywhere)' },
   { flag: 'client-workers', key: 'clientWorkers', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: CLIENT, description: 'load generator threads sharing one start instant: more than one spreads sending over cores (open loop), for rates one core cannot drive' },
   { flag: 'connect-timeout', key: 'connectTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '10000', group: CLIENT, description: 'connection deadline' },
-  { flag: 'first-byte-timeout', key: 'firstByteTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, group: CLIENT, description: 'deadline for the response headers' },
-  { flag: 'idle-timeout', key: 'idleTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, group: CLIENT, description: 'longest gap between two chunks' },
-  { flag: 'total-timeout', key: 'totalTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, group: CLIENT, description: 'deadline for a whole request' },
+  { flag: 'first-byte-timeout', key: 'firstByteTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '600000', group: CLIENT, description: 'deadline for the response headers' },
+  { flag: 'idle-timeout', key: 'idleTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '600000', group: CLIENT, description: 'longest gap between two chunks' },
+  { flag: 'total-timeout', key: 'totalTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '21600000', group: CLIENT, description: 'deadline for a whole request' },
+  { flag: 'warmup-timeout', key: 'warmupTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '120000', group: CLIENT, description: 'deadline for each warmup request' },
+  { flag: 'max-body-bytes', key: 'maxBodyBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '134217728', group: CLIENT, description: 'cap on a non-streamed answer (beyond: malformed_stream)' },
+  { flag: 'max-sse-event-bytes', key: 'maxSseEventBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '33554432', group: CLIENT, description: 'cap on one streamed event (beyond: malformed_stream)' },
   { flag: 'flush-cache', key: 'flushCache', kind: 'boolean', group: CLIENT, description: 'call /flush_cache before the run' },
 ];
 
@@ -81,6 +85,7 @@ export const outputFlags: FlagSpec[] = [
   { flag: 'run-id', key: 'runId', kind: 'value', valueName: 'id', group: OUTPUT, description: 'name of the run (default: date-time-level-random)' },
   { flag: 'progress', key: 'progress', kind: 'value', valueName: 'mode', choices: ['auto', 'bar', 'lines', 'off'], defaultText: 'auto', group: OUTPUT, description: 'live progress: a bar on a terminal, plain lines otherwise' },
   { flag: 'quiet', key: 'quiet', kind: 'boolean', group: OUTPUT, description: 'print no summary at the end' },
+  { flag: 'clock-correction', key: 'clockCorrection', kind: 'negatable', group: OUTPUT, description: 'keep server timestamps as the servers stamped them: by default each server clock\'s offset from this host is bounded from the requests themselves and, where they prove the clocks disagree, server instants in requests.csv, Parquet and the time series are moved onto this host\'s clock (requests.jsonl keeps raw values; summary.json clockOffsets says what was done)' },
   { flag: 'slo', key: 'slo', kind: 'value', valueName: 'objectives', parse: parseSlo, group: OUTPUT, description: 'goodput objectives in ms, e.g. ttft=200,tpot=50,total=10000' },
 ];
 

@@ -19,14 +19,14 @@ function chatChoiceHasContent(choice: JsonObject): boolean {
   return Array.isArray(toolCalls) && toolCalls.length > 0;
 }
 
-/** OpenAI-compatible `/v1/chat/completions`, streaming (with `stream_options.include_usage`) or not. */
+/** OpenAI-compatible `/v1/chat/completions`, streaming (with usage on every chunk and at the end) or not. */
 export class OpenAiChatClient extends OpenAiCompatibleClient {
   constructor(options: ProtocolClientOptions) {
     super({ protocol: 'openai-chat', path: '/v1/chat/completions', body: chatBody, choiceHasContent: chatChoiceHasContent }, options);
   }
 }
 
-/** `{model, messages, max_tokens, temperature, stream, stream_options?, ignore_eos?}`; a text prompt is one user message. */
+/** `{model, messages, max_tokens, temperature, stream, rid, stream_options?, ignore_eos?}`; a text prompt is one user message. */
 export function chatBody(request: ClientRequest, options: ProtocolClientOptions): string {
   const workload = request.workload;
   let messages = workload.messages;
@@ -40,5 +40,5 @@ export function chatBody(request: ClientRequest, options: ProtocolClientOptions)
     }
     messages = [{ role: 'user', content: workload.prompt }];
   }
-  return JSON.stringify({ ...commonOpenAiFields(options, workload.outputLength), messages });
+  return JSON.stringify({ ...commonOpenAiFields(options, workload.outputLength, request.requestId), messages });
 }

@@ -10,7 +10,7 @@ function completionChoiceHasContent(choice: JsonObject): boolean {
   return nonEmptyString(choice['text']);
 }
 
-/** OpenAI-compatible `/v1/completions`, streaming (with `stream_options.include_usage`) or not. */
+/** OpenAI-compatible `/v1/completions`, streaming (with usage on every chunk and at the end) or not. */
 export class OpenAiCompletionsClient extends OpenAiCompatibleClient {
   constructor(options: ProtocolClientOptions) {
     super({ protocol: 'openai-completions', path: '/v1/completions', body: completionsBody, choiceHasContent: completionChoiceHasContent }, options);
@@ -18,12 +18,12 @@ export class OpenAiCompletionsClient extends OpenAiCompatibleClient {
 }
 
 /**
- * `{model, prompt, max_tokens, temperature, stream, stream_options?, ignore_eos?}`. The prompt is the text, or the
+ * `{model, prompt, max_tokens, temperature, stream, rid, stream_options?, ignore_eos?}`. The prompt is the text, or the
  * token ids (the completions API accepts a list of ids as a prompt), or — for a chat workload — the messages' contents
  * joined by newlines (no chat template is applied: use openai-chat for that).
  */
 export function completionsBody(request: ClientRequest, options: ProtocolClientOptions): string {
   const workload = request.workload;
   const prompt = workload.prompt ?? workload.inputIds ?? (workload.messages ?? []).map((message) => message.content).join('\n');
-  return JSON.stringify({ ...commonOpenAiFields(options, workload.outputLength), prompt });
+  return JSON.stringify({ ...commonOpenAiFields(options, workload.outputLength, request.requestId), prompt });
 }

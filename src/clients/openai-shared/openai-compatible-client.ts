@@ -15,7 +15,7 @@ export interface OpenAiEndpoint {
   choiceHasContent(choice: JsonObject): boolean;
 }
 
-/** An OpenAI-compatible client for one endpoint, streaming (with `stream_options.include_usage`) or not. */
+/** An OpenAI-compatible client for one endpoint, streaming (with usage on every chunk and at the end) or not. */
 export class OpenAiCompatibleClient implements ProtocolClient {
   readonly protocol: string;
   readonly #endpoint: OpenAiEndpoint;
@@ -42,7 +42,8 @@ export class OpenAiCompatibleClient implements ProtocolClient {
       body,
       requestId: request.requestId,
       stream,
-      decoder: new OpenAiDecoder(stream, this.#endpoint.choiceHasContent),
+      decoder: new OpenAiDecoder(stream, this.#endpoint.choiceHasContent, request.workload.outputLength),
+      maxOutputTokens: request.workload.outputLength,
       signal: request.signal,
     });
   }

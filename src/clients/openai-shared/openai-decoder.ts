@@ -13,26 +13,34 @@ export type ChoiceContentTest = (choice: JsonObject) => boolean;
 /**
  * Reads OpenAI-compatible `/v1/completions` and `/v1/chat/completions` answers.
  *
- * Streaming: `data: {json}` chunks and `data: [DONE]`. Tokens per chunk come from the usage when a chunk carries
- * one next to its choices (vLLM's continuous usage stats: the change in `usage.completion_tokens`); otherwise a chunk
- * with content counts as one token, which is exact for servers that send one token per chunk (SGLang does). The
- * usage-only chunk that `stream_options.include_usage` adds at the end (empty `choices`) gives the prompt, output and
- * cached token counts. There are no server timing keys on these endpoints.
+ * Streaming: `data: {json}` chunks and `data: [DONE]`. The client asks for `stream_options.continuous_usage_stats`,
+ * so SGLang (and vLLM) put the cumulative usage on every chunk: the tokens a chunk added are the change in
+ * `usage.completion_tokens`, and its gap is spread over them (SGLang merges queued outputs, so one chunk can carry
+ * several tokens, and a chat chunk is only sent once the detokenizer has text to show). A chunk without usage counts
+ * as one token when it has content. The usage-only chunk that `stream_options.include_usage` adds at the end (empty
+ * `choices`) gives the prompt, output and cached token counts; cached tokens
+ * (`usage.prompt_tokens_details.cached_tokens`) are read wherever a usage reports them, which SGLang does only with
+ * `--enable-cache-report`. There are no server timing keys on these endpoints (see the server request log instead).
+ * An error chunk (`{"error": {message, code}}`) is `server_error`, with its code as `serverStatusCode`.
  */
 export class OpenAiDecoder implements ResponseDecoder {
   complete = false;
-  readonly #timeline = new TokenTimeline();
+  readonly #timeline: TokenTimeline;
   readonly #stream: boolean;
   readonly #hasContent: ChoiceContentTest;
-  #usageCompletionTokens = 0;
+  /** Output tokens counted so far, from usage or one per content chunk without usage. */
+  #countedTokens = 0;
   #finishMs: Milliseconds | undefined = undefined;
   #finishReason: string | undefined = undefined;
   #promptTokens: number | undefined = undefined;
   #outputTokens: number | undefined = undefined;
   #cachedTokens: number | undefined = undefined;
+  #statusCode: number | undefined = undefined;
 
-  constructor(stream: boolean, hasStreamedContent: ChoiceContentTest) {
+  /** `maxTokens`: the request's `max_tokens`; a count beyond it is `malformed_stream`. */
+  constructor(stream: boolean, hasStreamedContent: ChoiceContentTest, maxTokens?: number) {
     this.#stream = stream;
+    this.#timeline = new TokenTimeline(maxTokens);
     this.#hasContent = hasStreamedContent;
   }
 
@@ -52,22 +60,24 @@ export class OpenAiDecoder implements ResponseDecoder {
     }
     const chunk = parsed as JsonObject;
     const errorMessage = errorMessageOf(chunk);
-    if (errorMessage !== undefined) return serverError(errorMessage);
+    if (errorMessage !== undefined) {
+      this.#statusCode = statusCodeOf(chunk);
+      return serverError(errorMessage);
+    }
     const usage = chunk['usage'];
     const choices = chunk['choices'];
     if (Array.isArray(choices) && choices.length > 0) {
       const choice = choices[0] as JsonObject;
       if (typeof choice !== 'object' || choice === null) return malformed(`a choice is not an object: ${data}`);
-      if (this.#hasContent(choice)) {
-        let added = 1;
-        if (typeof usage === 'object' && usage !== null) {
-          const completionTokens = readNumber((usage as JsonObject)['completion_tokens']);
-          if (completionTokens !== undefined) {
-            added = completionTokens - this.#usageCompletionTokens;
-            this.#usageCompletionTokens = completionTokens;
-          }
-        }
-        if (added > 0) this.#timeline.add(added, nowMs);
+      const usageTokens = typeof usage === 'object' && usage !== null ? readNumber((usage as JsonObject)['completion_tokens']) : undefined;
+      // With per-chunk usage, any chunk whose count grew carried tokens (text held back by a stop-string or
+      // detokenizer boundary arrives with a later chunk, which then carries several); without it, a content chunk is one.
+      // A count that went backwards or past the request's limit fails the request (TokenTimeline.add).
+      const added = usageTokens !== undefined ? usageTokens - this.#countedTokens : this.#hasContent(choice) ? 1 : 0;
+      if (added !== 0) {
+        const failure = this.#timeline.add(added, nowMs);
+        if (failure !== undefined) return failure;
+        this.#countedTokens += added;
       }
       const finishReason = choice['finish_reason'];
       if (finishReason !== undefined && finishReason !== null && this.#finishMs === undefined) {
@@ -92,7 +102,10 @@ export class OpenAiDecoder implements ResponseDecoder {
     }
     const body = parsed as JsonObject;
     const errorMessage = errorMessageOf(body);
-    if (errorMessage !== undefined) return serverError(errorMessage);
+    if (errorMessage !== undefined) {
+      this.#statusCode = statusCodeOf(body);
+      return serverError(errorMessage);
+    }
     const choices = body['choices'];
     if (!Array.isArray(choices) || choices.length === 0) return malformed('an answer without choices');
     const choice = choices[0] as JsonObject;
@@ -114,6 +127,7 @@ export class OpenAiDecoder implements ResponseDecoder {
     if (outputTokens !== undefined) outcome.actualOutputTokens = outputTokens;
     if (this.#cachedTokens !== undefined) outcome.cachedTokens = this.#cachedTokens;
     if (this.#finishReason !== undefined) outcome.finishReason = this.#finishReason;
+    if (this.#statusCode !== undefined) outcome.serverStatusCode = this.#statusCode;
   }
 
   #readUsage(usage: JsonObject): void {
@@ -127,6 +141,13 @@ export class OpenAiDecoder implements ResponseDecoder {
       if (cached !== undefined) this.#cachedTokens = cached;
     }
   }
+}
+
+/** The numeric `code` of an error object (`{"error": {code}}` or `{"object": "error", code}`), if it has one. */
+function statusCodeOf(value: JsonObject): number | undefined {
+  const error = value['error'];
+  if (typeof error === 'object' && error !== null) return readNumber((error as JsonObject)['code']);
+  return readNumber(value['code']);
 }
 
 export function nonEmptyString(value: unknown): boolean {

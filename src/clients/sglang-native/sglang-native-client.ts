@@ -31,7 +31,8 @@ export class SglangNativeClient implements ProtocolClient {
       body,
       requestId: request.requestId,
       stream,
-      decoder: new SglangGenerateDecoder(stream),
+      decoder: new SglangGenerateDecoder(stream, request.workload.outputLength),
+      maxOutputTokens: request.workload.outputLength,
       signal: request.signal,
     });
   }

@@ -1,15 +1,27 @@
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../../clock/clock.js';
-import type { ClientTimeouts } from '../../types/client.js';
+import type { ClientLimits, ClientTimeouts } from '../../types/client.js';
 import type { ClientOutcome } from '../../types/record.js';
 import type { Milliseconds } from '../../types/time.js';
-import { SseParser } from '../sse/sse-parser.js';
+import { DEFAULT_MAX_SSE_EVENT_BYTES, SseParser } from '../sse/sse-parser.js';
 import type { DecodeFailure, ResponseDecoder } from './response-decoder.js';
-import { httpErrorMessage, truncateMessage } from './response-decoder.js';
+import { httpErrorMessage, malformed, truncateMessage } from './response-decoder.js';
+import { checkTokenCount } from './token-timeline.js';
 import { classifyTransportError, describeTransportError } from './transport-errors.js';
 
 /** How much of a non-2xx body is kept to explain the error. */
 const MAX_ERROR_BODY_BYTES = 4096;
+
+/**
+ * The default cap on a non-streamed 2xx body: far above any real answer (a 32k-token answer with top-20 logprobs is a
+ * few tens of MB) and far below V8's longest string (about 512 MiB), which a larger body would crash the process on.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 128 * 1024 * 1024;
+
+/** Caps an exchange enforces: the client's size limits and the request's own token limit. */
+export interface ExchangeLimits extends ClientLimits {
+  maxOutputTokens?: number;
+}
 
 /** Given to the transport to tear down a request whose outcome is already settled (deadline, abort, bad body). */
 class ExchangeCancelled extends Error {
@@ -51,6 +63,9 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   #totalTimer: NodeJS.Timeout | undefined = undefined;
   readonly #firstByteMs: Milliseconds | undefined;
   readonly #idleMs: Milliseconds | undefined;
+  readonly #maxBodyBytes: number;
+  readonly #maxSseEventBytes: number;
+  readonly #maxOutputTokens: number;
   /** The first-byte deadline until the headers arrive, then the idle deadline, refreshed by every chunk. */
   #gapTimer: NodeJS.Timeout | undefined = undefined;
 
@@ -60,7 +75,12 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     stream: boolean,
     resolve: (outcome: ClientOutcome) => void,
     timeouts: ClientTimeouts,
+    limits: ExchangeLimits = {},
   ) {
+    this.#maxBodyBytes = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.#maxSseEventBytes = limits.maxSseEventBytes ?? DEFAULT_MAX_SSE_EVENT_BYTES;
+    const maxOutputTokens = limits.maxOutputTokens;
+    this.#maxOutputTokens = maxOutputTokens !== undefined && maxOutputTokens > 0 ? maxOutputTokens : Number.POSITIVE_INFINITY;
     this.#firstByteMs = timeouts.firstByteMs;
     this.#idleMs = timeouts.idleMs;
     this.#clock = clock;
@@ -106,7 +126,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     if (this.#gapTimer !== undefined) clearTimeout(this.#gapTimer);
     this.#gapTimer = this.#idleMs === undefined ? undefined : setTimeout(onIdleDeadline, this.#idleMs, this);
     if (statusCode >= 300 || !this.#stream) this.#bodyChunks = [];
-    else this.#parser = new SseParser((data) => this.#onEvent(data));
+    else this.#parser = new SseParser((data) => this.#onEvent(data), { maxEventBytes: this.#maxSseEventBytes });
     return true;
   }
 
@@ -116,7 +136,11 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     const parser = this.#parser;
     if (parser !== undefined) {
       this.#chunkMs = this.#clock.nowMs();
-      parser.push(chunk);
+      this.#bodyBytes += chunk.length;
+      if (!parser.push(chunk)) {
+        this.cancel(malformed(`one server-sent event passed the cap of ${this.#maxSseEventBytes} bytes (setting maxSseEventBytes)`));
+        return true;
+      }
       const failure = this.#eventFailure;
       if (failure !== undefined) this.cancel(failure);
       return true;
@@ -124,6 +148,11 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     const bodyChunks = this.#bodyChunks;
     if (bodyChunks !== undefined) {
       if (this.#status !== undefined && this.#status >= 300 && this.#bodyBytes >= MAX_ERROR_BODY_BYTES) return true;
+      if (this.#bodyBytes + chunk.length > this.#maxBodyBytes && this.#status !== undefined && this.#status < 300) {
+        // Cut the connection at once: the rest of the body is never read, let alone held.
+        this.cancel(malformed(`the answer's body passed the cap of ${this.#maxBodyBytes} bytes (setting maxBodyBytes)`));
+        return true;
+      }
       // Copied: the socket transport reads every response into one shared buffer that the next read overwrites.
       bodyChunks.push(Buffer.from(chunk));
       this.#bodyBytes += chunk.length;
@@ -195,7 +224,8 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     });
   }
 
-  #settle(failure: DecodeFailure | undefined): void {
+  #settle(settledFailure: DecodeFailure | undefined): void {
+    let failure = settledFailure;
     if (this.#settled) return;
     this.#settled = true;
     if (this.#totalTimer !== undefined) clearTimeout(this.#totalTimer);
@@ -205,7 +235,20 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     const outcome: ClientOutcome = { success: failure === undefined };
     if (this.#arrivalMs !== undefined) outcome.arrivalTime = clock.toEpochSeconds(this.#arrivalMs);
     if (this.#status !== undefined) outcome.httpStatus = this.#status;
-    if (this.#status !== undefined && this.#status < 300) this.#decoder.fill(outcome, clock);
+    if (this.#status !== undefined && this.#status < 300) {
+      this.#decoder.fill(outcome, clock);
+      // The final count (usage, meta_info) is checked like every streamed one: never more than the request allows.
+      if (failure === undefined && outcome.actualOutputTokens !== undefined) {
+        // A stream carries at least one byte per token it delivers, so a count above the bytes received is impossible.
+        const bound = this.#parser === undefined ? this.#maxOutputTokens : Math.min(this.#maxOutputTokens, this.#bodyBytes);
+        failure = checkTokenCount(0, outcome.actualOutputTokens, bound);
+        if (failure !== undefined) outcome.success = false;
+      }
+      // An impossible count is never stored, even on a request that failed for another reason.
+      if (outcome.actualOutputTokens !== undefined && checkTokenCount(0, outcome.actualOutputTokens, this.#maxOutputTokens) !== undefined) {
+        delete outcome.actualOutputTokens;
+      }
+    }
     if (failure !== undefined) {
       outcome.error = failure.error;
       outcome.errorMessage = failure.message;

@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
-import type { ClientTimeouts, ProtocolClientOptions } from '../../types/client.js';
+import type { ClientLimits, ClientTimeouts, ProtocolClientOptions } from '../../types/client.js';
 import type { ClientOutcome } from '../../types/record.js';
 import { HttpExchange } from './http-exchange.js';
 import { SocketPool } from './socket-pool.js';
@@ -21,6 +21,8 @@ export interface OutgoingRequest {
   requestId: string;
   stream: boolean;
   decoder: ResponseDecoder;
+  /** The most output tokens the request allows (`max_new_tokens`, `max_tokens`): a server claiming more is malformed. */
+  maxOutputTokens?: number;
   signal?: AbortSignal;
 }
 
@@ -42,6 +44,7 @@ export class HttpTransport {
   readonly #pathPrefix: string;
   readonly #clock: Clock;
   readonly #timeouts: ClientTimeouts;
+  readonly #limits: ClientLimits;
   readonly #baseHeaders: string[];
   /** One abort listener per distinct signal, however many requests share it (a run shares one). */
   readonly #signalGroups = new WeakMap<AbortSignal, SignalGroup>();
@@ -66,6 +69,7 @@ export class HttpTransport {
     this.#pathPrefix = url.pathname.replace(/\/+$/, '');
     this.#clock = options.clock;
     this.#timeouts = options.timeouts ?? {};
+    this.#limits = options.limits ?? {};
     const useSockets = options.httpTransport === 'socket' || (options.httpTransport === undefined && url.protocol === 'http:');
     if (useSockets && url.protocol !== 'http:') {
       throw new ServelabError('INVALID_CONFIG', `httpTransport "socket" speaks plain HTTP only; use "undici" for ${url.protocol}// URLs`);
@@ -107,7 +111,10 @@ export class HttpTransport {
       return Promise.reject(new ServelabError('INVALID_CONFIG', `request id ${JSON.stringify(request.requestId)} contains a line break`));
     }
     return new Promise<ClientOutcome>((resolve) => {
-      const exchange = new HttpExchange(this.#clock, request.decoder, request.stream, resolve, this.#timeouts);
+      const exchange = new HttpExchange(this.#clock, request.decoder, request.stream, resolve, this.#timeouts, {
+        ...this.#limits,
+        maxOutputTokens: request.maxOutputTokens,
+      });
       if (group !== undefined) exchange.joinSignalGroup(group.members);
       const totalMs = this.#timeouts.totalMs;
       if (totalMs !== undefined) exchange.startTotalDeadline(totalMs);

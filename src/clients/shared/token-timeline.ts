@@ -1,6 +1,8 @@
 import type { Clock } from '../../clock/clock.js';
 import type { ClientOutcome } from '../../types/record.js';
 import type { Milliseconds, Seconds } from '../../types/time.js';
+import type { DecodeFailure } from './response-decoder.js';
+import { malformed } from './response-decoder.js';
 
 /**
  * When a stream's tokens arrived, in the client's monotonic milliseconds.
@@ -9,14 +11,29 @@ import type { Milliseconds, Seconds } from '../../types/time.js';
  * tokens, spread evenly over the tokens the chunk added. The first token-carrying chunk sets the first-token time and
  * adds no gap. Monotonic readings (small numbers) keep sub-microsecond precision that epoch seconds (about 1.7e9) would
  * lose in a double.
+ *
+ * A server's count is not trusted: a count that goes backwards, or that passes the most tokens the request allows
+ * (`max_new_tokens` / `max_tokens`), fails the request as `malformed_stream` before anything is stored, so the gaps
+ * kept per request are bounded by the request's own limit whatever the server sends (one event claiming 300,000,000
+ * tokens used to push 300,000,000 gaps and abort the process).
  */
 export class TokenTimeline {
   firstTokenMs: Milliseconds | undefined = undefined;
   tokenCount = 0;
   readonly interTokenLatencies: Seconds[] = [];
   #lastTokenMs: Milliseconds = 0;
+  readonly #maxTokens: number;
 
-  add(tokens: number, nowMs: Milliseconds): void {
+  /** `maxTokens`: the most output tokens the request allows; absent means no limit was sent. */
+  constructor(maxTokens?: number) {
+    this.#maxTokens = maxTokens !== undefined && maxTokens > 0 ? maxTokens : Number.POSITIVE_INFINITY;
+  }
+
+  /** Records `tokens` more tokens at `nowMs`; returns a failure (storing nothing) for an impossible count. */
+  add(tokens: number, nowMs: Milliseconds): DecodeFailure | undefined {
+    const failure = checkTokenCount(this.tokenCount, tokens, this.#maxTokens);
+    if (failure !== undefined) return failure;
+    if (tokens === 0) return undefined;
     if (this.firstTokenMs === undefined) {
       this.firstTokenMs = nowMs;
     } else {
@@ -25,7 +42,18 @@ export class TokenTimeline {
     }
     this.#lastTokenMs = nowMs;
     this.tokenCount += tokens;
+    return undefined;
   }
+}
+
+/** Why `added` more tokens after `counted` cannot be true of a request allowed `maxTokens`, or undefined if they can. */
+export function checkTokenCount(counted: number, added: number, maxTokens: number): DecodeFailure | undefined {
+  if (!Number.isInteger(added)) return malformed(`a token count that is not a whole number (${counted} + ${added})`);
+  if (added < 0) return malformed(`the token count went backwards, from ${counted} to ${counted + added}`);
+  if (counted + added > maxTokens) {
+    return malformed(`the token count jumped to ${counted + added}, beyond the ${maxTokens} tokens the request allows`);
+  }
+  return undefined;
 }
 
 /**

@@ -12,6 +12,17 @@ const LETTER_D = 100;
 const LETTER_A = 97;
 const LETTER_T = 116;
 
+/** The default cap on one event's bytes (its lines together); see `SseParserOptions.maxEventBytes`. */
+export const DEFAULT_MAX_SSE_EVENT_BYTES = 32 * 1024 * 1024;
+
+export interface SseParserOptions {
+  /**
+   * The most bytes one event may hold (its field lines together, line ends excluded). Past it the parser stops and
+   * `push` returns false: a hostile or broken server cannot make the client hold an unbounded line.
+   */
+  maxEventBytes?: number;
+}
+
 /**
  * An incremental parser for `text/event-stream` bodies: bytes in, events out.
  *
@@ -24,39 +35,98 @@ const LETTER_T = 116;
  */
 export class SseParser {
   readonly #listener: SseEventListener;
-  /** The start of a line whose end has not arrived yet. */
-  #pendingLine: Buffer | undefined = undefined;
+  readonly #maxEventBytes: number;
+  /**
+   * The pieces of a line whose end has not arrived yet, each copied once. They are joined only when the line ends, so a
+   * line split over many chunks costs time linear in its bytes (re-joining the pending line on every chunk was
+   * quadratic: a 10 MB line in 64 KiB chunks copied about 800 MB).
+   */
+  #pendingPieces: Buffer[] = [];
+  #pendingBytes = 0;
+  /** Bytes of the current event's complete lines so far. */
+  #eventBytes = 0;
+  #overflowed = false;
   /** Data lines of the event being read; undefined until its first `data:` line. */
   #data: string | undefined = undefined;
   #eventType: string | undefined = undefined;
   /** True when any field line of the current event was read (to tell a truncated event from a clean end). */
   #eventStarted = false;
 
-  constructor(listener: SseEventListener) {
+  constructor(listener: SseEventListener, options: SseParserOptions = {}) {
     this.#listener = listener;
+    this.#maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_SSE_EVENT_BYTES;
   }
 
-  /** Feeds the next chunk of the body. Complete events are delivered to the listener before this returns. */
-  push(chunk: Uint8Array): void {
-    let buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    if (this.#pendingLine !== undefined) {
-      buffer = Buffer.concat([this.#pendingLine, buffer]);
-      this.#pendingLine = undefined;
-    }
+  /**
+   * Feeds the next chunk of the body. Complete events are delivered to the listener before this returns. Returns false
+   * when an event grew past `maxEventBytes`; the parser then ignores everything after.
+   */
+  push(chunk: Uint8Array): boolean {
+    if (this.#overflowed) return false;
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     const length = buffer.length;
     let lineStart = 0;
+    if (this.#pendingBytes > 0) {
+      const lineFeed = buffer.indexOf(LINE_FEED);
+      if (lineFeed < 0) return this.#keepPending(buffer, 0);
+      // The pending line ends in this chunk: join its pieces once.
+      this.#pendingPieces.push(buffer.subarray(0, lineFeed));
+      const line = Buffer.concat(this.#pendingPieces, this.#pendingBytes + lineFeed);
+      this.#pendingPieces = [];
+      this.#pendingBytes = 0;
+      let lineEnd = line.length;
+      if (lineEnd > 0 && line[lineEnd - 1] === CARRIAGE_RETURN) lineEnd--;
+      if (!this.#countLine(line, 0, lineEnd)) return false;
+      this.#readLine(line, 0, lineEnd);
+      lineStart = lineFeed + 1;
+    }
     while (lineStart < length) {
       const lineFeed = buffer.indexOf(LINE_FEED, lineStart);
-      if (lineFeed < 0) {
-        // Copy, because the caller may reuse the chunk's memory once push returns.
-        this.#pendingLine = Buffer.from(buffer.subarray(lineStart));
-        return;
-      }
+      if (lineFeed < 0) return this.#keepPending(buffer, lineStart);
       let lineEnd = lineFeed;
       if (lineEnd > lineStart && buffer[lineEnd - 1] === CARRIAGE_RETURN) lineEnd--;
+      if (!this.#countLine(buffer, lineStart, lineEnd)) return false;
       this.#readLine(buffer, lineStart, lineEnd);
       lineStart = lineFeed + 1;
     }
+    return true;
+  }
+
+  /** Bytes held for the line and event being read (what the cap bounds). */
+  get heldBytes(): number {
+    return this.#pendingBytes + this.#eventBytes;
+  }
+
+  #keepPending(buffer: Buffer, start: number): boolean {
+    const bytes = buffer.length - start;
+    if (this.#eventBytes + this.#pendingBytes + bytes > this.#maxEventBytes) return this.#overflow();
+    // Copy, because the caller may reuse the chunk's memory once push returns.
+    this.#pendingPieces.push(Buffer.from(buffer.subarray(start)));
+    this.#pendingBytes += bytes;
+    return true;
+  }
+
+  /**
+   * Counts one complete line towards its event's size; false (and the parser stops) past the cap. Comments are not
+   * kept, so they do not count (keep-alive pings between events would otherwise add up).
+   */
+  #countLine(buffer: Buffer, start: number, end: number): boolean {
+    if (end === start) {
+      this.#eventBytes = 0;
+      return true;
+    }
+    if (buffer[start] === COLON) return true;
+    this.#eventBytes += end - start;
+    return this.#eventBytes <= this.#maxEventBytes || this.#overflow();
+  }
+
+  #overflow(): false {
+    this.#overflowed = true;
+    this.#pendingPieces = [];
+    this.#pendingBytes = 0;
+    this.#eventBytes = 0;
+    this.#data = undefined;
+    return false;
   }
 
   /**
@@ -64,8 +134,10 @@ export class SseParser {
    * blank line), which per the event-stream rules is discarded, never delivered.
    */
   end(): boolean {
-    const truncated = this.#pendingLine !== undefined || this.#eventStarted;
-    this.#pendingLine = undefined;
+    const truncated = this.#pendingBytes > 0 || this.#eventStarted;
+    this.#pendingPieces = [];
+    this.#pendingBytes = 0;
+    this.#eventBytes = 0;
     this.#data = undefined;
     this.#eventType = undefined;
     this.#eventStarted = false;

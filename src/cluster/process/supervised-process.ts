@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import { ServelabError } from '../../errors/servelab-error.js';
+import { childEnv } from './child-env.js';
 import { LogTail } from './log-tail.js';
 import { watchProcessGroup, unwatchProcessGroup } from './watchdog.js';
 
@@ -10,6 +11,7 @@ export interface SupervisedProcessOptions {
   name: string;
   command: string;
   args: string[];
+  /** Default: servelab's environment less the secrets no child needs (childEnv). */
   env?: NodeJS.ProcessEnv;
   /** Where stdout and stderr go, interleaved as the process wrote them. */
   logPath?: string;
@@ -40,7 +42,8 @@ export class SupervisedProcess {
     }
     // detached: the child leads a new process group; we signal the whole group with kill(-pid).
     this.child = spawn(options.command, options.args, {
-      env: options.env ?? process.env,
+      // Never the API key: see childEnv.
+      env: options.env ?? childEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

@@ -1,41 +1,144 @@
-import type { RooflineProfile } from '../../types/engine.js';
-import { fitRooflineProfile } from './fit-profile.js';
-import type { ProfileFit } from './fit-profile.js';
+import type { MeasuredProfile, RooflineProfile } from '../../types/engine.js';
+import { fitRooflineProfile, predictStepMs } from './fit-profile.js';
+import type { ProfileFit, StepObservation } from './fit-profile.js';
 import { measureServer } from './measure-server.js';
 import type { CalibrationMeasurements, CalibrationOptions } from './measure-server.js';
+import { buildMeasuredTable, predictFromTable } from './measured-table-fit.js';
+import { relativeErrors } from './robust-statistics.js';
 import { ServelabError } from '../../errors/servelab-error.js';
+
+/** How well a profile form describes the measured steps: over the points it was made from, and over points it never saw. */
+export interface FitQuality {
+  fitRmsPercent: number;
+  fitMaxPercent: number;
+  /** Error of a profile built without the held-out points, on those points (NaN when too few points to hold any out). */
+  heldOutRmsPercent: number;
+  heldOutMaxPercent: number;
+  heldOutCount: number;
+}
 
 export interface CalibrationResult {
   profile: RooflineProfile;
   fit: ProfileFit;
+  rooflineQuality: FitQuality;
+  /** Step times interpolated from the sweep itself; null when the sweep measured no prefill or no decode step. */
+  measuredProfile: MeasuredProfile | null;
+  measuredQuality: FitQuality | null;
   measurements: CalibrationMeasurements;
 }
 
-/** Measures a server and fits a roofline profile the simulated engine can load (`--profile FILE`). */
+/**
+ * Splits observations into points to build from and points to check on: every third point of each kind (prefill,
+ * decode at batch 1, decode at larger batches), never the first or last of its kind, so that checking a table never
+ * asks it to extrapolate.
+ */
+export function holdOutSplit(observations: readonly StepObservation[]): { train: StepObservation[]; heldOut: StepObservation[] } {
+  const family = (o: StepObservation): string => (o.kind === 'prefill' ? 'prefill' : o.size === 1 ? 'decode-1' : `decode-${o.secondary / o.size < 256 ? 'short' : 'long'}`);
+  const groups = new Map<string, StepObservation[]>();
+  for (const observation of observations) groups.set(family(observation), [...(groups.get(family(observation)) ?? []), observation]);
+  const heldOut = new Set<StepObservation>();
+  for (const members of groups.values()) {
+    members.forEach((observation, index) => {
+      if (index > 0 && index < members.length - 1 && index % 3 === 1) heldOut.add(observation);
+    });
+  }
+  return { train: observations.filter((o) => !heldOut.has(o)), heldOut: observations.filter((o) => heldOut.has(o)) };
+}
+
+function quality(
+  observations: readonly StepObservation[],
+  build: (points: readonly StepObservation[]) => ((o: StepObservation) => number) | null,
+): FitQuality | null {
+  const full = build(observations);
+  if (full === null) return null;
+  const fitted = relativeErrors(observations.map((o) => ({ measuredMs: o.stepMs, predictedMs: full(o) })));
+  const { train, heldOut } = holdOutSplit(observations);
+  const partial = heldOut.length === 0 ? null : build(train);
+  const checked =
+    partial === null ? { rmsPercent: Number.NaN, maxPercent: Number.NaN } : relativeErrors(heldOut.map((o) => ({ measuredMs: o.stepMs, predictedMs: partial(o) })));
+  return {
+    fitRmsPercent: fitted.rmsPercent,
+    fitMaxPercent: fitted.maxPercent,
+    heldOutRmsPercent: checked.rmsPercent,
+    heldOutMaxPercent: checked.maxPercent,
+    heldOutCount: partial === null ? 0 : heldOut.length,
+  };
+}
+
+/** Fits both profile forms to measured steps and says how well each describes them. */
+export function fitBothForms(observations: readonly StepObservation[]): {
+  fit: ProfileFit | null;
+  rooflineQuality: FitQuality | null;
+  table: ReturnType<typeof buildMeasuredTable>;
+  measuredQuality: FitQuality | null;
+} {
+  const fit = fitRooflineProfile(observations);
+  const rooflineQuality = quality(observations, (points) => {
+    const partial = fitRooflineProfile(points);
+    return partial === null ? null : (o) => predictStepMs(partial.coefficients, o);
+  });
+  const table = buildMeasuredTable(observations);
+  const measuredQuality = quality(observations, (points) => {
+    const partial = buildMeasuredTable(points);
+    return partial === null ? null : (o) => predictFromTable(partial, o);
+  });
+  return { fit, rooflineQuality, table, measuredQuality };
+}
+
+function describeQuality(quality: FitQuality): string {
+  const heldOut =
+    quality.heldOutCount === 0
+      ? 'no points could be held out'
+      : `${quality.heldOutRmsPercent.toFixed(2)}% RMS (${quality.heldOutMaxPercent.toFixed(2)}% at worst) on ${quality.heldOutCount} held-out steps`;
+  return `Fit error over all steps: ${quality.fitRmsPercent.toFixed(2)}% RMS, ${quality.fitMaxPercent.toFixed(2)}% at worst; ${heldOut}.`;
+}
+
+/** Measures a server and fits a roofline profile the simulated engine can load (`--profile FILE`), and a measured table. */
 export async function calibrateProfile(options: CalibrationOptions & { name?: string; nowIso?: string }): Promise<CalibrationResult> {
   const measurements = await measureServer(options);
-  const fit = fitRooflineProfile(measurements.observations);
-  if (fit === null) throw new ServelabError('PROTOCOL_ERROR', `no step times could be measured at ${options.url}`);
+  const { fit, rooflineQuality, table, measuredQuality } = fitBothForms(measurements.observations);
+  if (fit === null || rooflineQuality === null) throw new ServelabError('PROTOCOL_ERROR', `no step times could be measured at ${options.url}`);
   const c = fit.coefficients;
   const source = measurements.usedServerTimestamps
     ? 'server timestamps (--enable-metrics: forward_entry_time, prefill_finished_time, request_finished_ts)'
     : 'client-side chunk times (the server did not return --enable-metrics timestamps, so network time is included)';
+  const repeats = options.repeats ?? 2;
+  const measuredLine = `Measured with servelab calibrate: ${measurements.observations.length} step times from ${source}; each the median of ${repeats} repeat(s) within 3.5 MADs (${measurements.rejectedSamples} outlying sample(s) left out).`;
+  const description = `Calibrated from ${options.url} (${measurements.limits.modelPath})${options.nowIso === undefined ? '' : ` on ${options.nowIso}`}.`;
   const profile: RooflineProfile = {
     kind: 'roofline',
     name: options.name ?? 'calibrated',
-    description: `Calibrated from ${options.url} (${measurements.limits.modelPath})${options.nowIso === undefined ? '' : ` on ${options.nowIso}`}.`,
+    description,
     model: measurements.limits.modelPath,
     hardware: 'measured',
     derivation: [
-      `Measured with servelab calibrate: ${measurements.observations.length} step times from ${source}.`,
+      measuredLine,
       'Input-length sweep at batch 1: one prefill step per prompt length (prefill_finished_time - forward_entry_time), then decode at batch 1.',
-      'Concurrency sweep: B requests at once at 32- and 512-token prompts; the request prefilled last decodes all its steps at batch B.',
+      'Concurrency sweep: B requests at once at 32- and 512-token prompts, queued behind long blocker prompts; the request prefilled last decodes all its steps at batch B.',
       `Floor-bound steps (within 3% of the fastest) give overhead + floor = ${(c.stepOverheadMs + c.weightsFloorMs).toFixed(3)} ms; a joint non-negative least-squares fit over the ${fit.aboveFloorCount} steps above it gives the overhead (intercept) and the four slopes.`,
-      `Fit error over all steps: ${fit.rmsErrorPercent.toFixed(2)}% RMS, ${fit.maxErrorPercent.toFixed(2)}% at worst.`,
+      describeQuality(rooflineQuality),
     ],
     coefficients: c,
     maxTotalTokens: measurements.limits.maxTotalTokens,
     contextLength: measurements.limits.contextLength,
   };
-  return { profile, fit, measurements };
+  const measuredProfile: MeasuredProfile | null =
+    table === null || measuredQuality === null
+      ? null
+      : {
+          kind: 'measured',
+          name: `${options.name ?? 'calibrated'}-measured`,
+          description,
+          model: measurements.limits.modelPath,
+          hardware: 'measured',
+          derivation: [
+            measuredLine,
+            'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points); a mixed step is decode + prefill - the fixed cost.',
+            `${describeQuality(measuredQuality)} The table passes through its own points, so the held-out error is the one that tells.`,
+          ],
+          table,
+          maxTotalTokens: measurements.limits.maxTotalTokens,
+          contextLength: measurements.limits.contextLength,
+        };
+  return { profile, fit, rooflineQuality, measuredProfile, measuredQuality, measurements };
 }

@@ -11,6 +11,8 @@ export interface StepObservation {
   secondary: number;
   stepMs: number;
   label: string;
+  /** The repeated measurements `stepMs` was taken from (robust median), where there were several. */
+  samplesMs?: number[];
 }
 
 export interface ProfileFit {

@@ -2,6 +2,7 @@ import { ServelabError } from '../../errors/servelab-error.js';
 import { SeededRandom } from '../../utils/random.js';
 import { decodeObservation, prefillObservation } from './fit-profile.js';
 import type { StepObservation } from './fit-profile.js';
+import { robustMedian } from './robust-statistics.js';
 
 export interface CalibrationOptions {
   /** Base URL of an SGLang server (or a servelab sim-server). */
@@ -12,7 +13,7 @@ export interface CalibrationOptions {
   promptLengths?: number[];
   /** Batch sizes of the concurrency sweep; default powers of two up to max_running_requests (at most 512). */
   batchSizes?: number[];
-  /** Repetitions of each batch-1 point (the median is kept). */
+  /** Repetitions of every point (the median of the repeats within 3.5 MADs of their median is kept). */
   repeats?: number;
   seed?: number;
   /** Deadline for one request, ms. */
@@ -33,6 +34,11 @@ export interface CalibrationMeasurements {
   observations: StepObservation[];
   /** Whether step times came from the server's --enable-metrics timestamps (exact) or client-side chunk times. */
   usedServerTimestamps: boolean;
+  /** Repeated samples of a point that lay too far from the others and were left out, over all points. */
+  rejectedSamples: number;
+  /** The duration forecast before the sweep began, and what it took (ms). */
+  estimatedMs: number;
+  elapsedMs: number;
 }
 
 interface StreamResult {
@@ -66,14 +72,30 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const prompt = (length: number): number[] => Array.from({ length }, () => random.integer(100, 30_000));
   // Streams are needed only for client-side timing. Once the server shows its timestamps, ask for whole answers:
   // hundreds of concurrent streams would cost the server (and a simulated server sharing this process) CPU time.
+  const startedMs = performance.now();
   const probe = stepTimes(await streamGenerate(baseUrl, prompt(16), decodeTokens, timeoutMs, true));
   const stream = !probe.fromServer;
+  let rejectedSamples = 0;
   const generate = (ids: number[], maxNewTokens: number): Promise<StreamResult> =>
     streamGenerate(baseUrl, ids, maxNewTokens, timeoutMs, stream);
 
   const chunkLimit = limits.chunkedPrefillSize > 0 ? limits.chunkedPrefillSize : 8192;
   const longestPrompt = Math.min(chunkLimit, limits.contextLength - decodeTokens - 8, Math.floor(limits.maxTotalTokens / 2));
   const promptLengths = options.promptLengths ?? powersOfTwo(64, Math.min(longestPrompt, 8192));
+  const batchSizes = options.batchSizes ?? powersOfTwo(2, Math.min(limits.maxRunningRequests, 512));
+  const blockerTokens = Math.max(1, Math.min(2 * chunkLimit, limits.contextLength - 16, Math.floor(limits.maxTotalTokens / 4)));
+  const concurrencyPoints = [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS].flatMap((promptTokens) =>
+    batchSizes.filter((batch) => batch * (promptTokens + decodeTokens + 8) <= limits.maxTotalTokens * 0.7).map((batch) => ({ promptTokens, batch })),
+  );
+  // The first request to a fresh server often pays one-off costs (kernel compilation, CUDA graph capture): forecast
+  // from a second one.
+  const warmProbe = stepTimes(await generate(prompt(16), decodeTokens));
+  const estimatedMs = estimateSweepMs(warmProbe, decodeTokens, repeats, promptLengths, concurrencyPoints, blockerTokens);
+  progress(
+    `calibration will take about ${Math.ceil(estimatedMs / 1000)} s: ${promptLengths.length} prompt lengths and ` +
+      `${concurrencyPoints.length} batch sizes, ${repeats} repeat${repeats === 1 ? '' : 's'} each ` +
+      `(forecast from a probe request: ${warmProbe.prefillMs.toFixed(1)} ms prefill, ${warmProbe.decodeStepMs.toFixed(2)} ms per decode step)`,
+  );
   for (const length of promptLengths) {
     const prefillMs: number[] = [];
     const decodeMs: number[] = [];
@@ -85,16 +107,17 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       prefillMs.push(timing.prefillMs);
       decodeMs.push(timing.decodeStepMs);
     }
-    observations.push(prefillObservation(length, median(prefillMs)));
-    observations.push(decodeObservation(1, length + decodeTokens / 2, median(decodeMs)));
-    progress(`prefill ${length} tokens: ${median(prefillMs).toFixed(2)} ms; decode at batch 1: ${median(decodeMs).toFixed(2)} ms/step`);
+    const prefill = robustMedian(prefillMs);
+    const decode = robustMedian(decodeMs);
+    rejectedSamples += prefill.rejected + decode.rejected;
+    observations.push({ ...prefillObservation(length, prefill.value), samplesMs: prefillMs });
+    observations.push({ ...decodeObservation(1, length + decodeTokens / 2, decode.value), samplesMs: decodeMs });
+    progress(`prefill ${length} tokens: ${prefill.value.toFixed(2)} ms; decode at batch 1: ${decode.value.toFixed(2)} ms/step`);
   }
 
-  const batchSizes = options.batchSizes ?? powersOfTwo(2, Math.min(limits.maxRunningRequests, 512));
-  const blockerTokens = Math.max(1, Math.min(2 * chunkLimit, limits.contextLength - 16, Math.floor(limits.maxTotalTokens / 4)));
-  for (const promptTokens of [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS]) {
-    for (const batch of batchSizes) {
-      if (batch * (promptTokens + decodeTokens + 8) > limits.maxTotalTokens * 0.7) continue;
+  for (const { promptTokens, batch } of concurrencyPoints) {
+    const samplesMs: number[] = [];
+    for (let repeat = 0; repeat < repeats; repeat++) {
       // Long blocker prompts (two full prefill chunks each, one output token) keep the scheduler busy while the
       // batch's requests arrive over HTTP, so they are all admitted in the steps right after and decode together.
       // With server timestamps each point is checked (every request arrived while the blockers ran, none started
@@ -113,17 +136,52 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
         else progress(`batch ${batch}: requests were not all queued behind the blockers; retrying with more`);
       }
       if (results === null) {
-        progress(`batch ${batch} at ${promptTokens}-token prompts: left out (the requests never arrived together)`);
+        progress(`batch ${batch} at ${promptTokens}-token prompts: a repeat left out (the requests never arrived together)`);
         continue;
       }
       const timings = results.map(stepTimes);
       serverTimestamps &&= timings.every((timing) => timing.fromServer);
-      const stepMs = Math.min(...timings.map((timing) => timing.decodeStepMs));
-      observations.push(decodeObservation(batch, promptTokens + decodeTokens / 2, stepMs));
-      progress(`decode batch ${batch} at ${promptTokens}-token prompts: ${stepMs.toFixed(2)} ms/step`);
+      // The request prefilled last decodes all its steps at batch B; the others' spans include steps that prefilled
+      // the rest of the batch, so the fastest request is the batch-B step. Noise is handled across repeats.
+      samplesMs.push(Math.min(...timings.map((timing) => timing.decodeStepMs)));
     }
+    if (samplesMs.length === 0) continue;
+    const step = robustMedian(samplesMs);
+    rejectedSamples += step.rejected;
+    observations.push({ ...decodeObservation(batch, promptTokens + decodeTokens / 2, step.value), samplesMs });
+    progress(`decode batch ${batch} at ${promptTokens}-token prompts: ${step.value.toFixed(2)} ms/step`);
   }
-  return { limits, observations, usedServerTimestamps: serverTimestamps };
+  return {
+    limits,
+    observations,
+    usedServerTimestamps: serverTimestamps,
+    rejectedSamples,
+    estimatedMs,
+    elapsedMs: performance.now() - startedMs,
+  };
+}
+
+/**
+ * A forecast of the sweep's duration from one probe request. Prefill is taken to grow by the probe's prefill time per
+ * 1024 prompt tokens (a GPU prefills about a thousand tokens in the time of a few decode steps), decode steps to grow
+ * by half per 64 sequences. Rough by design: it tells a user whether to wait a minute or an hour.
+ */
+function estimateSweepMs(
+  probe: { prefillMs: number; decodeStepMs: number },
+  decodeTokens: number,
+  repeats: number,
+  promptLengths: readonly number[],
+  concurrencyPoints: readonly { promptTokens: number; batch: number }[],
+  blockerTokens: number,
+): number {
+  const prefillMs = (tokens: number): number => Math.max(probe.prefillMs, 1) * (1 + tokens / 1024);
+  const decodeMs = (batch: number): number => Math.max(probe.decodeStepMs, 0.1) * decodeTokens * (1 + batch / 128);
+  const batchOne = promptLengths.reduce((sum, length) => sum + prefillMs(length) + decodeMs(1), 0);
+  const concurrent = concurrencyPoints.reduce(
+    (sum, { promptTokens, batch }) => sum + prefillMs(blockerTokens) + prefillMs(promptTokens * batch) + decodeMs(batch),
+    0,
+  );
+  return repeats * (batchOne + concurrent);
 }
 
 /** Blocker prompts sent on successive attempts at one concurrency point. */
@@ -258,10 +316,4 @@ function powersOfTwo(from: number, to: number): number[] {
   const values: number[] = [];
   for (let value = from; value <= to; value *= 2) values.push(value);
   return values;
-}
-
-function median(values: number[]): number {
-  const sorted = values.slice().sort((left, right) => left - right);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }

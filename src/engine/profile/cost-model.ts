@@ -1,5 +1,6 @@
 import type { CostModel, EngineProfile, RooflineCoefficients, StepWork } from '../../types/engine.js';
 import type { Milliseconds } from '../../types/time.js';
+import { MeasuredTableCostModel } from './measured-table.js';
 
 /**
  * Step duration from a roofline profile:
@@ -41,7 +42,9 @@ export class FixedStepCostModel implements CostModel {
 }
 
 export function costModelFor(profile: EngineProfile): CostModel {
-  return profile.kind === 'simple' ? new FixedStepCostModel(profile.stepMs) : new RooflineCostModel(profile.coefficients);
+  if (profile.kind === 'simple') return new FixedStepCostModel(profile.stepMs);
+  if (profile.kind === 'measured') return new MeasuredTableCostModel(profile.table);
+  return new RooflineCostModel(profile.coefficients);
 }
 
 /** Attention pairs of a chunk of `chunkTokens` new tokens after `priorTokens` already in KV. */

@@ -78,8 +78,8 @@ function validateProfile(value: unknown, where: string): EngineProfile {
       .join('; ');
     throw new ServelabError(
       'INVALID_PROFILE',
-      `${where} is not a valid profile (${problems}); a profile is {"kind":"simple","stepMs":N} or a "roofline" ` +
-        `profile like profiles/${DEFAULT_PROFILE_NAME}.json`,
+      `${where} is not a valid profile (${problems}); a profile is {"kind":"simple","stepMs":N}, a "roofline" ` +
+        `profile like profiles/${DEFAULT_PROFILE_NAME}.json, or a "measured" table written by servelab calibrate --measured-output`,
     );
   }
   return parsed.data as EngineProfile;

@@ -39,4 +39,47 @@ export const rooflineProfileSchema = z
   })
   .strict();
 
-export const engineProfileSchema = z.discriminatedUnion('kind', [simpleProfileSchema, rooflineProfileSchema]);
+const increasingAxis = (name: string) =>
+  z
+    .array(z.number().finite().nonnegative())
+    .min(1)
+    .refine((axis) => axis.every((value, index) => index === 0 || value > (axis[index - 1] as number)), {
+      message: `${name} must be strictly increasing`,
+    });
+
+export const measuredStepTableSchema = z
+  .object({
+    decodeSequences: increasingAxis('decodeSequences'),
+    prefillTokens: increasingAxis('prefillTokens'),
+    kvTokens: increasingAxis('kvTokens'),
+    stepMs: z.array(z.array(z.array(z.number().finite().nonnegative()))),
+  })
+  .strict()
+  .superRefine((table, context) => {
+    const [a, b, c] = [table.decodeSequences.length, table.prefillTokens.length, table.kvTokens.length];
+    const shapeOk =
+      table.stepMs.length === a && table.stepMs.every((plane) => plane.length === b && plane.every((row) => row.length === c));
+    if (!shapeOk) {
+      context.addIssue({
+        code: 'custom',
+        path: ['stepMs'],
+        message: `stepMs must be ${a} x ${b} x ${c} (decodeSequences x prefillTokens x kvTokens)`,
+      });
+    }
+  });
+
+export const measuredProfileSchema = z
+  .object({
+    kind: z.literal('measured'),
+    name: z.string().min(1),
+    description: z.string(),
+    model: z.string(),
+    hardware: z.string(),
+    derivation: z.array(z.string()),
+    table: measuredStepTableSchema,
+    maxTotalTokens: z.number().int().positive(),
+    contextLength: z.number().int().positive(),
+  })
+  .strict();
+
+export const engineProfileSchema = z.discriminatedUnion('kind', [simpleProfileSchema, rooflineProfileSchema, measuredProfileSchema]);

@@ -194,6 +194,7 @@ class MultiWorkerRun {
       const result = await runLoad({
         requests: [],
         warmupRequests,
+        warmupTimeoutMs: this.#options.warmupTimeoutMs,
         arrivalOffsetsMs: new Float64Array(0),
         // A closed loop with nothing to send: an open loop would start a timer thread for no instants.
         mode: { kind: 'closed', concurrency: 1 },

@@ -7,7 +7,23 @@ export function csvField(value: string | number | boolean | undefined | null): s
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (value === '') return '';
-  return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+  const text = neutralizeFormula(value);
+  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** A cell a spreadsheet would run as a formula starts with one of these (OWASP's CSV injection list). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** ...but a plain number, negative or signed, is data and stays as it is. */
+const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * Text that a spreadsheet would evaluate (`=HYPERLINK(...)`, `@SUM(...)`, `-2+3`, a leading tab or CR) gets a leading
+ * apostrophe, which spreadsheets show as text and never evaluate. Server-sent text (error messages, finish reasons,
+ * host names) reaches these files, so a hostile server must not be able to plant a formula in them. Plain numbers
+ * such as `-1.5` are left alone.
+ */
+export function neutralizeFormula(text: string): string {
+  return FORMULA_START.test(text) && !PLAIN_NUMBER.test(text) ? `'${text}` : text;
 }
 
 /** One CSV line (RFC 4180 uses CRLF; we end lines with LF, which every reader accepts and diffs keep readable). */

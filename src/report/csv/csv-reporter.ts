@@ -86,6 +86,14 @@ function csvRow(record: RequestRecord, t0: number, derived: Record<DerivedColumn
     csvField(record.errorMessage),
     relative(record.dispatchTime, t0),
     csvField(record.heldForConcurrency),
+    relative(record.serverDispatchTime, t0),
+    relative(record.serverResponseSentTime, t0),
+    relative(record.serverFinishTime, t0),
+    csvField(record.prefillWaitingLatency),
+    csvField(record.prefillLaunchLatency),
+    csvField(record.decodeThroughputTokensPerSecond),
+    csvField(record.serverStatusCode),
+    csvField(record.dataQuality),
   ]);
 }
 

@@ -2,10 +2,11 @@ import { join } from 'node:path';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import type { DurationSummary } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
-import type { Statistics, Summary } from '../../types/summary.js';
+import type { LittlesLawCheck, Statistics, Summary } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js';
 import { arrivalRatesText } from '../rate-text.js';
+import { clockWarnings } from '../clock-warnings.js';
 
 export const REPORT_HTML = 'report.html';
 
@@ -73,21 +74,32 @@ ${table(
 )}</section>`;
 }
 
-function stagesTable(summary: Summary): string {
+function stagesTable(summary: Summary, t0: number): string {
   const stages = Object.entries(summary.concurrency.stages ?? {});
   if (stages.length === 0) return '<p>No stage had both of its timestamps.</p>';
-  return table(
-    ['stage', 'peak', 'time-weighted mean (L)', 'entry rate λ (req/s)', 'mean residence W (ms)', 'λ·W', 'Little’s law error'],
+  const check = stages[0]?.[1].littlesLaw;
+  const window =
+    check?.windowStart === null || check?.windowStart === undefined || check.windowEnd === null
+      ? 'no steady window (fewer than two distinct arrivals)'
+      : `steady window ${number(check.windowStart - t0, 3)} s to ${number(check.windowEnd - t0, 3)} s after t0 (the middle 80% of the arrival period: ramp-up and drain left out)`;
+  return `${table(
+    ['stage', 'peak', 'time-weighted mean', 'entry rate (req/s)', 'mean residence (ms)', 'L (steady)', 'λ·W (steady)', 'Little’s law check'],
     stages.map(([stage, values]) => [
       stage,
       String(values.peak),
       number(values.timeWeightedMean, 3),
       number(values.entryRate, 2),
       ms(values.meanResidenceSeconds),
-      number(values.littlesLawPrediction, 3),
-      values.littlesLawRelativeError === null ? '–' : `${number(values.littlesLawRelativeError * 100, 2)}%`,
+      number(values.littlesLaw.timeWeightedMean, 3),
+      number(values.littlesLaw.prediction, 3),
+      littlesLawVerdict(values.littlesLaw),
     ]),
-  );
+  )}<p>Little’s law L = λW over the ${escapeHtml(window)}, tolerance ${number((check?.tolerance ?? 0) * 100, 0)}%. The first four columns cover first arrival to last finish, where λW = L holds by construction and checks nothing.</p>`;
+}
+
+function littlesLawVerdict(check: LittlesLawCheck): string {
+  if (check.verdict === 'not_checked') return `not checked: ${check.reason ?? ''}`;
+  return `${check.verdict} (error ${number((check.relativeError ?? 0) * 100, 2)}%)`;
 }
 
 function nodesSection(summary: Summary): string {
@@ -99,8 +111,9 @@ function nodesSection(summary: Summary): string {
     affinity ? ` Prefix groups: on average ${number(affinity.meanShareOnTopNode * 100, 1)}% of a group’s requests went to its most-used node (minimum ${number(affinity.minShareOnTopNode * 100, 1)}%, ${affinity.groups} groups).` : ''
   }</p>
 ${table(
-  ['node', 'requests', 'share', 'failed', 'cache hit ratio', 'TTFT p50 (ms)', 'TTFT p99 (ms)', 'E2E p50 (ms)', 'pure queue p99 (ms)', 'peak in flight', 'mean in flight'],
+  ['node', 'URL', 'requests', 'share', 'failed', 'cache hit ratio', 'TTFT p50 (ms)', 'TTFT p99 (ms)', 'E2E p50 (ms)', 'pure queue p99 (ms)', 'peak in flight', 'mean in flight'],
   routing.nodes.map((node) => [
+    node.node === null ? '–' : String(node.node),
     node.host,
     String(node.requests),
     `${number(node.share * 100, 1)}%`,
@@ -123,21 +136,28 @@ function eventsSection(run: RunData, summary: Summary): string {
   const arrow = (before: number | null, after: number | null, digits: number, scale = 1): string =>
     `${number(before === null ? null : before * scale, digits)} → ${number(after === null ? null : after * scale, digits)}`;
   return `<section><h2>Events</h2>
-<p>Each event compared with the ${'≤'}10 s before and after it (cut at neighbouring events); “errors for” is the time from the event to the last failure before the next event.</p>
+<p>Each event compared with the ${'≤'}10 s before and after it. An event on a node is analysed on that node’s own requests (those it served or the router chose it for); the baseline is cut at the previous event (simultaneous ones, under 1 s apart, excepted) and never reaches into the ramp-up (before first arrival + 10% of the arrival period). “errors for” is the time from the event to the last failure before the node’s next event.${
+    impacts.find((impact) => impact.recoveryRule !== undefined)?.recoveryRule === undefined
+      ? ''
+      : ` Recovery: ${escapeHtml(impacts.find((impact) => impact.recoveryRule !== undefined)?.recoveryRule ?? '')}.`
+  }</p>
 ${table(
-  ['time since t0 (s)', 'event', 'node', 'detail', 'failures until next event', 'errors for (s)', 'completed/s before → after', 'failed/s before → after', 'TTFT p50 (ms) before → after'],
+  ['time since t0 (s)', 'event', 'node', 'URL', 'analysed over', 'detail', 'failures until next event', 'errors for (s)', 'completed/s before → after', 'failed/s before → after', 'TTFT p50 (ms) before → after', 'recovered in (s)'],
   run.events.map((event) => {
     const impact = impacts.find((candidate) => candidate.time === event.time && candidate.kind === event.kind && candidate.node === event.node);
     return [
       number(event.time - t0, 3),
       event.kind,
       event.node === undefined ? '' : String(event.node),
+      impact?.nodeUrl ?? '',
+      impact === undefined ? '–' : impact.attribution === 'node' ? 'the node’s requests' : 'all requests',
       event.detail ?? '',
       impact ? String(impact.failuresUntilNextEvent) : '–',
       number(impact?.errorsStoppedAfterSeconds, 3),
       impact ? arrow(impact.before.completionsPerSecond, impact.after.completionsPerSecond, 2) : '–',
       impact ? arrow(impact.before.failuresPerSecond, impact.after.failuresPerSecond, 2) : '–',
       impact ? arrow(impact.before.ttftP50, impact.after.ttftP50, 2, 1000) : '–',
+      impact?.recoverySeconds === undefined ? '' : impact.recoverySeconds === null ? 'not by the end' : number(impact.recoverySeconds, 1),
     ];
   }),
 )}</section>`;
@@ -203,6 +223,28 @@ function extrasSection(extras: Record<string, unknown> | undefined): string {
   return `<section><h2>Other measurements</h2>${overheadTable}${others}</section>`;
 }
 
+/** Each server's clock against this host's (docs/metrics.md, "Clocks"), with a warning where the offset matters. */
+function clocksSection(summary: Summary): string {
+  const estimates = summary.clockOffsets ?? [];
+  if (estimates.length === 0) return '';
+  const warnings = clockWarnings(summary)
+    .map((warning) => `<p class="warning">${escapeHtml(warning)}</p>`)
+    .join('\n');
+  const rows = estimates.map((estimate) => [
+    estimate.host,
+    number(estimate.offsetMs, 3),
+    number(estimate.uncertaintyMs, 3),
+    number(estimate.driftPpm, 2),
+    String(estimate.requestsUsed),
+    estimate.corrected ? 'yes' : 'no',
+    estimate.note,
+  ]);
+  return `<section><h2>Clocks</h2>
+<p>Each server's clock offset from this host (server − client), bounded by every request's own instants: the server received a request after it was sent and stamped its first token before the client received it. Server instants in the tables and charts are corrected where the bounds exclude zero.</p>
+${warnings}
+${table(['server', 'offset (ms)', '± (ms)', 'drift (ppm)', 'requests', 'corrected', 'note'], rows)}</section>`;
+}
+
 function figure(chart: RenderedChart): string {
   return `<figure class="chart" id="chart-${escapeHtml(chart.name)}" data-chart="${escapeHtml(chart.name)}">
 <figcaption><h3>${escapeHtml(chart.title)}</h3><p>${escapeHtml(chart.description)}</p></figcaption>
@@ -220,6 +262,7 @@ th:first-child, td:first-child { text-align: left; } thead { background: #f5f5f5
 figure.chart { margin: 1.5rem 0; } figcaption p { margin: 0.2rem 0 0.5rem; color: #555; font-size: 0.85rem; }
 figure.chart svg { max-width: 100%; height: auto; }
 dl { display: grid; grid-template-columns: max-content auto; gap: 0.15rem 1rem; font-size: 0.85rem; margin: 0.5rem 0; }
+.warning { background: #fff3e0; border-left: 4px solid #ef6c00; padding: 0.3rem 0.6rem; }
 dt { font-weight: bold; } dd { margin: 0; } dd dl { margin: 0; }
 `;
 
@@ -243,9 +286,10 @@ export function buildReportHtml(run: RunData, summary: Summary, charts: readonly
 target ${escapeHtml(info.target)}${info.simulated ? ' (virtual time)' : ''} · t0 ${escapeHtml(t0)} · servelab ${escapeHtml(info.servelabVersion)}</p>
 </header>
 <section><h2>Overview</h2>${overview(run, summary)}</section>
+${clocksSection(summary)}
 ${errorsSection(summary)}
 <section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(summary)}</section>
-<section><h2>Concurrency by stage</h2>${stagesTable(summary)}</section>
+<section><h2>Concurrency by stage</h2>${stagesTable(summary, run.info.startTime)}</section>
 ${nodesSection(summary)}
 ${eventsSection(run, summary)}
 ${extrasSection(run.extras)}

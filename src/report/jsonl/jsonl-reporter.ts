@@ -112,7 +112,8 @@ export const jsonlReporter: Reporter = {
   name: 'jsonl',
   async write(context: ReportContext): Promise<string[]> {
     const path = join(context.outputDirectory, REQUESTS_JSONL);
-    await writeFileAtomic(path, requestsJsonLines(context.run.records, context.run.info.startTime));
+    // The records as measured: server instants on the server's own clock, so a re-analysis corrects them again.
+    await writeFileAtomic(path, requestsJsonLines(context.run.rawRecords ?? context.run.records, context.run.info.startTime));
     return [path];
   },
 };

@@ -15,6 +15,8 @@ const LATENCY_FIELDS = [
 const STATISTICS_KEYS = ['mean', 'p50', 'p90', 'p99', 'max'] as const;
 
 export const NODES_CSV_COLUMNS: readonly string[] = [
+  // The index `--failure-schedule` uses, beside the URL: events name nodes by index, records by URL.
+  'node',
   'host',
   'requests',
   'succeeded',
@@ -31,7 +33,7 @@ function ratio(value: number | null): string {
 }
 
 export function nodesCsvRow(node: NodeSummary): string {
-  const fields = [csvField(node.host), String(node.requests), String(node.succeeded), String(node.failed), ratio(node.share), ratio(node.cacheHitRatio)];
+  const fields = [node.node === null ? '' : String(node.node), csvField(node.host), String(node.requests), String(node.succeeded), String(node.failed), ratio(node.share), ratio(node.cacheHitRatio)];
   for (const [, pick] of LATENCY_FIELDS) {
     const statistics: Statistics | null = pick(node);
     for (const key of STATISTICS_KEYS) fields.push(formatSeconds(statistics?.[key]));

@@ -40,7 +40,7 @@ interface ParquetColumnPlan {
   spec?: RecordColumn;
 }
 
-const FIELD_TYPES: Record<RecordColumn['kind'], ParquetColumnType> = { time: 'DOUBLE', number: 'INT32', boolean: 'BOOLEAN', string: 'STRING' };
+const FIELD_TYPES: Record<RecordColumn['kind'], ParquetColumnType> = { time: 'DOUBLE', number: 'INT32', float: 'DOUBLE', boolean: 'BOOLEAN', string: 'STRING' };
 
 /**
  * The columns in the order and under the names of requests.csv. An integer column falls back to float64 when some
@@ -76,7 +76,7 @@ function fieldValues(spec: RecordColumn, records: readonly RequestRecord[], t0: 
       const value = (records[index] as RequestRecord)[field] as number | undefined;
       data[index] = value === undefined ? null : microseconds(value - t0);
     }
-  } else if (spec.kind === 'number') {
+  } else if (spec.kind === 'number' || spec.kind === 'float') {
     for (let index = 0; index < count; index++) {
       const value = (records[index] as RequestRecord)[field] as number | undefined;
       data[index] = typeof value === 'number' && Number.isFinite(value) ? value : null;

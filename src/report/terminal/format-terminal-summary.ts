@@ -1,7 +1,9 @@
+import { terminalSafe } from '../../utils/terminal-text.js';
 import type { TapOverhead } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
 import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
 import { arrivalRatesText } from '../rate-text.js';
+import { clockWarnings } from '../clock-warnings.js';
 
 export interface TerminalSummaryOptions {
   /** ANSI colors (for a TTY). Default false. */
@@ -33,7 +35,7 @@ const TERMINAL_MESSAGE_CHARACTERS = 100;
 
 /** A message on one line (line breaks and runs of spaces collapsed), cut with an ellipsis past `limit` characters. */
 function oneLine(text: string, limit: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = terminalSafe(text.replace(/\s+/g, ' ')).trim();
   return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
 }
 
@@ -51,7 +53,8 @@ function milliseconds(value: number | null | undefined): string {
 
 /**
  * The end-of-run table, in the spirit of bench_serving's: status, counts, rates and token throughput, the latency
- * breakdown (mean / p50 / p99 in milliseconds), the offered-load check and goodput.
+ * breakdown (mean / p50 / p99 in milliseconds), the offered load against its target, goodput, and the one check that
+ * can fail: Little's law over the steady window, per stage.
  */
 export function formatTerminalSummary(run: RunData, summary: Summary, options: TerminalSummaryOptions = {}): string {
   const paint = (code: string, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
@@ -94,6 +97,23 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   row('Concurrency (sum E2E / duration)', fixed(summary.concurrency.benchServing));
   const inSystem = summary.concurrency.stages?.in_system;
   if (inSystem) row('In system: peak / mean', `${inSystem.peak} / ${fixed(inSystem.timeWeightedMean)}`);
+  const stages = Object.entries(summary.concurrency.stages ?? {});
+  const steady = stages[0]?.[1].littlesLaw;
+  if (steady !== undefined) {
+    const window =
+      steady.windowStart === null || steady.windowEnd === null
+        ? 'no steady window'
+        : `steady window ${fixed(steady.windowStart - info.startTime)}-${fixed(steady.windowEnd - info.startTime)} s`;
+    const verdicts = stages.map(([stage, values]) => {
+      const check = values.littlesLaw;
+      if (check.verdict === 'not_checked') return `${stage} not checked`;
+      const text = `${stage} ${check.verdict} (${fixed((check.relativeError ?? 0) * 100, 1)}%)`;
+      return check.verdict === 'fail' ? paint('31', text) : text;
+    });
+    row(`Little's law check (${window}, tol ${fixed(steady.tolerance * 100, 0)}%)`, verdicts.join(', '));
+    const reason = stages.find(([, values]) => values.littlesLaw.reason !== null)?.[1].littlesLaw.reason;
+    if (reason !== undefined && reason !== null && stages.every(([, values]) => values.littlesLaw.verdict === 'not_checked')) lines.push(`  (not checked: ${reason})`);
+  }
   if (summary.goodput) {
     const objectives = Object.entries(summary.goodput.slo)
       .filter(([, value]) => value !== undefined)
@@ -126,7 +146,7 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   if (summary.routing) {
     heading('Nodes', '-');
     for (const node of summary.routing.nodes) {
-      row(node.host, `${node.requests} req (${fixed(node.share * 100, 1)}%), ttft p50 ${milliseconds(node.ttft?.p50)} ms`);
+      row(`${node.node === null ? '' : `node ${node.node} `}${terminalSafe(node.host)}`, `${node.requests} req (${fixed(node.share * 100, 1)}%), ttft p50 ${milliseconds(node.ttft?.p50)} ms`);
     }
     row('Imbalance max/mean, CV', `${fixed(summary.routing.imbalanceMaxOverMean, 3)}, ${fixed(summary.routing.imbalanceCv, 3)}`);
   }
@@ -137,14 +157,24 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   if (summary.events && summary.events.length > 0) {
     heading('Events', '-');
     for (const impact of summary.events) {
-      const label = `${impact.kind}${impact.node === undefined ? '' : ` node ${impact.node}`} at ${fixed(impact.time - info.startTime)} s`;
+      const label = `${impact.kind}${impact.node === undefined ? '' : ` node ${impact.node}`} at ${fixed(impact.time - info.startTime)} s${impact.attribution === 'cluster' && impact.node !== undefined ? ' (all nodes)' : ''}`;
       const errors = impact.failuresUntilNextEvent === 0 ? 'no failures' : `${impact.failuresUntilNextEvent} failed over ${fixed(impact.errorsStoppedAfterSeconds)} s`;
       const recovery = impact.recoverySeconds === undefined ? '' : impact.recoverySeconds === null ? '; not back to normal by the end' : `; recovered in ${fixed(impact.recoverySeconds)} s`;
       row(label, `${errors}; completed/s ${fixed(impact.before.completionsPerSecond)} -> ${fixed(impact.after.completionsPerSecond)}${recovery}`);
     }
   }
+  const quality = summary.dataQuality;
+  if (quality !== undefined && quality.recordsAffected > 0) {
+    heading('Data quality', '-');
+    row('Records with fields left empty', String(quality.recordsAffected));
+    for (const [entry, count] of Object.entries(quality.removedFields)) row(`  ${terminalSafe(entry)}`, String(count));
+    lines.push(`  (${quality.rule})`);
+  }
+  const recoveryRule = summary.events?.find((impact) => impact.recoveryRule !== undefined)?.recoveryRule;
+  if (recoveryRule !== undefined) lines.push(`  (${recoveryRule})`);
   const notices = run.extras?.['notices'];
-  if (Array.isArray(notices)) for (const notice of notices) lines.push(`Note: ${String(notice)}`);
+  if (Array.isArray(notices)) for (const notice of notices) lines.push(`Note: ${terminalSafe(String(notice))}`);
+  for (const warning of clockWarnings(summary)) lines.push(paint('33', `Clock: ${terminalSafe(warning)}`));
   lines.push('='.repeat(WIDTH));
   if (options.outputDirectory !== undefined) row('Output directory', options.outputDirectory);
   return `${lines.join('\n')}\n`;

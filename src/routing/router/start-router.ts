@@ -7,6 +7,7 @@ import { describeUpstreamError, forward, UPSTREAM_AGENT_OPTIONS } from '../proxy
 import { forwardedRequestHeaders, rawHeaderValue } from '../proxy/hop-by-hop.js';
 import { readBody } from '../proxy/read-body.js';
 import { requestIdFromBody, routingKeyFromBody } from '../routing-key.js';
+import { isGuardedControlPath, refuseControlRequest } from './control-auth.js';
 import { renderPrometheusText, type RouterCounters } from './prometheus-text.js';
 import { normalizeWorkerUrl, RouterWorker, type WorkerSnapshot } from './router-worker.js';
 import { WorkerMonitor } from './worker-monitor.js';
@@ -37,6 +38,10 @@ export interface RouterOptions {
    * passes again (default 3; 0 turns the breaker off).
    */
   circuitBreakerFailures?: number;
+  /**
+   * The per-run token the control endpoints require (control-auth.ts); undefined closes them. Never logged or printed.
+   */
+  controlToken?: string;
   /** Told about worker changes (health, circuit breaker, added, removed): one line each, for the router's log. */
   log?: (line: string) => void;
 }
@@ -308,6 +313,13 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     const queryStart = rawPath.indexOf('?');
     const pathname = queryStart < 0 ? rawPath : rawPath.slice(0, queryStart);
     const handle = async (): Promise<void> => {
+      if (isGuardedControlPath(pathname)) {
+        const refusal = refuseControlRequest(incoming, pathname, { token: options.controlToken, listenHost: host, port: (server.address() as AddressInfo).port });
+        if (refusal !== undefined) {
+          sendJson(response, refusal.status, { error: { message: refusal.message } });
+          return;
+        }
+      }
       if (!isControlPath(pathname) || !(await control(incoming, response, pathname, new URLSearchParams(queryStart < 0 ? '' : rawPath.slice(queryStart + 1))))) {
         await proxy(incoming, response);
       }

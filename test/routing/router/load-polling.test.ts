@@ -1,3 +1,4 @@
+import { CONTROL_TOKEN_HEADER } from '../../../src/routing/router/control-auth.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -29,11 +30,12 @@ describe('/get_load', () => {
       policy: createBuiltinRoutingPolicy('power_of_two', { seed: 3 }),
       healthCheckIntervalMs: 60_000,
       loadPollIntervalMs: 20,
+      controlToken: 'polling-token',
     });
     closers.push(() => router.close());
     let loads: (number | null)[] = [];
     for (let attempt = 0; attempt < 50; attempt++) {
-      const listed = (await (await request(`${router.url}/workers`)).body.json()) as { workers: { load: number | null }[] };
+      const listed = (await (await request(`${router.url}/workers`, { headers: { [CONTROL_TOKEN_HEADER]: 'polling-token' } })).body.json()) as { workers: { load: number | null }[] };
       loads = listed.workers.map((worker) => worker.load);
       if (loads.every((load) => load !== null)) break;
       await sleep(20);

@@ -1,3 +1,4 @@
+import { CONTROL_TOKEN_HEADER } from '../../../src/routing/router/control-auth.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,11 +17,16 @@ async function upstreams(count: number, gapMs = 0): Promise<ScriptedUpstream[]> 
   return started;
 }
 
+/** The control token these routers are started with; control requests carry it (see control-auth.test.ts). */
+const TOKEN = 'test-control-token';
+const AUTH = { [CONTROL_TOKEN_HEADER]: TOKEN };
+
 async function router(workerUrls: string[], policy = 'round_robin', maxRetries?: number): Promise<RouterHandle> {
   const handle = await startRouter({
     workerUrls,
     policy: createBuiltinRoutingPolicy(policy, { seed: 1 }),
     healthCheckIntervalMs: 60_000,
+    controlToken: TOKEN,
     ...(maxRetries === undefined ? {} : { maxRetries }),
   });
   closers.push(() => handle.close());
@@ -146,22 +152,22 @@ describe('builtin router', () => {
   it('adds and removes workers at run time', async () => {
     const [first, second] = await upstreams(2);
     const handle = await router([first!.url]);
-    const added = await request(`${handle.url}/workers`, { method: 'POST', body: JSON.stringify({ url: second!.url }) });
+    const added = await request(`${handle.url}/workers`, { method: 'POST', headers: AUTH, body: JSON.stringify({ url: second!.url }) });
     expect(added.statusCode).toBe(200);
     const addedWorker = (await added.body.json()) as { id: number; healthy: boolean };
     expect(addedWorker.healthy).toBe(true);
-    const listed = (await (await request(`${handle.url}/workers`)).body.json()) as { workers: { url: string }[] };
+    const listed = (await (await request(`${handle.url}/workers`, { headers: AUTH })).body.json()) as { workers: { url: string }[] };
     expect(listed.workers.map((worker) => worker.url)).toEqual([first!.url, second!.url]);
     for (let index = 0; index < 4; index++) await (await generate(handle.url, { stream: false })).body.dump();
     expect(second!.seen.length).toBe(2);
 
-    const removed = await request(`${handle.url}/workers/${addedWorker.id}`, { method: 'DELETE' });
+    const removed = await request(`${handle.url}/workers/${addedWorker.id}`, { method: 'DELETE', headers: AUTH });
     expect(removed.statusCode).toBe(200);
     await removed.body.dump();
     for (let index = 0; index < 3; index++) await (await generate(handle.url, { stream: false })).body.dump();
     expect(second!.seen.length).toBe(2);
     expect(first!.seen.length).toBe(5);
-    const missing = await request(`${handle.url}/workers/999`, { method: 'DELETE' });
+    const missing = await request(`${handle.url}/workers/999`, { method: 'DELETE', headers: AUTH });
     expect(missing.statusCode).toBe(404);
     await missing.body.dump();
   });
@@ -219,7 +225,7 @@ describe('builtin router', () => {
   it('sends /flush_cache to every worker', async () => {
     const all = await upstreams(2);
     const handle = await router(all.map((upstream) => upstream.url));
-    const answer = await request(`${handle.url}/flush_cache`, { method: 'POST' });
+    const answer = await request(`${handle.url}/flush_cache`, { method: 'POST', headers: AUTH });
     expect(answer.statusCode).toBe(200);
     await answer.body.dump();
     expect(all.map((upstream) => upstream.seen.map((seen) => seen.path))).toEqual([['/flush_cache'], ['/flush_cache']]);

@@ -1,5 +1,7 @@
 import { ServelabError } from '../../../errors/servelab-error.js';
 import type { ServerHandle } from '../../../types/cluster.js';
+import { CONTROL_TOKEN_ENV, newControlToken } from '../../../routing/router/control-auth.js';
+import { childEnv } from '../../process/child-env.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
 import { SupervisedProcess } from '../../process/supervised-process.js';
 
@@ -15,16 +17,37 @@ export interface BuiltinRouterSettings {
 
 const LISTENING_LINE = /servelab router listening on (http:\/\/\S+)/;
 
-/** Starts servelab's own router in its own process, so its event loop never competes with the load generator's. */
-export async function launchBuiltinRouter(settings: BuiltinRouterSettings): Promise<ServerHandle> {
+/** A launched builtin router and the token its control endpoints require (hand it only to servelab's own code). */
+export interface LaunchedBuiltinRouter {
+  handle: ServerHandle;
+  controlToken: string;
+}
+
+/**
+ * Starts servelab's own router in its own process, so its event loop never competes with the load generator's. Its
+ * control token is made here and given to the child in its environment: never on its command line (which its log
+ * and `ps` show), never printed.
+ */
+export async function launchBuiltinRouter(settings: BuiltinRouterSettings): Promise<LaunchedBuiltinRouter> {
+  const controlToken = newControlToken();
   const args = [servelabCliPath(), 'router', '--port', String(settings.port ?? 0), '--policy', settings.policy, '--worker-urls', ...settings.workerUrls];
   if (settings.maxRetries !== undefined) args.push('--max-retries', String(settings.maxRetries));
   if (settings.seed !== undefined) args.push('--seed', String(settings.seed));
-  const child = new SupervisedProcess({ name: 'router', command: process.execPath, args, logPath: settings.logPath, stopGraceMs: 3_000 });
+  const child = new SupervisedProcess({
+    name: 'router',
+    command: process.execPath,
+    args,
+    env: childEnv({ [CONTROL_TOKEN_ENV]: controlToken }),
+    logPath: settings.logPath,
+    stopGraceMs: 3_000,
+  });
   try {
     const [, url] = await child.waitForLine(LISTENING_LINE, settings.readyTimeoutMs ?? 20_000, 'start listening');
     if (url === undefined) throw new ServelabError('INTERNAL', 'the router printed no URL');
-    return { name: 'router', url, pid: child.pid, logPath: child.logPath, stop: () => child.stop(), signal: (signal) => child.signal(signal) };
+    return {
+      handle: { name: 'router', url, pid: child.pid, logPath: child.logPath, stop: () => child.stop(), signal: (signal) => child.signal(signal) },
+      controlToken,
+    };
   } catch (error) {
     await child.stop();
     if (/EADDRINUSE/.test(child.tail.text())) {

@@ -1,3 +1,4 @@
+import { childEnv } from '../../process/child-env.js';
 import { ServelabError } from '../../../errors/servelab-error.js';
 import type { ServerHandle } from '../../../types/cluster.js';
 import { SupervisedProcess } from '../../process/supervised-process.js';
@@ -26,7 +27,7 @@ export async function launchSglangServer(settings: SglangLaunchSettings): Promis
     name: settings.name,
     command: python,
     args: sglangServerArgs(settings),
-    env: { ...process.env, CUDA_VISIBLE_DEVICES: visibleDevices(settings.gpuId, settings.tpSize) },
+    env: childEnv({ CUDA_VISIBLE_DEVICES: visibleDevices(settings.gpuId, settings.tpSize) }),
     logPath: settings.logPath,
     stopGraceMs: 15_000,
   });
@@ -41,7 +42,16 @@ export async function launchSglangServer(settings: SglangLaunchSettings): Promis
         if (healthy) resolve();
       });
     });
-    return { name: settings.name, url, pid: child.pid, logPath: child.logPath, stop: () => child.stop(), signal: (signal) => child.signal(signal), relaunch: () => launchSglangServer(settings) };
+    return {
+      name: settings.name,
+      url,
+      pid: child.pid,
+      logPath: child.logPath,
+      ...(settings.requestLogDirectory === undefined ? {} : { requestLogDirectory: settings.requestLogDirectory }),
+      stop: () => child.stop(),
+      signal: (signal) => child.signal(signal),
+      relaunch: () => launchSglangServer(settings),
+    };
   } catch (error) {
     await child.stop();
     throw explainMissingInstall(error, child, python);

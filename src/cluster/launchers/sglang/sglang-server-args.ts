@@ -14,12 +14,20 @@ export interface SglangServerSettings {
   quantization?: string;
   disableRadixCache?: boolean;
   extraServerArgs?: string[];
+  /** Where SGLang writes one JSON line per finished request (`--export-metrics-to-file-dir`). */
+  requestLogDirectory?: string;
 }
 
 /**
  * `python -m sglang.launch_server` arguments. Flag names are SGLang's own (server_args.py derives each from its field:
- * `tp_size` → `--tp-size`). `--enable-metrics` is always added: without it SGLang returns none of the per-request
- * timing keys the lifecycle columns need, and no `/metrics`.
+ * `tp_size` → `--tp-size`). Always added:
+ * - `--enable-metrics`: without it SGLang returns none of the per-request timing keys the lifecycle columns need, and
+ *   no `/metrics`;
+ * - `--enable-cache-report`: without it SGLang's OpenAI-compatible answers leave out
+ *   `usage.prompt_tokens_details.cached_tokens` (off by default);
+ * - with a request-log directory, `--export-metrics-to-file --export-metrics-to-file-dir DIR`: one JSON line per
+ *   finished request (`sglang-request-metrics-{YYYYmmdd_HH}.log`), which servelab joins to its records by request id
+ *   to get server timing on every protocol (see src/orchestration/server-request-logs.ts).
  */
 export function sglangServerArgs(settings: SglangServerSettings): string[] {
   const args = ['-m', 'sglang.launch_server', '--model-path', settings.modelPath, '--host', settings.host ?? '127.0.0.1', '--port', String(settings.port)];
@@ -36,7 +44,8 @@ export function sglangServerArgs(settings: SglangServerSettings): string[] {
   for (const [flag, value] of valued) if (value !== undefined) args.push(flag, String(value));
   if (settings.enableTorchCompile === true) args.push('--enable-torch-compile');
   if (settings.disableRadixCache === true) args.push('--disable-radix-cache');
-  args.push('--enable-metrics');
+  args.push('--enable-metrics', '--enable-cache-report');
+  if (settings.requestLogDirectory !== undefined) args.push('--export-metrics-to-file', '--export-metrics-to-file-dir', settings.requestLogDirectory);
   args.push(...(settings.extraServerArgs ?? []));
   return args;
 }

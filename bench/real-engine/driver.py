@@ -1,0 +1,207 @@
+"""Drives the whole comparison: real engine behind the face, servelab's calibration, node tests at several rates with
+both protocols, the twin in virtual time on the same workloads and seeds, and one error table.
+
+    python3 driver.py real  --servelab "node dist/src/cli/main.js" --out DIR [--engine transformers]
+    python3 driver.py twin  --servelab "node dist/src/cli/main.js" --out DIR --profile FILE [--label NAME]
+    python3 driver.py table --out DIR [--label NAME]
+
+`real` needs the GPU (or --engine fake for a smoke test); `twin` and `table` run anywhere, on the files `real` left in
+DIR (workload.json, capacity, the real runs' summary.json files), so a twin can be re-run and re-checked on a laptop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOAD = ["--dataset-name", "random-ids", "--random-input-len", "512", "--random-range-ratio", "0.25",
+            "--random-output-len", "48", "--seed", "3", "--warmup-requests", "2"]
+FRACTIONS = [0.2, 0.5, 0.8, 1.1]
+PROTOCOLS = ["sglang", "openai-completions"]
+BURST_PROMPTS = int(os.environ.get("HARNESS_BURST_PROMPTS", "160"))
+RUN_SECONDS = float(os.environ.get("HARNESS_RUN_SECONDS", "20"))
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def servelab(command: str, args: list[str], timeout: float = 900) -> None:
+    full = shlex.split(command) + args
+    log("$ servelab " + " ".join(shlex.quote(a) for a in args))
+    subprocess.run(full, check=True, timeout=timeout)
+
+
+def wait_ready(url: str, process: subprocess.Popen, limit_s: float) -> None:
+    deadline = time.time() + limit_s
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the face exited with {process.returncode} before it was ready")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(1)
+    raise SystemExit(f"the face was not ready within {limit_s} s")
+
+
+def server_limits(url: str) -> dict:
+    with urllib.request.urlopen(url + "/server_info", timeout=10) as response:
+        return json.load(response)
+
+
+def num_prompts(rate: float) -> int:
+    return int(max(40, min(240, rate * RUN_SECONDS)))
+
+
+def node_test_args(rate: float | None, protocol: str, prompts: int, out: str) -> list[str]:
+    return ["node", *WORKLOAD, "--protocol", protocol, "--request-rate", "inf" if rate is None else f"{rate:.4f}",
+            "--num-prompts", str(prompts), "--output-dir", out, "--progress", "off", "--quiet"]
+
+
+def twin_server_args(limits: dict) -> list[str]:
+    """The twin gets the engine's own limits: batch size, KV capacity, tokens per step, no prefix cache."""
+    return ["--max-running-requests", str(limits["max_running_requests"]), "--max-total-tokens",
+            str(limits["max_total_tokens"]), "--chunked-prefill-size", str(limits["chunked_prefill_size"]),
+            "--disable-radix-cache"]
+
+
+def real(args) -> None:
+    os.makedirs(args.out, exist_ok=True)
+    url = f"http://127.0.0.1:{args.port}"
+    face_log = open(os.path.join(args.out, "face.log"), "w")
+    face = subprocess.Popen([sys.executable, os.path.join(HERE, "face.py"), "--port", str(args.port), "--engine",
+                             args.engine, *shlex.split(args.face_args)], stdout=face_log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    started = time.time()
+    try:
+        wait_ready(url, face, 600)
+        log(f"face ready after {time.time() - started:.1f} s")
+        limits = server_limits(url)
+        json.dump(limits, open(os.path.join(args.out, "server_info.json"), "w"), indent=1)
+        # Calibration first, on an idle engine.
+        calib = ["calibrate", "--url", url, "--output", os.path.join(args.out, "calibrated-roofline.json"),
+                 "--measured-output", os.path.join(args.out, "calibrated-measured.json"),
+                 "--measurements-output", os.path.join(args.out, "calibration-measurements.json"),
+                 "--decode-tokens", "16", "--repeats", "3", "--max-batch", str(limits["max_running_requests"])]
+        servelab(args.servelab, calib)
+        # Capacity: every request at once.
+        burst = os.path.join(args.out, "runs", "real-burst-sglang")
+        servelab(args.servelab, node_test_args(None, "sglang", BURST_PROMPTS, burst) + ["--target", "attach", "--url", url])
+        capacity = read_summary(burst)["throughput"]["requestsPerSecond"]
+        log(f"capacity (burst of {BURST_PROMPTS}): {capacity:.2f} req/s")
+        plan = {"capacity_rps": capacity, "fractions": FRACTIONS, "protocols": PROTOCOLS, "workload": WORKLOAD,
+                "burst_prompts": BURST_PROMPTS, "runs": []}
+        for fraction in FRACTIONS:
+            rate = fraction * capacity
+            for protocol in PROTOCOLS:
+                name = f"real-{fraction:.2f}-{protocol}"
+                prompts = num_prompts(rate)
+                servelab(args.servelab, node_test_args(rate, protocol, prompts, os.path.join(args.out, "runs", name))
+                         + ["--target", "attach", "--url", url])
+                plan["runs"].append({"name": name, "fraction": fraction, "rate": rate, "protocol": protocol,
+                                     "prompts": prompts})
+                json.dump(plan, open(os.path.join(args.out, "plan.json"), "w"), indent=1)
+        json.dump(plan, open(os.path.join(args.out, "plan.json"), "w"), indent=1)
+    finally:
+        os.killpg(face.pid, signal.SIGTERM)
+        try:
+            face.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(face.pid, signal.SIGKILL)
+
+
+def twin(args) -> None:
+    plan = json.load(open(os.path.join(args.out, "plan.json")))
+    limits = json.load(open(os.path.join(args.out, "server_info.json")))
+    extra = ["--target", "sim", "--virtual-time", "--profile", args.profile, *twin_server_args(limits)]
+    runs = os.path.join(args.out, "runs")
+    servelab(args.servelab, node_test_args(None, "sglang", plan["burst_prompts"],
+                                           os.path.join(runs, f"{args.label}-burst-sglang")) + extra)
+    # The twin has no HTTP in virtual time, so it speaks SGLang's native protocol only: one twin run per rate stands
+    # beside the real runs of both protocols (same workload, seed and arrivals).
+    for run in plan["runs"]:
+        if run["protocol"] != "sglang":
+            continue
+        servelab(args.servelab, node_test_args(run["rate"], "sglang", run["prompts"],
+                                               os.path.join(runs, twin_name_of(run["name"], args.label))) + extra)
+    table(args)
+
+
+def twin_name_of(real_name: str, label: str) -> str:
+    return real_name.replace("real-", f"{label}-", 1).replace("openai-completions", "sglang")
+
+
+def read_summary(directory: str) -> dict:
+    return json.load(open(os.path.join(directory, "summary.json")))["metrics"]
+
+
+METRICS = [("TTFT p50", "ttft", "p50"), ("TTFT p90", "ttft", "p90"), ("TTFT p99", "ttft", "p99"),
+           ("TPOT p50", "tpot", "p50"), ("TPOT p90", "tpot", "p90"), ("E2E p50", "total_latency", "p50"),
+           ("E2E p90", "total_latency", "p90"), ("queue p90", "pure_queue_time", "p90")]
+
+
+def table(args) -> None:
+    plan = json.load(open(os.path.join(args.out, "plan.json")))
+    runs = os.path.join(args.out, "runs")
+    rows = []
+    header = ["run", "metric", "real", "twin", "error %"]
+    pairs = [("burst", "sglang", "real-burst-sglang", f"{args.label}-burst-sglang")]
+    for run in plan["runs"]:
+        pairs.append((f"{run['fraction']:.2f}x ({run['rate']:.2f} req/s)", run["protocol"], run["name"],
+                      twin_name_of(run["name"], args.label)))
+    for label, protocol, real_name, twin_name in pairs:
+        try:
+            real_m, twin_m = read_summary(os.path.join(runs, real_name)), read_summary(os.path.join(runs, twin_name))
+        except FileNotFoundError:
+            continue
+        entries = [(name, (real_m["latencies"].get(key) or {}).get(stat), (twin_m["latencies"].get(key) or {}).get(stat), 1000.0)
+                   for name, key, stat in METRICS]
+        entries.append(("throughput req/s", real_m["throughput"]["requestsPerSecond"], twin_m["throughput"]["requestsPerSecond"], 1.0))
+        entries.append(("failed", real_m["counts"]["failed"], twin_m["counts"]["failed"], 1.0))
+        for name, real_v, twin_v, scale in entries:
+            if real_v is None or twin_v is None:
+                rows.append([f"{label} {protocol}", name, "-" if real_v is None else f"{real_v * scale:.2f}",
+                             "-" if twin_v is None else f"{twin_v * scale:.2f}", "-"])
+                continue
+            error = "-" if real_v == 0 else f"{(twin_v - real_v) / real_v * 100:+.1f}"
+            rows.append([f"{label} {protocol}", name, f"{real_v * scale:.2f}", f"{twin_v * scale:.2f}", error])
+    csv_path = os.path.join(args.out, f"error-table-{args.label}.csv")
+    with open(csv_path, "w") as handle:
+        handle.write(",".join(header) + "\n")
+        for row in rows:
+            handle.write(",".join(row) + "\n")
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    print(f"\nReal engine vs twin ({args.label}); latencies in ms; capacity {plan['capacity_rps']:.2f} req/s")
+    for row in [header] + rows:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)))
+    print(f"(also {csv_path})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("phase", choices=["real", "twin", "table"])
+    parser.add_argument("--servelab", default="node dist/src/cli/main.js")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--port", type=int, default=30000)
+    parser.add_argument("--engine", default="transformers")
+    parser.add_argument("--face-args", default="--cuda-graph on",
+                        help="arguments for face.py; CUDA graphs on by default (without them the engine's step time depends on the arrival pattern: see README)")
+    parser.add_argument("--profile")
+    parser.add_argument("--label", default="twin")
+    args = parser.parse_args()
+    {"real": real, "twin": twin, "table": table}[args.phase](args)
+
+
+if __name__ == "__main__":
+    main()

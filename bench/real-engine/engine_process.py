@@ -1,0 +1,279 @@
+"""The engine process: a continuous-batching engine this project did not write, run apart from the HTTP face.
+
+SGLang splits its HTTP/tokenizer process from its scheduler process so that JSON work never holds the GIL of the
+generation loop; this harness does the same. The face (face.py) starts this module's `serve` in a child process and
+talks to it over two multiprocessing queues:
+
+  to the engine:   ("add", rid, input_ids, max_new_tokens) | ("cancel", rid) | ("stop",)
+  from the engine: ("ready", info) | ("events", [event, ...]) | ("fatal", message)
+  event:           (rid, kind, payload) with kind "tokens" (new ids, the newest token's time) or "done"/"error".
+
+Every time sent back is the engine's own request state (transformers' RequestState: created_time when the request
+reached the engine, lifespan[0] when it left the queue, per-token timestamps, lifespan[1] when it finished), turned
+from the engine's perf_counter clock into epoch seconds with one offset read at start, so the face adds no time of its
+own to the timing keys.
+
+Two engines: "transformers" (the real one: Hugging Face transformers' continuous batching on a randomly initialised
+Llama-3-8B-shaped model, bf16, nothing downloaded) and "fake" (a tiny pure-Python stand-in with the same queue protocol
+and fixed step times, only so that the face can be smoke-tested on a machine without torch).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+
+LLAMA_3_8B_SHAPE = dict(
+    hidden_size=4096,
+    intermediate_size=14336,
+    num_hidden_layers=32,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    vocab_size=128256,
+    max_position_embeddings=8192,
+    rope_theta=500000.0,
+    rms_norm_eps=1e-5,
+    tie_word_embeddings=False,
+)
+
+
+@dataclass
+class EngineSettings:
+    engine: str = "transformers"
+    block_size: int = 256
+    num_blocks: int = 256
+    max_batch_tokens: int = 1024
+    max_requests_per_batch: int = 64
+    use_cuda_graph: bool | None = None
+    attn_implementation: str | None = None
+    num_layers: int = 32
+    seed: int = 0
+    torch_threads: int = 0
+    fake_step_ms: float = 5.0
+    fake_prefill_ms_per_token: float = 0.01
+
+
+def epoch_offset() -> float:
+    """Seconds to add to a perf_counter reading to get epoch seconds (read once: both clocks advance together)."""
+    return time.time() - time.perf_counter()
+
+
+def serve(settings: EngineSettings, inbox, outbox) -> None:
+    try:
+        if settings.engine == "fake":
+            FakeEngine(settings, inbox, outbox).run()
+        else:
+            TransformersEngine(settings, inbox, outbox).run()
+    except BaseException:  # noqa: BLE001 - whatever broke, the face must hear it rather than wait forever
+        outbox.put(("fatal", traceback.format_exc()))
+
+
+class TransformersEngine:
+    def __init__(self, settings: EngineSettings, inbox, outbox) -> None:
+        self.settings = settings
+        self.inbox = inbox
+        self.outbox = outbox
+
+    def run(self) -> None:
+        import torch
+        import transformers
+        from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+        started = time.perf_counter()
+        if self.settings.torch_threads > 0:
+            torch.set_num_threads(self.settings.torch_threads)
+        torch.manual_seed(self.settings.seed)
+        shape = dict(LLAMA_3_8B_SHAPE, num_hidden_layers=self.settings.num_layers)
+        config = LlamaConfig(**shape)
+        if self.settings.attn_implementation:
+            config._attn_implementation = self.settings.attn_implementation
+        # Random weights straight on the GPU in bf16 (16 GB for the 8B shape): nothing is downloaded.
+        torch.set_default_dtype(torch.bfloat16)
+        with torch.device("cuda"):
+            model = LlamaForCausalLM(config)
+        torch.set_default_dtype(torch.float32)
+        model.eval()
+        built_s = time.perf_counter() - started
+
+        cb_config = self._cb_config(transformers)
+        generation_config = GenerationConfig(do_sample=False, eos_token_id=-1, pad_token_id=0, max_new_tokens=64)
+        manager = model.init_continuous_batching(
+            generation_config=generation_config, continuous_batching_config=cb_config
+        )
+        warm_started = time.perf_counter()
+        manager.warmup()
+        warmup_s = time.perf_counter() - warm_started
+        manager.start()
+        resolved = manager.continuous_batching_config
+        processor = manager.batch_processor
+        cache = processor.cache if processor is not None else None
+        block_size = int(getattr(cache, "block_size", self.settings.block_size) or self.settings.block_size)
+        num_blocks = int(getattr(cache, "num_blocks", self.settings.num_blocks) or self.settings.num_blocks)
+        info = {
+            "engine": "transformers-continuous-batching",
+            "transformers_version": transformers.__version__,
+            "torch_version": torch.__version__,
+            "gpu": torch.cuda.get_device_name(0),
+            "model_shape": shape,
+            "attn_implementation": model.config._attn_implementation,
+            "block_size": block_size,
+            "num_blocks": num_blocks,
+            "max_total_tokens": block_size * num_blocks,
+            "max_batch_tokens": int(getattr(resolved, "max_batch_tokens", None) or self.settings.max_batch_tokens),
+            "max_requests_per_batch": getattr(resolved, "max_requests_per_batch", None),
+            "use_cuda_graph": repr(getattr(resolved, "use_cuda_graph", None)),
+            "scheduler_type": getattr(resolved, "scheduler_type", "fifo"),
+            "resolved_config": {k: repr(v) for k, v in vars(resolved).items()} if hasattr(resolved, "__dict__") else repr(resolved),
+            "build_s": round(built_s, 2),
+            "cpu_affinity": len(os.sched_getaffinity(0)),
+            "torch_threads": torch.get_num_threads(),
+            "warmup_s": round(warmup_s, 2),
+        }
+        self.outbox.put(("ready", info))
+        offset = epoch_offset()
+        stop = threading.Event()
+        reader = threading.Thread(target=self._forward_outputs, args=(manager, offset, stop), daemon=True)
+        reader.start()
+        while True:
+            message = self.inbox.get()
+            if message[0] == "add":
+                _, rid, input_ids, max_new_tokens = message
+                manager.add_request(
+                    input_ids=input_ids, request_id=rid, max_new_tokens=max_new_tokens,
+                    streaming=True, record_timestamps=True,
+                )
+            elif message[0] == "cancel":
+                manager.cancel_request(message[1])
+            elif message[0] == "stop":
+                break
+        stop.set()
+        manager.stop(block=True, timeout=30)
+
+    def _cb_config(self, transformers):
+        from dataclasses import fields
+
+        wanted = dict(
+            block_size=self.settings.block_size,
+            num_blocks=self.settings.num_blocks,
+            max_batch_tokens=self.settings.max_batch_tokens,
+            max_requests_per_batch=self.settings.max_requests_per_batch,
+            allow_block_sharing=False,  # no prefix cache: the twin runs with --disable-radix-cache
+            scheduler_type="fifo",
+        )
+        if self.settings.use_cuda_graph is not None:
+            wanted["use_cuda_graph"] = self.settings.use_cuda_graph
+        config_class = getattr(transformers, "ContinuousBatchingConfig", None)
+        if config_class is None:
+            from transformers.generation.configuration_utils import ContinuousBatchingConfig as config_class
+        known = {field.name for field in fields(config_class)}
+        return config_class(**{key: value for key, value in wanted.items() if key in known})
+
+    def _forward_outputs(self, manager, offset: float, stop: threading.Event) -> None:
+        """Turns the manager's GenerationOutputs into small events, many per message (one pickle per batch)."""
+        sent: dict[str, int] = {}
+        while not stop.is_set():
+            first = manager.get_result(timeout=0.05)
+            if first is None:
+                continue
+            batch = [first]
+            while True:
+                more = manager.get_result(timeout=0)
+                if more is None:
+                    break
+                batch.append(more)
+            events = []
+            for output in batch:
+                rid = output.request_id
+                tokens = list(output.generated_tokens)
+                stamps = output.timestamps or []
+                already = sent.get(rid, 0)
+                if output.error is not None:
+                    events.append((rid, "error", str(output.error)))
+                    sent.pop(rid, None)
+                    continue
+                if len(tokens) > already:
+                    newest = stamps[len(tokens) - 1] + offset if len(stamps) >= len(tokens) else time.time()
+                    times = None
+                    if already == 0:
+                        times = {"engine_arrival": output.created_time + offset,
+                                 "left_queue": output.lifespan[0] + offset if output.lifespan[0] > 0 else None,
+                                 "first_token": stamps[0] + offset if stamps else newest}
+                    events.append((rid, "tokens", (tokens[already:], newest, times)))
+                    sent[rid] = len(tokens)
+                if output.is_finished():
+                    sent.pop(rid, None)
+                    events.append((rid, "done", {
+                        "engine_arrival": output.created_time + offset,
+                        "left_queue": output.lifespan[0] + offset if output.lifespan[0] > 0 else None,
+                        "first_token": stamps[0] + offset if stamps else None,
+                        "finished": output.lifespan[1] + offset if output.lifespan[1] > 0 else time.time(),
+                        "completion_tokens": len(tokens),
+                    }))
+            if events:
+                self.outbox.put(("events", events))
+
+
+class FakeEngine:
+    """A stand-in with the same queue protocol: FIFO admission, one prefill step per new request (its own length
+    times a per-token cost), then one token per step for every running request. Only for the face's smoke test."""
+
+    def __init__(self, settings: EngineSettings, inbox, outbox) -> None:
+        self.settings = settings
+        self.inbox = inbox
+        self.outbox = outbox
+
+    def run(self) -> None:
+        s = self.settings
+        self.outbox.put(("ready", {
+            "engine": "fake", "block_size": s.block_size, "num_blocks": s.num_blocks,
+            "max_total_tokens": s.block_size * s.num_blocks, "max_batch_tokens": s.max_batch_tokens,
+            "max_requests_per_batch": s.max_requests_per_batch, "model_shape": {"num_hidden_layers": 0},
+        }))
+        waiting: list[dict] = []
+        running: list[dict] = []
+        while True:
+            try:
+                message = self.inbox.get(timeout=0.001 if (waiting or running) else 0.05)
+            except queue.Empty:
+                message = None
+            if message is not None:
+                if message[0] == "stop":
+                    return
+                if message[0] == "add":
+                    _, rid, ids, max_new = message
+                    waiting.append({"rid": rid, "ids": ids, "max": max_new, "out": [], "arrival": time.time()})
+                elif message[0] == "cancel":
+                    waiting = [r for r in waiting if r["rid"] != message[1]]
+                    running = [r for r in running if r["rid"] != message[1]]
+            if not waiting and not running:
+                continue
+            events = []
+            if waiting and len(running) < s.max_requests_per_batch:
+                request = waiting.pop(0)
+                request["left"] = time.time()
+                time.sleep(s.fake_step_ms / 1000 + len(request["ids"]) * s.fake_prefill_ms_per_token / 1000)
+                request["first"] = time.time()
+                running.append(request)
+                stepped = [request]
+            else:
+                time.sleep(s.fake_step_ms / 1000)
+                stepped = list(running)
+            now = time.time()
+            for request in stepped:
+                token = (len(request["out"]) * 7919 + len(request["ids"])) % 32000
+                request["out"].append(token)
+                times = None
+                if len(request["out"]) == 1:
+                    times = {"engine_arrival": request["arrival"], "left_queue": request["left"], "first_token": request["first"]}
+                events.append((request["rid"], "tokens", ([token], now, times)))
+                if len(request["out"]) >= request["max"]:
+                    running.remove(request)
+                    events.append((request["rid"], "done", {
+                        "engine_arrival": request["arrival"], "left_queue": request["left"],
+                        "first_token": request["first"], "finished": now, "completion_tokens": len(request["out"]),
+                    }))
+            self.outbox.put(("events", events))

@@ -1,0 +1,19 @@
+/**
+ * The environment servelab's child processes get: servelab's own, less the variables that hold secrets no child
+ * needs. The API key (the variable `apiKeyEnv` names, `OPENAI_API_KEY` by default) is read by the load generator only,
+ * in this process; servers, routers, taps and nginx never need it, so it is never handed to them (a child's
+ * environment can be read by any process of the same user, and ends up in crash reports).
+ */
+const withheld = new Set<string>(['OPENAI_API_KEY']);
+
+/** Adds a variable to those withheld from every child started from now on (the run's `apiKeyEnv`). */
+export function withholdFromChildren(name: string): void {
+  withheld.add(name);
+}
+
+/** `process.env` without the withheld variables, plus `extra` (which may name servelab's own private variables). */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!withheld.has(name)) env[name] = value;
+  return { ...env, ...extra };
+}

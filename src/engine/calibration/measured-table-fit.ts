@@ -1,0 +1,94 @@
+import type { MeasuredStepTable } from '../../types/engine.js';
+import { interpolateStepMs } from '../profile/measured-table.js';
+import type { StepObservation } from './fit-profile.js';
+
+/**
+ * Builds a measured step table from calibration observations, for engines whose step time the roofline formula cannot
+ * describe. The sweep measures two families of steps: prefill steps alone (batch 1, several prompt lengths) and decode
+ * steps alone (several batch sizes, each at one or more KV lengths). The table is filled from them:
+ *
+ * - decode plane (prefill 0): for each measured batch size, step time is piecewise linear in KV tokens through that
+ *   batch's points (one point: the KV slope of the nearest batch with two); batches in between are interpolated.
+ * - prefill row (no decode): the measured prefill steps; prefill 0 with no decode is the line through the first two
+ *   prefill points taken back to zero tokens, the step's fixed cost.
+ * - mixed steps (decode and prefill together, which engines with mixed batches run): decode step + prefill step - the
+ *   fixed cost, so the fixed cost is paid once.
+ */
+export function buildMeasuredTable(observations: readonly StepObservation[]): MeasuredStepTable | null {
+  const prefill = observations.filter((o) => o.kind === 'prefill').sort((a, b) => a.size - b.size);
+  const decode = observations.filter((o) => o.kind === 'decode');
+  if (prefill.length === 0 || decode.length === 0) return null;
+
+  const prefillPoints = dedupe(prefill.map((o) => [o.size, o.stepMs] as const));
+  const fixedMs = Math.max(0, fixedCost(prefillPoints));
+  const prefillTokens = [0, ...prefillPoints.map(([tokens]) => tokens)];
+  const prefillMs = [fixedMs, ...prefillPoints.map(([, ms]) => ms)];
+
+  const batches = [...new Set(decode.map((o) => o.size))].sort((a, b) => a - b);
+  const lines = batches.map((batch) => dedupe(decode.filter((o) => o.size === batch).map((o) => [o.secondary, o.stepMs] as const)));
+  const slopeOf = (points: readonly (readonly [number, number])[]): number | null => {
+    if (points.length < 2) return null;
+    const [x0, y0] = points[points.length - 2] as readonly [number, number];
+    const [x1, y1] = points[points.length - 1] as readonly [number, number];
+    return (y1 - y0) / (x1 - x0);
+  };
+  const kvTokens = [0, ...new Set(decode.map((o) => o.secondary))].sort((a, b) => a - b).filter((v, i, all) => i === 0 || v > (all[i - 1] as number));
+  const decodeAt = (batchIndex: number, kv: number): number => {
+    const points = lines[batchIndex] as (readonly [number, number])[];
+    if (points.length >= 2) return piecewise(points, kv);
+    // One point: borrow the KV slope of the nearest batch size measured at two KV lengths or more.
+    let slope = 0;
+    for (let distance = 1; distance < lines.length; distance++) {
+      const candidate = slopeOf(lines[batchIndex - distance] ?? []) ?? slopeOf(lines[batchIndex + distance] ?? []);
+      if (candidate !== null) {
+        slope = Math.max(0, candidate);
+        break;
+      }
+    }
+    const [x0, y0] = points[0] as readonly [number, number];
+    return Math.max(0, y0 + slope * (kv - x0));
+  };
+
+  const decodeSequences = [0, ...batches];
+  const stepMs = decodeSequences.map((batch, batchAxisIndex) =>
+    prefillTokens.map((_tokens, prefillIndex) =>
+      kvTokens.map((kv) => {
+        const prefillPart = prefillMs[prefillIndex] as number;
+        if (batch === 0) return prefillPart;
+        const decodePart = decodeAt(batchAxisIndex - 1, kv);
+        return prefillIndex === 0 ? decodePart : decodePart + prefillPart - fixedMs;
+      }),
+    ),
+  );
+  return { decodeSequences, prefillTokens, kvTokens, stepMs };
+}
+
+/** The table's prediction for one observed step. */
+export function predictFromTable(table: MeasuredStepTable, observation: StepObservation): number {
+  return observation.kind === 'prefill'
+    ? interpolateStepMs(table, 0, observation.size, 0)
+    : interpolateStepMs(table, observation.size, 0, observation.secondary);
+}
+
+/** Sorted by x, equal x averaged. */
+function dedupe(points: readonly (readonly [number, number])[]): (readonly [number, number])[] {
+  const byX = new Map<number, number[]>();
+  for (const [x, y] of points) byX.set(x, [...(byX.get(x) ?? []), y]);
+  return [...byX.entries()].sort((a, b) => a[0] - b[0]).map(([x, ys]) => [x, ys.reduce((s, y) => s + y, 0) / ys.length] as const);
+}
+
+function piecewise(points: readonly (readonly [number, number])[], x: number): number {
+  let index = 0;
+  while (index < points.length - 2 && x > (points[index + 1] as readonly [number, number])[0]) index++;
+  const [x0, y0] = points[index] as readonly [number, number];
+  const [x1, y1] = points[index + 1] as readonly [number, number];
+  if (x <= x0 && index === 0) return y0;
+  return Math.max(0, y0 + ((y1 - y0) * (x - x0)) / (x1 - x0));
+}
+
+function fixedCost(points: readonly (readonly [number, number])[]): number {
+  if (points.length === 1) return (points[0] as readonly [number, number])[1];
+  const [x0, y0] = points[0] as readonly [number, number];
+  const [x1, y1] = points[1] as readonly [number, number];
+  return Math.min(y0, y0 - ((y1 - y0) * x0) / (x1 - x0));
+}

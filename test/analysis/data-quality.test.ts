@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { GROSS_SERVER_TIME_TOLERANCE_S, screenRecord, screenRecords, summarizeDataQuality } from '../../src/analysis/data-quality.js';
+import { summarize } from '../../src/analysis/summarize.js';
+import { formatTerminalSummary } from '../../src/report/terminal/format-terminal-summary.js';
+import { fullyTracedRecord, runOf, T0 } from './records.js';
+
+const WINDOW = { startTime: T0, endTime: T0 + 60 };
+
+describe('data quality: what a server reports that cannot be true is left empty and counted (issue 11)', () => {
+  it('keeps an honest record untouched', () => {
+    const record = fullyTracedRecord(1);
+    const before = { ...record };
+    expect(screenRecord(record, WINDOW)).toBe(0);
+    expect(record).toEqual(before);
+    expect(record.dataQuality).toBeUndefined();
+  });
+
+  it('empties server timestamps from 1970, from the year 3000, and negative ones', () => {
+    const record = fullyTracedRecord(1);
+    // Absolute epoch seconds: 1970, the year 3000, and a negative instant.
+    Object.assign(record, { serverCreatedTime: 12, queueTimeStart: 32_503_680_000, serverFirstTokenTime: -5 });
+    screenRecord(record, WINDOW);
+    expect(record.serverCreatedTime).toBeUndefined();
+    expect(record.queueTimeStart).toBeUndefined();
+    expect(record.serverFirstTokenTime).toBeUndefined();
+    expect(record.queueTimeEnd).toBe(T0 + 1.016);
+    expect(record.dataQuality).toBe('serverCreatedTime:outside_run;queueTimeStart:outside_run;serverFirstTokenTime:outside_run');
+  });
+
+  it('before clock correction, drops only gross values: a server clock a minute off is kept for the offset estimate', () => {
+    // Every server instant a minute late (a skewed clock): outside the window, but not grossly.
+    const record = fullyTracedRecord(61);
+    expect(screenRecord(record, { ...WINDOW, toleranceS: GROSS_SERVER_TIME_TOLERANCE_S })).toBe(0);
+    Object.assign(record, { serverCreatedTime: 12, queueTimeStart: undefined, queueTimeEnd: undefined, serverFirstTokenTime: undefined });
+    expect(screenRecord(record, { ...WINDOW, toleranceS: GROSS_SERVER_TIME_TOLERANCE_S })).toBe(1);
+  });
+
+  it('keeps a timestamp within the tolerance of the window, and uses the clock offset', () => {
+    // Relative to T0: four seconds before the window opens, inside the 5 s tolerance.
+    const record = fullyTracedRecord(0, { serverCreatedTime: -4 });
+    expect(screenRecord(record, WINDOW)).toBe(0);
+    const skewed = fullyTracedRecord(0, { serverCreatedTime: -4 });
+    expect(screenRecord(skewed, { ...WINDOW, clockOffsetS: 2 })).toBe(1);
+  });
+
+  it('empties both ends of a negative duration', () => {
+    const record = fullyTracedRecord(1);
+    record.queueTimeEnd = (record.queueTimeStart as number) - 0.5; // scheduled before it was queued
+    screenRecord(record, WINDOW);
+    expect(record.queueTimeStart).toBeUndefined();
+    expect(record.queueTimeEnd).toBeUndefined();
+    expect(record.serverCreatedTime).toBeDefined();
+    expect(record.dataQuality).toBe('queueTimeStart:negative_duration;queueTimeEnd:negative_duration');
+  });
+
+  it('empties impossible usage counts', () => {
+    const record = fullyTracedRecord(1, { actualPromptTokens: 1e15, actualOutputTokens: 12, cachedTokens: -3, numRetractions: 0.5 });
+    screenRecord(record, WINDOW);
+    expect(record.actualPromptTokens).toBeUndefined();
+    expect(record.actualOutputTokens).toBeUndefined(); // 12 > max_new_tokens 11
+    expect(record.cachedTokens).toBeUndefined();
+    expect(record.numRetractions).toBeUndefined();
+  });
+
+  it('counts what was removed in the summary and prints it, so the summary shows no absurd figures', () => {
+    const records = [fullyTracedRecord(1), fullyTracedRecord(2, { serverCreatedTime: -1_795_419_073 }) /* relative: decades before the run */, fullyTracedRecord(3, { actualOutputTokens: 1e15 })];
+    screenRecords(records, WINDOW);
+    expect(summarizeDataQuality(records)).toMatchObject({ recordsAffected: 2, removedFields: { 'serverCreatedTime:outside_run': 1, 'actualOutputTokens:impossible_count': 1 } });
+    const run = runOf(records);
+    const summary = summarize(run);
+    expect(summary.dataQuality.recordsAffected).toBe(2);
+    expect(summary.tokens.totalOutput).toBe(22);
+    const text = formatTerminalSummary(run, summary, {});
+    expect(text).toContain('Data quality');
+    expect(text).toContain('serverCreatedTime:outside_run');
+  });
+});

@@ -1,0 +1,124 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { decodeObservation, prefillObservation } from '../../src/engine/calibration/fit-profile.js';
+import { buildMeasuredTable, predictFromTable } from '../../src/engine/calibration/measured-table-fit.js';
+import { startSimServer } from '../../src/engine/http/start-sim-server.js';
+import { costModelFor } from '../../src/engine/profile/cost-model.js';
+import { loadProfile } from '../../src/engine/profile/load-profile.js';
+import { interpolateStepMs } from '../../src/engine/profile/measured-table.js';
+import { ServelabError } from '../../src/errors/servelab-error.js';
+import type { MeasuredProfile, MeasuredStepTable } from '../../src/types/engine.js';
+
+/** Made up for these tests: step = 10 + 2 x batch + 0.001 x KV + 0.01 x prefill tokens (ms), exact on the grid. */
+const TABLE: MeasuredStepTable = {
+  decodeSequences: [0, 1, 8],
+  prefillTokens: [0, 512],
+  kvTokens: [0, 1000, 4000],
+  stepMs: [0, 1, 8].map((batch) => [0, 512].map((prefill) => [0, 1000, 4000].map((kv) => 10 + 2 * batch + 0.001 * kv + 0.01 * prefill))),
+};
+
+function profile(table: MeasuredStepTable = TABLE): MeasuredProfile {
+  return {
+    kind: 'measured',
+    name: 'test-table',
+    description: 'made up for tests',
+    model: 'test/model',
+    hardware: 'none',
+    derivation: [],
+    table,
+    maxTotalTokens: 65_536,
+    contextLength: 8192,
+  };
+}
+
+describe('measured profile: loading', () => {
+  test('loads from an object, inline JSON and a file like any profile', () => {
+    expect(loadProfile(profile()).kind).toBe('measured');
+    expect(loadProfile(JSON.stringify(profile())).kind).toBe('measured');
+    const directory = mkdtempSync(join(tmpdir(), 'servelab-measured-'));
+    const path = join(directory, 'table.json');
+    writeFileSync(path, JSON.stringify(profile()));
+    const loaded = loadProfile(path);
+    expect(loaded.kind === 'measured' && loaded.table.stepMs[2]?.[1]?.[2]).toBeCloseTo(10 + 16 + 4 + 5.12, 9);
+  });
+
+  test.each([
+    ['an axis that is not increasing', { ...TABLE, kvTokens: [0, 4000, 1000] }, /kvTokens must be strictly increasing/],
+    ['a grid of the wrong shape', { ...TABLE, stepMs: TABLE.stepMs.slice(0, 2) }, /stepMs must be 3 x 2 x 3/],
+    ['a row of the wrong length', { ...TABLE, stepMs: [TABLE.stepMs[0], TABLE.stepMs[1], [[1, 2, 3], [1, 2]]] }, /stepMs must be 3 x 2 x 3/],
+    ['a negative step time', { ...TABLE, stepMs: TABLE.stepMs.map((plane) => plane.map((row) => row.map(() => -1))) }, /stepMs/],
+    ['an empty axis', { ...TABLE, prefillTokens: [] }, /prefillTokens/],
+  ])('refuses %s, naming the problem', (_name, table, message) => {
+    let error: unknown;
+    try {
+      loadProfile(profile(table as MeasuredStepTable));
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ServelabError);
+    expect((error as ServelabError).code).toBe('INVALID_PROFILE');
+    expect((error as Error).message).toMatch(message);
+  });
+});
+
+describe('measured profile: interpolation', () => {
+  const exact = (batch: number, prefill: number, kv: number): number => 10 + 2 * batch + 0.001 * kv + 0.01 * prefill;
+
+  test('is exact on grid points and linear between them', () => {
+    expect(interpolateStepMs(TABLE, 8, 512, 4000)).toBeCloseTo(exact(8, 512, 4000), 9);
+    expect(interpolateStepMs(TABLE, 0, 0, 0)).toBeCloseTo(10, 9);
+    // Every axis of the made-up table is linear, so multilinear interpolation is exact anywhere inside it.
+    expect(interpolateStepMs(TABLE, 4.5, 200, 2500)).toBeCloseTo(exact(4.5, 200, 2500), 9);
+  });
+
+  test('past the last point follows the last segment; below the first it is held', () => {
+    expect(interpolateStepMs(TABLE, 16, 0, 0)).toBeCloseTo(exact(16, 0, 0), 9);
+    expect(interpolateStepMs(TABLE, 1, 2048, 8000)).toBeCloseTo(exact(1, 2048, 8000), 9);
+    const curved: MeasuredStepTable = { decodeSequences: [1, 2], prefillTokens: [0], kvTokens: [100], stepMs: [[[5]], [[7]]] };
+    expect(interpolateStepMs(curved, 0, 0, 0)).toBe(5);
+    expect(interpolateStepMs(curved, 4, 0, 0)).toBe(11);
+  });
+
+  test('the cost model reads a measured profile through the same entry point as the others', () => {
+    const model = costModelFor(profile());
+    expect(model.stepDurationMs({ prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: 8, decodeKvTokens: 4000 })).toBeCloseTo(exact(8, 0, 4000), 9);
+  });
+
+  test('a sim-server runs on a measured profile', async () => {
+    const server = await startSimServer({ profile: profile() });
+    try {
+      const response = await fetch(`${server.url}/generate`, {
+        method: 'POST',
+        body: JSON.stringify({ input_ids: Array.from({ length: 64 }, (_u, i) => i + 10), sampling_params: { max_new_tokens: 4, ignore_eos: true } }),
+      });
+      const body = (await response.json()) as { meta_info: { completion_tokens: number } };
+      expect(body.meta_info.completion_tokens).toBe(4);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('measured profile: built from calibration observations', () => {
+  const prefillMs = (tokens: number): number => 30 + 0.04 * tokens;
+  const decodeMs = (batch: number, kv: number): number => 30 + 0.2 * batch + 0.0005 * kv;
+  const observations = [
+    ...[64, 256, 1024].map((tokens) => prefillObservation(tokens, prefillMs(tokens))),
+    ...[1, 4, 16].flatMap((batch) => [40, 520].map((perSequence) => decodeObservation(batch, perSequence, decodeMs(batch, batch * perSequence)))),
+  ];
+
+  test('passes through every observation and predicts steps between them', () => {
+    const table = buildMeasuredTable(observations)!;
+    for (const observation of observations) expect(predictFromTable(table, observation)).toBeCloseTo(observation.stepMs, 6);
+    // Batch 8 was not measured: the table interpolates between batch 4 and 16 (exact here, both axes being linear).
+    expect(interpolateStepMs(table, 8, 0, 8 * 300)).toBeCloseTo(decodeMs(8, 8 * 300), 1);
+    // A mixed step pays the fixed cost once: decode part + prefill part - the fixed cost.
+    expect(interpolateStepMs(table, 4, 256, 4 * 40)).toBeCloseTo(decodeMs(4, 160) + prefillMs(256) - 30, 6);
+  });
+
+  test('without decode steps there is no table', () => {
+    expect(buildMeasuredTable(observations.filter((o) => o.kind === 'prefill'))).toBeNull();
+  });
+});
