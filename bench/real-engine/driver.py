@@ -69,11 +69,18 @@ def node_test_args(rate: float | None, protocol: str, prompts: int, out: str) ->
             "--num-prompts", str(prompts), "--output-dir", out, "--progress", "off", "--quiet"]
 
 
-def twin_server_args(limits: dict) -> list[str]:
-    """The twin gets the engine's own limits: batch size, KV capacity, tokens per step, no prefix cache."""
-    return ["--max-running-requests", str(limits["max_running_requests"]), "--max-total-tokens",
-            str(limits["max_total_tokens"]), "--chunked-prefill-size", str(limits["chunked_prefill_size"]),
-            "--disable-radix-cache"]
+def twin_server_args(limits: dict, mixed_chunk: str = "on", chunked_prefill_size: int | None = None) -> list[str]:
+    """The twin gets the engine's own limits: batch size, KV capacity, tokens per step, no prefix cache.
+
+    transformers' continuous batching schedules every decoding request first (one token each) and fills the rest of
+    its per-step token budget (max_batch_tokens, reported as chunked_prefill_size) with prompt chunks: that is SGLang's
+    --enable-mixed-chunk with a chunk of max_batch_tokens, so the twin runs in that mode unless told otherwise."""
+    chunk = chunked_prefill_size if chunked_prefill_size is not None else limits["chunked_prefill_size"]
+    args = ["--max-running-requests", str(limits["max_running_requests"]), "--max-total-tokens",
+            str(limits["max_total_tokens"]), "--chunked-prefill-size", str(chunk), "--disable-radix-cache"]
+    if mixed_chunk == "on":
+        args.append("--enable-mixed-chunk")
+    return args
 
 
 def real(args) -> None:
@@ -124,7 +131,8 @@ def real(args) -> None:
 def twin(args) -> None:
     plan = json.load(open(os.path.join(args.out, "plan.json")))
     limits = json.load(open(os.path.join(args.out, "server_info.json")))
-    extra = ["--target", "sim", "--virtual-time", "--profile", args.profile, *twin_server_args(limits)]
+    extra = ["--target", "sim", "--virtual-time", "--profile", args.profile,
+             *twin_server_args(limits, args.mixed_chunk, args.chunked_prefill_size)]
     runs = os.path.join(args.out, "runs")
     servelab(args.servelab, node_test_args(None, "sglang", plan["burst_prompts"],
                                            os.path.join(runs, f"{args.label}-burst-sglang")) + extra)
@@ -199,6 +207,11 @@ def main() -> None:
                         help="arguments for face.py; CUDA graphs on by default (without them the engine's step time depends on the arrival pattern: see README)")
     parser.add_argument("--profile")
     parser.add_argument("--label", default="twin")
+    parser.add_argument("--mixed-chunk", choices=["on", "off"], default="on",
+                        help="twin: run the simulated engine with --enable-mixed-chunk (on: the engine mixes decode "
+                             "tokens into prefill steps; off: SGLang's default, prefill pauses decoding)")
+    parser.add_argument("--chunked-prefill-size", type=int,
+                        help="twin: tokens per step (default: the engine's max_batch_tokens from server_info.json)")
     args = parser.parse_args()
     {"real": real, "twin": twin, "table": table}[args.phase](args)
 

@@ -13,7 +13,7 @@ export function resolveNodeTestConfig(input: NodeTestConfigInput | Record<string
   if (config.target === 'sglang' && config.modelPath === undefined) {
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --target sglang needs --model-path (a local folder or a model name SGLang can load)');
   }
-  if ((config.datasetName === 'sharegpt' || config.datasetName === 'custom') && config.datasetPath === undefined) {
+  if ((config.datasetName === 'sharegpt' || config.datasetName === 'custom' || config.datasetName === 'mooncake') && config.datasetPath === undefined) {
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: --dataset-name ${config.datasetName} needs --dataset-path (a local file; servelab never downloads datasets)`);
   }
   const gpuIds = Array.isArray(config.gpuId) ? config.gpuId : [config.gpuId];

@@ -1,6 +1,7 @@
 import { ServelabError } from '../errors/servelab-error.js';
 import { routingTestConfigSchema, type FailureAction, type RoutingTestConfig, type RoutingTestConfigInput } from './schema.js';
 import { checkLoadShape } from './node-test-config.js';
+import { SGLANG_ROUTER_POLICIES, SMG_POLICIES } from './smg-policies.js';
 import { rejectIgnoredSettings } from './setting-rules.js';
 import { parseConfig } from './validate.js';
 
@@ -19,7 +20,7 @@ export function resolveRoutingTestConfig(input: RoutingTestConfigInput | Record<
     throw invalid('--target attach needs --url (a running router) or --worker-urls (running servers, behind a router servelab starts)');
   }
   if (config.workerUrls !== undefined && config.workerUrls.length > 0) config.numGpus = config.workerUrls.length;
-  if ((config.datasetName === 'sharegpt' || config.datasetName === 'custom') && config.datasetPath === undefined) {
+  if ((config.datasetName === 'sharegpt' || config.datasetName === 'custom' || config.datasetName === 'mooncake') && config.datasetPath === undefined) {
     throw invalid(`--dataset-name ${config.datasetName} needs --dataset-path (a local file; servelab never downloads datasets)`);
   }
   if (config.router === 'nginx' && !['round_robin', 'least_conn', 'shortest_queue'].includes(config.routingPolicy)) {
@@ -27,14 +28,17 @@ export function resolveRoutingTestConfig(input: RoutingTestConfigInput | Record<
   }
   if (config.virtualTime && config.router !== 'builtin') throw invalid(`--virtual-time simulates the builtin router's policies; drop --router ${config.router}`);
   if (config.virtualTime && config.failureSchedule !== undefined) throw invalid('--virtual-time does not simulate node failures yet; run the failure schedule in real time (drop --virtual-time)');
-  if (config.router === 'sglang-router' && !['cache_aware', 'round_robin', 'random', 'power_of_two'].includes(config.routingPolicy)) {
-    throw invalid(`--router sglang-router supports cache_aware, round_robin, random and power_of_two, not ${config.routingPolicy}`);
+  if (config.router === 'sglang-router' && !(SGLANG_ROUTER_POLICIES as readonly string[]).includes(config.routingPolicy)) {
+    throw invalid(`--router sglang-router supports ${SGLANG_ROUTER_POLICIES.join(', ')}, not ${config.routingPolicy}; use --router smg for smg's newer policies`);
+  }
+  if (config.router === 'smg' && !(SMG_POLICIES as readonly string[]).includes(config.routingPolicy)) {
+    throw invalid(`--router smg supports ${SMG_POLICIES.join(', ')}, not ${config.routingPolicy}`);
   }
   if (config.failureSchedule !== undefined) {
     if (config.target === 'attach' && config.url !== undefined) throw invalid('a failure schedule needs servers servelab launched or can reach (not only an attached router)');
     for (const action of failureActions(config)) {
       if (action.action === 'drain' && config.router === 'nginx') {
-        throw invalid(`the failure schedule drains node(s) ${action.nodes.join(', ')}, but nginx cannot remove workers at run time; use --router builtin or sglang-router, or crash/hang instead`);
+        throw invalid(`the failure schedule drains node(s) ${action.nodes.join(', ')}, but nginx cannot remove workers at run time; use --router builtin, smg or sglang-router, or crash/hang instead`);
       }
       for (const node of action.nodes) {
         if (node >= config.numGpus) throw invalid(`the failure schedule names node ${node}, but nodes are numbered 0 to ${config.numGpus - 1}`);

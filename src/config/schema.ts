@@ -21,7 +21,7 @@ const requestRate = z.preprocess(
 export const targetSchema = z.enum(['sim', 'sglang', 'attach']);
 export const protocolSchema = z.enum(['sglang', 'openai-completions', 'openai-chat']);
 export const arrivalSchema = z.enum(['poisson', 'gamma', 'constant', 'trace']);
-export const datasetNameSchema = z.enum(['sharegpt', 'random', 'random-ids', 'shared-prefix', 'custom']);
+export const datasetNameSchema = z.enum(['sharegpt', 'random', 'random-ids', 'shared-prefix', 'custom', 'mooncake']);
 
 export const serverSettingsSchema = z.object({
   /** Model weights for SGLang; for the simulator only a served name. */
@@ -38,6 +38,8 @@ export const serverSettingsSchema = z.object({
   enableTorchCompile: z.boolean().default(false),
   quantization: z.string().min(1).optional(),
   disableRadixCache: z.boolean().default(false),
+  /** SGLang's --enable-mixed-chunk: prefill steps carry the running decode batch. */
+  enableMixedChunk: z.boolean().default(false),
   /** Port for a launched server; 0 or absent picks a free one. */
   port: z.number().int().min(0).max(65535).optional(),
   /** Extra arguments passed verbatim to the server command. */
@@ -74,6 +76,16 @@ export const workloadSettingsSchema = z.object({
   tokenizerPath: z.string().min(1).optional(),
   /** shared-prefix: draw each request's group from a Zipf distribution with this exponent (popular groups repeat). */
   gspZipfExponent: z.number().positive().optional(),
+  /** shared-prefix (SGLang's newest flags): turns per conversation, the group distribution and its Zipf alpha. */
+  gspNumTurns: positiveInteger.default(1),
+  gspGroupDistribution: z.enum(['uniform', 'zipf']).default('uniform'),
+  gspZipfAlpha: z.number().positive().finite().optional(),
+  /** shared-prefix: send each group's key in the X-SMG-Routing-Key header (smg's consistent_hashing reads it). */
+  gspSendRoutingKey: z.boolean().default(false),
+  /** shared-prefix: keep the generated order instead of shuffling. */
+  gspOrdered: z.boolean().default(false),
+  /** mooncake: rounds per session (SGLang's --mooncake-num-rounds). */
+  mooncakeNumRounds: positiveInteger.default(1),
   /** Closed loop: this many users, each sending its next request when its previous one finished. */
   concurrency: positiveInteger.optional(),
   /** Closed loop: a pause between a user's request finishing and its next one. */
@@ -193,12 +205,12 @@ export const failureScheduleSchema = z.union([
   z.array(failureActionSchema),
 ]);
 
-export const routerKindSchema = z.enum(['builtin', 'sglang-router', 'nginx']);
+export const routerKindSchema = z.enum(['builtin', 'smg', 'sglang-router', 'nginx']);
 
 export const routingSettingsSchema = z.object({
   /** Number of servers (one per GPU). */
   numGpus: positiveInteger.default(4),
-  /** builtin: cache_aware, round_robin, random, power_of_two, shortest_queue, or a module path; nginx: round_robin or least_conn. */
+  /** builtin: cache_aware, round_robin, random, power_of_two, shortest_queue, least_load, prefix_hash, consistent_hashing, or a module path; smg: any smg policy; nginx: round_robin or least_conn. */
   routingPolicy: z.string().min(1).default('cache_aware'),
   router: routerKindSchema.default('builtin'),
   /** First server port for sglang servers (server i listens on basePort + i). */
@@ -216,7 +228,7 @@ export const routingSettingsSchema = z.object({
   failureSchedule: failureScheduleSchema.optional(),
   /** builtin router: retries on another worker when a worker refuses the connection. */
   maxRetries: nonNegativeInteger.default(4),
-  /** sglang-router's Prometheus port (it always opens one; each router needs its own). */
+  /** smg's or sglang-router's Prometheus port (they always open one; each router needs its own). */
   routerPrometheusPort: z.number().int().min(1).max(65535).optional(),
 });
 

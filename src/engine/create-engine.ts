@@ -7,6 +7,7 @@ import { SimEngine } from './core/sim-engine.js';
 import { BUILTIN_SCHEDULING_POLICIES } from './policy/builtin-policies.js';
 import { costModelFor } from './profile/cost-model.js';
 import { loadProfile } from './profile/load-profile.js';
+import { sglangGpuMemoryDefaults } from './profile/sglang-gpu-memory.js';
 
 /** Settings for one simulated engine; anything left out takes the default below or the profile's value. */
 export interface EngineSettings {
@@ -20,6 +21,8 @@ export interface EngineSettings {
   schedulePolicy?: string | SchedulingPolicy;
   scheduleConservativeness?: number;
   disableRadixCache?: boolean;
+  /** SGLang's --enable-mixed-chunk (default off, as in SGLang). */
+  enableMixedChunk?: boolean;
   seed?: number;
 }
 
@@ -62,12 +65,18 @@ export function resolveEngineSetup(settings: EngineSettings = {}): ResolvedEngin
   }
   const config: EngineConfig = {
     maxRunningRequests: settings.maxRunningRequests ?? ENGINE_DEFAULTS.maxRunningRequests,
-    chunkedPrefillSize: settings.chunkedPrefillSize ?? ENGINE_DEFAULTS.chunkedPrefillSize,
+    // Without a setting, SGLang's automatic chunk size for the profile's GPU (8192 on H100/H200, 2048 below 35 GiB).
+    chunkedPrefillSize:
+      settings.chunkedPrefillSize ??
+      (profile.kind === 'roofline' && profile.gpuMemoryMiB !== undefined
+        ? sglangGpuMemoryDefaults(profile.gpuMemoryMiB, profile.tpSize ?? 1).chunkedPrefillSize
+        : ENGINE_DEFAULTS.chunkedPrefillSize),
     maxTotalTokens: settings.maxTotalTokens ?? profileTotal ?? ENGINE_DEFAULTS.simpleMaxTotalTokens,
     contextLength: settings.contextLength ?? profileContext ?? ENGINE_DEFAULTS.simpleContextLength,
     schedulePolicy: policy.name,
     scheduleConservativeness: settings.scheduleConservativeness ?? ENGINE_DEFAULTS.scheduleConservativeness,
     disableRadixCache: settings.disableRadixCache ?? false,
+    enableMixedChunk: settings.enableMixedChunk ?? false,
     seed: settings.seed ?? ENGINE_DEFAULTS.seed,
   };
   return { profile, config, policy };

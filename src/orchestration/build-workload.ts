@@ -36,6 +36,12 @@ type WorkloadConfig = Pick<
   | 'tracePath'
   | 'traceTimeScale'
   | 'gspZipfExponent'
+  | 'gspNumTurns'
+  | 'gspGroupDistribution'
+  | 'gspZipfAlpha'
+  | 'gspSendRoutingKey'
+  | 'gspOrdered'
+  | 'mooncakeNumRounds'
   | 'stages'
   | 'tokenizerPath'
 >;
@@ -68,6 +74,12 @@ export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWork
       gspQuestionLen: config.gspQuestionLen,
       gspOutputLen: config.gspOutputLen,
       gspZipfExponent: config.gspZipfExponent,
+      gspNumTurns: config.gspNumTurns,
+      gspGroupDistribution: config.gspGroupDistribution,
+      gspZipfAlpha: config.gspZipfAlpha,
+      gspSendRoutingKey: config.gspSendRoutingKey,
+      gspOrdered: config.gspOrdered,
+      mooncakeNumRounds: config.mooncakeNumRounds,
       tokenizerPath: config.tokenizerPath,
     },
     datasetRandom,

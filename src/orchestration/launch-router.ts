@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { launchBuiltinRouter } from '../cluster/launchers/builtin-router/launch-builtin-router.js';
 import { launchSglangRouter } from '../cluster/launchers/sglang-router/launch-sglang-router.js';
+import { launchSmg } from '../cluster/launchers/smg/launch-smg.js';
 import { startNginx } from '../cluster/launchers/nginx/start-nginx.js';
 import { httpRouterControl, type RouterControl } from '../cluster/failures/router-control.js';
 import { findFreePort } from '../cluster/ports.js';
@@ -11,6 +12,8 @@ export interface LaunchedRouter {
   handle: ServerHandle;
   /** Present when the router can add and remove workers at run time. */
   control?: RouterControl;
+  /** The router's own Prometheus metrics (servelab_router_*, smg_*, sglang-router's), scraped beside the servers'. */
+  metricsUrl?: string;
 }
 
 /** Starts the router the config asks for, in front of `workerUrls` (the taps' URLs when taps are on). */
@@ -26,23 +29,37 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
         seed: config.seed,
         logPath: join(logsPath, 'router.log'),
       });
-      return { handle, control: httpRouterControl(handle.url, controlToken) };
+      return { handle, control: httpRouterControl(handle.url, controlToken), metricsUrl: `${handle.url}/metrics` };
     }
     case 'nginx': {
       const method = config.routingPolicy === 'least_conn' || config.routingPolicy === 'shortest_queue' ? 'least_conn' : 'round_robin';
       const nginx = await startNginx({ serverUrls: workerUrls, method, runDirectory: join(runDirectory, 'nginx'), logsDirectory: logsPath, port: config.routerPort === 0 ? await findFreePort() : config.routerPort });
       return { handle: { name: 'nginx', url: nginx.url, stop: () => nginx.close() } };
     }
+    case 'smg': {
+      const prometheusPort = config.routerPrometheusPort ?? (await findFreePort());
+      const handle = await launchSmg({
+        workerUrls,
+        policy: config.routingPolicy,
+        port: config.routerPort === 0 ? await findFreePort() : config.routerPort,
+        prometheusPort,
+        pythonExecutable: config.pythonExecutable,
+        logPath: join(logsPath, 'smg.log'),
+      });
+      // smg's worker API (GET/POST /workers, DELETE /workers/{id}) is the one httpRouterControl speaks.
+      return { handle, control: httpRouterControl(handle.url), metricsUrl: `http://127.0.0.1:${prometheusPort}/metrics` };
+    }
     case 'sglang-router': {
+      const prometheusPort = config.routerPrometheusPort ?? (await findFreePort());
       const handle = await launchSglangRouter({
         workerUrls,
         policy: config.routingPolicy,
         port: config.routerPort === 0 ? await findFreePort() : config.routerPort,
-        prometheusPort: config.routerPrometheusPort ?? (await findFreePort()),
+        prometheusPort,
         pythonExecutable: config.pythonExecutable,
         logPath: join(logsPath, 'sglang-router.log'),
       });
-      return { handle, control: httpRouterControl(handle.url) };
+      return { handle, control: httpRouterControl(handle.url), metricsUrl: `http://127.0.0.1:${prometheusPort}/metrics` };
     }
   }
 }

@@ -69,7 +69,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       failures = new FailureExecutor({ actions, nodes: servers, routerWorkerUrls: taps?.tapUrls ?? servers.map((server) => server.url), router: router.control, clock });
     }
     const metricsUrls = config.collectPerNodeMetrics ? servers.map((server) => `${server.url}/metrics`) : [];
-    if (config.router === 'builtin' && !attachedRouterOnly) metricsUrls.push(`${router.handle.url}/metrics`);
+    if (router.metricsUrl !== undefined && !attachedRouterOnly) metricsUrls.push(router.metricsUrl);
     const serverMetrics = collectServerMetrics(metricsUrls, clock);
     const load = await measureLoad({
       config,

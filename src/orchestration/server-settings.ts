@@ -1,6 +1,6 @@
 import type { NodeTestConfig } from '../config/schema.js';
 
-type EngineConfigPart = Pick<NodeTestConfig, 'profile' | 'maxRunningRequests' | 'maxTotalTokens' | 'chunkedPrefillSize' | 'schedulePolicy' | 'scheduleConservativeness' | 'disableRadixCache'>;
+type EngineConfigPart = Pick<NodeTestConfig, 'profile' | 'maxRunningRequests' | 'maxTotalTokens' | 'chunkedPrefillSize' | 'schedulePolicy' | 'scheduleConservativeness' | 'disableRadixCache' | 'enableMixedChunk'>;
 
 /** The engine settings a test configuration gives every simulated server (real-time or virtual). */
 export function simEngineSettings(config: EngineConfigPart) {
@@ -12,6 +12,7 @@ export function simEngineSettings(config: EngineConfigPart) {
     schedulePolicy: config.schedulePolicy,
     scheduleConservativeness: config.scheduleConservativeness,
     disableRadixCache: config.disableRadixCache,
+    enableMixedChunk: config.enableMixedChunk,
   };
 }
 

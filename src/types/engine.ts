@@ -24,6 +24,11 @@ export interface EngineConfig {
   scheduleConservativeness: number;
   /** Turns the radix prefix cache off (`--disable-radix-cache`). */
   disableRadixCache: boolean;
+  /**
+   * SGLang's `--enable-mixed-chunk`: a prefill step also carries one decode token of every running request, and those
+   * tokens count against the chunk budget. Needs chunking (chunkedPrefillSize > 0), as in SGLang. Off by default.
+   */
+  enableMixedChunk: boolean;
   /** Seeds generated token ids, so a run is reproducible. */
   seed: number;
 }
@@ -70,6 +75,10 @@ export interface RooflineProfile {
   maxTotalTokens: number;
   contextLength: number;
   kvBytesPerToken?: number;
+  /** Memory of one GPU as torch reports it (MiB): SGLang's automatic chunk size and memory fraction follow from it. */
+  gpuMemoryMiB?: number;
+  /** Tensor-parallel GPUs per server. */
+  tpSize?: number;
 }
 
 /**
@@ -176,6 +185,13 @@ export interface PrefixMatch {
 export interface EngineLoad {
   runningRequests: number;
   waitingRequests: number;
+  /** Tokens the waiting requests (and the rest of a chunked prefill) still need in KV: SGLang's pending tokens. */
+  waitingTokens: number;
+  /**
+   * Of those, the ones not served from the prefix cache (`num_waiting_uncached_tokens`). The simulated engine does not
+   * match waiting requests against the cache for this (matching would touch its LRU clock), so it reports them all.
+   */
+  waitingUncachedTokens: number;
   /** KV tokens held by running requests and the cache (excluding evictable cached tokens). */
   usedTokens: number;
   evictableTokens: number;

@@ -15,8 +15,26 @@ export interface WorkerState {
   readonly drained: boolean;
   /** Requests the router has sent to it that have not finished. */
   readonly inFlight: number;
-  /** The load the worker itself last reported (`/get_load`), when the router polls it. */
-  readonly polledLoad?: number;
+  /** What the worker itself last reported (`/v1/loads`, else `/get_load`), when the router polls it. */
+  readonly polledLoad?: PolledLoad;
+}
+
+/**
+ * A worker's own load report, summed over its data-parallel ranks. SGLang's `/v1/loads` gives every field; the
+ * deprecated `/get_load` gives only `totalTokens` (its `num_tokens`), and sglang-router's `{"load": n}` only a number
+ * that counts as `totalTokens`.
+ */
+export interface PolledLoad {
+  /** KV tokens in use plus the prompts still waiting (SGLang's `num_total_tokens`, `/get_load`'s `num_tokens`). */
+  readonly totalTokens: number;
+  /** Waiting prompt tokens not served from the prefix cache (`num_waiting_uncached_tokens`). */
+  readonly waitingUncachedTokens?: number;
+  /** Decode throughput in tokens/s (`gen_throughput`). */
+  readonly genThroughput?: number;
+  /** KV pool usage, 0 to 1, averaged over ranks (`token_usage`). */
+  readonly tokenUsage?: number;
+  /** Grows by one with every report, so a policy can tell a fresh report from the one it already used. */
+  readonly sequence: number;
 }
 
 /** What a policy is told about the request it routes. */
@@ -29,6 +47,11 @@ export interface RoutingRequest {
    * has none.
    */
   readonly routingKey: string;
+  /**
+   * The request's headers, names lower-cased (consistent_hashing reads `x-smg-routing-key`, `x-smg-target-worker`,
+   * `authorization`, `x-forwarded-for` and `cookie`). Absent where there are none (virtual-time runs).
+   */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -39,7 +62,7 @@ export interface RoutingPolicy {
   readonly name: string;
   /** True when `choose` uses `request.routingKey`; the router skips parsing bodies otherwise. */
   readonly needsRoutingKey: boolean;
-  /** True when `choose` uses `polledLoad`; the router polls each worker's `/get_load` only then. */
+  /** True when `choose` uses `polledLoad`; the router polls each worker's `/v1/loads` (or `/get_load`) only then. */
   readonly usesPolledLoad?: boolean;
   /**
    * Picks a worker among `workers` (every worker the router knows, eligible or not). Must return one whose
@@ -52,7 +75,7 @@ export interface RoutingPolicy {
   onWorkerRemoved?(worker: WorkerState): void;
 }
 
-/** Settings of the cache_aware policy; defaults follow sglang-router. */
+/** Settings of the cache_aware policy; defaults follow smg's router_args.py (the same as sglang-router's). */
 export interface CacheAwareSettings {
   /** Route by prefix when the longest match covers more than this fraction of the text (0.3). */
   cacheThreshold: number;

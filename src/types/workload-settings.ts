@@ -76,4 +76,16 @@ export interface DatasetSettings {
    * repeat) instead of SGLang's equal groups; `numPrompts` requests are then produced.
    */
   gspZipfExponent?: number;
+  /** shared-prefix: turns per conversation (SGLang's --gsp-num-turns, default 1). */
+  gspNumTurns?: number;
+  /** shared-prefix: `uniform` (each group gets gspPromptsPerGroup requests) or `zipf` (SGLang's --gsp-group-distribution). */
+  gspGroupDistribution?: 'uniform' | 'zipf';
+  /** shared-prefix: the Zipf alpha with `zipf` (SGLang's --gsp-zipf-alpha; group 0 is the hottest). */
+  gspZipfAlpha?: number;
+  /** shared-prefix: tag each request with its group's routing key, sent as X-SMG-Routing-Key. */
+  gspSendRoutingKey?: boolean;
+  /** shared-prefix: keep the generated order (SGLang's --gsp-ordered). */
+  gspOrdered?: boolean;
+  /** mooncake: rounds per session (SGLang's --mooncake-num-rounds, default 1). */
+  mooncakeNumRounds?: number;
 }

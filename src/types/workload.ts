@@ -16,6 +16,8 @@ export interface WorkloadRequest {
   prefixGroup?: number;
   /** Multi-turn workloads: the session. */
   sessionId?: string;
+  /** Sent as the `X-SMG-Routing-Key` header (SGLang's benchmark with --gsp-send-routing-key; smg routes on it). */
+  routingKey?: string;
   /**
    * Custom datasets: the arrival time the file gave this request, in seconds on the file's own axis (only differences
    * matter). `scheduleFromRequestTimestamps` turns these into an arrival schedule.

@@ -151,6 +151,45 @@ export function checkGenerateStream(body: string, expectations: GenerateStreamEx
   return problems;
 }
 
+/** Keys 2026 SGLang adds to every event (None → null until the prefill has run) and to the last event. */
+const EVERY_EVENT_2026_KEYS = ['prefill_waiting_latency', 'prefill_launch_latency'] as const;
+const LAST_EVENT_2026_KEYS = ['api_server_dispatch_finish_ts', 'decode_throughput'] as const;
+
+/**
+ * The 2026 generation's stream facts (python/sglang/srt/observability/req_time_stats.py and tokenizer_manager.py of
+ * today's SGLang): the scheduler's prefill_waiting_latency and prefill_launch_latency on every event,
+ * api_server_dispatch_finish_ts and decode_throughput on the last, and response_sent_to_client_ts stamped when the
+ * first event is sent, the last event repeating that first-event time.
+ */
+export function check2026GenerateStream(body: string): string[] {
+  const { events, problems } = parseSseBody(body);
+  const metas = events.map((event) => (event['meta_info'] ?? {}) as Record<string, unknown>);
+  if (metas.length === 0) return [...problems, 'the stream has no JSON events'];
+  metas.forEach((meta, index) => {
+    for (const key of EVERY_EVENT_2026_KEYS) {
+      if (!(key in meta)) problems.push(`event ${index}: ${key} missing`);
+      else if (meta[key] !== null && typeof meta[key] !== 'number') problems.push(`event ${index}: ${key} is neither a number nor null`);
+    }
+    if (typeof meta['prefill_finished_time'] === 'number' && typeof meta['prefill_launch_latency'] !== 'number') {
+      problems.push(`event ${index}: the prefill has finished but prefill_launch_latency is not set`);
+    }
+  });
+  const first = metas[0] as Record<string, unknown>;
+  const last = metas[metas.length - 1] as Record<string, unknown>;
+  for (const key of LAST_EVENT_2026_KEYS) if (typeof last[key] !== 'number') problems.push(`last event: ${key} missing`);
+  const sent = first['response_sent_to_client_ts'];
+  if (typeof sent !== 'number') problems.push('first event: response_sent_to_client_ts missing (SGLang stamps it when the first event is sent)');
+  else {
+    if (last['response_sent_to_client_ts'] !== sent) problems.push('last event: response_sent_to_client_ts does not repeat the first event\'s');
+    // (Not compared with request_finished_ts: a server whose HTTP side lags its scheduler may send the first event
+    // after the scheduler finished the request.)
+    if (typeof last['request_received_ts'] === 'number' && sent < (last['request_received_ts'] as number)) {
+      problems.push('response_sent_to_client_ts is before request_received_ts');
+    }
+  }
+  return problems;
+}
+
 /** request_received_ts <= queue start <= forward_entry_time <= prefill_finished_time <= request_finished_ts. */
 export function checkTimingOrder(info: Record<string, unknown>, toleranceSeconds: number): string[] {
   const received = info['request_received_ts'];

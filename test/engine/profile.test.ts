@@ -5,6 +5,8 @@ import { describe, expect, test } from 'vitest';
 import { costModelFor, RooflineCostModel } from '../../src/engine/profile/cost-model.js';
 import { builtinProfileNames, loadProfile } from '../../src/engine/profile/load-profile.js';
 import { isServelabError } from '../../src/errors/servelab-error.js';
+import { resolveEngineSetup } from '../../src/engine/create-engine.js';
+import { sglangGpuMemoryDefaults } from '../../src/engine/profile/sglang-gpu-memory.js';
 
 function expectProfileError(source: string, pattern: RegExp): void {
   try {
@@ -95,5 +97,26 @@ describe('profiles', () => {
     expectProfileError(join(directory, 'missing.json'), /cannot read profile file/);
     expectProfileError('no-such-profile', /unknown profile "no-such-profile": use one of .*llama-3-8b-h100/);
     expectProfileError('{"kind":"roofline"}', /not a valid profile/);
+  });
+});
+
+describe('built-in profiles use SGLang\'s automatic memory settings (server_args.py _handle_gpu_memory_settings)', () => {
+  test('the formula gives ≈ 0.83 on an 80 GB H100, chunk 8192 there, 2048 below 35 GiB, 16384 from 160 GiB', () => {
+    expect(sglangGpuMemoryDefaults(81559)).toEqual({ chunkedPrefillSize: 8192, cudaGraphMaxBatchSize: 256, memFractionStatic: 0.835 });
+    expect(sglangGpuMemoryDefaults(23034).chunkedPrefillSize).toBe(2048);
+    expect(sglangGpuMemoryDefaults(143771).chunkedPrefillSize).toBe(8192);
+    expect(sglangGpuMemoryDefaults(183359).chunkedPrefillSize).toBe(16384);
+  });
+
+  test.each(builtinProfileNames())('%s: its derivation states the automatic values, and the sim uses that chunk size', (name) => {
+    const profile = loadProfile(name);
+    if (profile.kind !== 'roofline') return;
+    expect(profile.gpuMemoryMiB, `${name} names its GPU memory`).toBeDefined();
+    const defaults = sglangGpuMemoryDefaults(profile.gpuMemoryMiB!, profile.tpSize ?? 1);
+    const text = profile.derivation.join('\n');
+    expect(text).toContain(`mem_fraction_static = (${profile.gpuMemoryMiB}`);
+    expect(text).toContain(`= ${defaults.memFractionStatic}`);
+    expect(text).toContain(`chunked_prefill_size ${defaults.chunkedPrefillSize}`);
+    expect(resolveEngineSetup({ profile: name }).config.chunkedPrefillSize).toBe(defaults.chunkedPrefillSize);
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { makeHarness, runArrivals, tokenIds } from './engine-harness.js';
 import type { TimedArrival } from './engine-harness.js';
+import { lpmPolicy } from '../../src/engine/policy/lpm.js';
+import type { EngineRequestView } from '../../src/types/engine.js';
 
 const simple = { kind: 'simple', stepMs: 10 } as const;
 const shared = tokenIds(200, 50_000);
@@ -24,6 +26,24 @@ describe('waiting-queue policies', () => {
 
   test('lpm admits the request with the longest cached prefix first', () => {
     expect(contention('lpm')).toEqual(['warm', 'hot', 'cold']);
+  });
+
+  test('lpm pushes back uncached requests that share more than 32 tokens with one ahead of them (SGLang in-batch prefix caching)', () => {
+    const group = tokenIds(40, 70_000);
+    const view = (id: string, promptTokenIds: number[]) => ({ id, promptTokenIds, promptLength: promptTokenIds.length }) as unknown as EngineRequestView;
+    const waiting = [
+      view('group-1', [...group, 1]),
+      view('group-2', [...group, 2]),
+      view('lone', tokenIds(40, 80_000)),
+      view('short-1', [...group.slice(0, 20), 1]),
+      view('short-2', [...group.slice(0, 20), 2]),
+      view('cached', [...group, 3]),
+    ];
+    // 'cached' already has 100 tokens in the cache: it goes first and is never pushed back.
+    const cachedLength = new Map([['cached', 100]]);
+    lpmPolicy.order(waiting, { nowMs: 0, runningRequests: 0, prefixLength: (request) => cachedLength.get(request.id) ?? 0 });
+    // group-2 shares 40 (> 32) tokens with group-1 ahead of it: pushed back. The shorts share only 20: kept.
+    expect(waiting.map((request) => request.id)).toEqual(['cached', 'group-1', 'lone', 'short-1', 'short-2', 'group-2']);
   });
 });
 

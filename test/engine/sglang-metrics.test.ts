@@ -12,6 +12,8 @@ function gauge(text: string, name: string): number {
 const load = (running: number, waiting: number, used: number): EngineLoad => ({
   runningRequests: running,
   waitingRequests: waiting,
+  waitingTokens: 0,
+  waitingUncachedTokens: 0,
   usedTokens: used,
   evictableTokens: 0,
   maxTotalTokens: 1000,
@@ -24,6 +26,7 @@ function plan(kind: 'prefill' | 'decode', startMs: number, batchSize: number, ne
     startMs,
     durationMs: 10,
     batchSize,
+    mixedDecodeSequences: 0,
     newRequests: kind === 'prefill' ? batchSize : 0,
     newPromptTokens,
     newCachedTokens,
@@ -52,6 +55,19 @@ describe('SglangMetrics update rhythm', () => {
     // 40 steps x 4 tokens over 400 ms.
     expect(gauge(text, 'sglang:gen_throughput')).toBeCloseTo(400, 6);
     expect(gauge(text, 'sglang:num_running_reqs')).toBe(3);
+    // 2026 SGLang: a decode log resets the hit rate to 0.
+    expect(gauge(text, 'sglang:cache_hit_rate')).toBe(0);
+  });
+
+  test('num_retracted_reqs counts retractions since the previous log point; cached tokens carry cache_source', () => {
+    const metrics = new SglangMetrics('m');
+    metrics.onStepCompleted(plan('prefill', 0, 2, 100, 0), load(2, 0, 100), 10, 3);
+    expect(gauge(metrics.render(), 'sglang:num_retracted_reqs')).toBe(3);
+    metrics.onStepCompleted(plan('prefill', 10, 2, 100, 0), load(2, 0, 100), 20, 5);
+    expect(gauge(metrics.render(), 'sglang:num_retracted_reqs')).toBe(2);
+    expect(metrics.render()).not.toMatch(/^sglang:cached_tokens_total\{/m);
+    metrics.observeFinished(1, 100, 10, 40, false);
+    expect(metrics.render()).toContain('sglang:cached_tokens_total{model_name="m",engine_type="unified",cache_source="device"} 40.0');
   });
 
   test('histograms render cumulative buckets with +Inf, sum and count', () => {

@@ -203,3 +203,21 @@ const ROOFLINE_TEST_PROFILE = {
   maxTotalTokens: 100_000,
   contextLength: 8192,
 };
+
+describe('SimEngine new-token ratio (2026 SGLang)', () => {
+  test('decays while decoding and resets to its initial value when the scheduler goes idle', () => {
+    const harness = makeHarness({ profile: { kind: 'simple', stepMs: 10 } });
+    const initial = harness.engine.newTokenRatio;
+    harness.engine.submit({ id: 'a', promptTokenIds: [1, 2, 3], maxNewTokens: 50 }, 0);
+    let nowMs = 0;
+    for (let step = 0; step < 20; step++) {
+      const plan = harness.engine.beginStep(nowMs)!;
+      nowMs += plan.durationMs;
+      harness.engine.completeStep(nowMs);
+    }
+    expect(harness.engine.newTokenRatio).toBeLessThan(initial);
+    runArrivals(harness, [], nowMs);
+    expect(harness.finished.has('a')).toBe(true);
+    expect(harness.engine.newTokenRatio).toBe(initial);
+  });
+});

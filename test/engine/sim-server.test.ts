@@ -50,7 +50,11 @@ describe('sim-server /generate', () => {
     expect(meta['prefill_finished_time']! - meta['forward_entry_time']!).toBeCloseTo(0.02, 6);
     expect(meta['request_finished_ts']! - meta['prefill_finished_time']!).toBeCloseTo(0.08, 6);
     expect(meta['inference_time']).toBeCloseTo(0.1, 6);
-    expect(meta['response_sent_to_client_ts']).toBeGreaterThanOrEqual(meta['request_finished_ts']!);
+    // SGLang stamps response_sent_to_client_ts on the first streamed event; the final event repeats that time.
+    const first = events[0]!['meta_info'] as Record<string, number>;
+    expect(first['response_sent_to_client_ts']).toBeGreaterThanOrEqual(first['prefill_finished_time']!);
+    expect(meta['response_sent_to_client_ts']).toBe(first['response_sent_to_client_ts']);
+    for (const middle of events.slice(1, 4)) expect((middle['meta_info'] as Record<string, number>)['response_sent_to_client_ts']).toBeUndefined();
   });
 
   test('wall-clock token gaps follow the model: timer lateness does not accumulate over a long stream', async () => {
@@ -231,7 +235,7 @@ describe('sim-server operations', () => {
     const text = await (await fetch(`${server.url}/metrics`)).text();
     for (const name of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:token_usage', 'sglang:cache_hit_rate', 'sglang:gen_throughput']) {
       expect(text).toMatch(new RegExp(`^# TYPE ${name} gauge$`, 'm'));
-      expect(text).toContain(`${name}{model_name="sim-test",engine_type="unified",tp_rank="0",pp_rank="0"}`);
+      expect(text).toContain(`${name}{model_name="sim-test",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"}`);
     }
     for (const name of ['sglang:time_to_first_token_seconds', 'sglang:e2e_request_latency_seconds', 'sglang:queue_time_seconds']) {
       expect(text).toMatch(new RegExp(`^# TYPE ${name} histogram$`, 'm'));
@@ -257,7 +261,11 @@ describe('sim-server scheduler rejections', () => {
       const { events, sawDone } = parseSseBody(await streamed.text());
       expect(sawDone).toBe(true);
       expect(events).toHaveLength(1);
-      expect(events[0]!['error']).toBeDefined();
+      // Today's SGLang: an event whose finish_reason is {type: "abort", message, status_code}.
+      const finish = (events[0]!['meta_info'] as Record<string, unknown>)['finish_reason'] as Record<string, unknown>;
+      expect(finish['type']).toBe('abort');
+      expect(finish['status_code']).toBe(400);
+      expect(finish['message']).toMatch(/exceeds the maximum allowed length/);
     } finally {
       await small.close();
     }

@@ -44,6 +44,11 @@ export async function startScriptedUpstream(name: string, gapMs = 0): Promise<Sc
         if (state.healthStatus !== 0) response.writeHead(state.healthStatus).end();
         return;
       }
+      if (path.startsWith('/v1/loads')) {
+        // An SGLang from before /v1/loads: the router falls back to /get_load.
+        response.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}');
+        return;
+      }
       if (path === '/get_load') {
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ load: state.load ?? 0 }));
         return;

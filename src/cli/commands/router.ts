@@ -58,7 +58,7 @@ export function registerRouterCommand(program: Command): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option(
       '--policy <name|path>',
-      'cache_aware, round_robin, random, power_of_two, shortest_queue, or a policy module path',
+      'cache_aware, round_robin, random, power_of_two, shortest_queue, least_load, prefix_hash, consistent_hashing, or a policy module path',
       'cache_aware',
     )
     .option('--max-retries <n>', 'retries on other workers when a worker does not answer', parseInteger, DEFAULT_MAX_RETRIES)

@@ -19,8 +19,10 @@ interface SimServerFlags {
   schedulePolicy: string;
   scheduleConservativeness?: number;
   disableRadixCache?: boolean;
+  enableMixedChunk?: boolean;
   seed: number;
   servedModelName?: string;
+  enableCacheReport?: boolean;
 }
 
 function integerOption(flag: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
@@ -88,8 +90,13 @@ export function registerSimServerCommand(program: Command): void {
       positiveNumberOption('--schedule-conservativeness'),
     )
     .option('--disable-radix-cache', 'turn the prefix cache off (every prompt token is prefilled)')
+    .option(
+      '--enable-mixed-chunk',
+      "prefill steps also decode the running batch, whose tokens count against --chunked-prefill-size (SGLang's flag; default off)",
+    )
     .option('--seed <seed>', 'seed for generated tokens', integerOption('--seed', 0), 0)
     .option('--served-model-name <name>', 'model name the API reports (default: the profile\'s model)')
+    .option('--enable-cache-report', 'report cached prompt tokens in OpenAI usage (prompt_tokens_details), as SGLang does only with this flag')
     .addHelpText(
       'after',
       () =>
@@ -97,7 +104,8 @@ export function registerSimServerCommand(program: Command): void {
           '',
           `Built-in profiles: ${safeProfileNames()}.`,
           'Each step is a prefill batch (new prompts, chunked at --chunked-prefill-size) or a decode batch (one token for',
-          'every running request), timed by the profile; tokens stream at step boundaries, so TTFT and inter-token gaps',
+          'every running request); with --enable-mixed-chunk a prefill step also decodes the running batch. Steps are',
+          'timed by the profile; tokens stream at step boundaries, so TTFT and inter-token gaps',
           'show batching and load. Responses carry the --enable-metrics timing keys (forward_entry_time, ...).',
           '',
           'Example:',
@@ -117,8 +125,10 @@ export function registerSimServerCommand(program: Command): void {
         schedulePolicy: flags.schedulePolicy,
         scheduleConservativeness: flags.scheduleConservativeness,
         disableRadixCache: flags.disableRadixCache === true,
+        enableMixedChunk: flags.enableMixedChunk === true,
         seed: flags.seed,
         servedModelName: flags.servedModelName,
+        enableCacheReport: flags.enableCacheReport === true,
       });
       // Handlers first: a launcher may send SIGTERM the moment it reads the ready line.
       const stopped = untilStopSignal().then(() => server.close().catch(() => undefined));

@@ -5,8 +5,8 @@ const ROUTING = 'Routing:';
 
 export const routingFlags: FlagSpec[] = [
   { flag: 'num-gpus', key: 'numGpus', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '4', group: ROUTING, description: 'number of servers behind the router (one per GPU)' },
-  { flag: 'router', key: 'router', kind: 'value', valueName: 'kind', choices: ['builtin', 'sglang-router', 'nginx'], defaultText: 'builtin', group: ROUTING, description: 'builtin: servelab\'s router; sglang-router: python -m sglang_router.launch_router; nginx: Debian\'s nginx' },
-  { flag: 'routing-policy', key: 'routingPolicy', kind: 'value', valueName: 'name|module', defaultText: 'cache_aware', group: ROUTING, description: 'cache_aware, round_robin, random, power_of_two, shortest_queue, or a module path (builtin); round_robin or least_conn (nginx)' },
+  { flag: 'router', key: 'router', kind: 'value', valueName: 'kind', choices: ['builtin', 'smg', 'sglang-router', 'nginx'], defaultText: 'builtin', group: ROUTING, description: 'builtin: servelab\'s router; smg: SGLang\'s router (smg launch, or python -m smg.launch_router); sglang-router: its 0.3.x predecessor (python -m sglang_router.launch_router); nginx: Debian\'s nginx' },
+  { flag: 'routing-policy', key: 'routingPolicy', kind: 'value', valueName: 'name|module', defaultText: 'cache_aware', group: ROUTING, description: 'cache_aware, round_robin, random, power_of_two, shortest_queue, least_load, prefix_hash, consistent_hashing, or a module path (builtin); any smg policy (smg); round_robin or least_conn (nginx)' },
   { flag: 'worker-urls', key: 'workerUrls', kind: 'value', valueName: 'url', repeatable: true, group: ROUTING, description: 'attach: servers that already run, behind a router servelab starts (repeat for each)' },
   { flag: 'base-port', key: 'basePort', kind: 'value', valueName: 'port', parse: parseInteger, defaultText: '30001', group: ROUTING, description: 'sglang: server i listens on base-port + i' },
   { flag: 'router-port', key: 'routerPort', kind: 'value', valueName: 'port', parse: parseInteger, defaultText: 'any free port', group: ROUTING, description: 'port of the router servelab starts' },
@@ -14,7 +14,7 @@ export const routingFlags: FlagSpec[] = [
   { flag: 'collect-per-node-metrics', key: 'collectPerNodeMetrics', kind: 'negatable', group: ROUTING, description: 'do not scrape each server\'s /metrics during the run' },
   { flag: 'failure-schedule', key: 'failureSchedule', kind: 'value', valueName: 'json', parse: parseJson, group: ROUTING, description: 'seconds -> failed nodes from then on, e.g. \'{"2": [1], "5": []}\' (node 1 crashes at 2 s, all restored at 5 s); or a list of {"atS", "action": crash|hang|drain|restore, "nodes"}' },
   { flag: 'max-retries', key: 'maxRetries', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '4', group: ROUTING, description: 'builtin router: retries on another worker when one refuses the connection (5 attempts, as sglang-router)' },
-  { flag: 'router-prometheus-port', key: 'routerPrometheusPort', kind: 'value', valueName: 'port', parse: parseInteger, group: ROUTING, description: 'sglang-router: its Prometheus port (default: a free one)' },
+  { flag: 'router-prometheus-port', key: 'routerPrometheusPort', kind: 'value', valueName: 'port', parse: parseInteger, group: ROUTING, description: 'smg or sglang-router: its Prometheus port (default: a free one)' },
 ];
 
 /** In a routing test, --url names the router, not a server. */

@@ -41,6 +41,7 @@ export class OpenAiCompatibleClient implements ProtocolClient {
       path: this.#endpoint.path,
       body,
       requestId: request.requestId,
+      ...(request.workload.routingKey === undefined ? {} : { routingKey: request.workload.routingKey }),
       stream,
       decoder: new OpenAiDecoder(stream, this.#endpoint.choiceHasContent, request.workload.outputLength),
       maxOutputTokens: request.workload.outputLength,

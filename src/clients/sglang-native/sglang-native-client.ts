@@ -30,6 +30,7 @@ export class SglangNativeClient implements ProtocolClient {
       path: '/generate',
       body,
       requestId: request.requestId,
+      ...(request.workload.routingKey === undefined ? {} : { routingKey: request.workload.routingKey }),
       stream,
       decoder: new SglangGenerateDecoder(stream, request.workload.outputLength),
       maxOutputTokens: request.workload.outputLength,

@@ -19,6 +19,8 @@ export interface OutgoingRequest {
   path: string;
   body: string;
   requestId: string;
+  /** Sent as `X-SMG-Routing-Key` when set (shared-prefix workloads with --gsp-send-routing-key). */
+  routingKey?: string;
   stream: boolean;
   decoder: ResponseDecoder;
   /** The most output tokens the request allows (`max_new_tokens`, `max_tokens`): a server claiming more is malformed. */
@@ -110,6 +112,9 @@ export class HttpTransport {
     if (HEADER_BREAK.test(request.requestId)) {
       return Promise.reject(new ServelabError('INVALID_CONFIG', `request id ${JSON.stringify(request.requestId)} contains a line break`));
     }
+    if (request.routingKey !== undefined && HEADER_BREAK.test(request.routingKey)) {
+      return Promise.reject(new ServelabError('INVALID_CONFIG', `routing key ${JSON.stringify(request.routingKey)} contains a line break`));
+    }
     return new Promise<ClientOutcome>((resolve) => {
       const exchange = new HttpExchange(this.#clock, request.decoder, request.stream, resolve, this.#timeouts, {
         ...this.#limits,
@@ -120,6 +125,7 @@ export class HttpTransport {
       if (totalMs !== undefined) exchange.startTotalDeadline(totalMs);
       const headers = this.#baseHeaders.slice();
       headers.push('x-request-id', request.requestId);
+      if (request.routingKey !== undefined) headers.push('x-smg-routing-key', request.routingKey);
       const path = this.#pathPrefix + request.path;
       if (this.#socketPool !== undefined) {
         this.#socketPool.dispatch({ path, headers, body: request.body }, exchange);

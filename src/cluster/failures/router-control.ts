@@ -8,8 +8,9 @@ export interface RouterControl {
 }
 
 /**
- * Worker management through the HTTP API that servelab's builtin router and sglang-router share: `GET /workers` lists
- * them, `DELETE /workers/{id}` removes one, `POST /workers {"url"}` adds one.
+ * Worker management through the HTTP API that servelab's builtin router, smg and sglang-router share: `GET /workers`
+ * lists them (`{"workers": [{"id", "url", ...}]}`), `DELETE /workers/{id}` removes one, `POST /workers {"url"}` adds
+ * one (smg answers 202 and adds it in the background).
  */
 export function httpRouterControl(routerUrl: string, controlToken?: string): RouterControl {
   // servelab's builtin router requires its per-run token (routing/router/control-auth.ts); sglang-router ignores it.

@@ -14,6 +14,7 @@ import type {
 import type { Milliseconds } from '../../types/time.js';
 import { attentionPairs } from '../profile/cost-model.js';
 import { EngineRequest } from './engine-request.js';
+import { KvPool } from './kv-pool.js';
 import type { PrefixCache } from './prefix-cache.js';
 
 /**
@@ -37,6 +38,11 @@ export interface StepPlan {
   startMs: Milliseconds;
   durationMs: Milliseconds;
   batchSize: number;
+  /**
+   * Running requests this (prefill) step also decodes one token for (SGLang's mixed chunk, `enableMixedChunk`); 0 for a
+   * plain prefill or a decode step.
+   */
+  mixedDecodeSequences: number;
   /** Requests admitted for the first time in this (prefill) step, and the prompt tokens they found cached. */
   newRequests: number;
   newPromptTokens: number;
@@ -56,15 +62,23 @@ export interface SimEngineOptions {
  * The simulated SGLang scheduler: a waiting queue, a running batch and one step at a time. It never reads a clock: the
  * driver calls `beginStep(now)`, waits (really or virtually) for the returned duration, then calls `completeStep(end)`.
  *
- * Like SGLang without mixed chunks, a step is either a prefill batch (new requests, or the next chunk of a long prompt)
- * or a decode batch (one token for every running request); prefill goes first whenever something can be admitted.
- * A prefill step yields each finished prompt's first token; a decode step yields one token per running request.
+ * Like SGLang without mixed chunks (its default), a step is either a prefill batch (new requests, or the next chunk of
+ * a long prompt) or a decode batch (one token for every running request); prefill goes first whenever something can be
+ * admitted, and decoding pauses meanwhile. A prefill step yields each finished prompt's first token; a decode step
+ * yields one token per running request.
+ *
+ * With `enableMixedChunk` (SGLang's --enable-mixed-chunk) a prefill step also carries the running batch, one decode
+ * token per running request, so arrivals no longer pause decoding. As in SGLang's scheduler (PrefillAdder's
+ * mixed_with_decode_tokens, ScheduleBatch.mix_with_running), those decode tokens are taken off the chunk budget first,
+ * and the mode needs chunked prefill on.
  */
 export class SimEngine {
   readonly config: EngineConfig;
   readonly #costModel: CostModel;
   readonly #policy: SchedulingPolicy;
   readonly #cache: PrefixCache;
+  /** The KV token pool: what requests own, what the cache holds, allocation and eviction. */
+  readonly #kv: KvPool;
   readonly #listener: EngineListener;
 
   /** Waiting requests in queue order. */
@@ -77,7 +91,6 @@ export class SimEngine {
   #chunked: EngineRequest | null = null;
   #byId = new Map<string, EngineRequest>();
   #serial = 0;
-  #requestOwnedKvTokens = 0;
   #newTokenRatio: number;
   readonly #initNewTokenRatio: number;
   readonly #minNewTokenRatio: number;
@@ -90,6 +103,7 @@ export class SimEngine {
     startMs: 0,
     durationMs: 0,
     batchSize: 0,
+    mixedDecodeSequences: 0,
     newRequests: 0,
     newPromptTokens: 0,
     newCachedTokens: 0,
@@ -117,6 +131,7 @@ export class SimEngine {
     this.#costModel = options.costModel;
     this.#policy = options.policy;
     this.#cache = options.prefixCache;
+    this.#kv = new KvPool(options.config.maxTotalTokens, options.prefixCache);
     this.#listener = options.listener;
     this.#initNewTokenRatio = Math.min(INIT_NEW_TOKEN_RATIO * options.config.scheduleConservativeness, 1);
     this.#minNewTokenRatio = Math.min(this.#initNewTokenRatio * MIN_NEW_TOKEN_RATIO_FACTOR, 1);
@@ -217,7 +232,7 @@ export class SimEngine {
     } else if (this.#chunked === request) {
       this.#chunked = null;
     }
-    this.#releaseKv(request, false, nowMs);
+    this.#kv.release(request, false, nowMs);
     this.#finish(request, nowMs, { type: 'abort', message });
     return true;
   }
@@ -249,10 +264,15 @@ export class SimEngine {
   }
 
   load(): EngineLoad {
-    const usedTokens = this.#requestOwnedKvTokens + this.#cache.totalTokens - this.#cache.evictableTokens;
+    const usedTokens = this.#kv.usedTokens;
+    let waitingTokens = 0;
+    for (const request of this.#waiting) waitingTokens += request.promptLength + request.outputTokens;
+    if (this.#chunked !== null) waitingTokens += this.#chunked.fillLength - this.#chunked.filledTokens;
     return {
       runningRequests: this.#running.length + (this.#chunked === null ? 0 : 1),
       waitingRequests: this.#waiting.length,
+      waitingTokens,
+      waitingUncachedTokens: waitingTokens,
       usedTokens,
       evictableTokens: this.#cache.evictableTokens,
       maxTotalTokens: this.config.maxTotalTokens,
@@ -298,6 +318,8 @@ export class SimEngine {
     this.#counters.steps++;
     if (step.kind === 'prefill') {
       this.#counters.prefillSteps++;
+      // A mixed step's running batch gets its token first, before this step's finished prompts join it.
+      if (step.mixedDecodeSequences > 0) this.#completeDecodeBatch(endMs);
       for (let index = 0; index < batchSize; index++) {
         const request = batch[index] as EngineRequest;
         if (request.phase === 'finished') continue;
@@ -309,15 +331,15 @@ export class SimEngine {
         if (Number.isNaN(request.prefillFinishedMs)) request.prefillFinishedMs = endMs;
         // The prompt's KV now exists: share it through the cache while the request decodes (SGLang's
         // cache_unfinished_req), so later requests with the same prefix hit it.
-        if (this.#cache.enabled) this.#moveIntoCache(request, request.kvTokens, endMs, true);
+        if (this.#cache.enabled) this.#kv.moveIntoCache(request, request.kvTokens, endMs, true);
         if (request.maxNewTokens === 0) {
-          this.#releaseKv(request, true, endMs);
+          this.#kv.release(request, true, endMs);
           this.#finish(request, endMs, { type: 'length', length: 0 });
           continue;
         }
         this.#emitToken(request, endMs);
         if (request.outputTokens >= request.maxNewTokens) {
-          this.#releaseKv(request, true, endMs);
+          this.#kv.release(request, true, endMs);
           this.#finish(request, endMs, { type: 'length', length: request.outputTokens });
         } else {
           request.phase = 'decoding';
@@ -326,6 +348,15 @@ export class SimEngine {
       }
     } else {
       this.#counters.decodeSteps++;
+      this.#completeDecodeBatch(endMs);
+    }
+    // SGLang resets the new-token ratio when the scheduler finds nothing to run (its idle check).
+    if (this.isIdle) this.#newTokenRatio = this.#initNewTokenRatio;
+  }
+
+  /** One token for every running request (a decode step, or the decode part of a mixed step). */
+  #completeDecodeBatch(endMs: Milliseconds): void {
+    {
       // The decode batch is the running list itself, compacted in place as requests finish (no per-step copies).
       // A listener may abort another running request meanwhile: abort then only marks it, and it is dropped here.
       const running = this.#running;
@@ -336,7 +367,7 @@ export class SimEngine {
         if (request.phase === 'finished') continue;
         this.#emitToken(request, endMs);
         if (request.outputTokens >= request.maxNewTokens) {
-          this.#releaseKv(request, true, endMs);
+          this.#kv.release(request, true, endMs);
           this.#finish(request, endMs, { type: 'length', length: request.outputTokens });
         } else {
           running[write++] = request;
@@ -384,43 +415,23 @@ export class SimEngine {
     };
   }
 
-  /** KV tokens free now plus what the cache could give up. */
-  #availableKvTokens(): number {
-    return (
-      this.config.maxTotalTokens - this.#requestOwnedKvTokens - this.#cache.totalTokens + this.#cache.evictableTokens
-    );
-  }
-
-  /**
-   * Makes `tokens` KV slots free, evicting from the cache if needed. Evicting costs a scan of the cache's leaves, so
-   * when it must happen it frees at least 1/128 of the pool at once instead of a few tokens every step (SGLang evicts
-   * per batch allocation; the difference only shows as slightly fewer cached tokens right after an eviction).
-   */
-  #ensureFree(tokens: number): void {
-    const free = this.config.maxTotalTokens - this.#requestOwnedKvTokens - this.#cache.totalTokens;
-    if (free >= tokens) return;
-    this.#cache.evict(Math.max(tokens - free, Math.ceil(this.config.maxTotalTokens / 128)));
-  }
-
-  #allocate(request: EngineRequest, tokens: number): void {
-    this.#ensureFree(tokens);
-    request.ownedKvTokens += tokens;
-    this.#requestOwnedKvTokens += tokens;
-  }
-
   #schedulePrefill(nowMs: Milliseconds): StepPlan | null {
     const runningCount = this.#running.length + (this.#chunked === null ? 0 : 1);
     if (this.#chunked === null && (this.#waiting.length === 0 || runningCount >= this.config.maxRunningRequests)) {
       return null;
     }
     const chunkBudget = this.config.chunkedPrefillSize > 0 ? this.config.chunkedPrefillSize : Number.POSITIVE_INFINITY;
-    let remainingChunkTokens = chunkBudget;
+    // SGLang mixes only when chunked prefill is on (is_mixed_chunk needs a chunked_prefill_size).
+    const mixing = this.config.enableMixedChunk && this.config.chunkedPrefillSize > 0 && this.#running.length > 0;
+    let remainingChunkTokens = mixing ? chunkBudget - this.#running.length : chunkBudget;
+    // A running batch as large as the chunk leaves no room for prefill: decode this step (SGLang's adder refuses too).
+    if (remainingChunkTokens <= 0) return null;
     // Future decode tokens of the running batch stay reserved, scaled by the (decaying) new-token ratio.
     let reservedTokens = 0;
     for (const request of this.#running) {
       reservedTokens += Math.min(request.remainingOutputTokens, CLIP_MAX_NEW_TOKENS) * this.#newTokenRatio;
     }
-    let remainingTotalTokens = this.#availableKvTokens() - reservedTokens;
+    let remainingTotalTokens = this.#kv.availableTokens - reservedTokens;
     this.#prefillBatchSize = 0;
     const work = this.#resetWork();
     let newRequests = 0;
@@ -432,7 +443,7 @@ export class SimEngine {
       const chunkTokens = Math.min(
         chunked.fillLength - chunked.filledTokens,
         remainingChunkTokens,
-        this.#availableKvTokens(),
+        this.#kv.availableTokens,
       );
       // The pool is full: let the running batch decode (and retract if it must) before the prompt continues.
       if (chunkTokens <= 0) return null;
@@ -459,7 +470,7 @@ export class SimEngine {
           extendTokens + futureTokens <= remainingTotalTokens ||
           // Guarantee progress: an otherwise idle engine takes the head request if its prompt fits at all;
           // retraction handles a later shortfall.
-          (nothingElseRuns && extendTokens <= this.#availableKvTokens());
+          (nothingElseRuns && extendTokens <= this.#kv.availableTokens);
         if (!fits) break;
         if (match !== null && match.length > 0) {
           this.#cache.lock(match.handle);
@@ -496,7 +507,14 @@ export class SimEngine {
       if (admittedCount > 0) this.#waiting.splice(0, admittedCount);
     }
     if (this.#prefillBatchSize === 0) return null;
+    // The running batch joins the step when every request can have its next KV slot; otherwise the prefill runs alone
+    // and the next decode step retracts as it must.
+    let mixedDecodeSequences = 0;
+    if (mixing && this.#kv.availableTokens >= this.#running.length) {
+      mixedDecodeSequences = this.#addRunningBatch(work);
+    }
     const plan = this.#startStep('prefill', nowMs, this.#prefillBatchSize, work);
+    plan.mixedDecodeSequences = mixedDecodeSequences;
     plan.newRequests = newRequests;
     plan.newPromptTokens = newPromptTokens;
     plan.newCachedTokens = newCachedTokens;
@@ -504,7 +522,7 @@ export class SimEngine {
   }
 
   #addChunk(request: EngineRequest, chunkTokens: number, work: StepWork): void {
-    this.#allocate(request, chunkTokens);
+    this.#kv.allocate(request, chunkTokens);
     request.stepChunkTokens = chunkTokens;
     work.prefillTokens += chunkTokens;
     work.prefillAttentionPairs += attentionPairs(request.filledTokens, chunkTokens);
@@ -513,16 +531,23 @@ export class SimEngine {
 
   #scheduleDecode(nowMs: Milliseconds): StepPlan {
     // Each running request needs one more KV slot this step; retract the least advanced requests until all fit.
-    if (this.#availableKvTokens() < this.#running.length) this.#retract(nowMs);
+    if (this.#kv.availableTokens < this.#running.length) this.#retract(nowMs);
     const work = this.#resetWork();
-    this.#ensureFree(this.#running.length);
+    this.#addRunningBatch(work);
+    // Only a decode step decays the ratio: SGLang's mixed path skips update_running_batch, where the decay happens.
+    this.#newTokenRatio = Math.max(this.#minNewTokenRatio, this.#newTokenRatio - this.#newTokenRatioDecay);
+    return this.#startStep('decode', nowMs, this.#running.length, work);
+  }
+
+  /** One decode token for every running request: its KV slot and its work (the KV it reads, the new slot included). */
+  #addRunningBatch(work: StepWork): number {
+    this.#kv.ensureFree(this.#running.length);
     for (const request of this.#running) {
-      this.#allocate(request, 1);
+      this.#kv.allocate(request, 1);
       work.decodeSequences++;
       work.decodeKvTokens += request.kvTokens;
     }
-    this.#newTokenRatio = Math.max(this.#minNewTokenRatio, this.#newTokenRatio - this.#newTokenRatioDecay);
-    return this.#startStep('decode', nowMs, this.#running.length, work);
+    return this.#running.length;
   }
 
   /**
@@ -536,9 +561,9 @@ export class SimEngine {
       .sort((left, right) => right.outputTokens - left.outputTokens || left.promptLength - right.promptLength);
     const retracted: EngineRequest[] = [];
     // SGLang retracts at least one request, then more until the rest fit one more decode step.
-    while (candidates.length > 1 && (retracted.length === 0 || this.#availableKvTokens() < candidates.length)) {
+    while (candidates.length > 1 && (retracted.length === 0 || this.#kv.availableTokens < candidates.length)) {
       const victim = candidates.pop() as EngineRequest;
-      this.#releaseKv(victim, false, nowMs);
+      this.#kv.release(victim, false, nowMs);
       victim.phase = 'waiting';
       victim.filledTokens = 0;
       victim.numRetractions++;
@@ -554,13 +579,13 @@ export class SimEngine {
         decoded += request.outputTokens;
         maxNew += request.maxNewTokens;
       }
-      this.#newTokenRatio =
-        maxNew === 0 ? 1 : Math.min(1, (decoded + RETRACT_DECODE_STEPS * this.#running.length) / maxNew);
+      // Today's SGLang divides by the sum of max_new_tokens plus one (no special case for an empty batch).
+      this.#newTokenRatio = Math.min(1, (decoded + RETRACT_DECODE_STEPS * this.#running.length) / (maxNew + 1));
     }
     // A lone request that still cannot get a slot can never finish: end it like an out-of-memory abort.
-    if (this.#availableKvTokens() < this.#running.length) {
+    if (this.#kv.availableTokens < this.#running.length) {
       for (const request of this.#running.splice(0)) {
-        this.#releaseKv(request, false, nowMs);
+        this.#kv.release(request, false, nowMs);
         this.#finish(request, nowMs, {
           type: 'abort',
           message: 'The KV cache is full and the request cannot continue: raise --max-total-tokens.',
@@ -584,45 +609,12 @@ export class SimEngine {
     plan.startMs = nowMs;
     plan.durationMs = this.#costModel.stepDurationMs(work);
     plan.batchSize = batchSize;
+    plan.mixedDecodeSequences = 0;
     plan.newRequests = 0;
     plan.newPromptTokens = 0;
     plan.newCachedTokens = 0;
     this.#step = plan;
     return plan;
-  }
-
-  /** Moves the first `length` KV tokens of a request into the cache; with `keepLock` the request keeps them locked. */
-  #moveIntoCache(request: EngineRequest, length: number, nowMs: Milliseconds, keepLock: boolean): void {
-    const inserted = this.#cache.insert(request, length, nowMs, request.lockedHandle, request.lockedPrefixLength);
-    // Tokens beyond the request's old lock either became new cache entries (their KV moves over) or duplicated
-    // entries already cached (their copy is freed).
-    const movedOrFreed = length - request.lockedPrefixLength;
-    request.ownedKvTokens -= movedOrFreed;
-    this.#requestOwnedKvTokens -= movedOrFreed;
-    void inserted.addedTokens;
-    if (request.lockedHandle !== null) this.#cache.unlock(request.lockedHandle);
-    if (keepLock) {
-      this.#cache.lock(inserted.handle);
-      request.lockedHandle = inserted.handle;
-      request.lockedPrefixLength = length;
-    } else {
-      request.lockedHandle = null;
-      request.lockedPrefixLength = 0;
-    }
-  }
-
-  /** Frees a request's KV; a finished request first gives its whole sequence to the cache. */
-  #releaseKv(request: EngineRequest, insertIntoCache: boolean, nowMs: Milliseconds): void {
-    if (insertIntoCache && this.#cache.enabled) {
-      this.#moveIntoCache(request, request.kvTokens, nowMs, false);
-    } else if (request.lockedHandle !== null) {
-      this.#cache.unlock(request.lockedHandle);
-      request.lockedHandle = null;
-      request.lockedPrefixLength = 0;
-    }
-    this.#requestOwnedKvTokens -= request.ownedKvTokens;
-    request.ownedKvTokens = 0;
-    request.lockedPrefixLength = 0;
   }
 }
 

@@ -13,8 +13,18 @@ export interface ServedRequestContext {
   metrics: SglangMetrics;
   seed: number;
   servedModelName: string;
+  /** `--enable-cache-report`: OpenAI usage carries `prompt_tokens_details.cached_tokens` only then (off by default). */
+  enableCacheReport: boolean;
   /** Called once the request is finished and its answer written, so the server can forget it. */
   onDone(id: string): void;
+}
+
+/** What an OpenAI stream asked for in `stream_options`. */
+export interface StreamUsageOptions {
+  /** `include_usage`: a last chunk with the request's usage and no choices. */
+  includeUsage: boolean;
+  /** `continuous_usage_stats`: usage so far on every chunk. */
+  continuousUsage: boolean;
 }
 
 /**
@@ -25,7 +35,7 @@ export class ServedRequest {
   readonly id: string;
   readonly protocol: ServedProtocol;
   readonly stream: boolean;
-  readonly includeUsage: boolean;
+  readonly usageOptions: StreamUsageOptions;
   readonly response: ServerResponse | null;
   readonly #context: ServedRequestContext;
   readonly #createdEpochSeconds: number;
@@ -33,6 +43,8 @@ export class ServedRequest {
   #text = '';
   #outputIds: number[] = [];
   #firstTokenMs: Milliseconds = Number.NaN;
+  /** When the first streamed event went out (epoch seconds): SGLang's response_sent_to_client_ts. */
+  #responseSentEpochSeconds = Number.NaN;
   #lastTokenMs: Milliseconds = Number.NaN;
   #clientGone = false;
   #done = false;
@@ -41,7 +53,7 @@ export class ServedRequest {
     id: string,
     protocol: ServedProtocol,
     stream: boolean,
-    includeUsage: boolean,
+    usageOptions: StreamUsageOptions,
     response: ServerResponse | null,
     context: ServedRequestContext,
     onHealthDone: (() => void) | null = null,
@@ -49,7 +61,7 @@ export class ServedRequest {
     this.id = id;
     this.protocol = protocol;
     this.stream = stream;
-    this.includeUsage = includeUsage;
+    this.usageOptions = usageOptions;
     this.response = response;
     this.#context = context;
     this.#createdEpochSeconds = Math.floor(context.clock.nowEpochSeconds());
@@ -69,7 +81,7 @@ export class ServedRequest {
     if (this.stream && this.response !== null) {
       startEventStream(this.response);
       if (this.protocol === 'chat') {
-        writeEvent(this.response, this.#chatChunk({ role: 'assistant', content: '' }, null));
+        writeEvent(this.response, this.#chatChunk({ role: 'assistant', content: '' }, null, null));
       }
     }
   }
@@ -95,9 +107,9 @@ export class ServedRequest {
     if (this.protocol === 'generate') {
       writeEvent(this.response, this.#generateBody(view, false));
     } else if (this.protocol === 'completions') {
-      writeEvent(this.response, this.#completionChunk(piece, null));
+      writeEvent(this.response, this.#completionChunk(piece, null, view));
     } else if (this.protocol === 'chat') {
-      writeEvent(this.response, this.#chatChunk({ content: piece }, null));
+      writeEvent(this.response, this.#chatChunk({ content: piece }, null, view));
     }
   }
 
@@ -122,17 +134,20 @@ export class ServedRequest {
     if (response === null || this.#clientGone) return;
     const rejected = reason !== null && reason.type === 'abort' && reason.status_code !== undefined;
     if (rejected) {
-      // SGLang turns a scheduler rejection into an error: a 400 JSON body, or an error event inside a stream.
       const message = reason.message;
-      const body =
-        this.protocol === 'generate'
-          ? { error: { message } }
-          : { object: 'error', message, type: reason.err_type ?? 'BadRequestError', param: null, code: 400 };
-      if (this.stream) {
-        writeEvent(response, body);
+      const statusCode = reason.status_code ?? 400;
+      const openAiError = { object: 'error', message, type: reason.err_type ?? 'BadRequestError', param: null, code: statusCode };
+      if (!this.stream) {
+        // Not streamed: an HTTP error, `{"error": {"message"}}` on /generate, OpenAI's flat ErrorResponse otherwise.
+        sendJson(response, statusCode, this.protocol === 'generate' ? { error: { message } } : openAiError);
+      } else if (this.protocol === 'generate') {
+        // Streamed /generate: the last event carries finish_reason {type: "abort", message, status_code}.
+        writeEvent(response, this.#generateBody(view, true));
         endEventStream(response);
       } else {
-        sendJson(response, 400, body);
+        // Streamed OpenAI: the error event wraps the ErrorResponse, {"error": {...}} (create_streaming_error_response).
+        writeEvent(response, { error: openAiError });
+        endEventStream(response);
       }
       return;
     }
@@ -149,8 +164,8 @@ export class ServedRequest {
     const finishReason = reason === null ? null : reason.type;
     if (this.protocol === 'completions') {
       if (this.stream) {
-        writeEvent(response, this.#completionChunk(lastPiece, finishReason));
-        if (this.includeUsage) writeEvent(response, this.#usageChunk('text_completion', view));
+        writeEvent(response, this.#completionChunk(lastPiece, finishReason, view));
+        if (this.usageOptions.includeUsage) writeEvent(response, this.#usageChunk('text_completion', view));
         endEventStream(response);
       } else {
         sendJson(response, 200, {
@@ -159,14 +174,14 @@ export class ServedRequest {
           created: this.#createdEpochSeconds,
           model: this.#context.servedModelName,
           choices: [{ index: 0, text: this.#text, logprobs: null, finish_reason: finishReason, matched_stop: null }],
-          usage: usage(view),
+          usage: this.#usage(view),
         });
       }
       return;
     }
     if (this.stream) {
-      writeEvent(response, this.#chatChunk(lastPiece === '' ? {} : { content: lastPiece }, finishReason));
-      if (this.includeUsage) writeEvent(response, this.#usageChunk('chat.completion.chunk', view));
+      writeEvent(response, this.#chatChunk(lastPiece === '' ? {} : { content: lastPiece }, finishReason, view));
+      if (this.usageOptions.includeUsage) writeEvent(response, this.#usageChunk('chat.completion.chunk', view));
       endEventStream(response);
     } else {
       sendJson(response, 200, {
@@ -183,7 +198,7 @@ export class ServedRequest {
             matched_stop: null,
           },
         ],
-        usage: usage(view),
+        usage: this.#usage(view),
       });
     }
   }
@@ -203,6 +218,12 @@ export class ServedRequest {
    * e2e_latency and the API server's timing keys (request_received_ts, api_server_dispatch_finish_ts,
    * request_finished_ts, inference_time, decode_throughput, response_sent_to_client_ts). In the simulator the request
    * enters the scheduler's queue the moment it is dispatched, so api_server_dispatch_finish_ts is the queue entry.
+   *
+   * response_sent_to_client_ts is stamped once, when the first streamed event is written (the final event of a stream
+   * repeats that time, as SGLang's API-server stats do with metrics on); a non-streamed answer stamps it when written.
+   * prefill_waiting_latency (batch launch minus forward entry) and prefill_launch_latency (the prefill batch's run)
+   * are null until the prefill finishes; the simulator launches a batch the instant it forms it, so the waiting
+   * latency is 0 and the launch latency spans the request's prefill (all its chunks).
    */
   #generateBody(view: EngineRequestView, final: boolean): Record<string, unknown> {
     const clock = this.#context.clock;
@@ -217,8 +238,9 @@ export class ServedRequest {
     if (!Number.isNaN(view.forwardEntryMs)) meta['forward_entry_time'] = epoch(view.forwardEntryMs);
     if (!Number.isNaN(view.prefillFinishedMs)) meta['prefill_finished_time'] = epoch(view.prefillFinishedMs);
     meta['queue_time'] = Number.isNaN(view.forwardEntryMs) ? 0 : (view.forwardEntryMs - view.queueEntryMs) / 1000;
-    meta['prefill_waiting_latency'] = null;
-    meta['prefill_launch_latency'] = null;
+    const prefilled = !Number.isNaN(view.prefillFinishedMs) && !Number.isNaN(view.forwardEntryMs);
+    meta['prefill_waiting_latency'] = prefilled ? 0 : null;
+    meta['prefill_launch_latency'] = prefilled ? (view.prefillFinishedMs - view.forwardEntryMs) / 1000 : null;
     meta['reasoning_tokens'] = 0;
     meta['completion_tokens'] = view.outputTokens;
     meta['cached_tokens'] = view.cachedTokens;
@@ -233,32 +255,50 @@ export class ServedRequest {
       if (!Number.isNaN(view.forwardEntryMs)) meta['inference_time'] = (finishedMs - view.forwardEntryMs) / 1000;
       const decodeSeconds = (finishedMs - this.#firstTokenMs) / 1000;
       if (decodeSeconds > 0 && view.outputTokens > 0) meta['decode_throughput'] = view.outputTokens / decodeSeconds;
-      // Set last, right before the final event is written, as SGLang does.
-      meta['response_sent_to_client_ts'] = clock.nowEpochSeconds();
+    }
+    if (final || Number.isNaN(this.#responseSentEpochSeconds)) {
+      if (Number.isNaN(this.#responseSentEpochSeconds)) this.#responseSentEpochSeconds = clock.nowEpochSeconds();
+      meta['response_sent_to_client_ts'] = this.#responseSentEpochSeconds;
     }
     // Serialized at once by the caller, so the live array can be handed over without a copy.
     return { text: this.#text, output_ids: this.#outputIds, meta_info: meta };
   }
 
-  #completionChunk(text: string, finishReason: string | null): Record<string, unknown> {
+  /** Per-chunk usage with `continuous_usage_stats` (tokens so far), else null. */
+  #chunkUsage(view: EngineRequestView): Record<string, unknown> | null {
+    if (!this.usageOptions.continuousUsage) return null;
+    return { prompt_tokens: view.promptLength, total_tokens: view.promptLength + view.outputTokens, completion_tokens: view.outputTokens };
+  }
+
+  #usage(view: EngineRequestView): Record<string, unknown> {
+    return {
+      prompt_tokens: view.promptLength,
+      total_tokens: view.promptLength + view.outputTokens,
+      completion_tokens: view.outputTokens,
+      prompt_tokens_details: this.#context.enableCacheReport ? { cached_tokens: view.cachedTokens } : null,
+      reasoning_tokens: 0,
+    };
+  }
+
+  #completionChunk(text: string, finishReason: string | null, view: EngineRequestView): Record<string, unknown> {
     return {
       id: this.id,
       object: 'text_completion',
       created: this.#createdEpochSeconds,
       model: this.#context.servedModelName,
       choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason, matched_stop: null }],
-      usage: null,
+      usage: this.#chunkUsage(view),
     };
   }
 
-  #chatChunk(delta: Record<string, unknown>, finishReason: string | null): Record<string, unknown> {
+  #chatChunk(delta: Record<string, unknown>, finishReason: string | null, view: EngineRequestView | null): Record<string, unknown> {
     return {
       id: this.id,
       object: 'chat.completion.chunk',
       created: this.#createdEpochSeconds,
       model: this.#context.servedModelName,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason, matched_stop: null }],
-      usage: null,
+      usage: view === null ? null : this.#chunkUsage(view),
     };
   }
 
@@ -269,17 +309,7 @@ export class ServedRequest {
       created: this.#createdEpochSeconds,
       model: this.#context.servedModelName,
       choices: [],
-      usage: usage(view),
+      usage: this.#usage(view),
     };
   }
-}
-
-function usage(view: EngineRequestView): Record<string, unknown> {
-  return {
-    prompt_tokens: view.promptLength,
-    total_tokens: view.promptLength + view.outputTokens,
-    completion_tokens: view.outputTokens,
-    prompt_tokens_details: view.cachedTokens > 0 ? { cached_tokens: view.cachedTokens } : null,
-    reasoning_tokens: 0,
-  };
 }

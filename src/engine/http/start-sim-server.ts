@@ -15,7 +15,9 @@ import { resolveSchedulingPolicy } from '../policy/load-policy.js';
 import { BadRequest, isRecord, optionalCount, readJsonBody, sendJson, sendText } from './http-helpers.js';
 import { RealTimeStepper } from './real-time-stepper.js';
 import { ServedRequest } from './served-request.js';
-import type { ServedProtocol, ServedRequestContext } from './served-request.js';
+import type { ServedProtocol, ServedRequestContext, StreamUsageOptions } from './served-request.js';
+
+const NO_STREAM_USAGE: StreamUsageOptions = { includeUsage: false, continuousUsage: false };
 
 /** The engine's settings (profile, batch limits, KV capacity, policy, cache, seed) plus where and how to serve. */
 export interface SimServerOptions extends EngineSettings {
@@ -27,11 +29,24 @@ export interface SimServerOptions extends EngineSettings {
   servedModelName?: string;
   /** Default: the system clock. The real-time loop needs a clock that moves by itself. */
   clock?: Clock;
+  /** SGLang's `--enable-cache-report` (off by default there too): OpenAI usage reports cached prompt tokens. */
+  enableCacheReport?: boolean;
+  /**
+   * Time the server spends "starting" after it binds its port (SGLang loads weights and warms up then): `/health`
+   * answers 503 until it has passed and a warmup request has run.
+   */
+  startupDelayMs?: number;
+  /** Resolve as soon as the port is bound instead of when the server is ready (`ready` tells when). */
+  returnBeforeReady?: boolean;
 }
 
 export interface RunningSimServer {
   url: string;
   port: number;
+  /** Settles when start-up is over and `/health` answers 200. */
+  ready: Promise<void>;
+  /** From now on `/health` answers 503, as SGLang's does during a graceful shutdown; requests still run. */
+  beginShutdown(): void;
   close(): Promise<void>;
 }
 
@@ -48,7 +63,9 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Ru
   const policy = await resolveSchedulingPolicy(options.schedulePolicy ?? 'fcfs');
   const setup = resolveEngineSetup({ ...options, schedulePolicy: policy });
   const server = new SimHttpServer(setup, options);
-  return server.listen(options.host ?? '127.0.0.1', options.port ?? 0);
+  const running = await server.listen(options.host ?? '127.0.0.1', options.port ?? 0, options.startupDelayMs ?? 0);
+  if (options.returnBeforeReady !== true) await running.ready;
+  return running;
 }
 
 class SimHttpServer {
@@ -62,6 +79,8 @@ class SimHttpServer {
   readonly #context: ServedRequestContext;
   #port = 0;
   #host = '127.0.0.1';
+  /** SGLang's server status as its /health sees it: starting, then up, then (on shutdown) shutting down. */
+  #status: 'starting' | 'up' | 'shutting-down' = 'starting';
 
   constructor(setup: ResolvedEngineSetup, options: SimServerOptions) {
     this.#setup = setup;
@@ -88,11 +107,12 @@ class SimHttpServer {
       metrics: this.#metrics,
       seed: setup.config.seed,
       servedModelName: this.#servedModelName,
+      enableCacheReport: options.enableCacheReport === true,
       onDone: (id) => served.delete(id),
     };
   }
 
-  async listen(host: string, port: number): Promise<RunningSimServer> {
+  async listen(host: string, port: number, startupDelayMs: number): Promise<RunningSimServer> {
     const server = createServer({ keepAliveTimeout: 60_000 }, (request, response) => {
       this.#route(request, response).catch((error: unknown) => {
         if (!response.headersSent) sendJson(response, 500, { error: { message: String(error) } });
@@ -117,10 +137,25 @@ class SimHttpServer {
     this.#port = address.port;
     this.#host = host;
     const displayHost = host.includes(':') ? `[${host}]` : host;
+    // SGLang binds its port before loading weights and warming up; the simulator has nothing to load, so start-up is
+    // only the configured delay (no warmup request is run: it would show in the counters and the prefix cache).
+    const ready = new Promise<void>((resolve) => {
+      const markUp = (): void => {
+        if (this.#status === 'starting') this.#status = 'up';
+        resolve();
+      };
+      if (startupDelayMs > 0) setTimeout(markUp, startupDelayMs).unref();
+      else markUp();
+    });
     return {
+      ready,
+      beginShutdown: () => {
+        this.#status = 'shutting-down';
+      },
       url: `http://${displayHost}:${address.port}`,
       port: address.port,
       close: async () => {
+        this.#status = 'shutting-down';
         this.#stepper.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -139,9 +174,10 @@ class SimHttpServer {
       case '/v1/chat/completions':
         return this.#handleOpenAi(request, response, 'chat');
       case '/health':
-        return sendText(response, 200, '');
       case '/health_generate':
-        return this.#handleHealthGenerate(response);
+        // 503 while starting and while shutting down (SGLang's gracefully_exit / ServerStatus.Starting).
+        if (this.#status !== 'up') return sendText(response, 503, '');
+        return path === '/health' ? sendText(response, 200, '') : this.#handleHealthGenerate(response);
       case '/server_info':
       case '/get_server_info':
         return sendJson(response, 200, this.#serverInfo());
@@ -168,7 +204,9 @@ class SimHttpServer {
       case '/metrics':
         return sendText(response, 200, this.#metrics.render(), 'text/plain; version=0.0.4');
       case '/get_load':
-        return sendJson(response, 200, this.#loadInfo());
+        return sendJson(response, 200, this.#getLoad());
+      case '/v1/loads':
+        return sendJson(response, 200, this.#v1Loads());
       default:
         return sendJson(response, 404, { detail: 'Not Found' });
     }
@@ -204,7 +242,7 @@ class SimHttpServer {
     }
     const id = this.#newRequestId(request, body['rid']);
     const stream = body['stream'] === true;
-    this.#admit(request, response, id, promptTokenIds, maxNewTokens, 'generate', stream, false);
+    this.#admit(request, response, id, promptTokenIds, maxNewTokens, 'generate', stream, NO_STREAM_USAGE);
   }
 
   async #handleOpenAi(request: IncomingMessage, response: ServerResponse, protocol: 'completions' | 'chat'): Promise<void> {
@@ -213,6 +251,7 @@ class SimHttpServer {
     let promptTokenIds: ArrayLike<number>;
     let maxNewTokens: number;
     let includeUsage = false;
+    let continuousUsage = false;
     try {
       const parsed = await readJsonBody(request);
       if (!isRecord(parsed)) throw new BadRequest('The request body must be a JSON object.');
@@ -223,13 +262,16 @@ class SimHttpServer {
         optionalCount(body['max_tokens'], 'max_tokens');
       maxNewTokens = maxTokens ?? (protocol === 'completions' ? DEFAULT_COMPLETION_MAX_TOKENS : DEFAULT_MAX_NEW_TOKENS);
       const streamOptions = body['stream_options'];
-      if (isRecord(streamOptions)) includeUsage = streamOptions['include_usage'] === true;
+      if (isRecord(streamOptions)) {
+        includeUsage = streamOptions['include_usage'] === true;
+        continuousUsage = streamOptions['continuous_usage_stats'] === true;
+      }
     } catch (error) {
       return sendJson(response, 400, openAiError(errorMessage(error)));
     }
     const id = this.#newRequestId(request, body['rid']);
     const stream = body['stream'] === true;
-    this.#admit(request, response, id, promptTokenIds, maxNewTokens, protocol, stream, includeUsage);
+    this.#admit(request, response, id, promptTokenIds, maxNewTokens, protocol, stream, { includeUsage, continuousUsage });
   }
 
   #admit(
@@ -240,7 +282,7 @@ class SimHttpServer {
     maxNewTokens: number,
     protocol: ServedProtocol,
     stream: boolean,
-    includeUsage: boolean,
+    usageOptions: StreamUsageOptions,
   ): void {
     const input = { id, promptTokenIds, maxNewTokens };
     const invalid =
@@ -249,7 +291,7 @@ class SimHttpServer {
       sendJson(response, 400, protocol === 'generate' ? { error: { message: invalid } } : openAiError(invalid));
       return;
     }
-    const served = new ServedRequest(id, protocol, stream, includeUsage, response, this.#context);
+    const served = new ServedRequest(id, protocol, stream, usageOptions, response, this.#context);
     this.#served.set(id, served);
     served.startStream();
     response.on('close', () => {
@@ -284,7 +326,7 @@ class SimHttpServer {
 
   #handleHealthGenerate(response: ServerResponse): void {
     const id = `HEALTH_CHECK_${randomBytes(8).toString('hex')}`;
-    const served = new ServedRequest(id, 'health', false, false, null, this.#context, () => sendText(response, 200, ''));
+    const served = new ServedRequest(id, 'health', false, NO_STREAM_USAGE, null, this.#context, () => sendText(response, 200, ''));
     this.#served.set(id, served);
     this.#engine.submit({ id, promptTokenIds: [1], maxNewTokens: 1 }, this.#clock.nowMs());
     this.#stepper.kick();
@@ -307,6 +349,7 @@ class SimHttpServer {
       schedule_policy: config.schedulePolicy,
       schedule_conservativeness: config.scheduleConservativeness,
       disable_radix_cache: config.disableRadixCache,
+      enable_mixed_chunk: config.enableMixedChunk,
       enable_metrics: true,
       page_size: 1,
       tp_size: 1,
@@ -346,17 +389,49 @@ class SimHttpServer {
     };
   }
 
-  /** SGLang's /get_load shape: one entry per data-parallel rank (a single rank here). */
-  #loadInfo(): Record<string, unknown>[] {
+  /**
+   * SGLang's deprecated `/get_load`: one entry per data-parallel rank (a single rank here). `num_reqs` counts running
+   * and waiting requests together, and `num_tokens` is KV tokens in use plus the waiting prompts' tokens.
+   */
+  #getLoad(): Record<string, unknown>[] {
     const load = this.#engine.load();
     return [
       {
         dp_rank: 0,
-        num_reqs: load.runningRequests,
+        num_reqs: load.runningRequests + load.waitingRequests,
         num_waiting_reqs: load.waitingRequests,
-        num_tokens: load.usedTokens,
+        num_tokens: load.usedTokens + load.waitingTokens,
       },
     ];
+  }
+
+  /**
+   * SGLang's `/v1/loads` (load_snapshot.py): `{timestamp, version, loads: [...]}`, one core entry per rank. Throughput
+   * and hit rate are the last logged values, as SGLang's scheduler publishes them; `utilization` is always 0 there too.
+   */
+  #v1Loads(): Record<string, unknown> {
+    const load = this.#engine.load();
+    const rates = this.#metrics.loggedRates;
+    return {
+      timestamp: new Date(this.#clock.nowEpochSeconds() * 1000).toISOString(),
+      version: 'servelab-sim',
+      loads: [
+        {
+          dp_rank: 0,
+          num_running_reqs: load.runningRequests,
+          num_waiting_reqs: load.waitingRequests,
+          num_waiting_uncached_tokens: load.waitingUncachedTokens,
+          num_used_tokens: load.usedTokens,
+          num_total_tokens: load.usedTokens + load.waitingTokens,
+          max_total_num_tokens: load.maxTotalTokens,
+          max_running_requests: this.#setup.config.maxRunningRequests,
+          token_usage: Math.round(load.tokenUsage * 10_000) / 10_000,
+          gen_throughput: Math.round(rates.genThroughput * 100) / 100,
+          cache_hit_rate: Math.round(rates.cacheHitRate * 10_000) / 10_000,
+          utilization: 0,
+        },
+      ],
+    };
   }
 }
 

@@ -4,11 +4,14 @@ import type { StepPlan } from '../core/sim-engine.js';
 import { PrometheusHistogram } from './prometheus-histogram.js';
 
 /**
- * SGLang's /metrics as the simulator exposes it (names from python/sglang/srt/observability/metrics_collector.py).
+ * SGLang's /metrics as the simulator exposes it (names, labels and buckets from 2026 SGLang's
+ * python/sglang/srt/observability/metrics_collector.py and scheduler_metrics_mixin.py).
  *
  * Rhythm, like SGLang's scheduler: the gauges are not computed at scrape time; they are refreshed after every prefill
  * batch (num_running_reqs, num_queue_reqs, token_usage, cache_hit_rate of that batch) and every `decodeLogInterval`
- * decode steps (the same plus gen_throughput over the interval), so a scrape sees the values of the last log point.
+ * decode steps (the same plus gen_throughput over the interval; a decode log sets cache_hit_rate to 0, as SGLang's
+ * does), so a scrape sees the values of the last log point. num_retracted_reqs counts the retractions since the
+ * previous log point, not since start.
  */
 export const DECODE_LOG_INTERVAL = 40;
 
@@ -19,8 +22,8 @@ const E2E_BUCKETS = [
   0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400,
 ] as const;
 const QUEUE_TIME_BUCKETS = [
-  0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100, 200, 300,
-  400, 500, 600, 700, 800, 900, 1000, 1200, 1400, 1600, 1800, 2000, 2500, 3000,
+  0, 0.1, 0.2, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100, 200, 300, 400, 500, 600, 700, 800, 900,
+  1000, 1200, 1400, 1600, 1800, 2000, 2500, 3000,
 ] as const;
 const ITL_BUCKETS = [
   0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.06, 0.08, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 2,
@@ -59,6 +62,8 @@ export class SglangMetrics {
   #cacheHitRate = 0;
   #genThroughput = 0;
   #numRetractedRequests = 0;
+  /** The engine's retraction total at the last log point. */
+  #retractionsAtLastLog = 0;
   #decodeStepsSinceLog = 0;
   #tokensSinceLog = 0;
   #lastDecodeLogMs: Milliseconds = Number.NaN;
@@ -72,7 +77,7 @@ export class SglangMetrics {
   constructor(servedModelName: string, decodeLogInterval = DECODE_LOG_INTERVAL) {
     const model = servedModelName.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
     // Label names and order as SGLang's collectors declare them (prometheus_client keeps declaration order).
-    this.#schedulerLabels = `model_name="${model}",engine_type="unified",tp_rank="0",pp_rank="0"`;
+    this.#schedulerLabels = `model_name="${model}",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"`;
     this.#tokenizerLabels = `model_name="${model}",engine_type="unified"`;
     this.#decodeLogInterval = decodeLogInterval;
   }
@@ -83,7 +88,7 @@ export class SglangMetrics {
       this.#setLoadGauges(load);
       const input = plan.newPromptTokens;
       this.#cacheHitRate = input > 0 ? plan.newCachedTokens / input : 0;
-      this.#numRetractedRequests = retractions;
+      this.#logRetractions(retractions);
       if (Number.isNaN(this.#lastDecodeLogMs)) this.#lastDecodeLogMs = endMs;
       return;
     }
@@ -94,7 +99,8 @@ export class SglangMetrics {
       const elapsedMs = endMs - this.#lastDecodeLogMs;
       this.#genThroughput = elapsedMs > 0 ? (this.#tokensSinceLog * 1000) / elapsedMs : 0;
       this.#setLoadGauges(load);
-      this.#numRetractedRequests = retractions;
+      this.#cacheHitRate = 0;
+      this.#logRetractions(retractions);
       this.#decodeStepsSinceLog = 0;
       this.#tokensSinceLog = 0;
       this.#lastDecodeLogMs = endMs;
@@ -104,6 +110,11 @@ export class SglangMetrics {
   /** When the engine goes idle SGLang logs nothing more; its gauges keep their last values except the counts. */
   onIdle(load: EngineLoad): void {
     this.#setLoadGauges(load);
+  }
+
+  /** The logged throughput and hit rate, which SGLang's `/v1/loads` reports beside the live counts. */
+  get loggedRates(): { genThroughput: number; cacheHitRate: number } {
+    return { genThroughput: this.#genThroughput, cacheHitRate: this.#cacheHitRate };
   }
 
   observeQueueTime(seconds: Seconds): void {
@@ -125,6 +136,11 @@ export class SglangMetrics {
     this.#cachedTokensTotal += cachedTokens;
     this.#requestsTotal++;
     if (aborted) this.#abortedRequestsTotal++;
+  }
+
+  #logRetractions(total: number): void {
+    this.#numRetractedRequests = total - this.#retractionsAtLastLog;
+    this.#retractionsAtLastLog = total;
   }
 
   #setLoadGauges(load: EngineLoad): void {
@@ -153,7 +169,10 @@ export class SglangMetrics {
         this.#queueTime.render(s),
         counter('sglang:prompt_tokens_total', 'Number of prefill tokens processed.', this.#promptTokensTotal),
         counter('sglang:generation_tokens_total', 'Number of generation tokens processed.', this.#generationTokensTotal),
-        counter('sglang:cached_tokens_total', 'Number of cached prompt tokens.', this.#cachedTokensTotal),
+        // One series per cache source, created at its first cached token; the simulator's cache is all on the device.
+        this.#cachedTokensTotal > 0
+          ? `# HELP sglang:cached_tokens_total Number of cached prompt tokens by source (device/host/storage).\n# TYPE sglang:cached_tokens_total counter\nsglang:cached_tokens_total{${t},cache_source="device"} ${formatValue(this.#cachedTokensTotal)}`
+          : '# HELP sglang:cached_tokens_total Number of cached prompt tokens by source (device/host/storage).\n# TYPE sglang:cached_tokens_total counter',
         counter('sglang:num_requests_total', 'Number of requests processed.', this.#requestsTotal),
         counter('sglang:num_aborted_requests_total', 'Number of requests aborted.', this.#abortedRequestsTotal),
         this.#timeToFirstToken.render(t),

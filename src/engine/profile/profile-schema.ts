@@ -36,6 +36,10 @@ export const rooflineProfileSchema = z
     maxTotalTokens: z.number().int().positive(),
     contextLength: z.number().int().positive(),
     kvBytesPerToken: z.number().positive().optional(),
+    /** Memory of one GPU as torch reports it (MiB): SGLang derives its default chunk size and memory fraction from it. */
+    gpuMemoryMiB: z.number().positive().optional(),
+    /** Tensor-parallel GPUs per server (SGLang's --tp-size), which SGLang's memory reserve grows with. */
+    tpSize: z.number().int().positive().optional(),
   })
   .strict();
 

@@ -27,6 +27,7 @@ type VirtualConfig = Pick<
   | 'schedulePolicy'
   | 'scheduleConservativeness'
   | 'disableRadixCache'
+  | 'enableMixedChunk'
   | 'seed'
   | 'maxConcurrency'
 >;
@@ -113,7 +114,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
       if (policy.usesPolledLoad === true) {
         for (const worker of workers) {
           const load = simulator.load(worker.index);
-          worker.polledLoad = load.runningRequests + load.waitingRequests;
+          worker.polledLoad = { totalTokens: load.usedTokens + load.waitingTokens, waitingUncachedTokens: load.waitingUncachedTokens, tokenUsage: load.tokenUsage, sequence: (worker.polledLoad?.sequence ?? 0) + 1 };
         }
       }
       const chosen = policy.choose(routingRequest, workers);

@@ -3,6 +3,9 @@ import { pathToFileURL } from 'node:url';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { RoutingPolicy, RoutingPolicyFactory, RoutingPolicyOptions } from '../../types/routing.js';
 import { createCacheAwarePolicy } from './cache-aware/cache-aware-policy.js';
+import { createConsistentHashingPolicy } from './consistent-hashing/consistent-hashing-policy.js';
+import { createLeastLoadPolicy } from './least-load/least-load-policy.js';
+import { createPrefixHashPolicy } from './prefix-hash/prefix-hash-policy.js';
 import { createPowerOfTwoPolicy } from './power-of-two/power-of-two-policy.js';
 import { createRandomPolicy } from './random/random-policy.js';
 import { createRoundRobinPolicy } from './round-robin/round-robin-policy.js';
@@ -15,6 +18,10 @@ export const builtinRoutingPolicies: Readonly<Record<string, RoutingPolicyFactor
   random: createRandomPolicy,
   power_of_two: createPowerOfTwoPolicy,
   shortest_queue: createShortestQueuePolicy,
+  // smg's policies beyond sglang-router's, so routing studies can compare them without smg installed.
+  least_load: createLeastLoadPolicy,
+  prefix_hash: createPrefixHashPolicy,
+  consistent_hashing: createConsistentHashingPolicy,
 };
 
 export function isBuiltinRoutingPolicy(name: string): boolean {

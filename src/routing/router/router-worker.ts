@@ -1,4 +1,4 @@
-import type { WorkerState } from '../../types/routing.js';
+import type { PolledLoad, WorkerState } from '../../types/routing.js';
 
 /** A worker as the router tracks it: the state policies read, plus counters for `/metrics` and `/workers`. */
 export class RouterWorker implements WorkerState {
@@ -10,7 +10,7 @@ export class RouterWorker implements WorkerState {
   breakerOpen = false;
   drained = false;
   inFlight = 0;
-  polledLoad?: number;
+  polledLoad?: PolledLoad;
 
   /** A health check is under way (a slow one must not overlap the next). */
   checking = false;
@@ -39,7 +39,7 @@ export class RouterWorker implements WorkerState {
       healthy: this.healthy,
       drained: this.drained,
       inFlight: this.inFlight,
-      load: this.polledLoad ?? null,
+      load: this.polledLoad?.totalTokens ?? null,
       requests: this.requests,
       errors: this.errors,
       retries: this.retries,
@@ -54,7 +54,7 @@ export interface WorkerSnapshot {
   healthy: boolean;
   drained: boolean;
   inFlight: number;
-  /** What `/get_load` last reported, null when not polled or not answered. */
+  /** The token load the worker last reported (`/v1/loads` or `/get_load`), null when not polled or not answered. */
   load: number | null;
   requests: number;
   errors: number;

@@ -168,7 +168,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
         // Not JSON: route it with an empty key; the worker will answer the client's mistake itself.
       }
     }
-    const routingRequest: RoutingRequest = { requestId: requestId ?? '', routingKey };
+    const routingRequest: RoutingRequest = { requestId: requestId ?? '', routingKey, headers: stringHeaders(incoming.headers) };
     const tried = new Set<RouterWorker>();
     let retries = 0;
     let lastError = '';
@@ -376,4 +376,14 @@ const CONTROL_PATHS = new Set(['/health', '/readiness', '/workers', '/add_worker
 
 function isControlPath(pathname: string): boolean {
   return CONTROL_PATHS.has(pathname) || pathname.startsWith('/workers/');
+}
+
+/** Node's parsed headers (names lower-cased), keeping single values; a repeated header keeps its first value. */
+function stringHeaders(headers: IncomingMessage['headers']): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value === 'string') result[name] = value;
+    else if (Array.isArray(value) && value[0] !== undefined) result[name] = value[0];
+  }
+  return result;
 }

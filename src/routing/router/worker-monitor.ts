@@ -1,4 +1,5 @@
 import { request, type Dispatcher } from 'undici';
+import type { PolledLoad } from '../../types/routing.js';
 import type { RouterWorker } from './router-worker.js';
 
 export interface WorkerMonitorOptions {
@@ -7,14 +8,14 @@ export interface WorkerMonitorOptions {
   healthCheckTimeoutMs: number;
   /** Consecutive failed checks before a healthy worker is marked unhealthy. */
   healthFailureThreshold: number;
-  /** Poll `/get_load` at this interval (only when the policy uses polled load). */
+  /** Poll `/v1/loads` (or `/get_load`) at this interval (only when the policy uses polled load). */
   loadPollIntervalMs?: number;
   /** Told when a worker starts or stops taking requests because of its health checks. */
   log?: (line: string) => void;
 }
 
 /**
- * The router's timers: `/health` checks and `/get_load` polls of every worker. Kept apart from the policies, which
+ * The router's timers: `/health` checks and load polls (`/v1/loads`, else `/get_load`) of every worker. Kept apart from the policies, which
  * never see a timer; this is the thin real-time driver beside them.
  */
 export class WorkerMonitor {
@@ -84,13 +85,20 @@ export class WorkerMonitor {
   async pollLoads(): Promise<void> {
     await Promise.all(
       this.#workers().map(async (worker) => {
-        const load = await this.#get(`${worker.url}/get_load`).then(
-          (answer) => (answer.statusCode === 200 ? parseLoad(answer.body) : undefined),
-          () => undefined,
-        );
+        // SGLang's /v1/loads first (as smg asks), then the deprecated /get_load that older servers and
+        // sglang-router-era setups answer.
+        let load = await this.#getLoad(`${worker.url}/v1/loads`);
+        load ??= await this.#getLoad(`${worker.url}/get_load`);
         if (load === undefined) delete worker.polledLoad;
-        else worker.polledLoad = load;
+        else worker.polledLoad = { ...load, sequence: (worker.polledLoad?.sequence ?? 0) + 1 };
       }),
+    );
+  }
+
+  async #getLoad(url: string): Promise<Omit<PolledLoad, 'sequence'> | undefined> {
+    return this.#get(url).then(
+      (answer) => (answer.statusCode === 200 ? parseLoad(answer.body) : undefined),
+      () => undefined,
     );
   }
 
@@ -115,26 +123,53 @@ export class WorkerMonitor {
 }
 
 /**
- * The load in a `/get_load` answer. sglang-router reads `{"load": n}`; newer SGLang servers answer a list with one
- * object per data-parallel rank (`num_reqs`, `num_waiting_reqs`, `num_tokens`), which counts as the sum of running
- * and waiting requests over the ranks. Anything else is no answer (the policy falls back to in-flight counts).
+ * A load report, summed over data-parallel ranks:
+ * - SGLang's `/v1/loads`: `{"loads": [{num_total_tokens, num_waiting_uncached_tokens, gen_throughput, token_usage, ...}]}`;
+ * - SGLang's deprecated `/get_load`: a list with one `{num_reqs, num_waiting_reqs, num_tokens}` per rank, where
+ *   `num_reqs` already counts running and waiting requests and `num_tokens` includes waiting prompts;
+ * - sglang-router 0.3.x's `{"load": n}`, taken as a token count.
+ * Anything else is no report (policies fall back to in-flight counts).
  */
-export function parseLoad(body: unknown): number | undefined {
+export function parseLoad(body: unknown): Omit<PolledLoad, 'sequence'> | undefined {
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
-    const load = (body as Record<string, unknown>)['load'];
-    return typeof load === 'number' && Number.isFinite(load) ? load : undefined;
+    const fields = body as Record<string, unknown>;
+    if (Array.isArray(fields['loads'])) return parseV1Loads(fields['loads']);
+    const load = fields['load'];
+    return typeof load === 'number' && Number.isFinite(load) ? { totalTokens: load } : undefined;
   }
   if (Array.isArray(body) && body.length > 0) {
-    let total = 0;
+    let totalTokens = 0;
     for (const rank of body) {
       if (typeof rank !== 'object' || rank === null) return undefined;
-      const fields = rank as Record<string, unknown>;
-      const running = fields['num_reqs'];
-      const waiting = fields['num_waiting_reqs'];
-      if (typeof running !== 'number') return undefined;
-      total += running + (typeof waiting === 'number' ? waiting : 0);
+      const tokens = (rank as Record<string, unknown>)['num_tokens'];
+      if (typeof tokens !== 'number' || !Number.isFinite(tokens)) return undefined;
+      totalTokens += tokens;
     }
-    return total;
+    return { totalTokens };
   }
   return undefined;
+}
+
+function parseV1Loads(ranks: unknown[]): Omit<PolledLoad, 'sequence'> | undefined {
+  if (ranks.length === 0) return undefined;
+  let totalTokens = 0;
+  let waitingUncachedTokens = 0;
+  let genThroughput = 0;
+  let tokenUsage = 0;
+  for (const rank of ranks) {
+    if (typeof rank !== 'object' || rank === null) return undefined;
+    const fields = rank as Record<string, unknown>;
+    const total = fields['num_total_tokens'];
+    if (typeof total !== 'number' || !Number.isFinite(total)) return undefined;
+    totalTokens += total;
+    waitingUncachedTokens += finiteOrZero(fields['num_waiting_uncached_tokens']);
+    genThroughput += finiteOrZero(fields['gen_throughput']);
+    tokenUsage += finiteOrZero(fields['token_usage']);
+  }
+  // Token usage is a ratio: averaged over ranks, as smg does; the rest are sums.
+  return { totalTokens, waitingUncachedTokens, genThroughput, tokenUsage: tokenUsage / ranks.length };
+}
+
+function finiteOrZero(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }

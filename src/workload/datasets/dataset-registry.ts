@@ -5,6 +5,7 @@ import type { SeededRandom } from '../../utils/random.js';
 import { loadFromRegistryOrModule } from '../module-registry.js';
 import { loadCustomDataset } from './custom/custom-dataset.js';
 import type { DatasetLoader } from './dataset-loader.js';
+import { loadMooncakeDataset } from './mooncake/mooncake-dataset.js';
 import { loadRandomIdsDataset } from './random-ids/random-ids-dataset.js';
 import { loadRandomDataset } from './random/random-dataset.js';
 import { loadSharedPrefixDataset } from './shared-prefix/shared-prefix-dataset.js';
@@ -18,6 +19,7 @@ export const datasetLoaders: Readonly<Record<string, DatasetLoader>> = {
   'shared-prefix': loadSharedPrefixDataset,
   'generated-shared-prefix': loadSharedPrefixDataset,
   custom: loadCustomDataset,
+  mooncake: loadMooncakeDataset,
 };
 
 function isDatasetLoader(value: unknown): value is DatasetLoader {

@@ -13,28 +13,38 @@ describe('cache_aware policy', () => {
     for (const worker of workers) policy.onWorkerAdded(worker);
     const random = new SeededRandom(3);
     const workerOfGroup = new Map<number, Set<number>>();
+    // Each request stays in flight for the next 8 routings, so load is real but never imbalanced.
+    const inFlight: (typeof workers)[number][] = [];
     for (let step = 0; step < 400; step++) {
       const group = random.integer(0, 7);
       const chosen = policy.choose(request(`r${step}`, `${systemPrompt(group)}Question ${step}?`), workers);
       expect(chosen).toBeDefined();
+      const worker = workers[chosen!.index]!;
+      worker.inFlight++;
+      inFlight.push(worker);
+      if (inFlight.length > 8) inFlight.shift()!.inFlight--;
       const seen = workerOfGroup.get(group) ?? new Set<number>();
       seen.add(chosen!.index);
       workerOfGroup.set(group, seen);
     }
     for (const [group, seen] of workerOfGroup) expect(seen.size, `group ${group}`).toBe(1);
-    // New prefixes go to the smallest tree, so 8 groups spread over all 4 workers.
+    // New prefixes go to the least-loaded worker, so 8 groups spread over all 4 workers.
     const used = new Set([...workerOfGroup.values()].flatMap((seen) => [...seen]));
     expect(used.size).toBe(4);
   });
 
-  it('routes a text with no held prefix to the worker with the smallest tree', () => {
+  it('routes a text with no held prefix to the least-loaded worker (smg), not the smallest tree', () => {
     const policy = new CacheAwarePolicy();
     const workers = makeWorkers(2);
     for (const worker of workers) policy.onWorkerAdded(worker);
     expect(policy.choose(request('a', 'a'.repeat(100)), workers)?.index).toBe(0);
+    workers[0]!.inFlight = 1;
     expect(policy.choose(request('b', 'b'.repeat(10)), workers)?.index).toBe(1);
-    expect(policy.choose(request('c', 'c'.repeat(10)), workers)?.index).toBe(1);
-    expect(policy.treeSize(workers[1]!.url)).toBe(20);
+    workers[1]!.inFlight = 2;
+    // Worker 0 holds the larger tree but fewer requests: it takes the miss.
+    expect(policy.choose(request('c', 'c'.repeat(10)), workers)?.index).toBe(0);
+    expect(policy.treeSize(workers[0]!.url)).toBe(110);
+    expect(policy.treeSize(workers[1]!.url)).toBe(10);
   });
 
   it('falls back to the least-loaded worker only when load is imbalanced past both thresholds', () => {
@@ -73,7 +83,8 @@ describe('cache_aware policy', () => {
     const workers = makeWorkers(2);
     for (const worker of workers) policy.onWorkerAdded(worker);
     expect(policy.choose(request('a', 'x'.repeat(40)), workers)?.index).toBe(0);
-    // Shares 40 of 100 characters (0.4 ≤ 0.5): goes to the smaller tree instead.
+    workers[0]!.inFlight = 1;
+    // Shares 40 of 100 characters (0.4 ≤ 0.5): goes to the least-loaded worker instead.
     expect(policy.choose(request('b', `${'x'.repeat(40)}${'y'.repeat(60)}`), workers)?.index).toBe(1);
     // Shares 40 of 60 (0.67 > 0.5); both workers now hold the 40 x's and worker 1 used them last, so it wins.
     expect(policy.choose(request('c', `${'x'.repeat(40)}${'z'.repeat(20)}`), workers)?.index).toBe(1);

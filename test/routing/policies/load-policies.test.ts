@@ -39,10 +39,24 @@ describe('shortest_queue', () => {
 });
 
 describe('power_of_two', () => {
-  it('prefers the worker with the lower polled load over in-flight counts', () => {
+  it('follows token load, not request counts, once both workers have reported', () => {
+    // Worker 0 has few requests but long ones (many tokens); worker 1 many short ones.
     const workers = makeWorkers(2);
-    workers[0]!.polledLoad = 100;
-    workers[1]!.polledLoad = 3;
+    workers[0]!.inFlight = 2;
+    workers[0]!.polledLoad = { totalTokens: 60_000, sequence: 1 };
+    workers[1]!.inFlight = 50;
+    workers[1]!.polledLoad = { totalTokens: 5_000, sequence: 1 };
+    const policy = createBuiltinRoutingPolicy('power_of_two', { seed: 9 });
+    for (let step = 0; step < 20; step++) expect(policy.choose(request(`r${step}`), workers)?.index).toBe(1);
+    // The same cluster judged by request counts would pick worker 0: the reports are what decides.
+    delete workers[1]!.polledLoad;
+    for (let step = 0; step < 20; step++) expect(policy.choose(request(`s${step}`), workers)?.index).toBe(0);
+  });
+
+  it('prefers the worker with the lower polled token load over in-flight counts', () => {
+    const workers = makeWorkers(2);
+    workers[0]!.polledLoad = { totalTokens: 100, sequence: 1 };
+    workers[1]!.polledLoad = { totalTokens: 3, sequence: 1 };
     workers[1]!.inFlight = 50;
     const policy = createBuiltinRoutingPolicy('power_of_two', { seed: 9 });
     for (let step = 0; step < 20; step++) expect(policy.choose(request(`r${step}`), workers)?.index).toBe(1);

@@ -11,10 +11,16 @@ afterEach(async () => {
   while (closers.length > 0) await closers.pop()?.();
 });
 
-describe('/get_load', () => {
-  it('reads sglang-router\'s {"load": n} and the per-rank list of newer SGLang servers', () => {
-    expect(parseLoad({ load: 7 })).toBe(7);
-    expect(parseLoad([{ dp_rank: 0, num_reqs: 3, num_waiting_reqs: 2, num_tokens: 900 }, { dp_rank: 1, num_reqs: 1, num_waiting_reqs: 0 }])).toBe(6);
+describe('load reports', () => {
+  it('reads SGLang\'s /v1/loads, its deprecated /get_load list and sglang-router\'s {"load": n} as token load', () => {
+    expect(parseLoad({ load: 7 })).toEqual({ totalTokens: 7 });
+    // /get_load: num_tokens summed over ranks (num_reqs already counts waiting requests; it is not the load).
+    expect(parseLoad([{ dp_rank: 0, num_reqs: 3, num_waiting_reqs: 2, num_tokens: 900 }, { dp_rank: 1, num_reqs: 1, num_waiting_reqs: 0, num_tokens: 100 }])).toEqual({ totalTokens: 1000 });
+    expect(parseLoad([{ dp_rank: 0, num_reqs: 3 }])).toBeUndefined();
+    // /v1/loads (SGLang load_snapshot.py core keys): sums, except token_usage, which is averaged.
+    const rank = (tokens: number, usage: number) => ({ dp_rank: 0, num_running_reqs: 1, num_waiting_reqs: 1, num_waiting_uncached_tokens: 10, num_used_tokens: tokens - 10, num_total_tokens: tokens, max_total_num_tokens: 1000, max_running_requests: 8, token_usage: usage, gen_throughput: 50, cache_hit_rate: 0, utilization: 0 });
+    expect(parseLoad({ timestamp: '2026-11-23T08:00:00Z', version: '0.5.10', loads: [rank(300, 0.2), rank(100, 0.4)] })).toEqual({ totalTokens: 400, waitingUncachedTokens: 20, genThroughput: 100, tokenUsage: 0.30000000000000004 });
+    expect(parseLoad({ loads: [] })).toBeUndefined();
     expect(parseLoad({ running: 3 })).toBeUndefined();
     expect(parseLoad([])).toBeUndefined();
     expect(parseLoad('busy')).toBeUndefined();

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import { ServelabError } from '../../../errors/servelab-error.js';
 import type { ServerHandle } from '../../../types/cluster.js';
 import { SupervisedProcess } from '../../process/supervised-process.js';
+import { allWorkersHealthy } from '../router-workers-ready.js';
 
 export interface SglangRouterSettings {
   workerUrls: string[];
@@ -54,21 +54,5 @@ export async function launchSglangRouter(settings: SglangRouterSettings): Promis
       throw new ServelabError('NOT_INSTALLED', `sglang-router is not installed for "${python}": install it (pip install sglang-router) or use --router builtin`);
     }
     throw error;
-  }
-}
-
-async function allWorkersHealthy(url: string, expected: number): Promise<boolean> {
-  try {
-    const response = await request(`${url}/workers`, { method: 'GET', headersTimeout: 2_000, bodyTimeout: 2_000 });
-    if (response.statusCode !== 200) {
-      await response.body.dump();
-      return false;
-    }
-    const body = (await response.body.json()) as { workers?: { healthy?: boolean; is_healthy?: boolean }[] } | unknown[];
-    const workers = (Array.isArray(body) ? body : (body.workers ?? [])) as { healthy?: boolean; is_healthy?: boolean }[];
-    if (workers.length < expected) return false;
-    return workers.every((worker) => (worker.healthy ?? worker.is_healthy ?? true) === true);
-  } catch {
-    return false;
   }
 }

@@ -13,6 +13,7 @@ export interface SglangServerSettings {
   enableTorchCompile?: boolean;
   quantization?: string;
   disableRadixCache?: boolean;
+  enableMixedChunk?: boolean;
   extraServerArgs?: string[];
   /** Where SGLang writes one JSON line per finished request (`--export-metrics-to-file-dir`). */
   requestLogDirectory?: string;
@@ -44,6 +45,7 @@ export function sglangServerArgs(settings: SglangServerSettings): string[] {
   for (const [flag, value] of valued) if (value !== undefined) args.push(flag, String(value));
   if (settings.enableTorchCompile === true) args.push('--enable-torch-compile');
   if (settings.disableRadixCache === true) args.push('--disable-radix-cache');
+  if (settings.enableMixedChunk === true) args.push('--enable-mixed-chunk');
   args.push('--enable-metrics', '--enable-cache-report');
   if (settings.requestLogDirectory !== undefined) args.push('--export-metrics-to-file', '--export-metrics-to-file-dir', settings.requestLogDirectory);
   args.push(...(settings.extraServerArgs ?? []));

@@ -14,6 +14,7 @@ export interface SimServerLaunchSettings {
   schedulePolicy?: string;
   scheduleConservativeness?: number;
   disableRadixCache?: boolean;
+  enableMixedChunk?: boolean;
   seed?: number;
   readyTimeoutMs?: number;
 }
@@ -35,6 +36,7 @@ export function simServerArgs(settings: SimServerLaunchSettings): string[] {
   ];
   for (const [flag, value] of optional) if (value !== undefined) args.push(flag, String(value));
   if (settings.disableRadixCache === true) args.push('--disable-radix-cache');
+  if (settings.enableMixedChunk === true) args.push('--enable-mixed-chunk');
   return args;
 }
 

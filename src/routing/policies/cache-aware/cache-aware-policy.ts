@@ -10,7 +10,7 @@ import { ServelabError } from '../../../errors/servelab-error.js';
 import { eligibleWorkers, leastInFlight } from '../eligible.js';
 import { ApproximatePrefixTree } from './approximate-tree.js';
 
-/** sglang-router's defaults (router_args.py). */
+/** smg's defaults (router_args.py; sglang-router 0.3.x has the same). */
 export const DEFAULT_CACHE_AWARE_SETTINGS: CacheAwareSettings = {
   cacheThreshold: 0.3,
   balanceAbsThreshold: 64,
@@ -20,18 +20,18 @@ export const DEFAULT_CACHE_AWARE_SETTINGS: CacheAwareSettings = {
 
 /**
  * Eviction brings a tree down to this fraction of `maxTreeSize`, so that a full tree is not walked on every insert.
- * (sglang-router instead lets trees grow past the bound and evicts every `eviction_interval_secs`; evicting at insert
+ * (smg instead lets trees grow past the bound and evicts every `eviction_interval_secs`, 60 s; evicting at insert
  * keeps the bound exact and needs no timer, which a virtual-time simulation cannot have.)
  */
 const EVICTION_LOW_WATER = 0.9;
 
 /**
- * sglang-router's cache-aware policy (sgl-router/src/policies/cache_aware.rs), rewritten:
+ * smg's cache-aware policy (model_gateway/src/policies/cache_aware.rs; sglang-router's before it), rewritten:
  * 1. Load is requests in flight. If `max - min > balanceAbsThreshold` and `max > min * balanceRelThreshold`, the
  *    cluster is imbalanced: the least-loaded worker gets the request (and its text is still inserted for it).
  * 2. Otherwise the longest prefix any worker holds is looked up. If it covers more than `cacheThreshold` of the text,
- *    the worker holding it gets the request; if not, the worker whose tree is smallest (most free cache, as the
- *    source does: SPEC §6 says least-loaded here, the source picks the smallest tree).
+ *    the worker holding it gets the request; if not, the least-loaded worker (fewest requests in flight, the first on
+ *    a tie), as smg's code does (its doc comment still says "smallest tree", which sglang-router once did).
  * 3. The text is inserted into the chosen worker's tree; LRU eviction keeps each tree under `maxTreeSize` characters.
  *
  * Deliberate differences from the source, all for workers that cannot take requests: loads are compared over eligible
@@ -95,17 +95,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
       const holder = byUrl.get(match.tenant);
       if (holder !== undefined) return holder;
     }
-    // The smallest tree; ties go to the first worker in order, so the choice is deterministic.
-    let smallest: WorkerState | undefined;
-    let smallestSize = Infinity;
-    for (const worker of eligible) {
-      const size = this.#tree.sizeOf(worker.url);
-      if (size < smallestSize) {
-        smallest = worker;
-        smallestSize = size;
-      }
-    }
-    return smallest;
+    return leastInFlight(eligible);
   }
 }
 

@@ -11,9 +11,11 @@ import { eligibleWorkers } from '../eligible.js';
 /**
  * Power of two choices: two distinct random eligible workers, the less loaded one wins (the first on a tie).
  *
- * Load is what the worker last reported through `/get_load` (sglang-router polls it and caches the value), falling
- * back to the router's own in-flight count for a worker that has not reported (as sglang-router falls back to its
- * local counter).
+ * When both have reported their load (`/v1/loads`, else `/get_load`), load is their token load: KV tokens in use plus
+ * waiting prompt tokens (`num_total_tokens`, `/get_load`'s `num_tokens`), summed over ranks, which is what
+ * sglang-router 0.3.x compares. Otherwise both are compared by the router's own in-flight request counts (as smg and
+ * sglang-router fall back to their local counters). smg itself compares the reports' KV usage ratio (`token_usage`)
+ * instead of token counts; on equal pools the two order workers alike except that waiting prompts count here.
  */
 export class PowerOfTwoPolicy implements RoutingPolicy {
   readonly name = 'power_of_two';
@@ -34,12 +36,11 @@ export class PowerOfTwoPolicy implements RoutingPolicy {
     if (secondIndex >= firstIndex) secondIndex++;
     const first = eligible[firstIndex] as WorkerState;
     const second = eligible[secondIndex] as WorkerState;
-    return loadOf(first) <= loadOf(second) ? first : second;
+    if (first.polledLoad !== undefined && second.polledLoad !== undefined) {
+      return first.polledLoad.totalTokens <= second.polledLoad.totalTokens ? first : second;
+    }
+    return first.inFlight <= second.inFlight ? first : second;
   }
-}
-
-function loadOf(worker: WorkerState): number {
-  return worker.polledLoad ?? worker.inFlight;
 }
 
 export const createPowerOfTwoPolicy: RoutingPolicyFactory = (options) => new PowerOfTwoPolicy(options);

@@ -6,6 +6,7 @@ import { countWordTokens } from '../../../utils/word-tokenizer.js';
 import type { DatasetLoader } from '../dataset-loader.js';
 import { requireWholeNumber } from '../dataset-checks.js';
 import { datasetFileError } from '../file-errors.js';
+import { lineFailure, parseJsonObjectLine } from '../json-line.js';
 import { loadTokenizer } from '../../tokenizer/load-tokenizer.js';
 
 const CUSTOM_FILE =
@@ -66,17 +67,8 @@ function parseRow(
   datasetIndex: number,
   countTokens: (text: string) => number,
 ): WorkloadRequest | undefined {
-  const fail = (problem: string): never => {
-    throw new ServelabError('INVALID_DATASET', `dataset ${path}, line ${lineNumber}: ${problem}; expected ${CUSTOM_FILE}`);
-  };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(line);
-  } catch (error) {
-    return fail(`not valid JSON (${error instanceof Error ? error.message : String(error)})`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return fail('not a JSON object');
-  const row = parsed as Record<string, unknown>;
+  const fail = lineFailure(path, lineNumber, CUSTOM_FILE);
+  const row = parseJsonObjectLine(line, fail);
 
   const turns = row['conversations'] ?? row['conversation'];
   if (turns !== undefined) {
