@@ -22,7 +22,10 @@ export async function executeTest(test: RunnableTest): Promise<number> {
     progress.finish();
     if (!test.config.quiet) process.stdout.write(`${formatTerminalSummary(result.run, result.metrics, { color: process.stdout.isTTY === true })}\n`);
     process.stdout.write(`results: ${result.outputDirectory}\n`);
-    return result.status === 'interrupted' ? exitCodeFor(interrupts.received()) : EXIT_OK;
+    // Interrupted by a signal: the shell's code for it. Stopped early by the run itself (onProcessExit: stop): what it
+    // measured is complete and written, and the notice says why it stopped.
+    const signal = interrupts.received();
+    return result.status === 'interrupted' && signal !== undefined ? exitCodeFor(signal) : EXIT_OK;
   } finally {
     progress.finish();
     interrupts.dispose();

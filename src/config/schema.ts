@@ -154,6 +154,12 @@ export const runSettingsSchema = z.object({
     // `.` and `..` would make the run directory the results root itself or its parent.
     .refine((value) => value !== '.' && value !== '..', { message: 'may not be "." or ".."; give the run a name' })
     .optional(),
+  /**
+   * What a run does when a process it launched (a server, the router, the taps) dies: `continue` (its requests are
+   * recorded as the failures they are) or `stop` (the run ends early, as an interrupt would). Either way the death is an
+   * event on the run's time axis and a notice.
+   */
+  onProcessExit: z.enum(['continue', 'stop']).default('continue'),
   /** Run as a discrete-event simulation in virtual time (sim target only): no sockets, seconds for hours of load. */
   virtualTime: z.boolean().default(false),
   /** Live progress: `auto` draws a bar on a terminal and prints plain lines otherwise. */

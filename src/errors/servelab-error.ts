@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'MODULE_LOAD_FAILED'
   | 'PROTOCOL_ERROR'
   | 'INTERRUPTED'
+  | 'DISK_FULL'
+  | 'WRITE_FAILED'
   | 'INTERNAL';
 
 /**

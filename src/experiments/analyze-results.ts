@@ -1,6 +1,6 @@
 import { correctRunClocks } from '../analysis/clock-offset/correct-run-clocks.js';
 import { summarize } from '../analysis/summarize.js';
-import { regenerateReport } from '../report/regenerate.js';
+import { regenerateReport, runSlo } from '../report/regenerate.js';
 import { readRunDirectory } from '../report/run-directory.js';
 import type { RunData } from '../types/run.js';
 import type { SloTargets, Summary } from '../types/summary.js';
@@ -11,7 +11,7 @@ import type { SloTargets, Summary } from '../types/summary.js';
  */
 export async function analyzeResults(directory: string, options: { slo?: SloTargets } = {}): Promise<{ run: RunData; metrics: Summary }> {
   const loaded = await readRunDirectory(directory);
-  const slo = options.slo ?? loaded.summaryFile.metrics?.goodput?.slo;
+  const slo = options.slo ?? runSlo(loaded);
   const run = correctRunClocks(loaded.run);
   return { run, metrics: summarize(run, slo === undefined ? {} : { slo }) };
 }

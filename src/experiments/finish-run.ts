@@ -1,14 +1,25 @@
 import { runWindowOf, screenRecords } from '../analysis/data-quality.js';
 import { correctRunClocks } from '../analysis/clock-offset/correct-run-clocks.js';
 import { summarize } from '../analysis/summarize.js';
-import { writeRunFiles } from '../report/write-run-files.js';
+import { ServelabError, isServelabError } from '../errors/servelab-error.js';
+import { canonicalizeRecord } from '../report/jsonl/jsonl-reporter.js';
+import { roundToMicroseconds } from '../report/relative-time.js';
+import { writeRunFilesReportingFailures } from '../report/write-run-files.js';
 import type { MeasuredRun } from '../orchestration/measured-run.js';
-import type { RunData } from '../types/run.js';
+import type { RunData, RunNotice } from '../types/run.js';
 import { servelabVersion } from '../utils/version.js';
 import { toTestResult, type TestResult } from './test-result.js';
 
-/** Turns what a run measured into its files and its result: analysis, then every reporter. */
+/**
+ * Turns what a run measured into its files and its result: analysis, then every reporter. A reporter that fails is a
+ * notice on the run, not a lost run; only a full disk ends it with an error (one line naming the file), after every
+ * file that could be written was, and with every record that reached disk before still in requests.jsonl.
+ */
 export async function finishRun(options: MeasuredRun): Promise<TestResult> {
+  // The journal's own notices (a write that failed) beside the run's.
+  await options.journal?.close();
+  const notices: RunNotice[] = [...(options.notices ?? [])];
+  for (const notice of options.journal?.notices ?? []) if (!notices.includes(notice)) notices.push(notice);
   const measured: RunData = {
     info: {
       runId: options.runId,
@@ -25,12 +36,27 @@ export async function finishRun(options: MeasuredRun): Promise<TestResult> {
     records: options.load.records,
     events: options.events,
     ...(options.extras === undefined ? {} : { extras: options.extras }),
+    ...(notices.length === 0 ? {} : { notices }),
   };
+  // The values the files will hold, so that `servelab report DIR` (which reads only the files) rewrites them bit for bit:
+  // the raw records as requests.jsonl keeps them, before the clock correction (which report DIR repeats from them).
+  const t0 = measured.info.startTime;
+  for (const record of measured.records) canonicalizeRecord(record, t0);
+  measured.events = measured.events.map((event) => ({ ...event, time: roundToMicroseconds(event.time - t0) + t0 }));
   const run = correctRunClocks(measured);
   // Server instants are now on the client's clock where the requests proved an offset: anything still outside the
   // run (with SERVER_TIME_TOLERANCE_S) or running backwards is left empty and counted (data-quality.ts).
   screenRecords(run.records, runWindowOf(run.records, run.info.endTime));
   const summary = summarize(run, { slo: options.slo });
-  const files = await writeRunFiles(run, summary, options.outputDirectory);
-  return toTestResult(run, summary, options.outputDirectory, files);
+  const { written, failures } = await writeRunFilesReportingFailures(run, summary, options.outputDirectory);
+  const diskFull = failures.find((failure) => isServelabError(failure.error) && failure.error.code === 'DISK_FULL');
+  if (diskFull !== undefined) {
+    // Name the file the disk filled up under first: the records' own, when it was that one.
+    const journalFailure = options.journal?.writeFailure;
+    if (isServelabError(journalFailure) && journalFailure.code === 'DISK_FULL') {
+      throw new ServelabError('DISK_FULL', `${journalFailure.message} (${options.journal?.recordsWritten ?? 0} of ${run.records.length} records reached it)`, { cause: journalFailure });
+    }
+    throw diskFull.error;
+  }
+  return toTestResult(run, summary, options.outputDirectory, written);
 }

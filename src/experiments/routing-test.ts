@@ -4,6 +4,7 @@ import { systemClock } from '../clock/clock.js';
 import { measureRoutingTest } from '../orchestration/measure-routing-test.js';
 import type { RunOptions } from '../orchestration/measured-run.js';
 import { measureVirtualTest } from '../orchestration/virtual-time/measure-virtual-test.js';
+import { RequestsJournal } from '../report/jsonl/requests-journal.js';
 import { finishRun } from './finish-run.js';
 import type { TestResult } from './test-result.js';
 
@@ -22,7 +23,7 @@ export class RoutingTest {
   async run(options: RunOptions = {}): Promise<TestResult> {
     const measured = this.config.virtualTime
       ? await measureVirtualTest(this.config, 'routing', options.clock ?? systemClock, options.onProgress)
-      : await measureRoutingTest(this.config, options);
+      : await measureRoutingTest(this.config, { ...options, journal: options.journal ?? new RequestsJournal() });
     return finishRun(measured);
   }
 }

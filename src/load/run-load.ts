@@ -143,6 +143,7 @@ class LoadRun {
       // A given origin is on the epoch (it may come from another thread, whose monotonic scale differs): this clock's
       // own epoch anchor turns it into a reading on its monotonic scale.
       this.#t0Ms = startAtEpochMs === undefined ? clock.nowMs() : startAtEpochMs - clock.toEpochSeconds(0) * 1000;
+      this.#options.onStart?.(startAtEpochMs === undefined ? clock.toEpochSeconds(this.#t0Ms) : startAtEpochMs / 1000);
       const settled = new Promise<void>((resolve) => (this.#settle = resolve));
       // Node's timers can fire up to a millisecond early: sleep again until the origin has really come.
       while (mode.kind === 'closed' && startAtEpochMs !== undefined && !this.#aborted && clock.nowMs() < this.#t0Ms) {
@@ -320,7 +321,7 @@ class LoadRun {
     const finish = (outcome: ClientOutcome): void => {
       // A failure is placed in time where the client saw it (a stream cut by a crash ends then), not at its arrival.
       if (!outcome.success && outcome.finishTime === undefined) outcome.finishTime = clock.nowEpochSeconds();
-      this.#records[index] = buildRequestRecord(
+      const record = buildRequestRecord(
         workload,
         {
           requestId,
@@ -331,6 +332,8 @@ class LoadRun {
         },
         outcome,
       );
+      this.#records[index] = record;
+      this.#emit(record);
       this.#inFlight--;
       this.#completed++;
       if (!outcome.success) this.#failed++;
@@ -338,6 +341,17 @@ class LoadRun {
       this.#settleIfDone();
     };
     return pending.then(finish, (error: unknown) => finish(outcomeFromThrow(error, this.#aborted)));
+  }
+
+  /** Hands a final record on (to the run journal); a listener that throws must not lose the request's accounting. */
+  #emit(record: RequestRecord): void {
+    const onRecord = this.#options.onRecord;
+    if (onRecord === undefined) return;
+    try {
+      onRecord(record);
+    } catch {
+      // The record is kept in memory regardless; the listener reports its own failures.
+    }
   }
 
   /** A slot freed up: the longest-waiting held request goes out now, its scheduled instant unchanged. */
@@ -355,7 +369,7 @@ class LoadRun {
     const { requests } = this.#options;
     while (this.#waitingHead < this.#waitingQueue.length) {
       const index = this.#waitingQueue[this.#waitingHead++] as number;
-      this.#records[index] = buildRequestRecord(
+      const record = buildRequestRecord(
         requests[index] as WorkloadRequest,
         {
           requestId: this.#requestIdOf(index),
@@ -365,6 +379,8 @@ class LoadRun {
         },
         NEVER_SENT_OUTCOME,
       );
+      this.#records[index] = record;
+      this.#emit(record);
       this.#completed++;
       this.#failed++;
     }

@@ -34,7 +34,7 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
     case 'nginx': {
       const method = config.routingPolicy === 'least_conn' || config.routingPolicy === 'shortest_queue' ? 'least_conn' : 'round_robin';
       const nginx = await startNginx({ serverUrls: workerUrls, method, runDirectory: join(runDirectory, 'nginx'), logsDirectory: logsPath, port: config.routerPort === 0 ? await findFreePort() : config.routerPort });
-      return { handle: { name: 'nginx', url: nginx.url, stop: () => nginx.close() } };
+      return { handle: { name: 'nginx', url: nginx.url, pid: nginx.pid, exited: nginx.exited, stop: () => nginx.close() } };
     }
     case 'smg': {
       const prometheusPort = config.routerPrometheusPort ?? (await findFreePort());

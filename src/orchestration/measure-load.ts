@@ -4,6 +4,8 @@ import { createProtocolClient } from '../clients/registry.js';
 import type { NodeTestConfig } from '../config/schema.js';
 import { runLoadAcrossWorkers } from '../load/multi-worker/run-load-across-workers.js';
 import type { LoadMode, LoadResult } from '../types/load.js';
+import type { RequestRecord } from '../types/record.js';
+import type { EpochSeconds } from '../types/time.js';
 import type { PlannedWorkload } from './build-workload.js';
 import type { ProgressListener } from './progress.js';
 
@@ -54,6 +56,10 @@ export interface MeasureLoadOptions {
   onProgress?: ProgressListener;
   /** Called once when the measured schedule starts, with its origin `t0` on the clock's monotonic scale. */
   onScheduleStart?: (originMs: number) => void;
+  /** Called once with the schedule's origin `t0` in epoch seconds, exactly as the result's `startTime`. */
+  onStart?: (t0: EpochSeconds) => void;
+  /** Called with each measured request's record as soon as it is final. */
+  onRecord?: (record: RequestRecord) => void;
 }
 
 /** Creates the protocol client for the system under test and offers it the planned load. */
@@ -92,6 +98,8 @@ export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResu
       clock,
       signal: options.signal,
       requestIdPrefix: `${options.runId}-`,
+      ...(options.onStart === undefined ? {} : { onStart: options.onStart }),
+      ...(options.onRecord === undefined ? {} : { onRecord: options.onRecord }),
       onProgress: (progress) => {
         if (!scheduleStarted && progress.phase !== 'warmup') {
           scheduleStarted = true;

@@ -3,6 +3,7 @@ import { warmupNotices } from './warmup-notices.js';
 import type { NodeTestConfig } from '../config/schema.js';
 import { anchoredSystemClock, type Clock } from '../clock/clock.js';
 import type { ServerHandle } from '../types/cluster.js';
+import type { RequestRecord } from '../types/record.js';
 import { buildWorkload, targetRateOf } from './build-workload.js';
 import { checkSimSettings } from './check-sim-settings.js';
 import { flushServerCache } from './flush-cache.js';
@@ -11,7 +12,9 @@ import { launchNodeTarget } from './launch-node-target.js';
 import { measureLoad } from './measure-load.js';
 import type { MeasuredRun, RunOptions } from './measured-run.js';
 import type { RunProgress } from './progress.js';
+import { ProcessWatch } from './process-watch.js';
 import { createRunDirectory } from './run-directory.js';
+import { RunLog } from './run-log.js';
 import { collectServerMetrics } from './server-metrics.js';
 import { joinRunRequestLogs } from './server-request-logs.js';
 
@@ -37,6 +40,16 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
   withholdFromChildren(config.apiKeyEnv);
   await checkSimSettings(config);
   const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel: 'node' });
+  const journal = options.journal;
+  await journal?.open({ outputDirectory: directory.path, runId: directory.runId, testLevel: 'node', target: config.target, requestRate: targetRateOf(config), config: { ...config } });
+  const log = new RunLog(journal);
+  const stopEarly = new AbortController();
+  const signal = options.signal === undefined ? stopEarly.signal : AbortSignal.any([options.signal, stopEarly.signal]);
+  const watch = new ProcessWatch(clock, ({ event, notice }) => {
+    log.event(event);
+    log.notice(config.onProcessExit === 'stop' ? { ...notice, message: `${notice.message}; the run stopped early (onProcessExit: stop)` } : notice);
+    if (config.onProcessExit === 'stop') stopEarly.abort(new Error(notice.message));
+  });
 
   let server: ServerHandle | undefined;
   try {
@@ -45,24 +58,45 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
     server = await raceAbort(launchNodeTarget(config, directory.logsPath), options.signal, 'the server was starting');
     if (config.flushCache) await flushServerCache(server.url);
     throwIfInterrupted(options.signal);
-    const serverMetrics = collectServerMetrics([`${server.url}/metrics`], clock);
-    const load = await measureLoad({ config, baseUrl: server.url, workload, clock, runId: directory.runId, startedMs, signal: options.signal, onProgress: options.onProgress });
+    const target = server;
+    watch.watch('server', target.exited, 0);
+    const serverMetrics = collectServerMetrics([`${target.url}/metrics`], clock);
     // In a node test the client talks to the server directly: the "router send" is the arrival itself.
-    for (const record of load.records) {
+    const completeRecord = (record: RequestRecord): RequestRecord => {
       record.routerSendTime ??= record.arrivalTime;
-      record.host ??= server.url;
-    }
+      record.host ??= target.url;
+      return record;
+    };
+    const load = await measureLoad({
+      config,
+      baseUrl: target.url,
+      workload,
+      clock,
+      runId: directory.runId,
+      startedMs,
+      signal,
+      onProgress: options.onProgress,
+      ...(journal === undefined ? {} : { onStart: (t0: number) => journal.start(t0), onRecord: (record: RequestRecord) => journal.record(completeRecord(record)) }),
+    });
+    for (const record of load.records) completeRecord(record);
+    watch.stop();
     report('writing', `writing ${directory.path}`);
-    await serverMetrics.finish(load.startTime, directory.path);
+    await log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.jsonl)', () => serverMetrics.finish(load.startTime, directory.path), 0);
     // SGLang writes a request's log line after it answered: stop the server first so that its last lines are on disk.
     await server.stop();
-    const requestLogs = await joinRunRequestLogs({
-      servers: [server],
-      attachedDirectory: config.serverRequestLogDir,
-      records: load.records,
-      warmupRecords: load.warmupRecords,
-      runLogsPath: directory.logsPath,
-    });
+    const requestLogs = await log.attempt(
+      'request-logs',
+      "the server's request log could not be joined to the records",
+      () =>
+        joinRunRequestLogs({
+          servers: [target],
+          attachedDirectory: config.serverRequestLogDir,
+          records: load.records,
+          warmupRecords: load.warmupRecords,
+          runLogsPath: directory.logsPath,
+        }),
+      undefined,
+    );
     const notices = [...workload.notices, ...warmupNotices(load.warmupRecords), ...(requestLogs?.notice === undefined ? [] : [requestLogs.notice])];
     const extras: Record<string, unknown> = {};
     if (notices.length > 0) extras.notices = notices;
@@ -75,11 +109,15 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
       requestRate: targetRateOf(config),
       config: { ...config },
       load,
-      events: [],
+      events: log.events,
       slo: config.slo,
       ...(Object.keys(extras).length > 0 ? { extras } : {}),
+      notices: log.notices,
+      ...(journal === undefined ? {} : { journal }),
     };
   } finally {
+    watch.stop();
     await server?.stop().catch(() => undefined);
+    if (journal !== undefined) await journal.close();
   }
 }

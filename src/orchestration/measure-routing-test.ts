@@ -8,7 +8,7 @@ import { FailureExecutor } from '../cluster/failures/failure-executor.js';
 import { attachServer } from '../cluster/launchers/attach/attach-server.js';
 import { launchTaps, type LaunchedTaps } from '../cluster/launchers/taps/launch-taps.js';
 import type { ServerHandle } from '../types/cluster.js';
-import type { RunEvent } from '../types/run.js';
+import type { RequestRecord } from '../types/record.js';
 import { buildWorkload, targetRateOf } from './build-workload.js';
 import { checkSimSettings } from './check-sim-settings.js';
 import { flushServerCache } from './flush-cache.js';
@@ -20,7 +20,9 @@ import { launchRouter, type LaunchedRouter } from './launch-router.js';
 import { measureLoad } from './measure-load.js';
 import { phaseReporter } from './measure-node-test.js';
 import type { MeasuredRun, RunOptions } from './measured-run.js';
+import { ProcessWatch } from './process-watch.js';
 import { createRunDirectory } from './run-directory.js';
+import { RunLog } from './run-log.js';
 import { collectServerMetrics } from './server-metrics.js';
 
 /**
@@ -38,13 +40,23 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
   withholdFromChildren(config.apiKeyEnv);
   await checkSimSettings(config);
   const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel: 'routing' });
+  const journal = options.journal;
+  await journal?.open({ outputDirectory: directory.path, runId: directory.runId, testLevel: 'routing', target: config.target, requestRate: targetRateOf(config), config: { ...config } });
   const attachedRouterOnly = config.target === 'attach' && config.url !== undefined;
+  const log = new RunLog(journal);
+  // A launched process that dies ends the run early when the settings say so: as an interrupt would.
+  const stopEarly = new AbortController();
+  const signal = options.signal === undefined ? stopEarly.signal : AbortSignal.any([options.signal, stopEarly.signal]);
+  const watch = new ProcessWatch(clock, ({ event, notice }) => {
+    log.event(event);
+    log.notice(config.onProcessExit === 'stop' ? { ...notice, message: `${notice.message}; the run stopped early (onProcessExit: stop)` } : notice);
+    if (config.onProcessExit === 'stop') stopEarly.abort(new Error(notice.message));
+  });
 
   let servers: ServerHandle[] = [];
   let taps: LaunchedTaps | undefined;
   let router: LaunchedRouter | undefined;
   let failures: FailureExecutor | undefined;
-  const events: RunEvent[] = [];
   try {
     throwIfInterrupted(options.signal);
     if (attachedRouterOnly) {
@@ -63,10 +75,21 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       if (config.flushCache) await Promise.all(serverUrls.map((url) => flushServerCache(url)));
     }
     throwIfInterrupted(options.signal);
+    servers.forEach((server, node) => watch.watch(server.name, server.exited, node));
+    watch.watch('taps', taps?.exited);
+    watch.watch(router.handle.name, router.handle.exited);
 
     const actions = config.enableNodeFailures === false ? [] : failureActions(config);
     if (actions.length > 0) {
-      failures = new FailureExecutor({ actions, nodes: servers, routerWorkerUrls: taps?.tapUrls ?? servers.map((server) => server.url), router: router.control, clock });
+      failures = new FailureExecutor({
+        actions,
+        nodes: servers,
+        routerWorkerUrls: taps?.tapUrls ?? servers.map((server) => server.url),
+        router: router.control,
+        clock,
+        onCrash: (node) => watch.expect(servers[node]?.name ?? `node-${node}`),
+        onRelaunch: (node, server) => watch.watch(server.name, server.exited, node),
+      });
     }
     const metricsUrls = config.collectPerNodeMetrics ? servers.map((server) => `${server.url}/metrics`) : [];
     if (router.metricsUrl !== undefined && !attachedRouterOnly) metricsUrls.push(router.metricsUrl);
@@ -78,36 +101,55 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       clock,
       runId: directory.runId,
       startedMs,
-      signal: options.signal,
+      signal,
       onProgress: options.onProgress,
       // The failure schedule counts from t0, the start of the measured load (after the warmup).
       onScheduleStart: (originMs) => failures?.start(originMs),
+      ...(journal === undefined ? {} : { onStart: (t0: number) => journal.start(t0), onRecord: (record: RequestRecord) => journal.record(record) }),
     });
     if (failures !== undefined) {
-      await failures.stop();
+      const executor = failures;
+      await log.attempt('failures', 'the failure schedule did not finish', () => executor.stop(), undefined);
       servers = failures.nodes;
-      events.push(...failures.events);
+      for (const event of failures.events) log.event(event);
     }
+    // From here on, processes exit because the run is over.
+    watch.stop();
     report('writing', `writing ${directory.path}`);
-    await serverMetrics.finish(load.startTime, directory.path);
+    await log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.jsonl)', () => serverMetrics.finish(load.startTime, directory.path), 0);
     // Where everything ran: kept beside the configuration, not in it, so a run's config.json can be run again.
     const extras: Record<string, unknown> = { cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url } };
     const notices = [...workload.notices, ...warmupNotices(load.warmupRecords)];
     if (notices.length > 0) extras.notices = notices;
     if (taps !== undefined) {
-      const collected = await taps.collect();
-      const { matched } = joinTapRecords(load.records, collected.records);
-      extras.taps = { matchedRecords: matched, overhead: collected.overhead };
+      const launched = taps;
+      const collected = await log.attempt(
+        'taps',
+        "the tracing taps' records could not be fetched, so router_send_time and host are empty (the client's own columns are complete)",
+        () => launched.collect(),
+        undefined,
+      );
+      if (collected !== undefined) {
+        const { matched } = joinTapRecords(load.records, collected.records);
+        extras.taps = { matchedRecords: matched, overhead: collected.overhead };
+      }
     }
     // SGLang writes a request's log line after it answered: stop the servers first so that their last lines are on disk.
     await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));
-    const requestLogs = await joinRunRequestLogs({
-      servers,
-      attachedDirectory: config.serverRequestLogDir,
-      records: load.records,
-      warmupRecords: load.warmupRecords,
-      runLogsPath: directory.logsPath,
-    });
+    const stopped = servers;
+    const requestLogs = await log.attempt(
+      'request-logs',
+      "the servers' request logs could not be joined to the records",
+      () =>
+        joinRunRequestLogs({
+          servers: stopped,
+          attachedDirectory: config.serverRequestLogDir,
+          records: load.records,
+          warmupRecords: load.warmupRecords,
+          runLogsPath: directory.logsPath,
+        }),
+      undefined,
+    );
     if (requestLogs !== undefined) {
       extras.serverRequestLogs = requestLogs.join;
       if (requestLogs.notice !== undefined) extras.notices = [...((extras.notices as string[] | undefined) ?? []), requestLogs.notice];
@@ -119,17 +161,21 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       target: config.target,
       requestRate: targetRateOf(config),
       config: { ...config },
-      load,
-      events,
+      load: stopEarly.signal.aborted && options.signal?.aborted !== true ? { ...load, interrupted: true } : load,
+      events: log.events,
       slo: config.slo,
       extras,
+      notices: log.notices,
+      ...(journal === undefined ? {} : { journal }),
     };
   } finally {
+    watch.stop();
     await failures?.stop().catch(() => undefined);
     if (failures !== undefined) servers = failures.nodes;
     await router?.handle.stop().catch(() => undefined);
     await taps?.stop().catch(() => undefined);
     await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));
+    if (journal !== undefined) await journal.close();
   }
 }
 

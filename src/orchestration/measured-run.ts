@@ -1,6 +1,7 @@
 import type { Clock } from '../clock/clock.js';
 import type { LoadResult } from '../types/load.js';
-import type { RunEvent, TargetKind, TestLevel } from '../types/run.js';
+import type { RunJournal } from '../types/run-journal.js';
+import type { RunEvent, RunNotice, TargetKind, TestLevel } from '../types/run.js';
 import type { ProgressListener } from './progress.js';
 
 export interface RunOptions {
@@ -9,6 +10,8 @@ export interface RunOptions {
   onProgress?: ProgressListener;
   /** The clock for every client-side reading; the real one unless a test injects another. */
   clock?: Clock;
+  /** Puts config.json and each finished record on disk as the run goes (see RunJournal). */
+  journal?: RunJournal;
 }
 
 /** Everything a test measured, before analysis and reporters turn it into files. */
@@ -27,4 +30,8 @@ export interface MeasuredRun {
   simulated?: boolean;
   /** Further measurements (the taps' overhead, ...), keyed by what they are. */
   extras?: Record<string, unknown>;
+  /** What failed beside the client during the run (taps, scraper, a launched process, ...). */
+  notices?: RunNotice[];
+  /** The journal the run wrote to, to be closed before the files are written. */
+  journal?: RunJournal;
 }

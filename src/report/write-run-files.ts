@@ -3,10 +3,23 @@ import type { RunData } from '../types/run.js';
 import type { Summary } from '../types/summary.js';
 import { DEFAULT_REPORTER_NAMES, resolveReporter } from './registry.js';
 
+export interface ReporterFailure {
+  reporter: string;
+  error: unknown;
+}
+
+export interface WrittenRunFiles {
+  /** Every path written. */
+  written: string[];
+  /** Reporters that failed; each is also a notice on the run (`reporter:<name>`). */
+  failures: ReporterFailure[];
+}
+
 /**
  * Writes the run directory: each named reporter in turn (built-in names or module paths), each file atomically.
- * Resolves every name before writing anything, so a typo fails fast instead of leaving half a directory.
- * Returns every path written.
+ * Resolves every name before writing anything, so a typo fails fast instead of leaving half a directory. A reporter
+ * that fails does not stop the others: it becomes a notice on the run (in summary.json, which is written again at the
+ * end when a notice came after it) and a failure in the result.
  */
 export async function writeRunFiles(
   run: RunData,
@@ -14,11 +27,40 @@ export async function writeRunFiles(
   outputDirectory: string,
   reporterNames: readonly string[] = DEFAULT_REPORTER_NAMES,
 ): Promise<string[]> {
+  return (await writeRunFilesReportingFailures(run, summary, outputDirectory, reporterNames)).written;
+}
+
+/** `writeRunFiles`, telling also which reporters failed (and how). */
+export async function writeRunFilesReportingFailures(
+  run: RunData,
+  summary: Summary,
+  outputDirectory: string,
+  reporterNames: readonly string[] = DEFAULT_REPORTER_NAMES,
+): Promise<WrittenRunFiles> {
   const reporters: Reporter[] = [];
   for (const name of reporterNames) reporters.push(await resolveReporter(name));
   const written: string[] = [];
+  const failures: ReporterFailure[] = [];
   // One context for all: reporters may cache work on it (the HTML and chart reporters share their rendered SVGs).
   const context = { run, summary, outputDirectory };
-  for (const reporter of reporters) written.push(...(await reporter.write(context)));
-  return written;
+  const noticeCount = (): number => run.notices?.length ?? 0;
+  let summaryReporter: Reporter | undefined;
+  let noticesInSummary = 0;
+  const write = async (reporter: Reporter): Promise<string[]> => {
+    try {
+      const paths = await reporter.write(context);
+      if (reporter.name === 'summary') {
+        summaryReporter = reporter;
+        noticesInSummary = noticeCount();
+      }
+      return paths;
+    } catch (error) {
+      failures.push({ reporter: reporter.name, error });
+      run.notices = [...(run.notices ?? []), { source: `reporter:${reporter.name}`, message: `the ${reporter.name} reporter failed: ${error instanceof Error ? error.message : String(error)}` }];
+      return [];
+    }
+  };
+  for (const reporter of reporters) written.push(...(await write(reporter)));
+  if (summaryReporter !== undefined && noticeCount() > noticesInSummary) await write(summaryReporter);
+  return { written: [...new Set(written)], failures };
 }

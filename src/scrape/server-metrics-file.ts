@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
 import type { MetricSample } from './prometheus-text.js';
 
 export const SERVER_METRICS_JSONL = 'server-metrics.jsonl';
@@ -12,26 +13,39 @@ export interface StoredSample {
   metrics: MetricSample[];
 }
 
+/** One line of server-metrics.jsonl as a sample, or undefined when it is not a JSON object (a torn tail of a killed run). */
+function parseSampleLine(line: string): StoredSample | undefined {
+  if (line.trim() === '') return undefined;
+  try {
+    const object = JSON.parse(line) as StoredSample & { metrics: { name: string; labels: Record<string, string>; value: number | string }[] };
+    return {
+      ...object,
+      metrics: object.metrics.map((metric) => ({ ...metric, value: typeof metric.value === 'string' ? Number(metric.value) : metric.value })),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Parses server-metrics.jsonl text; lines that are not JSON objects are skipped (a torn tail of a killed run). */
 export function parseServerMetrics(text: string): StoredSample[] {
   const samples: StoredSample[] = [];
   for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      const object = JSON.parse(line) as StoredSample & { metrics: { name: string; labels: Record<string, string>; value: number | string }[] };
-      samples.push({
-        ...object,
-        metrics: object.metrics.map((metric) => ({ ...metric, value: typeof metric.value === 'string' ? Number(metric.value) : metric.value })),
-      });
-    } catch {
-      continue;
-    }
+    const sample = parseSampleLine(line);
+    if (sample !== undefined) samples.push(sample);
   }
   return samples;
 }
 
+/** Reads server-metrics.jsonl a line at a time: a long run's file never becomes one string. */
 export async function readServerMetrics(path: string): Promise<StoredSample[]> {
-  return parseServerMetrics(await readFile(path, 'utf8'));
+  const samples: StoredSample[] = [];
+  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 }), crlfDelay: Infinity });
+  for await (const line of lines) {
+    const sample = parseSampleLine(line);
+    if (sample !== undefined) samples.push(sample);
+  }
+  return samples;
 }
 
 /** The time series of one metric per URL, summed over label sets (e.g. tp ranks): [time, value] pairs. */

@@ -1,3 +1,9 @@
+/** How a launched process ended: its exit code, or the signal that ended it. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
 /** A server (or router) that a test sends requests to, launched by servelab or attached to. */
 export interface ServerHandle {
   /** For messages and the `host` column, e.g. `sim-server 0` or the attached URL. */
@@ -8,6 +14,11 @@ export interface ServerHandle {
   pid?: number;
   /** The file its output goes to, when servelab launched it. */
   logPath?: string;
+  /**
+   * Resolves when the launched process exits, however it ends (absent for an attached server): a run watches it to
+   * record an unplanned death as an event.
+   */
+  exited?: Promise<ProcessExit>;
   /** Where a launched SGLang server writes its request log (`--export-metrics-to-file-dir`). */
   requestLogDirectory?: string;
   /** Stops what servelab launched (nothing for an attached server). Safe to call twice. */

@@ -77,6 +77,10 @@ export interface RunLoadOptions {
   signal?: AbortSignal;
   /** Called about four times a second, and once at the end. */
   onProgress?: (progress: LoadProgress) => void;
+  /** Called once, when the measured schedule's origin `t0` (epoch seconds, as `LoadResult.startTime`) is set. */
+  onStart?: (t0: EpochSeconds) => void;
+  /** Called with each measured request's record as soon as it is final, so it can reach disk before the run ends. */
+  onRecord?: (record: RequestRecord) => void;
   /** Request ids are `${prefix}${index}` (warmup: `${prefix}warmup-${index}`); default a random per-run prefix. */
   requestIdPrefix?: string;
   /**

@@ -15,6 +15,30 @@ export interface RunEvent {
   detail?: string;
 }
 
+/**
+ * Something beside the client that did not work during a run (the taps, the metrics scraper, the failure executor, a
+ * reporter, the disk, a launched process that died): the run goes on, and its records keep what the client measured.
+ */
+export interface RunNotice {
+  /** What failed: `taps`, `scraper`, `failures`, `reporter:<name>`, `disk`, `process:<name>`, `recovery`. */
+  source: string;
+  message: string;
+  /** When it happened, when that is known. */
+  time?: EpochSeconds;
+}
+
+/** What `servelab report DIR` could rebuild of a run that did not finish writing its files (SIGKILL, a crash, a full disk). */
+export interface RecoveryInfo {
+  /** Records read back from requests.jsonl. */
+  records: number;
+  /** Lines that were not whole JSON records (a torn last line) and were dropped. */
+  droppedLines: number;
+  /** False when summary.json was missing: the run's t0 is then unknown, and times stay relative to it. */
+  t0Known: boolean;
+  /** The files the run had not written (summary.json: only its provisional one), written again from the records. */
+  missingFiles: string[];
+}
+
 /** Facts about a run that every reporter and the analysis need. */
 export interface RunInfo {
   runId: string;
@@ -49,4 +73,8 @@ export interface RunData {
   events: RunEvent[];
   /** Further measurements some runs have (the taps' overhead, scraped server metrics), keyed by what they are. */
   extras?: Record<string, unknown>;
+  /** What failed beside the client (see RunNotice); absent when nothing did. */
+  notices?: RunNotice[];
+  /** Present when the run was rebuilt from an incomplete run directory. */
+  recovered?: RecoveryInfo;
 }

@@ -5,7 +5,11 @@ export interface WorkloadRequest {
   /** A text prompt. Exactly one of `prompt`, `inputIds` and `messages` is set. */
   prompt?: string;
   /** Exact token ids (the `random-ids` dataset), sent as `input_ids`. */
-  inputIds?: number[];
+  /**
+   * Token ids. Generated prompts hold them in a typed array (2 or 4 bytes an id, not 8): a million 512-token prompts
+   * would otherwise take 4 GB. Clients send them as a JSON array either way.
+   */
+  inputIds?: number[] | Uint16Array | Uint32Array;
   /** Chat messages, for chat-completions workloads. */
   messages?: { role: 'system' | 'user' | 'assistant'; content: string }[];
   /** Intended prompt length in tokens. */

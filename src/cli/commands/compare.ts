@@ -38,7 +38,7 @@ export function registerCompareCommand(program: Command): void {
       for (const directory of directories) loaded.push(await readRunDirectory(directory));
       const labels = uniqueLabels(loaded.map((entry) => ({ runId: entry.run.info.runId, directoryName: basename(resolve(entry.directory)) })));
       const runs = loaded.map((entry, index) => {
-        const runSlo = slo ?? entry.summaryFile.metrics?.goodput?.slo;
+        const runSlo = slo ?? entry.summaryFile?.metrics?.goodput?.slo;
         return { label: labels[index] as string, run: entry.run, summary: summarize(entry.run, runSlo === undefined ? {} : { slo: runSlo }) };
       });
       const outputDirectory = options.outputDir ?? defaultOutputDirectory();

@@ -18,17 +18,24 @@ export function registerReportCommand(program: Command): void {
     .option('--slo <objectives>', 'goodput objectives in ms, e.g. ttft=200,tpot=50,total=10000 (default: the run’s own)', parseSlo)
     .option('--quiet', 'print only the paths written')
     .action(async (directory: string, options: ReportCommandOptions) => {
-      const [{ regenerateReport }, { formatTerminalSummary }] = await Promise.all([
+      const [{ regenerateReport }, { formatTerminalSummary }, { recoveryText }, { isServelabError }] = await Promise.all([
         import('../../report/regenerate.js'),
         import('../../report/terminal/format-terminal-summary.js'),
+        import('../../report/recovery-text.js'),
+        import('../../errors/servelab-error.js'),
       ]);
       const slo = options.slo;
       const reporterNames = options.reporters?.split(',').map((name) => name.trim()).filter((name) => name !== '');
-      const { run, summary, written } = await regenerateReport(directory, {
+      const { run, summary, written, failures, recovered, removedTemporaryFiles } = await regenerateReport(directory, {
         ...(slo === undefined ? {} : { slo }),
         ...(reporterNames === undefined ? {} : { reporterNames }),
       });
       if (!options.quiet) process.stdout.write(formatTerminalSummary(run, summary, { color: process.stdout.isTTY === true, outputDirectory: directory }));
+      if (removedTemporaryFiles.length > 0) process.stdout.write(`removed ${removedTemporaryFiles.length} temporary file(s) a killed writer left: ${removedTemporaryFiles.join(', ')}\n`);
+      if (recovered !== undefined) process.stdout.write(`recovered: ${recoveryText(recovered)}\n`);
       process.stdout.write(`${written.map((path) => `wrote ${path}`).join('\n')}\n`);
+      // A full disk is the one failure that is not a notice: the files it could not hold are not there.
+      const diskFull = failures.find((failure) => isServelabError(failure.error) && failure.error.code === 'DISK_FULL');
+      if (diskFull !== undefined) throw diskFull.error;
     });
 }

@@ -89,6 +89,7 @@ export const clientFlags: FlagSpec[] = [
 export const outputFlags: FlagSpec[] = [
   { flag: 'output-dir', key: 'outputDir', kind: 'value', valueName: 'dir', group: OUTPUT, description: 'the run directory itself (default: results/<run-id>)' },
   { flag: 'results-root', key: 'resultsRoot', kind: 'value', valueName: 'dir', defaultText: 'results', group: OUTPUT, description: 'where run directories are made' },
+  { flag: 'on-process-exit', key: 'onProcessExit', kind: 'value', valueName: 'what', choices: ['continue', 'stop'], defaultText: 'continue', group: OUTPUT, description: 'when a launched server, router or taps process dies: go on (its requests fail) or stop the run early; either way it is an event and a notice' },
   { flag: 'run-id', key: 'runId', kind: 'value', valueName: 'id', group: OUTPUT, description: 'name of the run (default: date-time-level-random)' },
   { flag: 'progress', key: 'progress', kind: 'value', valueName: 'mode', choices: ['auto', 'bar', 'lines', 'off'], defaultText: 'auto', group: OUTPUT, description: 'live progress: a bar on a terminal, plain lines otherwise' },
   { flag: 'quiet', key: 'quiet', kind: 'boolean', group: OUTPUT, description: 'print no summary at the end' },

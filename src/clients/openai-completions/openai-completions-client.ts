@@ -24,6 +24,6 @@ export class OpenAiCompletionsClient extends OpenAiCompatibleClient {
  */
 export function completionsBody(request: ClientRequest, options: ProtocolClientOptions): string {
   const workload = request.workload;
-  const prompt = workload.prompt ?? workload.inputIds ?? (workload.messages ?? []).map((message) => message.content).join('\n');
+  const prompt = workload.prompt ?? (workload.inputIds === undefined ? undefined : Array.from(workload.inputIds)) ?? (workload.messages ?? []).map((message) => message.content).join('\n');
   return JSON.stringify({ ...commonOpenAiFields(options, workload.outputLength, request.requestId), prompt });
 }

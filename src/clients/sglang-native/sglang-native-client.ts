@@ -52,7 +52,7 @@ export function generateBody(request: ClientRequest, sampling: SamplingSettings,
     temperature: sampling.temperature,
   };
   if (workload.inputIds !== undefined) {
-    return JSON.stringify({ input_ids: workload.inputIds, sampling_params: samplingParams, stream, rid: request.requestId });
+    return JSON.stringify({ input_ids: Array.from(workload.inputIds), sampling_params: samplingParams, stream, rid: request.requestId });
   }
   if (workload.prompt !== undefined) {
     return JSON.stringify({ text: workload.prompt, sampling_params: samplingParams, stream, rid: request.requestId });

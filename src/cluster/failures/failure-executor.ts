@@ -14,6 +14,10 @@ export interface FailureExecutorOptions {
   routerWorkerUrls: string[];
   router?: RouterControl;
   clock: Clock;
+  /** Called just before the executor kills a node on purpose, so a process watch does not take it for a death. */
+  onCrash?: (node: number) => void;
+  /** Called with a node's new server once it was relaunched, so it can be watched in turn. */
+  onRelaunch?: (node: number, server: ServerHandle) => void;
 }
 
 /**
@@ -78,6 +82,7 @@ export class FailureExecutor {
     switch (kind) {
       case 'crash':
         if (server.signal === undefined) return 'not launched by servelab: cannot be crashed';
+        this.#options.onCrash?.(node);
         server.signal('SIGKILL');
         this.#conditions[node] = 'crashed';
         return undefined;
@@ -103,7 +108,9 @@ export class FailureExecutor {
     } else if (condition === 'crashed') {
       if (server.relaunch === undefined) return 'cannot be relaunched';
       await server.stop().catch(() => undefined);
-      this.#options.nodes[node] = await server.relaunch();
+      const relaunched = await server.relaunch();
+      this.#options.nodes[node] = relaunched;
+      this.#options.onRelaunch?.(node, relaunched);
     } else if (condition === 'drained') {
       await this.#options.router?.addWorker(this.#options.routerWorkerUrls[node] as string);
     } else {

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { LoadProgress, LoadResult } from '../../types/load.js';
+import type { RequestRecord } from '../../types/record.js';
 import type { FromLoadWorkerMessage, LoadWorkerData, ToLoadWorkerMessage } from './worker-messages.js';
 
 /**
@@ -20,7 +21,7 @@ export class LoadWorkerHandle {
   #resolveFinished!: (result: LoadResult) => void;
   #rejectFinished!: (error: ServelabError) => void;
 
-  constructor(scriptPath: string, data: LoadWorkerData, onProgress: (progress: LoadProgress) => void) {
+  constructor(scriptPath: string, data: LoadWorkerData, onProgress: (progress: LoadProgress) => void, onRecords?: (records: RequestRecord[]) => void) {
     this.index = data.workerIndex;
     this.#name = `load worker ${data.workerIndex} of ${data.workerCount}`;
     this.ready = new Promise<void>((resolve, reject) => {
@@ -41,6 +42,7 @@ export class LoadWorkerHandle {
     this.#worker.on('message', (message: FromLoadWorkerMessage) => {
       if (message.type === 'ready') this.#resolveReady();
       else if (message.type === 'progress') onProgress(message.progress);
+      else if (message.type === 'records') onRecords?.(message.records);
       else if (message.type === 'result') {
         this.#settled = true;
         this.#resolveReady();

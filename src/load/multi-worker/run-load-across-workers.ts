@@ -130,6 +130,7 @@ class MultiWorkerRun {
       this.#t0Ms = t0EpochMs - clock.toEpochSeconds(0) * 1000;
       this.#phase = 'measured';
       this.#started = true;
+      this.#options.onStart?.(t0EpochMs / 1000);
       for (const handle of this.#handles) handle.start(t0EpochMs);
       const results = await Promise.all(this.#handles.map((handle) => handle.finished));
       this.#phase = 'done';
@@ -159,7 +160,7 @@ class MultiWorkerRun {
   }
 
   #startWorkers(scriptPath: string): LoadWorkerHandle[] {
-    const { clientSpec, maxConcurrency } = this.#options;
+    const { clientSpec, maxConcurrency, onRecord } = this.#options;
     const maxConnections = clientSpec.options.maxConnections;
     const shares = partitionRoundRobin(this.#options.requests, this.#options.arrivalOffsetsMs, this.#workerCount);
     return shares.map(
@@ -179,8 +180,10 @@ class MultiWorkerRun {
             ...share,
             requestIdPrefix: this.#requestIdPrefix,
             ...(maxConcurrency === undefined ? {} : { maxConcurrency: splitCap(maxConcurrency, this.#workerCount, worker) }),
+            ...(onRecord === undefined ? {} : { streamRecords: true }),
           },
           (progress) => this.#aggregator.update(worker, progress),
+          onRecord === undefined ? undefined : (records) => records.forEach((record) => onRecord(record)),
         ),
     );
   }

@@ -9,6 +9,7 @@ import { systemClock } from '../../clock/clock.js';
 import { loadProtocolClient } from '../../clients/registry.js';
 import { isServelabError } from '../../errors/servelab-error.js';
 import type { ProtocolClient } from '../../types/client.js';
+import type { RequestRecord } from '../../types/record.js';
 import { runLoad } from '../run-load.js';
 import type { FromLoadWorkerMessage, LoadWorkerData, ToLoadWorkerMessage } from './worker-messages.js';
 
@@ -24,7 +25,17 @@ function postError(port: MessagePort, error: unknown): void {
   });
 }
 
+/** How often finished records go back to the main thread, when it asked for them. */
+const RECORD_BATCH_INTERVAL_MS = 100;
+
 async function offerShare(port: MessagePort, data: LoadWorkerData, client: ProtocolClient, startAtEpochMs: number, signal: AbortSignal): Promise<void> {
+  let batch: RequestRecord[] = [];
+  const sendBatch = (): void => {
+    if (batch.length === 0) return;
+    post(port, { type: 'records', records: batch });
+    batch = [];
+  };
+  const batchTimer = data.streamRecords === true ? setInterval(sendBatch, RECORD_BATCH_INTERVAL_MS) : undefined;
   try {
     const result = await runLoad({
       requests: data.requests,
@@ -39,10 +50,15 @@ async function offerShare(port: MessagePort, data: LoadWorkerData, client: Proto
       requestIdPrefix: data.requestIdPrefix,
       startAtEpochMs,
       onProgress: (progress) => post(port, { type: 'progress', progress }),
+      ...(data.streamRecords === true ? { onRecord: (record: RequestRecord) => void batch.push(record) } : {}),
     });
+    if (batchTimer !== undefined) clearInterval(batchTimer);
+    sendBatch();
     await client.close().catch(() => undefined);
     post(port, { type: 'result', result });
   } catch (error) {
+    if (batchTimer !== undefined) clearInterval(batchTimer);
+    sendBatch();
     await client.close().catch(() => undefined);
     postError(port, error);
   }

@@ -1,5 +1,6 @@
 import type { ErrorCode } from '../../errors/servelab-error.js';
 import type { LoadProgress, LoadResult, ProtocolClientSpec } from '../../types/load.js';
+import type { RequestRecord } from '../../types/record.js';
 import type { WorkloadRequest } from '../../types/workload.js';
 
 /** What one load worker thread is given when it starts (`workerData`): its share of the workload and its client. */
@@ -14,6 +15,8 @@ export interface LoadWorkerData {
   requestIndices: Float64Array;
   requestIdPrefix: string;
   maxConcurrency?: number;
+  /** Send each finished record back in batches as it finishes (the main thread journals them to disk). */
+  streamRecords?: boolean;
 }
 
 /** Main thread to worker. */
@@ -28,6 +31,8 @@ export type FromLoadWorkerMessage =
   /** The worker's client is built and it waits for `start`. */
   | { type: 'ready' }
   | { type: 'progress'; progress: LoadProgress }
+  /** Records that became final since the last batch (sent only when the main thread asked for them). */
+  | { type: 'records'; records: RequestRecord[] }
   | { type: 'result'; result: LoadResult }
   /** The worker could not run (its client failed to load, say); `code` is kept when it was a ServelabError. */
   | { type: 'error'; message: string; code?: ErrorCode };

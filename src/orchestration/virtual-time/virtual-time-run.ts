@@ -108,7 +108,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
   const send = (position: number, atMs: number): void => {
     const request = workload.requests[position] as WorkloadRequest;
     const record = records[position] as RequestRecord;
-    const routingRequest: RoutingRequest = { requestId: record.requestId, routingKey: policy?.needsRoutingKey === true ? routingKeyFromBody({ text: request.prompt, input_ids: request.inputIds, messages: request.messages }) : '' };
+    const routingRequest: RoutingRequest = { requestId: record.requestId, routingKey: policy?.needsRoutingKey === true ? routingKeyFromBody({ text: request.prompt, input_ids: request.inputIds === undefined ? undefined : Array.from(request.inputIds), messages: request.messages }) : '' };
     let engineIndex = 0;
     if (policy !== undefined) {
       if (policy.usesPolledLoad === true) {

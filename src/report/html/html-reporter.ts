@@ -6,6 +6,7 @@ import type { LittlesLawCheck, Statistics, Summary } from '../../types/summary.j
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js';
 import { arrivalRatesText } from '../rate-text.js';
+import { recoveryText } from '../recovery-text.js';
 import { clockWarnings } from '../clock-warnings.js';
 
 export const REPORT_HTML = 'report.html';
@@ -127,6 +128,18 @@ ${table(
     number(node.meanInFlight, 2),
   ]),
 )}</section>`;
+}
+
+/** What failed beside the client (taps, scraper, a launched process, a reporter, the disk), and what was recovered. */
+function noticesSection(run: RunData): string {
+  const notices = run.notices ?? [];
+  if (notices.length === 0 && run.recovered === undefined) return '';
+  const t0 = run.info.startTime;
+  const recovered = run.recovered === undefined ? '' : `<p class="notice">Recovered: ${escapeHtml(recoveryText(run.recovered))}</p>`;
+  const rows = notices.map((notice) => [notice.time === undefined ? '' : number(notice.time - t0, 3), notice.source, notice.message]);
+  return `<section><h2>Notices</h2>
+<p>Parts beside the client that failed during the run. Requests are never dropped for them: columns they would have filled are empty.</p>
+${recovered}${rows.length === 0 ? '' : table(['time since t0 (s)', 'source', 'notice'], rows)}</section>`;
 }
 
 function eventsSection(run: RunData, summary: Summary): string {
@@ -291,6 +304,7 @@ ${errorsSection(summary)}
 <section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(summary)}</section>
 <section><h2>Concurrency by stage</h2>${stagesTable(summary, run.info.startTime)}</section>
 ${nodesSection(summary)}
+${noticesSection(run)}
 ${eventsSection(run, summary)}
 ${extrasSection(run.extras)}
 <section><h2>Charts</h2>

@@ -38,6 +38,26 @@ export function recordFromJsonObject(object: Record<string, unknown>, t0: number
   return record as unknown as RequestRecord;
 }
 
+/**
+ * Gives a record, in place, exactly the values it will have when read back from requests.jsonl: times become t0 plus
+ * their offset rounded to the microsecond, gaps are rounded to the nanosecond, and numbers JSON cannot hold are left
+ * out. A run analyses its records after this, so that `servelab report DIR` (which can only read the file) rewrites
+ * every file bit for bit. (`micros / 1e6` is the double nearest the decimal text written, as parsing it gives.)
+ */
+export function canonicalizeRecord(record: RequestRecord, t0: number): void {
+  const fields = record as unknown as Record<string, unknown>;
+  for (const column of RECORD_COLUMNS) {
+    const value = fields[column.field];
+    if (typeof value !== 'number') continue;
+    if (!Number.isFinite(value)) delete fields[column.field];
+    else if (column.kind === 'time') fields[column.field] = Math.round((value - t0) * 1e6) / 1e6 + t0;
+  }
+  const gaps = record.interTokenLatencies;
+  if (gaps !== undefined) {
+    for (let index = 0; index < gaps.length; index++) gaps[index] = Math.round((gaps[index] as number) * 1e9) / 1e9;
+  }
+}
+
 const CHUNK_RECORDS = 4096;
 
 /** JSON text of a number as our files write it: non-finite numbers (which JSON lacks) as null. */

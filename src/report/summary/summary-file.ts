@@ -1,4 +1,4 @@
-import type { RunData, RunEvent, RunInfo } from '../../types/run.js';
+import type { RecoveryInfo, RunData, RunEvent, RunInfo, RunNotice } from '../../types/run.js';
 import type { Summary } from '../../types/summary.js';
 import { roundToMicroseconds } from '../relative-time.js';
 
@@ -11,6 +11,21 @@ export interface SummaryFileEvent extends Omit<RunEvent, 'time'> {
   time: number;
 }
 
+/** A notice as written: `atS` in seconds after t0, when its time is known. */
+export interface SummaryFileNotice {
+  source: string;
+  message: string;
+  atS?: number;
+}
+
+export function noticesToFile(notices: readonly RunNotice[], t0: number): SummaryFileNotice[] {
+  return notices.map(({ time, ...rest }) => ({ ...rest, ...(time === undefined ? {} : { atS: roundToMicroseconds(time - t0) }) }));
+}
+
+export function noticesFromFile(notices: readonly SummaryFileNotice[], t0: number): RunNotice[] {
+  return notices.map(({ atS, ...rest }) => ({ ...rest, ...(typeof atS === 'number' ? { time: atS + t0 } : {}) }));
+}
+
 /** The content of summary.json. Run times are epoch seconds; event times are seconds after `t0`. */
 export interface SummaryFile {
   format: 'servelab-summary';
@@ -20,6 +35,12 @@ export interface SummaryFile {
   metrics: Summary;
   /** Further measurements of the run (tap overhead, ...), as the orchestrator gave them. */
   extras?: Record<string, unknown>;
+  /** What failed beside the client (taps, scraper, a launched process, a reporter, the disk); absent when nothing did. */
+  notices?: SummaryFileNotice[];
+  /** Present when `servelab report` rebuilt the run from an incomplete directory: how much it recovered. */
+  recovered?: RecoveryInfo;
+  /** Only in the summary.json a run writes at t0 and replaces when it finishes; its `run.status` is then `running`. */
+  provisional?: boolean;
 }
 
 export function buildSummaryFile(run: RunData, summary: Summary): SummaryFile {
@@ -30,5 +51,7 @@ export function buildSummaryFile(run: RunData, summary: Summary): SummaryFile {
     events: run.events.map((event) => ({ ...event, time: roundToMicroseconds(event.time - run.info.startTime) })),
     metrics: summary,
     ...(run.extras === undefined ? {} : { extras: run.extras }),
+    ...(run.notices === undefined || run.notices.length === 0 ? {} : { notices: noticesToFile(run.notices, run.info.startTime) }),
+    ...(run.recovered === undefined ? {} : { recovered: run.recovered }),
   };
 }

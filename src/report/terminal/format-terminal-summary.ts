@@ -3,6 +3,7 @@ import type { TapOverhead } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
 import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
 import { arrivalRatesText } from '../rate-text.js';
+import { recoveryText } from '../recovery-text.js';
 import { clockWarnings } from '../clock-warnings.js';
 
 export interface TerminalSummaryOptions {
@@ -174,6 +175,11 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   if (recoveryRule !== undefined) lines.push(`  (${recoveryRule})`);
   const notices = run.extras?.['notices'];
   if (Array.isArray(notices)) for (const notice of notices) lines.push(`Note: ${terminalSafe(String(notice))}`);
+  for (const notice of run.notices ?? []) {
+    const when = notice.time === undefined ? '' : ` at ${fixed(notice.time - info.startTime)} s`;
+    lines.push(paint('33', `Notice (${terminalSafe(notice.source)}${when}): ${terminalSafe(notice.message)}`));
+  }
+  if (run.recovered !== undefined) lines.push(paint('33', `Recovered: ${recoveryText(run.recovered)}`));
   for (const warning of clockWarnings(summary)) lines.push(paint('33', `Clock: ${terminalSafe(warning)}`));
   lines.push('='.repeat(WIDTH));
   if (options.outputDirectory !== undefined) row('Output directory', options.outputDirectory);
@@ -185,3 +191,4 @@ function tapOverheadOf(run: RunData): TapOverhead | undefined {
   const taps = run.extras?.['taps'] as { overhead?: TapOverhead } | undefined;
   return taps?.overhead;
 }
+

@@ -45,7 +45,7 @@ export async function launchBuiltinRouter(settings: BuiltinRouterSettings): Prom
     const [, url] = await child.waitForLine(LISTENING_LINE, settings.readyTimeoutMs ?? 20_000, 'start listening');
     if (url === undefined) throw new ServelabError('INTERNAL', 'the router printed no URL');
     return {
-      handle: { name: 'router', url, pid: child.pid, logPath: child.logPath, stop: () => child.stop(), signal: (signal) => child.signal(signal) },
+      handle: { name: 'router', url, pid: child.pid, logPath: child.logPath, exited: child.exited, stop: () => child.stop(), signal: (signal) => child.signal(signal) },
       controlToken,
     };
   } catch (error) {

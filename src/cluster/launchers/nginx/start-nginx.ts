@@ -1,3 +1,4 @@
+import type { ProcessExit } from '../../../types/cluster.js';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,6 +26,8 @@ export interface NginxHandle {
   pid: number | undefined;
   configPath: string;
   accessLogPath: string;
+  /** Resolves when nginx exits. */
+  exited: Promise<ProcessExit>;
   close(): Promise<void>;
 }
 
@@ -83,6 +86,7 @@ export async function startNginx(options: StartNginxOptions): Promise<NginxHandl
     pid: child.pid,
     configPath: paths.configPath,
     accessLogPath: paths.accessLogPath,
+    exited: child.exited,
     close: async () => {
       // SIGQUIT is nginx's graceful shutdown (SIGTERM is its fast one); the supervisor escalates if needed.
       child.signal('SIGQUIT');

@@ -43,7 +43,7 @@ export async function launchSglangRouter(settings: SglangRouterSettings): Promis
       if (performance.now() > deadline) throw child.failure('NOT_READY', `sglang-router did not list all ${settings.workerUrls.length} workers as healthy in time`);
       await sleep(250);
     }
-    return { name: 'sglang-router', url, pid: child.pid, logPath: child.logPath, stop: () => child.stop(), signal: (signal) => child.signal(signal) };
+    return { name: 'sglang-router', url, pid: child.pid, logPath: child.logPath, exited: child.exited, stop: () => child.stop(), signal: (signal) => child.signal(signal) };
   } catch (error) {
     await child.stop();
     const tail = child.tail.text();

@@ -47,6 +47,7 @@ export async function launchSglangServer(settings: SglangLaunchSettings): Promis
       url,
       pid: child.pid,
       logPath: child.logPath,
+      exited: child.exited,
       ...(settings.requestLogDirectory === undefined ? {} : { requestLogDirectory: settings.requestLogDirectory }),
       stop: () => child.stop(),
       signal: (signal) => child.signal(signal),

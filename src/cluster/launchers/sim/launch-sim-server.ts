@@ -66,6 +66,7 @@ export async function launchSimServer(settings: SimServerLaunchSettings): Promis
       url,
       pid: child.pid,
       logPath: child.logPath,
+      exited: child.exited,
       stop: () => child.stop(),
       signal: (signal) => child.signal(signal),
       // A restored node must come back on the same port: the router (or its tap) still points there.

@@ -1,3 +1,4 @@
+import type { ProcessExit } from '../../../types/cluster.js';
 import { ServelabError } from '../../../errors/servelab-error.js';
 import { fetchTapRecords } from '../../../routing/tap/tap-records-client.js';
 import type { TapOverhead, TapRecord } from '../../../types/routing.js';
@@ -9,6 +10,8 @@ export interface LaunchedTaps {
   tapUrls: string[];
   /** What the taps recorded, fetched from the tap process (call before stop). */
   collect(): Promise<{ records: TapRecord[]; overhead?: TapOverhead }>;
+  /** Resolves when the taps process exits, however it ends. */
+  exited: Promise<ProcessExit>;
   stop(): Promise<void>;
 }
 
@@ -48,6 +51,7 @@ export async function launchTaps(settings: { upstreamUrls: string[]; logPath?: s
       }
       return { records, overhead };
     },
+    exited: child.exited,
     stop: () => child.stop(),
   };
 }
