@@ -8,8 +8,9 @@
  * 0.97–1.03, lag p99 < 0.5 ms at 1,000 req/s. The schedule's own rate and CV are printed too: a finite Poisson
  * sample strays from the nominal rate by itself, and the pacer can only be asked to follow the schedule it is given.
  * Before each rate, servelab's pacer runs 2 s at that rate unmeasured (a JIT warm-up: see the loop below). A third
- * row, `floor`, runs the schedule through a pacer that does nothing but read the clock every turn: the machine's own
- * noise, which bounds what any event-loop pacer can reach on it.
+ * row, `floor`, runs the schedule through the do-nothing floor pacer (floor-pacer.ts): the machine's own noise, which
+ * bounds what any event-loop pacer can reach on it. The whole CLI path (records, files) is measured by
+ * node-cli-targets.ts; this one isolates the pacer and client functions `servelab node` runs.
  *
  * Run: npx tsc -p tsconfig.build.json && node dist/bench/load-precision.js   (uses `taskset` when present: client on
  * CPU 0, stub on CPU 1; BENCH_PIN=0 turns that off). BENCH_SCALE=0.2 shortens every run. The figures only mean
@@ -26,6 +27,7 @@ import { SeededRandom } from '../src/utils/random.js';
 import { createArrivalSchedule } from '../src/workload/arrivals/arrival-registry.js';
 import { loadDataset } from '../src/workload/datasets/dataset-registry.js';
 import { percentileOfSorted } from '../src/analysis/statistics.js';
+import { runFloorPacer } from './floor-pacer.js';
 import { canPin } from './stub/pinning.js';
 import { startStreamingStub } from './stub/start-streaming-stub.js';
 
@@ -110,30 +112,6 @@ async function runNaivePacer(client: ProtocolClient, requests: WorkloadRequest[]
   return Promise.all(pending);
 }
 
-/**
- * The machine's floor, measured in the same run: a pacer that does no work at all — it checks the clock on every turn
- * of the event loop and "sends" by writing down the instant. Whatever lag and CV it shows come from the machine
- * (the host taking the virtual CPU away, interrupts), not from any pacer, so no event-loop pacer can do better here.
- */
-async function runIdealPacerFloor(offsetsMs: Float64Array): Promise<Figures> {
-  const count = offsetsMs.length;
-  const sentMs = new Float64Array(count);
-  const t0Ms = systemClock.nowMs() + 5;
-  let next = 0;
-  await new Promise<void>((resolve) => {
-    const check = (): void => {
-      const nowMs = systemClock.nowMs();
-      while (next < count && t0Ms + (offsetsMs[next] as number) <= nowMs) sentMs[next++] = nowMs;
-      if (next >= count) resolve();
-      else setImmediate(check);
-    };
-    setImmediate(check);
-  });
-  const lagsMs = Float64Array.from(sentMs, (instantMs, index) => instantMs - t0Ms - (offsetsMs[index] as number));
-  // The floor hands nothing to a client: its dispatch lag is its send lag.
-  return figuresFrom(Float64Array.from(sentMs, (instantMs) => instantMs / 1000), lagsMs, lagsMs.slice(), 0);
-}
-
 /** Starts measuring this process's CPU time; the returned function gives CPU per request and the share of one core. */
 function startUsage(): (count: number) => { microsecondsPerRequest: number; share: number } {
   const cpuBefore = process.cpuUsage();
@@ -202,7 +180,8 @@ async function main(): Promise<void> {
       const naiveUsage = startUsage();
       const naive = figuresOf(await runNaivePacer(client, slice, offsetsMs));
       const naiveCpu = naiveUsage(count);
-      const floor = await runIdealPacerFloor(offsetsMs);
+      const floorFigures = await runFloorPacer(offsetsMs);
+      const floor: Figures = { achievedRate: floorFigures.rate, interArrivalCv: floorFigures.cv, lagP50Ms: floorFigures.lagP50Ms, lagP99Ms: floorFigures.lagP99Ms, lagMaxMs: floorFigures.lagMaxMs, dispatchLagP99Ms: floorFigures.lagP99Ms, failed: 0 };
       for (const [name, figures] of [
         ['servelab', servelab],
         ['naive', naive],

@@ -7,11 +7,15 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const benchmarks: { name: string; file: string; args: string[]; what: string; nodeFlags?: string[] }[] = [
+  {
+    name: 'node-cli-targets',
+    file: 'node-cli-targets.js',
+    args: [],
+    what: 'servelab node --target attach as users run it, streaming stub on the other core: client CPU, CV at the server, send lag, output CPU, memory per request',
+  },
   { name: 'node-test-rates', file: 'node-test-rates.js', args: [], what: 'node test on the simulated engine: achieved rate and send lag at 50, 500, 2,000 req/s' },
   { name: 'load-precision', file: 'load-precision.js', args: [], what: 'pacer precision against a naive pacer, streaming stub on the other core' },
   { name: 'load-multi-worker', file: 'load-multi-worker.js', args: [], what: 'one load generator thread against two at 5,000 and 10,000 req/s' },
-  { name: 'load-record-store', file: 'load-record-store.js', args: [], what: 'bytes per stored record', nodeFlags: ['--expose-gc'] },
-  { name: 'client-cpu', file: 'client-cpu.js', args: [], what: 'client CPU per streamed request and TTFT overhead against a raw-socket client' },
   { name: 'router-overhead', file: 'router-overhead.js', args: [], what: 'builtin router, tap and nginx added latency at 1,000 req/s' },
   { name: 'sim-server-realtime', file: 'sim-server-realtime.js', args: [], what: 'the rate one real-time sim-server sustains with step timing within 1 ms of the model' },
   { name: 'sim-virtual-throughput', file: 'sim-virtual-throughput.js', args: [], what: 'virtual-time engine throughput, 64 engines' },

@@ -5,13 +5,39 @@
  * turn of its event loop, then `[DONE]`: fewer writes keep the stub far cheaper than the client it serves, so that
  * the benchmark measures the load generator and not the stub; STUB_EVENTS_PER_WRITE=1 streams one event per write. It parses just enough HTTP to find where each request ends; connections stay open (keep-alive).
  * Prints `PORT <number>` on stdout once it listens; exits when stdin closes (so it never outlives the benchmark).
+ *
+ * It is also the server-side witness of the arrival process: with STUB_ARRIVALS_FILE set, it notes the instant (epoch
+ * milliseconds, from this process's clock) at which each request's last byte arrived, leaving out servelab's warmup
+ * requests (their ids contain `warmup`), and writes them there, one per line, when stdin closes; the instant its last
+ * answer ended goes on a line of its own, `END <ms>`. A GET (health checks, /metrics scrapes) gets an empty 200.
  */
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 
 const TOKEN_COUNT = Number(process.env['STUB_TOKENS'] ?? 16);
 const EVENTS_PER_WRITE = Math.max(1, Number(process.env['STUB_EVENTS_PER_WRITE'] ?? 4));
+const ARRIVALS_FILE = process.env['STUB_ARRIVALS_FILE'];
 const HEADER_END = Buffer.from('\r\n\r\n');
+const EMPTY_OK = Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n');
+/** Epoch milliseconds at which each measured request arrived (grown by doubling: no per-request allocation). */
+let arrivalsMs = new Float64Array(1 << 16);
+let arrivalCount = 0;
+let lastAnswerEndMs = Number.NaN;
+
+function epochNowMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+function noteArrival(request: Buffer): void {
+  if (ARRIVALS_FILE === undefined || request.includes('warmup')) return;
+  if (arrivalCount === arrivalsMs.length) {
+    const grown = new Float64Array(arrivalsMs.length * 2);
+    grown.set(arrivalsMs);
+    arrivalsMs = grown;
+  }
+  arrivalsMs[arrivalCount++] = epochNowMs();
+}
 const RESPONSE_HEAD = Buffer.from(
   'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n',
 );
@@ -63,6 +89,7 @@ function pump(): void {
     stream.socket.write(events[stream.nextEvent] as Buffer);
     stream.nextEvent++;
     if (stream.nextEvent < events.length) stillOpen.push(stream);
+    else lastAnswerEndMs = epochNowMs();
   }
   streams = stillOpen;
   schedulePump();
@@ -91,7 +118,13 @@ function serve(socket: Socket): void {
       const bodyStart = headerEnd + HEADER_END.length;
       const requestEnd = bodyStart + contentLength(pending.subarray(0, headerEnd).toString('latin1'));
       if (pending.length < requestEnd) return;
+      const request = pending.subarray(0, requestEnd);
       pending = pending.subarray(requestEnd);
+      if (request[0] === 0x47 /* G */) {
+        socket.write(EMPTY_OK);
+        continue;
+      }
+      noteArrival(request);
       socket.write(RESPONSE_HEAD);
       streams.push({ socket, nextEvent: 0 });
       schedulePump();
@@ -101,8 +134,18 @@ function serve(socket: Socket): void {
 }
 
 const server = createServer(serve);
-server.listen(0, '127.0.0.1', () => {
+// A deep accept queue: a client that falls behind opens hundreds of connections at once, and with Node's default
+// backlog (511) the overflow is refused, which would show as the client's failure, not the stub's.
+server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => {
   process.stdout.write(`PORT ${(server.address() as AddressInfo).port}\n`);
 });
-process.stdin.on('end', () => process.exit(0));
+process.stdin.on('end', () => {
+  if (ARRIVALS_FILE !== undefined) {
+    const lines: string[] = [];
+    for (let index = 0; index < arrivalCount; index++) lines.push((arrivalsMs[index] as number).toFixed(4));
+    lines.push(`END ${lastAnswerEndMs.toFixed(4)}`);
+    writeFileSync(ARRIVALS_FILE, `${lines.join('\n')}\n`);
+  }
+  process.exit(0);
+});
 process.stdin.resume();

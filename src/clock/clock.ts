@@ -36,12 +36,25 @@ export function measureEpochAnchorMs(): number {
   return bestAnchorMs;
 }
 
+/** The clocks whose `nowMs()` is `performance.now()` (see readsPerformanceNow). */
+const performanceClocks = new WeakSet<Clock>();
+
 function clockAnchoredAt(epochAtMonotonicZeroMs: number): Clock {
-  return {
+  const clock: Clock = {
     nowMs: () => performance.now(),
     nowEpochSeconds: () => (epochAtMonotonicZeroMs + performance.now()) / 1000,
     toEpochSeconds: (monotonicMs) => (epochAtMonotonicZeroMs + monotonicMs) / 1000,
   };
+  performanceClocks.add(clock);
+  return clock;
+}
+
+/**
+ * Whether the clock's monotonic readings are `performance.now()` (the system clock, and every run's anchored clock):
+ * then another thread can wait for its instants on its own `performance.now()` (the pacer's timer thread does).
+ */
+export function readsPerformanceNow(clock: Clock): boolean {
+  return performanceClocks.has(clock);
 }
 
 /**

@@ -1,105 +1,131 @@
-import { Worker } from 'node:worker_threads';
-import type { Clock } from '../clock/clock.js';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { readsPerformanceNow, type Clock } from '../clock/clock.js';
 import type { Milliseconds } from '../types/time.js';
 
-/** Bounds of the stretch before an instant that is spent watching the clock (the tail) instead of sleeping. */
-const MIN_TAIL_MS: Milliseconds = 0.1;
-const MAX_TAIL_MS: Milliseconds = 1.5;
-/** Safety added to the observed wake-up lateness. */
-const TAIL_SAFETY_MS: Milliseconds = 0.05;
-/** Which percentile of recent wake-up lateness the tail covers. */
-const TAIL_PERCENTILE = 0.9;
 /**
- * The tail's garbage. Every clock reading allocates (`performance.now()` returns a heap number), and so does every
- * turn's `setImmediate`. Read as fast as possible, the tail made 150–300 MB of garbage a second — more than half of
- * all the process allocated at 5,000 req/s — and the young-generation collector then paused the loop for about a
- * millisecond every few tens of milliseconds, delaying sends. So the tail reads the clock about every 2.5 µs (a
- * counted pause loop between readings, tuned as it runs) and yields to the event loop every 10 µs: precise to a few
- * microseconds, with a socket event arriving meanwhile waiting at most 10 µs for its turn.
+ * When the instant is this close after a wake-up, the waiter reads the clock in a tight loop instead of sleeping
+ * again: a sleep on the thread costs two thread wake-ups (tens of microseconds of CPU), more than this much spinning.
  */
-const SPIN_SLICE_MS: Milliseconds = 0.01;
-const TARGET_READINGS_PER_SLICE = 4;
-const MAX_PAUSE_ITERATIONS = 1 << 20;
-const MAX_READINGS_PER_TURN = 200;
-/** How many recent wake-ups the lateness estimate looks at. */
-const LATENESS_SAMPLES = 64;
+const SPIN_BELOW_MS: Milliseconds = 0.03;
 /** The longest `ready` waits for the timer thread to start. */
 const READY_TIMEOUT_MS: Milliseconds = 1000;
 
-/**
- * The timer thread: it sleeps in `Atomics.wait`, which takes fractional milliseconds and wakes within tens of
- * microseconds, then posts a message that wakes the main event loop. Written as a CommonJS string so that it runs the
- * same from the TypeScript sources (tests) and from the build. Storing 1 in the cell and notifying it ends a sleep early.
- */
-const TIMER_THREAD_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const cell = new Int32Array(workerData);
-parentPort.on('message', (delayMs) => {
-  Atomics.wait(cell, 0, 0, delayMs);
-  Atomics.store(cell, 0, 0);
-  parentPort.postMessage(0);
-});
-`;
+/** Cells of the shared control block (Int32 indices). */
+const GENERATION = 0; // raised by the main thread when it hands the thread a new schedule, or closes it
+const FIRED = 1; // raised by the thread each time instants of the schedule have come
+const STOP = 2; // 1 once the waiter is closed
+const CURSOR = 3; // the main thread's next unsent index in the schedule
+const CONTROL_BYTES = 16;
 
 /**
- * Waits for absolute instants on a real-time clock without drifting and without burning a core.
+ * The timer thread. It is handed a whole schedule at once (an origin and one offset per instant, through a message
+ * port it reads synchronously), and walks it by itself: it sleeps in `Atomics.wait` (fractional milliseconds, woken
+ * within tens of microseconds) until the next instant not yet sent by the main thread (CURSOR), raises FIRED and
+ * notifies it, which resolves the main thread's `Atomics.waitAsync`, and goes on to the next instant. So a send costs
+ * one wake-up of each thread, and the main thread never has to wake the timer thread: no message, no copy and no
+ * allocation per instant on either side. Instants due together are fired once.
  *
- * The bulk of a wait sleeps: on a small timer thread (`Atomics.wait`, sub-millisecond precision, no CPU) when one can
- * be started, else on Node's timers. The last stretch (the tail) watches the clock, yielding every 10 µs through
- * `setImmediate` so that sockets and streams keep running, until the instant. On the thread the tail is sized from the measured lateness of
- * recent wake-ups (90th percentile of the last 64, plus a safety margin, within 0.1–1.5 ms): short on an idle machine,
- * longer on a busy one; a higher percentile would chase the rare multi-millisecond stalls of a busy machine with a
- * core's worth of spinning, and no tail can cover those anyway. Node's timers have whole-millisecond granularity and
- * fire up to a millisecond early or late, so with them the tail stays at 1.5 ms.
+ * Instants are on the main thread's `performance.now()` scale: the thread converts through both threads'
+ * `performance.timeOrigin` (the main thread re-checks its own clock on every wake-up, so an error in that conversion
+ * can make a wake-up late, never a send early). Written as a CommonJS string so that it runs the same from the
+ * TypeScript sources (tests) and from the build.
+ */
+const TIMER_THREAD_SOURCE = `
+const { workerData, receiveMessageOnPort } = require('node:worker_threads');
+const control = new Int32Array(workerData.shared);
+const port = workerData.port;
+const toMainMs = performance.timeOrigin - workerData.mainTimeOrigin;
+let offsets;
+let originMs = 0;
+let lastFired = -1;
+for (;;) {
+  if (Atomics.load(control, ${STOP}) === 1) break;
+  const generation = Atomics.load(control, ${GENERATION});
+  for (let message = receiveMessageOnPort(port); message !== undefined; message = receiveMessageOnPort(port)) {
+    offsets = message.message.offsetsMs;
+    originMs = message.message.originMs;
+    lastFired = -1;
+  }
+  const index = offsets === undefined ? Infinity : Math.max(Atomics.load(control, ${CURSOR}), lastFired + 1);
+  if (offsets === undefined || !(index < offsets.length)) {
+    Atomics.wait(control, ${GENERATION}, generation);
+    continue;
+  }
+  const nowMs = toMainMs + performance.now();
+  const remainingMs = originMs + offsets[index] - nowMs;
+  if (remainingMs > 0) {
+    Atomics.wait(control, ${GENERATION}, generation, remainingMs);
+    continue;
+  }
+  lastFired = index;
+  while (lastFired + 1 < offsets.length && originMs + offsets[lastFired + 1] <= nowMs) lastFired++;
+  Atomics.add(control, ${FIRED}, 1);
+  Atomics.notify(control, ${FIRED});
+}
+`;
+
+/** `Atomics.waitAsync` (Node 16+, ES2024): typed here because the project's `lib` predates it. */
+type WaitAsync = (array: Int32Array, index: number, value: number) => { async: boolean; value: Promise<string> | string };
+const waitAsync = (Atomics as unknown as { waitAsync?: WaitAsync }).waitAsync;
+
+interface TimerThread {
+  worker: Worker;
+  control: Int32Array;
+  port: MessagePort;
+}
+
+/**
+ * Waits for absolute instants on the real clock without drifting and without burning a core.
  *
- * Instants are absolute, so a wake-up that comes late makes this wait shorter, never the next one later. An abort
- * wakes the wait at once. Call `close` when done (the timer thread never keeps the process alive meanwhile).
+ * The open loop hands the waiter its whole schedule (`follow`) and then waits for one instant after another
+ * (`waitForInstant`); a timer thread walks the schedule (see TIMER_THREAD_SOURCE) and wakes the event loop through
+ * shared memory at each instant: one wake-up per instant (or per group of instants due together), no spinning while
+ * the instant is further than SPIN_BELOW_MS away, and the event loop free for sockets and streams meanwhile. The
+ * wake-up comes tens of microseconds after the instant on an idle core (never before it); the caller releases
+ * everything due by then at once (see open-loop.ts), so a late wake-up makes sends late, never the schedule.
+ *
+ * Without the thread (it failed to start, or a clock that does not read `performance.now()`, such as a test's manual clock)
+ * sleeps use Node's timers for whole milliseconds and yield to the event loop turn by turn for the rest. An abort
+ * wakes the wait at once. Call `close` when done (the thread keeps the process alive only while a schedule is being
+ * followed or a wait is pending).
  */
 export class PreciseWaiter {
   readonly #clock: Clock;
   readonly #signal: AbortSignal | undefined;
-  readonly #latenessMs = new Float64Array(LATENESS_SAMPLES).fill(MAX_TAIL_MS);
-  #latenessCount = 0;
-  #tailMs: Milliseconds = MAX_TAIL_MS;
+  #thread: TimerThread | undefined;
+  #threadOnline = false;
+  #threadStarted: Promise<void> = Promise.resolve();
+  /** Resolves the pending wait (thread or timer) early: abort, close, or the thread failed. */
   #wake: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
-  #thread: { worker: Worker; cell: Int32Array } | undefined;
-  /** Set once the thread has started; until then (tens of milliseconds) sleeps use Node's timers. */
-  #threadOnline = false;
-  /** Settles when the thread is online or has failed. */
-  #threadStarted: Promise<void> = Promise.resolve();
-  readonly #tailPercentile: number;
+  #originMs: Milliseconds = 0;
+  #offsetsMs: Float64Array = new Float64Array(0);
+  /** Whether the timer thread walks the schedule given to `follow` (else waits use timers). */
+  #threadFollows = false;
   /**
    * The signal's state, kept in a plain field: the hot loops read it instead of `AbortSignal.aborted`, whose getter
-   * saw signals of different shapes from one run to the next and threw the optimised code away each run (the
-   * recompilations then ran on the client's core, in the middle of the schedule).
+   * saw signals of different shapes from one run to the next and threw the optimised code away each run.
    */
   #aborted = false;
-  /** Iterations of the pause loop between two clock readings in the tail (see SPIN_SLICE_MS). */
-  #pauseIterations = 64;
-  /** Where the pause loop's result goes, so that the compiler cannot drop the loop. */
-  #pauseSink = 0;
 
-  /** Starts the timer thread at once (unless `timerThread: false`), so that it is ready by the first wait. */
-  constructor(clock: Clock, signal?: AbortSignal, options: { timerThread?: boolean; tailPercentile?: number } = {}) {
+  /** Whether the clock moves by itself (reads `performance.now()`): only then may a wait spin on it. */
+  readonly #realClock: boolean;
+
+  /** Starts the timer thread at once (unless `timerThread: false` or the clock does not read `performance.now()`). */
+  constructor(clock: Clock, signal?: AbortSignal, options: { timerThread?: boolean } = {}) {
     this.#clock = clock;
+    this.#realClock = readsPerformanceNow(clock);
     this.#signal = signal;
-    this.#tailPercentile = options.tailPercentile ?? TAIL_PERCENTILE;
     this.#aborted = signal?.aborted === true;
     signal?.addEventListener(
       'abort',
       () => {
         this.#aborted = true;
-        this.#interrupt();
+        this.#wakeNow();
       },
       { once: true },
     );
-    if (options.timerThread !== false) this.#startThread();
-  }
-
-  /** The current length of the precise tail: adaptive on the timer thread, the widest on Node's coarser timers. */
-  get tailMs(): Milliseconds {
-    return this.#threadOnline ? this.#tailMs : MAX_TAIL_MS;
+    if ((options.timerThread ?? true) && readsPerformanceNow(clock) && waitAsync !== undefined) this.#startThread();
   }
 
   /** Whether the timer thread has started and takes sleeps (false until then, and without a thread). */
@@ -107,7 +133,7 @@ export class PreciseWaiter {
     return this.#threadOnline;
   }
 
-  /** Whether sleeps run on the timer thread (else on Node's timers). */
+  /** Whether sleeps run (or will run, once it has started) on the timer thread. */
   get usesTimerThread(): boolean {
     return this.#thread !== undefined;
   }
@@ -115,8 +141,7 @@ export class PreciseWaiter {
   /**
    * Resolves once sleeps run on the timer thread and one sleep has gone through it (at once without a thread; at most
    * a second). Why wait: the thread takes tens of milliseconds of CPU to start, and when the client has one core, a
-   * schedule that begins meanwhile loses that time to it — at 1,000 req/s that start-up alone made a quarter to half of
-   * the run's dispatches later than 0.5 ms (bench/load-precision.ts). The round trip also warms the wake-up path.
+   * schedule that begins meanwhile loses that time to it. The round trip also warms the wake-up path.
    */
   async ready(): Promise<void> {
     if (this.#aborted) return;
@@ -129,81 +154,107 @@ export class PreciseWaiter {
     });
     try {
       await Promise.race([this.#threadStarted, deadline]);
-      const thread = this.#threadOnline ? this.#thread : undefined;
-      if (thread !== undefined && !this.#aborted) await Promise.race([this.#sleepOnThread(thread, 0.01), deadline]);
+      if (this.#threadOnline && !this.#aborted) await Promise.race([this.waitUntil(this.#clock.nowMs() + 0.1), deadline]);
     } finally {
       clearTimeout(timer);
       if (onAbort !== undefined) this.#signal?.removeEventListener('abort', onAbort);
     }
   }
 
-  /** Resolves at `targetMs` on the clock (or just after), or as soon as the signal aborts. */
-  async waitUntil(targetMs: Milliseconds): Promise<void> {
+  /**
+   * Hands the waiter a schedule: instant i is `originMs + offsetsMs[i]` on the clock (offsets non-decreasing). Replaces
+   * any schedule given before.
+   */
+  follow(originMs: Milliseconds, offsetsMs: Float64Array): void {
+    this.#originMs = originMs;
+    this.#offsetsMs = offsetsMs;
+    const thread = this.#threadOnline ? this.#thread : undefined;
+    this.#threadFollows = thread !== undefined;
+    if (thread === undefined) return;
+    Atomics.store(thread.control, CURSOR, 0);
+    thread.port.postMessage({ originMs, offsetsMs });
+    Atomics.add(thread.control, GENERATION, 1);
+    Atomics.notify(thread.control, GENERATION);
+    thread.worker.ref();
+  }
+
+  /**
+   * Resolves when instant `index` of the schedule has come (or just after, never before), or as soon as the signal
+   * aborts. Also tells the timer thread that every instant before `index` has been dealt with.
+   */
+  async waitForInstant(index: number): Promise<void> {
+    const clock = this.#clock;
+    const targetMs = this.#originMs + (this.#offsetsMs[index] as number);
+    const thread = this.#threadFollows ? this.#thread : undefined;
+    if (thread !== undefined) Atomics.store(thread.control, CURSOR, index);
     for (;;) {
       if (this.#aborted) return;
-      const remainingMs = targetMs - this.#clock.nowMs();
+      // FIRED is read before the clock: a fire for this instant that lands in between is caught by the clock check.
+      const fired = thread === undefined ? 0 : Atomics.load(thread.control, FIRED);
+      const remainingMs = targetMs - clock.nowMs();
       if (remainingMs <= 0) return;
-      const sleepMs = remainingMs - this.tailMs;
-      const thread = this.#threadOnline ? this.#thread : undefined;
-      if (thread !== undefined && sleepMs > 0.05) await this.#sleepOnThread(thread, sleepMs);
-      // Node's timers take whole milliseconds (0 means 1): use them only when a whole millisecond fits.
-      else if (thread === undefined && sleepMs >= 1) await this.#sleepOnTimer(Math.floor(sleepMs));
-      else await this.#yieldUntil(targetMs);
+      if (remainingMs < SPIN_BELOW_MS && this.#realClock) {
+        while (clock.nowMs() < targetMs) {
+          // A few microseconds at most: nothing else could run in so short a time anyway.
+        }
+        return;
+      }
+      if (thread !== undefined && this.#thread === thread) await this.#awaitFire(thread, fired);
+      // Node's timers take whole milliseconds (0 means 1) and may fire a millisecond early or late.
+      else if (remainingMs >= 2) await this.#sleepOnTimer(Math.floor(remainingMs - 1));
+      else await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
-  /**
-   * The tail: in each turn of the event loop, clock readings spaced by the pause loop for up to SPIN_SLICE_MS, then a
-   * yield so that sockets and streams run, until the instant. Callbacks rather than a promise per turn, for the same
-   * reason as the spacing: garbage (see SPIN_SLICE_MS).
-   */
-  #yieldUntil(targetMs: Milliseconds): Promise<void> {
-    const clock = this.#clock;
-    return new Promise<void>((resolve) => {
-      const check = (): void => {
-        if (this.#aborted) return resolve();
-        let nowMs = clock.nowMs();
-        const sliceEndMs = nowMs + SPIN_SLICE_MS;
-        let readings = 1;
-        while (nowMs < targetMs) {
-          // The reading cap keeps a clock that does not move by itself (a test's manual clock) from spinning forever.
-          if (nowMs >= sliceEndMs || readings >= MAX_READINGS_PER_TURN) {
-            if (nowMs >= sliceEndMs) this.#tunePause(readings);
-            setImmediate(check);
-            return;
-          }
-          this.#pauseSink = pause(this.#pauseIterations, this.#pauseSink);
-          nowMs = clock.nowMs();
-          readings++;
-        }
-        resolve();
-      };
-      setImmediate(check);
-    });
-  }
-
-  /**
-   * After a whole slice: keeps the tail's clock readings near TARGET_READINGS_PER_SLICE a slice whatever the speed of
-   * the pause loop (JIT tiers, CPUs).
-   */
-  #tunePause(readings: number): void {
-    if (readings > TARGET_READINGS_PER_SLICE * 2) this.#pauseIterations = Math.min(this.#pauseIterations * 2, MAX_PAUSE_ITERATIONS);
-    else if (readings < TARGET_READINGS_PER_SLICE / 2) this.#pauseIterations = Math.max(this.#pauseIterations >> 1, 1);
+  /** Resolves at `targetMs` on the clock (or just after, never before), or as soon as the signal aborts. */
+  async waitUntil(targetMs: Milliseconds): Promise<void> {
+    this.follow(targetMs, new Float64Array(1));
+    try {
+      await this.waitForInstant(0);
+    } finally {
+      this.#unfollow();
+    }
   }
 
   /** Stops the timer thread. */
   close(): void {
-    this.#interrupt();
-    void this.#thread?.worker.terminate();
+    const thread = this.#thread;
     this.#thread = undefined;
     this.#threadOnline = false;
+    this.#threadFollows = false;
+    if (thread !== undefined) {
+      Atomics.store(thread.control, STOP, 1);
+      Atomics.add(thread.control, GENERATION, 1);
+      Atomics.notify(thread.control, GENERATION);
+      // Wakes a pending `Atomics.waitAsync`, so that nothing waits on a thread that is gone.
+      Atomics.add(thread.control, FIRED, 1);
+      Atomics.notify(thread.control, FIRED);
+      thread.port.close();
+      void thread.worker.terminate();
+    }
+    this.#wakeNow();
+  }
+
+  /** The schedule is done with: the thread goes idle and stops keeping the process alive. */
+  #unfollow(): void {
+    const thread = this.#thread;
+    if (thread === undefined || !this.#threadFollows) return;
+    this.#threadFollows = false;
+    Atomics.store(thread.control, CURSOR, 0x7fffffff);
+    thread.worker.unref();
   }
 
   #startThread(): void {
     try {
-      const shared = new SharedArrayBuffer(4);
-      const worker = new Worker(TIMER_THREAD_SOURCE, { eval: true, workerData: shared });
+      const shared = new SharedArrayBuffer(CONTROL_BYTES);
+      const channel = new MessageChannel();
+      const worker = new Worker(TIMER_THREAD_SOURCE, {
+        eval: true,
+        workerData: { shared, port: channel.port2, mainTimeOrigin: performance.timeOrigin },
+        transferList: [channel.port2],
+      });
       worker.unref();
+      channel.port1.unref();
       this.#threadStarted = new Promise<void>((resolve) => {
         worker.once('online', () => {
           this.#threadOnline = this.#thread !== undefined;
@@ -213,25 +264,32 @@ export class PreciseWaiter {
           // Without the thread the waiter falls back to Node's timers.
           this.#thread = undefined;
           this.#threadOnline = false;
+          this.#threadFollows = false;
           this.#wakeNow();
           resolve();
         });
       });
-      worker.on('message', () => this.#wakeNow());
-      this.#thread = { worker, cell: new Int32Array(shared) };
+      this.#thread = { worker, control: new Int32Array(shared), port: channel.port1 };
     } catch {
       this.#thread = undefined;
     }
   }
 
-  #sleepOnThread(thread: { worker: Worker }, durationMs: Milliseconds): Promise<void> {
-    const wakeAtMs = this.#clock.nowMs() + durationMs;
+  /** Resolves when FIRED moves on from `fired` (or at once if it already has), or early on abort or close. */
+  #awaitFire(thread: TimerThread, fired: number): Promise<void> {
+    const { control } = thread;
     return new Promise<void>((resolve) => {
-      this.#wake = () => {
-        this.#recordLateness(this.#clock.nowMs() - wakeAtMs);
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        this.#wake = undefined;
         resolve();
       };
-      thread.worker.postMessage(durationMs);
+      this.#wake = finish;
+      const waiting = (waitAsync as WaitAsync)(control, FIRED, fired);
+      if (waiting.async) void (waiting.value as Promise<string>).then(finish);
+      else finish();
     });
   }
 
@@ -242,26 +300,7 @@ export class PreciseWaiter {
     });
   }
 
-  #recordLateness(latenessMs: Milliseconds): void {
-    this.#latenessMs[this.#latenessCount % LATENESS_SAMPLES] = Math.max(latenessMs, 0);
-    this.#latenessCount++;
-    // Re-estimated every 8 wake-ups: sorting 64 numbers is cheap, but there is no need to do it on every one.
-    if (this.#latenessCount % 8 !== 0) return;
-    const sorted = Float64Array.from(this.#latenessMs).sort();
-    const percentile = sorted[Math.floor(this.#tailPercentile * (LATENESS_SAMPLES - 1))] as number;
-    this.#tailMs = Math.min(MAX_TAIL_MS, Math.max(MIN_TAIL_MS, percentile + TAIL_SAFETY_MS));
-  }
-
-  /** Ends the current sleep early (abort or close). */
-  #interrupt(): void {
-    const thread = this.#thread;
-    if (thread !== undefined) {
-      Atomics.store(thread.cell, 0, 1);
-      Atomics.notify(thread.cell, 0);
-    }
-    this.#wakeNow();
-  }
-
+  /** Ends the current sleep early (abort, close, or the thread failed). */
   #wakeNow(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
@@ -269,11 +308,4 @@ export class PreciseWaiter {
     this.#wake = undefined;
     wake?.();
   }
-}
-
-/** A loop that does nothing useful for `iterations` rounds, without allocating: the wait between clock readings. */
-function pause(iterations: number, seed: number): number {
-  let value = seed;
-  for (let index = 0; index < iterations; index++) value = (value * 31 + index) | 0;
-  return value;
 }

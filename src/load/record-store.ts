@@ -6,9 +6,15 @@ import type { RequestRecord } from '../types/record.js';
  * however many optional fields it has. Strings that repeat (hosts, sessions, finish reasons, error classes) are stored
  * once and referenced by number; request ids of the form `${requestIdPrefix}${integer}` are stored as the integer.
  * Absent values are NaN (times) or a sentinel (integers), so `get` gives back exactly the record that was added.
- * Fields this store does not know are kept aside per record, so nothing is ever lost.
+ * Fields this store does not know are kept aside per record, so nothing is ever lost. Per-token gaps go end to end
+ * into shared blocks of doubles (8 bytes a gap, exact), not into one array per record: a small typed array per record
+ * costs about 200 bytes of headers before its first gap.
+ *
+ * The load generator (run-load.ts) keeps every finished request here while the run goes on.
  */
 const CHUNK_ROWS = 4096;
+/** Per-token gaps of all records, end to end, in blocks of this many (a record's gaps may straddle two blocks). */
+const GAP_BLOCK = 1 << 16;
 const ABSENT_INT = -2147483648;
 
 const TIME_FIELDS = [
@@ -69,6 +75,8 @@ interface Chunk {
   integers: Int32Array; // INTEGER_FIELDS.length per row
   interned: Int32Array; // INTERNED_FIELDS.length per row (-1 = absent)
   requestIdNumbers: Float64Array; // the id's integer suffix, or NaN when the id is kept as a string
+  gapStarts: Float64Array; // where the row's per-token gaps start in the gap blocks (NaN: the record has none)
+  gapCounts: Int32Array;
   flags: Uint8Array;
 }
 
@@ -78,6 +86,8 @@ function newChunk(): Chunk {
     integers: new Int32Array(CHUNK_ROWS * INTEGER_FIELDS.length),
     interned: new Int32Array(CHUNK_ROWS * INTERNED_FIELDS.length),
     requestIdNumbers: new Float64Array(CHUNK_ROWS),
+    gapStarts: new Float64Array(CHUNK_ROWS),
+    gapCounts: new Int32Array(CHUNK_ROWS),
     flags: new Uint8Array(CHUNK_ROWS),
   };
 }
@@ -110,8 +120,8 @@ export class RecordStore {
   readonly #requestIdStrings = new Map<number, string>();
   readonly #errorMessages = new Map<number, string>();
   readonly #extras = new Map<number, Record<string, unknown>>();
-  /** Per-token gaps, kept as 32-bit floats (sub-microsecond for gaps under a second); outside the per-record budget. */
-  readonly #interTokenLatencies = new Map<number, Float32Array>();
+  readonly #gapBlocks: Float64Array[] = [];
+  #gapsUsed = 0;
   #size = 0;
 
   constructor(options: { requestIdPrefix?: string } = {}) {
@@ -153,7 +163,10 @@ export class RecordStore {
     if (record.heldForConcurrency !== undefined) flags |= FLAG_HELD_PRESENT | (record.heldForConcurrency ? FLAG_HELD : 0);
     chunk.flags[slot] = flags;
     if (record.errorMessage !== undefined) this.#errorMessages.set(row, record.errorMessage);
-    if (record.interTokenLatencies !== undefined) this.#interTokenLatencies.set(row, Float32Array.from(record.interTokenLatencies));
+    const gaps = record.interTokenLatencies;
+    chunk.gapStarts[slot] = gaps === undefined ? Number.NaN : this.#gapsUsed;
+    chunk.gapCounts[slot] = gaps === undefined ? 0 : gaps.length;
+    if (gaps !== undefined) this.#appendGaps(gaps);
     for (const key of Object.keys(fields)) {
       if (!KNOWN_FIELDS.has(key) && fields[key] !== undefined) this.#extra(row)[key] = fields[key];
     }
@@ -187,8 +200,8 @@ export class RecordStore {
     if ((flags & FLAG_HELD_PRESENT) !== 0) record['heldForConcurrency'] = (flags & FLAG_HELD) !== 0;
     const errorMessage = this.#errorMessages.get(row);
     if (errorMessage !== undefined) record['errorMessage'] = errorMessage;
-    const gaps = this.#interTokenLatencies.get(row);
-    if (gaps !== undefined) record['interTokenLatencies'] = Array.from(gaps);
+    const gapStart = chunk.gapStarts[slot] as number;
+    if (!Number.isNaN(gapStart)) record['interTokenLatencies'] = this.#readGaps(gapStart, chunk.gapCounts[slot] as number);
     const extras = this.#extras.get(row);
     if (extras !== undefined) Object.assign(record, extras);
     return record as unknown as RequestRecord;
@@ -217,6 +230,24 @@ export class RecordStore {
   fixedBytesPerRecord(): number {
     const perChunk = this.#chunks[0] === undefined ? 0 : Object.values(this.#chunks[0]).reduce((sum, array: ArrayBufferView) => sum + array.byteLength, 0);
     return this.#size === 0 ? 0 : (perChunk * this.#chunks.length) / this.#size;
+  }
+
+  #appendGaps(gaps: readonly number[]): void {
+    for (let index = 0; index < gaps.length; index++) {
+      const position = this.#gapsUsed++;
+      const block = Math.floor(position / GAP_BLOCK);
+      if (block === this.#gapBlocks.length) this.#gapBlocks.push(new Float64Array(GAP_BLOCK));
+      (this.#gapBlocks[block] as Float64Array)[position % GAP_BLOCK] = gaps[index] as number;
+    }
+  }
+
+  #readGaps(start: number, count: number): number[] {
+    const gaps = new Array<number>(count);
+    for (let index = 0; index < count; index++) {
+      const position = start + index;
+      gaps[index] = (this.#gapBlocks[Math.floor(position / GAP_BLOCK)] as Float64Array)[position % GAP_BLOCK] as number;
+    }
+    return gaps;
   }
 
   #requestIdNumber(requestId: string): number {

@@ -1,28 +1,30 @@
 import { randomBytes } from 'node:crypto';
-import { ServelabError } from '../errors/servelab-error.js';
 import type { ClientOutcome, RequestRecord } from '../types/record.js';
-import type { ClosedLoopMode, LoadProgress, LoadResult, RunLoadOptions } from '../types/load.js';
+import type { LoadProgress, LoadResult, RunLoadOptions } from '../types/load.js';
 import type { Milliseconds } from '../types/time.js';
 import type { WorkloadRequest } from '../types/workload.js';
-import { checkConcurrencyStages, totalStageDurationS, usersAt } from './concurrency-stages.js';
+import { runClosedLoop, sleepUnlessAborted } from './closed-loop.js';
+import { ConcurrencyCap } from './concurrency-cap.js';
+import { runOpenLoop } from './open-loop.js';
 import { PreciseWaiter } from './precise-wait.js';
+import { RecordStore } from './record-store.js';
 import { buildRequestRecord, NEVER_SENT_OUTCOME, outcomeFromThrow } from './request-record.js';
+import { validateRunLoadOptions } from './validate-load-options.js';
 
 const PROGRESS_INTERVAL_MS = 250;
-/**
- * Most requests released in one turn of the event loop when many are due at once (an infinite rate, or catching up
- * after a stall): between batches the loop yields so that the requests already sent can write their bytes.
- */
-const MAX_RELEASE_BATCH = 128;
+const NO_ROW = -1;
 
 /**
  * Offers a workload to a client and records every request's lifecycle.
  *
- * Open loop (the default): request i is handed to the client at its absolute instant `t0 + arrivalOffsetsMs[i]`,
- * whatever is still in flight: no request waits for another to finish. The schedule is absolute: when a timer fires
- * late or the client falls behind, due requests go out at once and later instants are not shifted; each record keeps
- * its `scheduledTime` so the lag shows as `arrivalTime - scheduledTime` instead of being silently measured from a
- * late send. Closed loop: `mode.concurrency` users each send the next request when their previous one finishes.
+ * Open loop (the default, open-loop.ts): request i is handed to the client at its absolute instant
+ * `t0 + arrivalOffsetsMs[i]`, whatever is still in flight; each record keeps its `scheduledTime` so that lag shows as
+ * `arrivalTime - scheduledTime` instead of being silently measured from a late send. Closed loop (closed-loop.ts):
+ * `mode.concurrency` users each send the next request when their previous one finishes. `maxConcurrency`
+ * (concurrency-cap.ts) holds arrivals back while that many requests are in flight.
+ *
+ * Finished records are kept in a column store (record-store.ts: a fixed ~160 bytes a request plus 8 bytes per
+ * per-token gap, instead of the ~500 bytes of an object), and given back as objects in workload order at the end.
  *
  * Never throws for a failed request (a failure is a record). Resolves once every sent request has finished; an
  * abort stops sending, aborts what is in flight and resolves with `interrupted: true`.
@@ -32,66 +34,15 @@ export async function runLoad(options: RunLoadOptions): Promise<LoadResult> {
   return new LoadRun(options).execute();
 }
 
-/** Checks the options `runLoad` would reject, so that a caller splitting a run can fail before it starts anything. */
-export function validateRunLoadOptions(options: Omit<RunLoadOptions, 'client'>): void {
-  const mode = options.mode ?? { kind: 'open' };
-  if (options.startAtEpochMs !== undefined && !Number.isFinite(options.startAtEpochMs)) {
-    throw new ServelabError('INVALID_CONFIG', `startAtEpochMs must be a finite epoch time in milliseconds, got ${options.startAtEpochMs}`);
-  }
-  if (options.requestIndices !== undefined && options.requestIndices.length !== options.requests.length) {
-    throw new ServelabError(
-      'INVALID_CONFIG',
-      `requestIndices has ${options.requestIndices.length} entries for ${options.requests.length} requests; give one per request`,
-    );
-  }
-  if (options.maxConcurrency !== undefined && !(Number.isInteger(options.maxConcurrency) && options.maxConcurrency >= 1)) {
-    throw new ServelabError('INVALID_CONFIG', `maxConcurrency must be a whole number of at least 1, got ${options.maxConcurrency}`);
-  }
-  if (mode.kind === 'closed') {
-    if (mode.stages !== undefined) checkConcurrencyStages(mode.stages);
-    else if (!(Number.isInteger(mode.concurrency) && mode.concurrency >= 1)) {
-      throw new ServelabError('INVALID_CONFIG', `closed-loop concurrency must be a whole number of at least 1, got ${mode.concurrency}`);
-    }
-    const thinkTimeMs = mode.thinkTimeMs ?? 0;
-    if (!(thinkTimeMs >= 0 && Number.isFinite(thinkTimeMs))) {
-      throw new ServelabError('INVALID_CONFIG', `think time must be a finite number of at least 0 ms, got ${thinkTimeMs}`);
-    }
-    return;
-  }
-  const offsetsMs = options.arrivalOffsetsMs;
-  if (offsetsMs.length !== options.requests.length) {
-    throw new ServelabError(
-      'INVALID_CONFIG',
-      `the arrival schedule has ${offsetsMs.length} instants for ${options.requests.length} requests; build it with one per request`,
-    );
-  }
-  let previousMs = 0;
-  for (let index = 0; index < offsetsMs.length; index++) {
-    const offsetMs = offsetsMs[index] as number;
-    if (!(offsetMs >= previousMs) || !Number.isFinite(offsetMs)) {
-      throw new ServelabError(
-        'INVALID_CONFIG',
-        `arrival offset ${index} (${offsetMs} ms) is not a finite number at or after the previous one; offsets must be non-decreasing from 0`,
-      );
-    }
-    previousMs = offsetMs;
-  }
-}
-
 class LoadRun {
   readonly #options: RunLoadOptions;
   readonly #abortController = new AbortController();
-  /** Open loop only: waits for each request's instant. */
-  #waiter: PreciseWaiter | undefined;
   readonly #requestIdPrefix: string;
-  readonly #records: (RequestRecord | undefined)[];
+  readonly #store: RecordStore;
+  /** Row of each measured request's record in the store (NO_ROW until it has one). */
+  readonly #rowOf: Int32Array;
   readonly #warmupRecords: RequestRecord[] = [];
-  /** Scheduled instant of each measured request on the monotonic clock (NaN until its instant comes). */
-  readonly #scheduledMs: Float64Array;
-  readonly #heldForConcurrency: Uint8Array;
-  /** Requests whose instant came while `maxConcurrency` requests were in flight, in arrival order. */
-  readonly #waitingQueue: number[] = [];
-  #waitingHead = 0;
+  readonly #cap: ConcurrencyCap | undefined;
   #phase: LoadProgress['phase'] = 'warmup';
   #t0Ms: Milliseconds = 0;
   #sent = 0;
@@ -101,19 +52,18 @@ class LoadRun {
   #lastSendLagMs: Milliseconds = 0;
   #sendingDone = false;
   #settle: (() => void) | undefined;
+  /** Whether the run was aborted: a plain field for the hot loops (see PreciseWaiter's field of the same name). */
+  #aborted = false;
 
   constructor(options: RunLoadOptions) {
     this.#options = options;
     this.#requestIdPrefix = options.requestIdPrefix ?? `servelab-${randomBytes(4).toString('hex')}-`;
-    this.#records = new Array<RequestRecord | undefined>(options.requests.length);
-    this.#scheduledMs = new Float64Array(options.requests.length).fill(Number.NaN);
-    this.#heldForConcurrency = new Uint8Array(options.requests.length);
+    this.#store = new RecordStore({ requestIdPrefix: this.#requestIdPrefix });
+    this.#rowOf = new Int32Array(options.requests.length).fill(NO_ROW);
+    this.#cap = options.maxConcurrency === undefined ? undefined : new ConcurrencyCap(options.maxConcurrency, options.requests.length);
     // Registered first, so that every other abort listener already sees the flag set.
     this.#abortController.signal.addEventListener('abort', () => (this.#aborted = true), { once: true });
   }
-
-  /** Whether the run was aborted: a plain field for the hot loops (see PreciseWaiter's field of the same name). */
-  #aborted = false;
 
   async execute(): Promise<LoadResult> {
     const { clock, signal, onProgress } = this.#options;
@@ -133,36 +83,55 @@ class LoadRun {
     progressTimer?.unref();
     const mode = this.#options.mode ?? { kind: 'open' };
     // Created before the warmup so that its timer thread is up by the first measured request.
-    if (mode.kind === 'open') this.#waiter = new PreciseWaiter(clock, this.#abortController.signal);
+    const waiter = mode.kind === 'open' ? new PreciseWaiter(clock, this.#abortController.signal) : undefined;
     const startAtEpochMs = this.#options.startAtEpochMs;
+    const isAborted = (): boolean => this.#aborted;
     try {
       await this.#runWarmup();
       // The schedule's origin is set only once the pacer's timer thread runs (see PreciseWaiter.ready).
-      await this.#waiter?.ready();
+      await waiter?.ready();
       this.#phase = 'measured';
       // A given origin is on the epoch (it may come from another thread, whose monotonic scale differs): this clock's
       // own epoch anchor turns it into a reading on its monotonic scale.
       this.#t0Ms = startAtEpochMs === undefined ? clock.nowMs() : startAtEpochMs - clock.toEpochSeconds(0) * 1000;
       this.#options.onStart?.(startAtEpochMs === undefined ? clock.toEpochSeconds(this.#t0Ms) : startAtEpochMs / 1000);
       const settled = new Promise<void>((resolve) => (this.#settle = resolve));
-      // Node's timers can fire up to a millisecond early: sleep again until the origin has really come.
-      while (mode.kind === 'closed' && startAtEpochMs !== undefined && !this.#aborted && clock.nowMs() < this.#t0Ms) {
-        await sleepUnlessAborted(Math.ceil(this.#t0Ms - clock.nowMs()), this.#abortController.signal);
+      if (mode.kind === 'closed') {
+        // Node's timers can fire up to a millisecond early: sleep again until the origin has really come.
+        while (startAtEpochMs !== undefined && !this.#aborted && clock.nowMs() < this.#t0Ms) {
+          await sleepUnlessAborted(Math.ceil(this.#t0Ms - clock.nowMs()), this.#abortController.signal);
+        }
+        await runClosedLoop({
+          clock,
+          mode,
+          t0Ms: this.#t0Ms,
+          requestCount: this.#options.requests.length,
+          send: (index) => this.#dispatch(index, clock.nowMs(), false),
+          signal: this.#abortController.signal,
+          isAborted,
+        });
+      } else {
+        await runOpenLoop({
+          clock,
+          t0Ms: this.#t0Ms,
+          arrivalOffsetsMs: this.#options.arrivalOffsetsMs,
+          waiter: waiter as PreciseWaiter,
+          arrive: (index, scheduledMs) => this.#arrive(index, scheduledMs),
+          isAborted,
+        });
       }
-      if (mode.kind === 'closed') await this.#runClosedLoop(mode);
-      else await this.#runOpenLoop(this.#waiter as PreciseWaiter);
       this.#sendingDone = true;
       this.#settleIfDone();
       await settled;
     } finally {
       signal?.removeEventListener('abort', forwardAbort);
       if (progressTimer !== undefined) clearInterval(progressTimer);
-      this.#waiter?.close();
+      waiter?.close();
     }
     this.#phase = 'done';
     this.#reportProgress();
     return {
-      records: this.#records.filter((record): record is RequestRecord => record !== undefined),
+      records: this.#recordsInWorkloadOrder(),
       warmupRecords: this.#warmupRecords,
       startTime: startAtEpochMs === undefined ? clock.toEpochSeconds(this.#t0Ms) : startAtEpochMs / 1000,
       endTime: clock.nowEpochSeconds(),
@@ -212,103 +181,22 @@ class LoadRun {
     }
   }
 
-  async #runOpenLoop(waiter: PreciseWaiter): Promise<void> {
-    const { clock, arrivalOffsetsMs } = this.#options;
-    const count = arrivalOffsetsMs.length;
-    const t0Ms = this.#t0Ms;
-    let next = 0;
-    while (next < count && !this.#aborted) {
-      const targetMs = t0Ms + (arrivalOffsetsMs[next] as number);
-      if (clock.nowMs() < targetMs) {
-        await waiter.waitUntil(targetMs);
-        continue;
-      }
-      // Release everything already due: after a late wake-up the backlog goes out at once, at its original instants.
-      const nowMs = clock.nowMs();
-      let released = 0;
-      while (next < count && t0Ms + (arrivalOffsetsMs[next] as number) <= nowMs && released < MAX_RELEASE_BATCH) {
-        this.#arrive(next, t0Ms + (arrivalOffsetsMs[next] as number));
-        next++;
-        released++;
-      }
-      if (released === MAX_RELEASE_BATCH) await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-  }
-
-  /**
-   * Closed loop: each user sends, waits for the answer, thinks, and sends the next request until none remain. With
-   * stages, a ticker sets how many users are active; users above that count pause after their current request.
-   */
-  async #runClosedLoop(mode: ClosedLoopMode): Promise<void> {
-    const { clock, requests } = this.#options;
-    const thinkTimeMs = mode.thinkTimeMs ?? 0;
-    const stages = mode.stages;
-    const userCount = Math.min(
-      stages === undefined ? mode.concurrency : Math.max(...stages.map((stage) => stage.concurrency)),
-      requests.length,
-    );
-    const endMs = stages === undefined ? Infinity : this.#t0Ms + totalStageDurationS(stages) * 1000;
-    const activeUsers = (): number => (stages === undefined ? userCount : usersAt(stages, (clock.nowMs() - this.#t0Ms) / 1000));
-    const pausedUsers = new Map<number, () => void>();
-    const wakeActive = (): void => {
-      const active = clock.nowMs() >= endMs || this.#aborted ? userCount : activeUsers();
-      for (const [user, wake] of pausedUsers) {
-        if (user < active) {
-          pausedUsers.delete(user);
-          wake();
-        }
-      }
-    };
-    // Stage changes are checked every 10 ms: finer than any sensible stage, coarse enough to cost nothing.
-    const ticker = stages === undefined ? undefined : setInterval(wakeActive, 10);
-    const onAbort = (): void => wakeActive();
-    this.#abortController.signal.addEventListener('abort', onAbort, { once: true });
-    let next = 0;
-    const runUser = async (user: number): Promise<void> => {
-      let firstRequest = true;
-      while (!this.#aborted && next < requests.length && clock.nowMs() < endMs) {
-        if (user >= activeUsers()) {
-          await new Promise<void>((resolve) => pausedUsers.set(user, resolve));
-          firstRequest = true;
-          continue;
-        }
-        if (!firstRequest && thinkTimeMs > 0) {
-          // Each user sleeps on its own timer; think times are long next to timer error, so no precise tail is needed.
-          await sleepUnlessAborted(thinkTimeMs, this.#abortController.signal);
-          if (this.#aborted || clock.nowMs() >= endMs) return;
-        }
-        firstRequest = false;
-        const index = next++;
-        if (index >= requests.length) return;
-        await this.#dispatch(index, clock.nowMs(), false);
-      }
-    };
-    try {
-      await Promise.all(Array.from({ length: userCount }, (_, user) => runUser(user)));
-    } finally {
-      if (ticker !== undefined) clearInterval(ticker);
-      this.#abortController.signal.removeEventListener('abort', onAbort);
-    }
-  }
-
+  /** An open-loop instant came: send now, or hold the request while the concurrency cap is reached. */
   #arrive(index: number, scheduledMs: Milliseconds): void {
-    const maxConcurrency = this.#options.maxConcurrency;
-    if (maxConcurrency !== undefined && this.#inFlight >= maxConcurrency) {
-      this.#scheduledMs[index] = scheduledMs;
-      this.#heldForConcurrency[index] = 1;
-      this.#waitingQueue.push(index);
+    const cap = this.#cap;
+    if (cap !== undefined && !cap.admits(this.#inFlight)) {
+      cap.hold(index, scheduledMs);
       return;
     }
     void this.#dispatch(index, scheduledMs, false);
   }
 
-  /** Hands one request to the client; resolves when its record is written. */
+  /** Hands one request to the client; resolves when its record is kept. */
   #dispatch(index: number, scheduledMs: Milliseconds, held: boolean): Promise<void> {
     const { clock, client, requests } = this.#options;
     const workload = requests[index] as WorkloadRequest;
     const requestId = this.#requestIdOf(index);
     const dispatchMs = clock.nowMs();
-    this.#scheduledMs[index] = scheduledMs;
     this.#lastSendLagMs = dispatchMs - scheduledMs;
     this.#inFlight++;
     this.#sent++;
@@ -321,23 +209,24 @@ class LoadRun {
     const finish = (outcome: ClientOutcome): void => {
       // A failure is placed in time where the client saw it (a stream cut by a crash ends then), not at its arrival.
       if (!outcome.success && outcome.finishTime === undefined) outcome.finishTime = clock.nowEpochSeconds();
-      const record = buildRequestRecord(
-        workload,
-        {
-          requestId,
-          warmup: false,
-          scheduledTime: this.#scheduledEpochSeconds(index, scheduledMs),
-          dispatchTime: clock.toEpochSeconds(dispatchMs),
-          heldForConcurrency: held,
-        },
-        outcome,
+      this.#keep(
+        index,
+        buildRequestRecord(
+          workload,
+          {
+            requestId,
+            warmup: false,
+            scheduledTime: this.#scheduledEpochSeconds(index, scheduledMs),
+            dispatchTime: clock.toEpochSeconds(dispatchMs),
+            heldForConcurrency: held,
+          },
+          outcome,
+        ),
       );
-      this.#records[index] = record;
-      this.#emit(record);
       this.#inFlight--;
       this.#completed++;
       if (!outcome.success) this.#failed++;
-      this.#releaseWaiting();
+      if (!this.#aborted) this.#cap?.release(() => this.#inFlight, (next, nextScheduledMs) => void this.#dispatch(next, nextScheduledMs, true));
       this.#settleIfDone();
     };
     return pending.then(finish, (error: unknown) => finish(outcomeFromThrow(error, this.#aborted)));
@@ -354,36 +243,36 @@ class LoadRun {
     }
   }
 
-  /** A slot freed up: the longest-waiting held request goes out now, its scheduled instant unchanged. */
-  #releaseWaiting(): void {
-    const maxConcurrency = this.#options.maxConcurrency;
-    if (maxConcurrency === undefined || this.#aborted) return;
-    while (this.#waitingHead < this.#waitingQueue.length && this.#inFlight < maxConcurrency) {
-      const index = this.#waitingQueue[this.#waitingHead++] as number;
-      void this.#dispatch(index, this.#scheduledMs[index] as number, true);
+  /** Keeps a final record and hands it on (to the run journal, which writes it to disk as it finishes). */
+  #keep(index: number, record: RequestRecord): void {
+    this.#rowOf[index] = this.#store.add(record);
+    this.#emit(record);
+  }
+
+  #recordsInWorkloadOrder(): RequestRecord[] {
+    const records: RequestRecord[] = [];
+    for (let index = 0; index < this.#rowOf.length; index++) {
+      const row = this.#rowOf[index] as number;
+      if (row !== NO_ROW) records.push(this.#store.get(row));
     }
+    return records;
   }
 
   /** After an interrupt, requests whose instant came but that were still held back get an `aborted` record. */
   #recordNeverSent(): void {
     const { requests } = this.#options;
-    while (this.#waitingHead < this.#waitingQueue.length) {
-      const index = this.#waitingQueue[this.#waitingHead++] as number;
-      const record = buildRequestRecord(
-        requests[index] as WorkloadRequest,
-        {
-          requestId: this.#requestIdOf(index),
-          warmup: false,
-          scheduledTime: this.#scheduledEpochSeconds(index, this.#scheduledMs[index] as number),
-          heldForConcurrency: this.#heldForConcurrency[index] === 1,
-        },
-        NEVER_SENT_OUTCOME,
+    this.#cap?.drain((index, scheduledMs) => {
+      this.#keep(
+        index,
+        buildRequestRecord(
+          requests[index] as WorkloadRequest,
+          { requestId: this.#requestIdOf(index), warmup: false, scheduledTime: this.#scheduledEpochSeconds(index, scheduledMs), heldForConcurrency: true },
+          NEVER_SENT_OUTCOME,
+        ),
       );
-      this.#records[index] = record;
-      this.#emit(record);
       this.#completed++;
       this.#failed++;
-    }
+    });
   }
 
   #requestIdOf(index: number): string {
@@ -404,7 +293,7 @@ class LoadRun {
   }
 
   #settleIfDone(): void {
-    if (this.#sendingDone && this.#inFlight === 0 && this.#waitingHead >= this.#waitingQueue.length) this.#settle?.();
+    if (this.#sendingDone && this.#inFlight === 0 && (this.#cap?.waiting ?? 0) === 0) this.#settle?.();
   }
 
   #reportProgress(): void {
@@ -417,22 +306,9 @@ class LoadRun {
       completed: this.#completed,
       failed: this.#failed,
       inFlight: this.#inFlight,
-      waitingForConcurrency: this.#waitingQueue.length - this.#waitingHead,
+      waitingForConcurrency: this.#cap?.waiting ?? 0,
       elapsedMs: this.#phase === 'warmup' ? 0 : this.#options.clock.nowMs() - this.#t0Ms,
       lastSendLagMs: this.#lastSendLagMs,
     });
   }
-}
-
-function sleepUnlessAborted(durationMs: Milliseconds, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(finish, durationMs);
-    function finish(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', finish);
-      resolve();
-    }
-    signal.addEventListener('abort', finish, { once: true });
-  });
 }

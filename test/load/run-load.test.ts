@@ -209,15 +209,18 @@ describe('runLoad (open loop)', () => {
     const client = new RecordingClient(500);
     const controller = new AbortController();
     let abortedAtMs = 0;
-    setTimeout(() => {
+    // Aborted once sending has begun (a timer set before the run could fire before the pacer's thread has even started
+    // on a busy machine): the first progress report after six sends.
+    const onProgress = (progress: LoadProgress): void => {
+      if (progress.sent < 6 || controller.signal.aborted) return;
       abortedAtMs = systemClock.nowMs();
       controller.abort();
-    }, 205);
-    const startedMs = systemClock.nowMs();
-    const result = await runLoad({ requests: workload(count), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock, signal: controller.signal });
-    const tookMs = systemClock.nowMs() - startedMs;
+    };
+    const result = await runLoad({ requests: workload(count), warmupRequests: [], arrivalOffsetsMs: offsetsMs, client, clock: systemClock, signal: controller.signal, onProgress });
+    // Promptly: without waiting for the client's 500 ms answers or the rest of the schedule.
+    const afterAbortMs = systemClock.nowMs() - abortedAtMs;
     expect(result.interrupted).toBe(true);
-    expect(tookMs).toBeLessThan(700);
+    expect(afterAbortMs).toBeLessThan(400);
     // The schedule starts once the pacer's timer thread runs: count the requests due between the first send and the abort.
     const dueBeforeAbort = Math.floor((abortedAtMs - (client.log[0]?.sentMs ?? Infinity)) / 10) + 1;
     expect(dueBeforeAbort).toBeGreaterThan(5);
@@ -356,7 +359,6 @@ describe('runLoad (interrupt with held requests)', () => {
   it('records requests held by maxConcurrency as aborted and never sends them', async () => {
     const client = new RecordingClient(1000);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
     const result = await runLoad({
       requests: workload(6),
       warmupRequests: [],
@@ -365,6 +367,10 @@ describe('runLoad (interrupt with held requests)', () => {
       client,
       clock: systemClock,
       signal: controller.signal,
+      // Aborted once two are out (the client holds each for a second), however long the pacer took to start.
+      onProgress: (progress) => {
+        if (progress.sent >= 2) controller.abort();
+      },
     });
     expect(result.interrupted).toBe(true);
     expect(client.log).toHaveLength(2);
