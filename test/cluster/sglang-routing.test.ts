@@ -37,8 +37,7 @@ async function calls(): Promise<{ args: string[]; cudaVisibleDevices: string | n
 }
 
 describe('routing test on the sglang target behind sglang-router (stand-ins)', () => {
-  // SKIPPED, to be fixed first next session: fails on main after this session's merge of issues 11b, 12a, 13 and 15 (it passed on its own branch); the cause is not yet found. See the stop note.
-  it.skip('launches one SGLang server per GPU on consecutive ports and sglang-router with its real flags', async () => {
+  it('launches one SGLang server per GPU on consecutive ports and sglang-router with its real flags', async () => {
     let basePort = await findFreePort();
     while (!(await isPortFree(basePort + 1))) basePort = await findFreePort();
     const outputDir = join(workDirectory, 'run');

@@ -86,9 +86,7 @@ describe('node test with --target sglang (stand-in python)', () => {
     expect(isAlive(pid as number)).toBe(false);
   });
 
-  // SKIPPED, to be fixed first next session: fails on main after this session's merge of issues 11b, 12a, 13 and 15 (it passed on its own branch); the cause is not yet found. See the stop note.
-
-  it.skip("joins the server's request-log lines to the records by request id and counts the lines it could not join", async () => {
+  it("joins the server's request-log lines to the records by request id and counts the lines it could not join", async () => {
     const port = await findFreePort();
     const outputDir = join(workDirectory, 'run');
     const result = await runCli(

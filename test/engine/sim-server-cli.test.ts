@@ -92,8 +92,7 @@ describe.skipIf(!BUILT)('servelab sim-server (built CLI)', () => {
 });
 
 describe.skipIf(!CALIBRATE_BUILT)('servelab calibrate (built CLI)', () => {
-  // SKIPPED, to be fixed first next session: fails on main after this session's merge of issues 11b, 12a, 13 and 15 (it passed on its own branch); the cause is not yet found. See the stop note.
-  test.skip('fits a profile from a sim-server and writes a file sim-server can load', async () => {
+  test('fits a profile from a sim-server and writes a file sim-server can load', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'servelab-calibrate-'));
     const known = join(directory, 'known.json');
     writeFileSync(
@@ -115,7 +114,8 @@ describe.skipIf(!CALIBRATE_BUILT)('servelab calibrate (built CLI)', () => {
       const output = join(directory, 'fitted.json');
       const result = await run(['calibrate', '--url', server.url, '--output', output, '--repeats', '1', '--decode-tokens', '8', '--max-batch', '32', '--quiet']);
       expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout).toMatch(/fit error: [\d.]+% RMS/);
+      // The fit's error on the steps it saw, and on steps it held out (issue 13's robust calibration).
+      expect(result.stdout).toMatch(/roofline error: fit [\d.]+% RMS \([\d.]+% max\); held out [\d.]+% RMS \([\d.]+% max\) on \d+ steps/);
       const fitted = JSON.parse(readFileSync(output, 'utf8')) as { kind: string; coefficients: Record<string, number> };
       expect(fitted.kind).toBe('roofline');
       expect(fitted.coefficients['weightsFloorMs']).toBeGreaterThan(1.8);

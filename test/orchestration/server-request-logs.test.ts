@@ -23,8 +23,7 @@ afterEach(async () => {
 });
 
 describe('joining SGLang request-log lines to records by request id', () => {
-  // SKIPPED, to be fixed first next session: fails on main after this session's merge of issues 11b, 12a, 13 and 15 (it passed on its own branch); the cause is not yet found. See the stop note.
-  it.skip('fills the server columns a record lacks, keeps what the stream said, and counts what could not be joined', async () => {
+  it('fills the server columns a record lacks, keeps what the stream said, and counts what could not be joined', async () => {
     const warmup = record('run-a-warmup-0', { warmup: true });
     const openAiStreamed = record('run-a-0', { actualOutputTokens: 4 }); // an OpenAI stream: no timing keys, no cached tokens
     const notStreamed = record('run-a-1');
