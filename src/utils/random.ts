@@ -51,6 +51,40 @@ export class SeededRandom {
     return min + Math.floor(this.next() * (max - min + 1));
   }
 
+  /**
+   * Fills `target` with uniform integers in [min, max], the very values (and generator state after) that
+   * `target.length` calls of `integer(min, max)` give. A hot path: a million 512-token random-ids prompts are half a
+   * billion draws, and keeping the state in locals for the loop (instead of a private-field round trip per draw)
+   * makes it several times faster.
+   */
+  fillIntegers(target: { length: number; [index: number]: number }, min: number, max: number): void {
+    const span = max - min + 1;
+    let a = this.#a;
+    let b = this.#b;
+    let c = this.#c;
+    let d = this.#d;
+    for (let index = 0; index < target.length; index++) {
+      // Two sfc32 steps, as in nextUint32, then next()'s 53-bit fraction.
+      let t = (((a + b) >>> 0) + d) >>> 0;
+      d = (d + 1) >>> 0;
+      a = b ^ (b >>> 9);
+      b = (c + (c << 3)) >>> 0;
+      c = (((c << 21) | (c >>> 11)) + t) >>> 0;
+      const high = t >>> 5;
+      t = (((a + b) >>> 0) + d) >>> 0;
+      d = (d + 1) >>> 0;
+      a = b ^ (b >>> 9);
+      b = (c + (c << 3)) >>> 0;
+      c = (((c << 21) | (c >>> 11)) + t) >>> 0;
+      const low = t >>> 6;
+      target[index] = min + Math.floor(((high * 67108864 + low) / 9007199254740992) * span);
+    }
+    this.#a = a;
+    this.#b = b;
+    this.#c = c;
+    this.#d = d;
+  }
+
   /** Exponentially distributed with the given rate (mean 1 / rate). */
   exponential(rate: number): number {
     // 1 - next() lies in (0, 1], so the logarithm is finite.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestIdFromBody, routingKeyFromBody } from '../../src/routing/routing-key.js';
+import { requestIdFromBody, routingKeyFromBody, routingKeyFromTokenIds } from '../../src/routing/routing-key.js';
 
 describe('routing key', () => {
   it('takes /generate text, a batch joined, or the stringified input_ids', () => {
@@ -31,5 +31,13 @@ describe('routing key', () => {
     expect(requestIdFromBody({ rid: 'a' })).toBe('a');
     expect(requestIdFromBody({ rid: ['b', 'c'] })).toBe('b');
     expect(requestIdFromBody({ rid: 7 })).toBeUndefined();
+  });
+
+  it('gives the key of an input_ids body straight from the ids, whatever array holds them', () => {
+    const ids = [0, 7, 31_999, 65_535, 128_255, 4_000_000_000];
+    for (const held of [ids, Uint16Array.from(ids.filter((id) => id < 65_536)), Uint32Array.from(ids)]) {
+      expect(routingKeyFromTokenIds(held)).toBe(routingKeyFromBody({ input_ids: Array.from(held) }));
+    }
+    expect(routingKeyFromTokenIds([])).toBe(JSON.stringify([]));
   });
 });

@@ -3,7 +3,7 @@ import type { RoutingTestConfig } from '../../config/schema.js';
 import { VirtualTimeSimulator } from '../../engine/virtual/virtual-time-simulator.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import { loadRoutingPolicy } from '../../routing/policies/registry.js';
-import { routingKeyFromBody } from '../../routing/routing-key.js';
+import { routingKeyFromBody, routingKeyFromTokenIds } from '../../routing/routing-key.js';
 import type { EngineRequestView } from '../../types/engine.js';
 import type { LoadResult } from '../../types/load.js';
 import type { RequestRecord } from '../../types/record.js';
@@ -108,7 +108,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
   const send = (position: number, atMs: number): void => {
     const request = workload.requests[position] as WorkloadRequest;
     const record = records[position] as RequestRecord;
-    const routingRequest: RoutingRequest = { requestId: record.requestId, routingKey: policy?.needsRoutingKey === true ? routingKeyFromBody({ text: request.prompt, input_ids: request.inputIds === undefined ? undefined : Array.from(request.inputIds), messages: request.messages }) : '' };
+    const routingRequest: RoutingRequest = { requestId: record.requestId, routingKey: policy?.needsRoutingKey === true ? routingKeyOf(request) : '' };
     let engineIndex = 0;
     if (policy !== undefined) {
       if (policy.usesPolledLoad === true) {
@@ -216,6 +216,12 @@ function finishRecord(record: RequestRecord, request: EngineRequestView, timeMs:
     for (let index = 1; index < tokenTimesMs.length; index++) gaps[index - 1] = ((tokenTimesMs[index] as number) - (tokenTimesMs[index - 1] as number)) / 1000;
     record.interTokenLatencies = gaps;
   }
+}
+
+/** The key the builtin router would take from this request's body (routingKeyFromBody), built without the body. */
+function routingKeyOf(request: WorkloadRequest): string {
+  if (request.prompt === undefined && request.inputIds !== undefined) return routingKeyFromTokenIds(request.inputIds);
+  return routingKeyFromBody({ text: request.prompt, messages: request.messages });
 }
 
 /** The prompt as the simulated server tokenizes it (one token per word), or the exact ids it was given. */
