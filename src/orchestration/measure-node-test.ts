@@ -12,7 +12,7 @@ import { launchNodeTarget } from './launch-node-target.js';
 import { measureLoad } from './measure-load.js';
 import type { MeasuredRun, RunOptions } from './measured-run.js';
 import type { RunProgress } from './progress.js';
-import { ProcessWatch } from './process-watch.js';
+import { watchRunProcesses } from './process-watch.js';
 import { createRunDirectory } from './run-directory.js';
 import { RunLog } from './run-log.js';
 import { collectServerMetrics } from './server-metrics.js';
@@ -43,13 +43,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
   const journal = options.journal;
   await journal?.open({ outputDirectory: directory.path, runId: directory.runId, testLevel: 'node', target: config.target, requestRate: targetRateOf(config), config: { ...config } });
   const log = new RunLog(journal);
-  const stopEarly = new AbortController();
-  const signal = options.signal === undefined ? stopEarly.signal : AbortSignal.any([options.signal, stopEarly.signal]);
-  const watch = new ProcessWatch(clock, ({ event, notice }) => {
-    log.event(event);
-    log.notice(config.onProcessExit === 'stop' ? { ...notice, message: `${notice.message}; the run stopped early (onProcessExit: stop)` } : notice);
-    if (config.onProcessExit === 'stop') stopEarly.abort(new Error(notice.message));
-  });
+  const { watch, signal } = watchRunProcesses(clock, log, config.onProcessExit, options.signal);
 
   let server: ServerHandle | undefined;
   try {

@@ -20,7 +20,7 @@ import { launchRouter, type LaunchedRouter } from './launch-router.js';
 import { measureLoad } from './measure-load.js';
 import { phaseReporter } from './measure-node-test.js';
 import type { MeasuredRun, RunOptions } from './measured-run.js';
-import { ProcessWatch } from './process-watch.js';
+import { watchRunProcesses } from './process-watch.js';
 import { createRunDirectory } from './run-directory.js';
 import { RunLog } from './run-log.js';
 import { collectServerMetrics } from './server-metrics.js';
@@ -44,14 +44,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
   await journal?.open({ outputDirectory: directory.path, runId: directory.runId, testLevel: 'routing', target: config.target, requestRate: targetRateOf(config), config: { ...config } });
   const attachedRouterOnly = config.target === 'attach' && config.url !== undefined;
   const log = new RunLog(journal);
-  // A launched process that dies ends the run early when the settings say so: as an interrupt would.
-  const stopEarly = new AbortController();
-  const signal = options.signal === undefined ? stopEarly.signal : AbortSignal.any([options.signal, stopEarly.signal]);
-  const watch = new ProcessWatch(clock, ({ event, notice }) => {
-    log.event(event);
-    log.notice(config.onProcessExit === 'stop' ? { ...notice, message: `${notice.message}; the run stopped early (onProcessExit: stop)` } : notice);
-    if (config.onProcessExit === 'stop') stopEarly.abort(new Error(notice.message));
-  });
+  const { watch, signal, stoppedEarly } = watchRunProcesses(clock, log, config.onProcessExit, options.signal);
 
   let servers: ServerHandle[] = [];
   let taps: LaunchedTaps | undefined;
@@ -161,7 +154,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       target: config.target,
       requestRate: targetRateOf(config),
       config: { ...config },
-      load: stopEarly.signal.aborted && options.signal?.aborted !== true ? { ...load, interrupted: true } : load,
+      load: stoppedEarly() ? { ...load, interrupted: true } : load,
       events: log.events,
       slo: config.slo,
       extras,

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock/clock.js';
 import type { ProcessExit } from '../types/cluster.js';
 import type { RunEvent, RunNotice } from '../types/run.js';
+import type { RunLog } from './run-log.js';
 
 export interface WatchedExit {
   event: RunEvent;
@@ -53,4 +54,25 @@ export class ProcessWatch {
   stop(): void {
     this.#stopped = true;
   }
+}
+
+/**
+ * The watch a measured test keeps over what it launched: each unasked-for death becomes an event and a notice in the
+ * run's log, and with `onProcessExit: 'stop'` it also ends the run early, as an interrupt would, through `signal`
+ * (the caller's signal, if any, joined with the watch's own). `stoppedEarly` tells the two apart afterwards.
+ */
+export function watchRunProcesses(
+  clock: Clock,
+  log: RunLog,
+  onProcessExit: 'continue' | 'stop',
+  outerSignal: AbortSignal | undefined,
+): { watch: ProcessWatch; signal: AbortSignal; stoppedEarly: () => boolean } {
+  const stopEarly = new AbortController();
+  const signal = outerSignal === undefined ? stopEarly.signal : AbortSignal.any([outerSignal, stopEarly.signal]);
+  const watch = new ProcessWatch(clock, ({ event, notice }) => {
+    log.event(event);
+    log.notice(onProcessExit === 'stop' ? { ...notice, message: `${notice.message}; the run stopped early (onProcessExit: stop)` } : notice);
+    if (onProcessExit === 'stop') stopEarly.abort(new Error(notice.message));
+  });
+  return { watch, signal, stoppedEarly: () => stopEarly.signal.aborted && outerSignal?.aborted !== true };
 }
