@@ -6,7 +6,9 @@ import { startNginx } from '../cluster/launchers/nginx/start-nginx.js';
 import { httpRouterControl, type RouterControl } from '../cluster/failures/router-control.js';
 import { findFreePort } from '../cluster/ports.js';
 import type { RoutingTestConfig } from '../config/schema.js';
+import { fetchAllTapRecords } from '../routing/tap/tap-records-client.js';
 import type { ServerHandle } from '../types/cluster.js';
+import type { TapRecord } from '../types/routing.js';
 
 export interface LaunchedRouter {
   handle: ServerHandle;
@@ -14,9 +16,19 @@ export interface LaunchedRouter {
   control?: RouterControl;
   /** The router's own Prometheus metrics (servelab_router_*, smg_*, sglang-router's), scraped beside the servers'. */
   metricsUrl?: string;
+  /** Present when the router traces its requests itself (the builtin router): what it recorded, taps' format. */
+  collectTrace?: () => Promise<{ records: TapRecord[] }>;
 }
 
-/** Starts the router the config asks for, in front of `workerUrls` (the taps' URLs when taps are on). */
+/** Whether a run's router traces its own requests, so that the run needs no tracing taps in front of the servers. */
+export function routerTracesItself(config: RoutingTestConfig): boolean {
+  return config.router === 'builtin';
+}
+
+/**
+ * Starts the router the config asks for, in front of `workerUrls` (the taps' URLs when taps are on). With taps on, the
+ * builtin router traces itself instead (`routerTracesItself`).
+ */
 export async function launchRouter(config: RoutingTestConfig, workerUrls: string[], runDirectory: string): Promise<LaunchedRouter> {
   const logsPath = join(runDirectory, 'logs');
   switch (config.router) {
@@ -28,8 +40,14 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
         maxRetries: config.maxRetries,
         seed: config.seed,
         logPath: join(logsPath, 'router.log'),
+        trace: config.taps,
       });
-      return { handle, control: httpRouterControl(handle.url, controlToken), metricsUrl: `${handle.url}/metrics` };
+      return {
+        handle,
+        control: httpRouterControl(handle.url, controlToken),
+        metricsUrl: `${handle.url}/metrics`,
+        ...(config.taps ? { collectTrace: () => fetchAllTapRecords(handle.url) } : {}),
+      };
     }
     case 'nginx': {
       const method = config.routingPolicy === 'least_conn' || config.routingPolicy === 'shortest_queue' ? 'least_conn' : 'round_robin';

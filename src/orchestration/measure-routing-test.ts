@@ -16,7 +16,7 @@ import { raceAbort, throwIfInterrupted } from './interruption.js';
 import { joinTapRecords } from './join-tap-records.js';
 import { joinRunRequestLogs } from './server-request-logs.js';
 import { launchCluster } from './launch-cluster.js';
-import { launchRouter, type LaunchedRouter } from './launch-router.js';
+import { launchRouter, routerTracesItself, type LaunchedRouter } from './launch-router.js';
 import { measureLoad } from './measure-load.js';
 import { phaseReporter } from './measure-node-test.js';
 import type { MeasuredRun, RunOptions } from './measured-run.js';
@@ -59,7 +59,8 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       report('starting', config.target === 'attach' ? 'checking the attached servers' : `launching ${config.numGpus} ${config.target} servers`);
       servers = await raceAbort(stoppable(launchCluster(config, directory.logsPath)), options.signal, 'the servers were starting').then((group) => group.servers);
       const serverUrls = servers.map((server) => server.url);
-      if (config.taps) {
+      // A router servelab owns traces itself; taps stand in front of the servers only for routers it does not own.
+      if (config.taps && !routerTracesItself(config)) {
         report('starting', 'starting the tracing taps');
         taps = await launchTaps({ upstreamUrls: serverUrls, logPath: join(directory.logsPath, 'taps.log') });
       }
@@ -126,6 +127,15 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
         const { matched } = joinTapRecords(load.records, collected.records);
         extras.taps = { matchedRecords: matched, overhead: collected.overhead };
       }
+    } else if (router.collectTrace !== undefined) {
+      const collect = router.collectTrace;
+      const collected = await log.attempt(
+        'router-trace',
+        "the builtin router's trace could not be fetched, so router_send_time and host are empty (the client's own columns are complete)",
+        () => collect(),
+        undefined,
+      );
+      if (collected !== undefined) extras.routerTrace = { matchedRecords: joinTapRecords(load.records, collected.records).matched };
     }
     // SGLang writes a request's log line after it answered: stop the servers first so that their last lines are on disk.
     await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));

@@ -43,7 +43,7 @@ async function launchedPids(outputDirectory: string): Promise<number[]> {
 }
 
 describe('RoutingTest on loopback', () => {
-  it('routes through the builtin router with taps: every record has its host and an ordered lifecycle', async () => {
+  it('routes through the builtin router, which traces itself: every record has its host and an ordered lifecycle, and no taps run', async () => {
     const outputDir = join(workDirectory, 'builtin');
     const result = await new RoutingTest({ ...small, numGpus: 3, routingPolicy: 'round_robin', outputDir }).run();
     expect(result.status).toBe('completed');
@@ -59,6 +59,8 @@ describe('RoutingTest on loopback', () => {
     // Round robin: even shares (80 over 3 is 27/27/26).
     for (const count of hosts.values()) expect(Math.abs(count - 80 / 3)).toBeLessThanOrEqual(1.5);
     expect(existsSync(join(outputDir, 'nodes.csv'))).toBe(true);
+    expect(result.run.extras?.['routerTrace']).toEqual({ matchedRecords: 80 });
+    expect(existsSync(join(outputDir, 'logs', 'taps.log'))).toBe(false);
     for (const pid of await launchedPids(outputDir)) expect(isAlive(pid)).toBe(false);
   });
 

@@ -1,7 +1,9 @@
 import { Option, type Command } from 'commander';
+import { systemClock } from '../../clock/clock.js';
 import { loadRoutingPolicy } from '../../routing/policies/registry.js';
 import { CONTROL_TOKEN_ENV, CONTROL_TOKEN_HEADER } from '../../routing/router/control-auth.js';
 import { DEFAULT_MAX_RETRIES, startRouter, type RouterHandle } from '../../routing/router/index.js';
+import { TAP_RECORDS_PATH } from '../../routing/tap/index.js';
 import { parseInteger } from '../options/option-table.js';
 import { untilStopSignal } from '../stop-signal.js';
 
@@ -13,6 +15,7 @@ export interface RouterCommandOptions {
   maxRetries: number;
   seed: number;
   healthCheckIntervalMs: number;
+  trace?: boolean;
 }
 
 /** The line printed once the router listens; launchers wait for it (and read the URL from it). */
@@ -35,6 +38,7 @@ export async function runRouterCommand(options: RouterCommandOptions, print: (li
     controlToken: process.env[CONTROL_TOKEN_ENV] || undefined,
     // stderr goes to the router's log file when servelab launches it.
     log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+    ...(options.trace === true ? { traceClock: systemClock } : {}),
   });
   print(`servelab router listening on ${handle.url}`);
   return handle;
@@ -63,6 +67,10 @@ export function registerRouterCommand(program: Command): void {
     )
     .option('--max-retries <n>', 'retries on other workers when a worker does not answer', parseInteger, DEFAULT_MAX_RETRIES)
     .option('--seed <seed>', 'seed for random policies', parseInteger, 0)
+    .option(
+      '--trace',
+      `keep, for every forwarded request, when it was sent and to which worker, served at ${TAP_RECORDS_PATH} like the tracing taps' records (servelab's routing tests turn it on instead of launching taps)`,
+    )
     .addOption(
       new Option('--health-check-interval-ms <ms>', 'interval of /health checks of the workers').argParser(parseInteger).default(1_000),
     )

@@ -10,7 +10,7 @@ export const routingFlags: FlagSpec[] = [
   { flag: 'worker-urls', key: 'workerUrls', kind: 'value', valueName: 'url', repeatable: true, group: ROUTING, description: 'attach: servers that already run, behind a router servelab starts (repeat for each)' },
   { flag: 'base-port', key: 'basePort', kind: 'value', valueName: 'port', parse: parseInteger, defaultText: '30001', group: ROUTING, description: 'sglang: server i listens on base-port + i' },
   { flag: 'router-port', key: 'routerPort', kind: 'value', valueName: 'port', parse: parseInteger, defaultText: 'any free port', group: ROUTING, description: 'port of the router servelab starts' },
-  { flag: 'taps', key: 'taps', kind: 'negatable', group: ROUTING, description: 'measure without the tracing taps (no router_send_time or host per request)' },
+  { flag: 'taps', key: 'taps', kind: 'negatable', group: ROUTING, description: 'measure without tracing: no taps in front of the servers, and the builtin router keeps no trace (no router_send_time or host per request)' },
   { flag: 'collect-per-node-metrics', key: 'collectPerNodeMetrics', kind: 'negatable', group: ROUTING, description: 'do not scrape each server\'s /metrics during the run' },
   { flag: 'failure-schedule', key: 'failureSchedule', kind: 'value', valueName: 'json', parse: parseJson, group: ROUTING, description: 'seconds -> failed nodes from then on, e.g. \'{"2": [1], "5": []}\' (node 1 crashes at 2 s, all restored at 5 s); or a list of {"atS", "action": crash|hang|drain|restore, "nodes"}' },
   { flag: 'max-retries', key: 'maxRetries', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '4', group: ROUTING, description: 'builtin router: retries on another worker when one refuses the connection (5 attempts, as sglang-router)' },

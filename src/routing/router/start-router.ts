@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request as undiciRequest } from 'undici';
+import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { RoutingPolicy, RoutingRequest } from '../../types/routing.js';
 import { describeUpstreamError, forward, UPSTREAM_AGENT_OPTIONS } from '../proxy/forward.js';
@@ -11,6 +12,8 @@ import { isGuardedControlPath, refuseControlRequest } from './control-auth.js';
 import { renderPrometheusText, type RouterCounters } from './prometheus-text.js';
 import { normalizeWorkerUrl, RouterWorker, type WorkerSnapshot } from './router-worker.js';
 import { WorkerMonitor } from './worker-monitor.js';
+import { RouterTrace } from './router-trace.js';
+import { TAP_RECORDS_PATH } from '../tap/start-taps.js';
 
 /**
  * Retries after the first attempt. sglang-router's `max_retries` (5) counts attempts, the first included, so 4
@@ -44,6 +47,11 @@ export interface RouterOptions {
   controlToken?: string;
   /** Told about worker changes (health, circuit breaker, added, removed): one line each, for the router's log. */
   log?: (line: string) => void;
+  /**
+   * Traces every forwarded attempt (router-trace.ts), served at the taps' records path, on this clock's epoch
+   * readings. Off when absent: a router started by hand keeps nothing per request.
+   */
+  traceClock?: Clock;
 }
 
 export interface RouterHandle {
@@ -83,6 +91,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     throw new ServelabError('INVALID_CONFIG', `maxRetries must be a whole number ≥ 0, got ${maxRetries}`);
   }
   const dispatcher = new Agent(UPSTREAM_AGENT_OPTIONS);
+  const trace = options.traceClock === undefined ? undefined : new RouterTrace(options.traceClock);
   const active: RouterWorker[] = [];
   let nextWorkerIndex = 0;
   const counters: RouterCounters = { received: 0, failed: 0 };
@@ -155,11 +164,13 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     const headers = forwardedRequestHeaders(incoming.rawHeaders);
     let requestId = rawHeaderValue(incoming.rawHeaders, 'x-request-id');
     let routingKey = '';
-    // The body is parsed only when the policy needs its text; the rid comes for free then.
-    if (policy.needsRoutingKey && body !== null && body.length > 0) {
+    // The body is parsed only when the policy needs its text (the rid comes for free then), or when tracing needs the
+    // rid and the body carries one.
+    const needsRid = trace !== undefined && requestId === undefined && body !== null && body.includes('"rid"');
+    if ((policy.needsRoutingKey || needsRid) && body !== null && body.length > 0) {
       try {
         const parsed: unknown = JSON.parse(body.toString('utf8'));
-        routingKey = routingKeyFromBody(parsed);
+        if (policy.needsRoutingKey) routingKey = routingKeyFromBody(parsed);
         if (requestId === undefined) {
           requestId = requestIdFromBody(parsed);
           if (requestId !== undefined) headers.push('x-request-id', requestId);
@@ -197,6 +208,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
       tried.add(worker);
       worker.inFlight++;
       worker.requests++;
+      const traced = requestId === undefined ? undefined : trace?.record(requestId, worker.url, worker.index);
       const outcome = await forward({
         dispatcher,
         origin: worker.url,
@@ -206,6 +218,13 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
         body,
         response,
         extraResponseHeaders: () => ({ [RETRIES_HEADER]: String(retries) }),
+        ...(traced === undefined
+          ? {}
+          : {
+              onResponseStart: (status: number) => {
+                traced.httpStatus = status;
+              },
+            }),
       });
       worker.inFlight--;
       if (!outcome.answered && !outcome.clientClosed) {
@@ -313,6 +332,10 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     const queryStart = rawPath.indexOf('?');
     const pathname = queryStart < 0 ? rawPath : rawPath.slice(0, queryStart);
     const handle = async (): Promise<void> => {
+      if (trace !== undefined && pathname === TAP_RECORDS_PATH) {
+        trace.serve(incoming, response);
+        return;
+      }
       if (isGuardedControlPath(pathname)) {
         const refusal = refuseControlRequest(incoming, pathname, { token: options.controlToken, listenHost: host, port: (server.address() as AddressInfo).port });
         if (refusal !== undefined) {

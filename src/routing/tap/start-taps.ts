@@ -37,7 +37,8 @@ export interface TapRecordsResponse {
   records: TapRecord[];
   /** How many records the taps hold in all. */
   total: number;
-  overhead: TapOverhead;
+  /** The taps' own cost; absent where the router traces itself (there is no extra hop to measure). */
+  overhead?: TapOverhead;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import { ServelabError } from '../../errors/servelab-error.js';
+import type { TapOverhead, TapRecord } from '../../types/routing.js';
 import { TAP_RECORDS_PATH, type TapRecordsResponse } from './start-taps.js';
 
 /**
@@ -31,4 +32,20 @@ export async function clearTapRecords(firstTapUrl: string): Promise<void> {
   } catch (error) {
     throw new ServelabError('UNREACHABLE', `could not clear tap records at ${url}: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/**
+ * Every record a taps process (or a builtin router started with `--trace`) holds, fetched page after page from its
+ * URL, so that a million-request run never needs one giant answer; with the taps' overhead where they report one.
+ */
+export async function fetchAllTapRecords(url: string): Promise<{ records: TapRecord[]; overhead?: TapOverhead }> {
+  const records: TapRecord[] = [];
+  let overhead: TapOverhead | undefined;
+  for (;;) {
+    const page = await fetchTapRecords(url, records.length);
+    overhead = page.overhead;
+    for (const record of page.records) records.push(record);
+    if (page.records.length === 0 || records.length >= page.total) break;
+  }
+  return overhead === undefined ? { records } : { records, overhead };
 }

@@ -13,6 +13,8 @@ export interface BuiltinRouterSettings {
   seed?: number;
   logPath?: string;
   readyTimeoutMs?: number;
+  /** Trace every forwarded request (`servelab router --trace`): the run then needs no tracing taps. */
+  trace?: boolean;
 }
 
 const LISTENING_LINE = /servelab router listening on (http:\/\/\S+)/;
@@ -33,6 +35,7 @@ export async function launchBuiltinRouter(settings: BuiltinRouterSettings): Prom
   const args = [servelabCliPath(), 'router', '--port', String(settings.port ?? 0), '--policy', settings.policy, '--worker-urls', ...settings.workerUrls];
   if (settings.maxRetries !== undefined) args.push('--max-retries', String(settings.maxRetries));
   if (settings.seed !== undefined) args.push('--seed', String(settings.seed));
+  if (settings.trace === true) args.push('--trace');
   const child = new SupervisedProcess({
     name: 'router',
     command: process.execPath,

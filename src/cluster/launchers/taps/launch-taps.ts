@@ -1,6 +1,6 @@
 import type { ProcessExit } from '../../../types/cluster.js';
 import { ServelabError } from '../../../errors/servelab-error.js';
-import { fetchTapRecords } from '../../../routing/tap/tap-records-client.js';
+import { fetchAllTapRecords } from '../../../routing/tap/tap-records-client.js';
 import type { TapOverhead, TapRecord } from '../../../types/routing.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
 import { SupervisedProcess } from '../../process/supervised-process.js';
@@ -39,18 +39,7 @@ export async function launchTaps(settings: { upstreamUrls: string[]; logPath?: s
   }
   return {
     tapUrls,
-    async collect() {
-      // Fetched in pieces, so a million-request run never needs one giant response.
-      const records: TapRecord[] = [];
-      let overhead: TapOverhead | undefined;
-      for (;;) {
-        const page = await fetchTapRecords(tapUrls[0] as string, records.length);
-        overhead = page.overhead;
-        for (const record of page.records) records.push(record);
-        if (page.records.length === 0 || records.length >= page.total) break;
-      }
-      return { records, overhead };
-    },
+    collect: () => fetchAllTapRecords(tapUrls[0] as string),
     exited: child.exited,
     stop: () => child.stop(),
   };
