@@ -1,6 +1,7 @@
 import { nodeUrlsOf } from './node-index.js';
 import { steadyWindowOf } from './littles-law.js';
 import { summarizeDataQuality } from './data-quality.js';
+import { judgeLoad } from './verdict.js';
 import type { RequestRecord } from '../types/record.js';
 import type { RunData } from '../types/run.js';
 import type {
@@ -260,6 +261,7 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
   rememberTimeSeries(run.records, stageAnalysis.series);
 
   const summary: Summary = {
+    verdict: judgeLoad(records, run.info.startTime, targetRateOf(run.info.requestRate)),
     counts,
     errors: describeErrors(records),
     firstArrivalTime,

@@ -8,6 +8,7 @@ import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js
 import { arrivalRatesText } from '../rate-text.js';
 import { recoveryText } from '../recovery-text.js';
 import { clockWarnings } from '../clock-warnings.js';
+import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 
 export const REPORT_HTML = 'report.html';
 
@@ -52,6 +53,32 @@ function overview(run: RunData, summary: Summary): string {
     rows.push(['Goodput', `${number(summary.goodput.requestsPerSecond)} req/s (${number(summary.goodput.fraction * 100, 1)}% of requests meet ${objectives})`]);
   }
   return table(['metric', 'value'], rows);
+}
+
+/**
+ * The verdict on the load, first in the report: the state, its reason, and the evidence (docs/metrics.md, "Verdict").
+ * Empty for a summary.json written before servelab judged its load.
+ */
+function verdictSection(summary: Summary): string {
+  const verdict = summary.verdict as Summary['verdict'] | undefined;
+  if (verdict === undefined) return '';
+  const evidence = verdict.evidence;
+  const detail = verdictDetailText(verdict, (value) => number(value, 3));
+  const rows: [string, string][] =
+    evidence === null
+      ? []
+      : [
+          ['Judged window (s after t0)', `${number(evidence.window_start_s, 3)} to ${number(evidence.window_end_s, 3)}`],
+          ['Offered / completed rate in the window', `${number(evidence.offered_rate_per_s)} / ${number(evidence.served_rate_per_s)} req/s (ratio ${number(evidence.served_to_offered_ratio, 3)})`],
+          ['Requests in the system: window start → end (peak)', `${evidence.in_system_at_window_start} → ${evidence.in_system_at_window_end} (${evidence.in_system_peak})`],
+          ['Trend of requests in the system', `${number(evidence.in_system_growth_per_s, 3)} /s (${number(evidence.in_system_growth_over_window, 1)} over the window)`],
+          ['Drain after the last arrival', evidence.drain_after_last_arrival_s === null ? '–' : `${number(evidence.drain_after_last_arrival_s, 3)} s`],
+          ['Sent requests never finished', String(evidence.unfinished_requests)],
+        ];
+  return `<section class="verdict verdict-${escapeHtml(verdict.state)}"><h2>Verdict: ${escapeHtml(verdictLabel(verdict))}</h2>
+<p>${escapeHtml(verdict.reason)}${detail === '' ? '' : ` (${escapeHtml(detail)})`}.</p>
+${rows.length === 0 ? '' : table(['evidence', 'value'], rows)}
+<p class="meta">Saturated: requests in the system (offered, not yet finished; a request held in the client counts from its scheduled instant) grew over the judged window by at least ${number(verdict.thresholds.min_growth_share * 100, 0)}% of the offered rate, and by at least ${verdict.thresholds.min_growth_requests} requests and ${number(verdict.thresholds.min_growth_of_start_level * 100, 0)}% of the level at the window’s start. The first ${number(verdict.thresholds.fill_share * 100, 0)}% of the arrival span is left out: the system fills there even when it is stable.</p></section>`;
 }
 
 function latencyTable(summary: Summary): string {
@@ -269,7 +296,9 @@ const STYLE = `
 body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; padding: 0 1rem; }
 h1 { font-size: 1.5rem; margin-bottom: 0.2rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #ddd; } h3 { margin: 0; font-size: 1rem; }
 .meta { color: #555; } .status { padding: 0.1rem 0.5rem; border-radius: 0.3rem; color: white; }
-.status-completed { background: #2e7d32; } .status-interrupted { background: #ef6c00; } .status-failed { background: #c62828; }
+.status-completed { background: #2e7d32; }
+.verdict h2 { border: none; padding: 0.3rem 0.6rem; color: white; } .verdict-stable h2 { background: #2e7d32; }
+.verdict-saturated h2 { background: #c62828; } .verdict-unknown h2 { background: #757575; } .status-interrupted { background: #ef6c00; } .status-failed { background: #c62828; }
 table { border-collapse: collapse; margin: 0.5rem 0; font-size: 0.85rem; } th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; } thead { background: #f5f5f5; }
 figure.chart { margin: 1.5rem 0; } figcaption p { margin: 0.2rem 0 0.5rem; color: #555; font-size: 0.85rem; }
@@ -298,6 +327,7 @@ export function buildReportHtml(run: RunData, summary: Summary, charts: readonly
 <p class="meta"><span class="status status-${escapeHtml(info.status)}">${escapeHtml(info.status)}</span>
 target ${escapeHtml(info.target)}${info.simulated ? ' (virtual time)' : ''} · t0 ${escapeHtml(t0)} · servelab ${escapeHtml(info.servelabVersion)}</p>
 </header>
+${verdictSection(summary)}
 <section><h2>Overview</h2>${overview(run, summary)}</section>
 ${clocksSection(summary)}
 ${errorsSection(summary)}

@@ -5,6 +5,7 @@ import type { DerivedColumnName, Statistics, Summary } from '../../types/summary
 import { arrivalRatesText } from '../rate-text.js';
 import { recoveryText } from '../recovery-text.js';
 import { clockWarnings } from '../clock-warnings.js';
+import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 
 export interface TerminalSummaryOptions {
   /** ANSI colors (for a TTY). Default false. */
@@ -53,7 +54,7 @@ function milliseconds(value: number | null | undefined): string {
 }
 
 /**
- * The end-of-run table, in the spirit of bench_serving's: status, counts, rates and token throughput, the latency
+ * The end-of-run table, in the spirit of bench_serving's: the verdict on the load first, then status, counts, rates and token throughput, the latency
  * breakdown (mean / p50 / p99 in milliseconds), the offered load against its target, goodput, and the one check that
  * can fail: Little's law over the steady window, per stage.
  */
@@ -71,6 +72,16 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
 
   const { info } = run;
   heading(`servelab ${info.testLevel} test: ${info.runId}`, '=');
+  // The verdict first: a run that completed but whose load outran the server must not read as a green "completed".
+  // `undefined`: a summary.json written before servelab judged its load.
+  const verdict = summary.verdict as Summary['verdict'] | undefined;
+  if (verdict !== undefined) {
+    const verdictColor = verdict.state === 'stable' ? '32' : verdict.state === 'saturated' ? '31' : '33';
+    row('Verdict', paint(`1;${verdictColor}`, verdictLabel(verdict)));
+    lines.push(`  ${verdict.reason}`);
+    const detail = verdictDetailText(verdict, (value) => fixed(value));
+    if (detail !== '') lines.push(`  (${detail})`);
+  }
   const statusColor = info.status === 'completed' ? '32' : info.status === 'interrupted' ? '33' : '31';
   row('Status', paint(statusColor, info.status) + (info.simulated ? ' (virtual time)' : ''));
   row('Target', info.target);
