@@ -1,5 +1,6 @@
 import type { ClockOffsetEstimate } from './clock-offset.js';
 import type { EpochSeconds, Seconds } from './time.js';
+import type { HarnessReport } from './harness.js';
 import type { LoadVerdict } from './verdict.js';
 
 /**
@@ -272,6 +273,12 @@ export interface Summary {
    * servelab judged its load.
    */
   verdict: LoadVerdict;
+  /**
+   * Whether servelab's own processes or the host could have shaped the numbers (clean / suspect, with warnings naming
+   * the process and the columns it affects; docs/metrics.md, "Harness"). Absent in virtual time and in runs that did
+   * not watch themselves.
+   */
+  harness?: HarnessReport;
   counts: SummaryCounts;
   /** Per error class, most failures first: the count and the most common message. Empty when nothing failed. */
   errors: ErrorClassSummary[];

@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { HARNESS_THRESHOLDS } from '../analysis/harness.js';
+import type { HarnessMeasurements, HostCpu } from '../types/harness.js';
+import { injectBusyLoopFromEnvironment, ProcessHealthMonitor } from '../utils/process-health.js';
+
+/** How often the host's CPU is sampled. */
+const HOST_SAMPLE_INTERVAL_MS = 250;
+
+interface CpuTimes {
+  busy: number;
+  total: number;
+}
+
+/** Busy and total jiffies of all cores, from the first line of /proc/stat; null where it cannot be read. */
+function readCpuTimes(): CpuTimes | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+    const fields = line.trim().split(/\s+/).slice(1).map(Number);
+    if (fields.length < 5 || fields.some((value) => !Number.isFinite(value))) return null;
+    // user nice system idle iowait irq softirq steal (guest time is already inside user): idle + iowait is idle.
+    const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0);
+    const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+    return { busy: total - idle, total };
+  } catch {
+    return null;
+  }
+}
+
+const round = (value: number): number => Math.round(value * 1000) / 1000;
+
+/** Samples the host's CPU busy share until stopped. */
+class HostCpuSampler {
+  readonly #timer: NodeJS.Timeout | undefined;
+  readonly #first: CpuTimes | null;
+  #previous: CpuTimes | null;
+  readonly #shares: number[] = [];
+
+  constructor() {
+    this.#first = readCpuTimes();
+    this.#previous = this.#first;
+    if (this.#first === null) return;
+    this.#timer = setInterval(() => this.#sample(), HOST_SAMPLE_INTERVAL_MS);
+    this.#timer.unref();
+  }
+
+  #sample(): void {
+    const now = readCpuTimes();
+    if (now === null || this.#previous === null) return;
+    const total = now.total - this.#previous.total;
+    if (total > 0) this.#shares.push((now.busy - this.#previous.busy) / total);
+    this.#previous = now;
+  }
+
+  stop(): HostCpu | null {
+    clearInterval(this.#timer);
+    this.#sample();
+    const last = readCpuTimes();
+    if (this.#first === null || last === null || last.total <= this.#first.total) return null;
+    return {
+      cores: availableParallelism(),
+      samples: this.#shares.length,
+      interval_ms: HOST_SAMPLE_INTERVAL_MS,
+      busy_share_mean: round((last.busy - this.#first.busy) / (last.total - this.#first.total)),
+      busy_share_max: round(Math.max(0, ...this.#shares)),
+      share_of_samples_over_threshold:
+        this.#shares.length === 0 ? 0 : round(this.#shares.filter((share) => share > HARNESS_THRESHOLDS.host_cpu_busy_share).length / this.#shares.length),
+    };
+  }
+}
+
+/**
+ * Watches the harness over the measured window: this process (the client: its event-loop delay and CPU) and the
+ * host's CPU. `start` when the measured schedule starts (t0), `finish` when the load is done. servelab's other
+ * processes (router, taps, simulated servers) do not report on themselves yet: the caller names them as `unwatched`,
+ * so the report says what was not checked rather than calling it clean.
+ */
+export class HarnessWatch {
+  readonly #self = new ProcessHealthMonitor();
+  #host: HostCpuSampler | undefined;
+  #stopInjected: () => void = () => undefined;
+
+  start(): void {
+    this.#self.reset();
+    this.#host?.stop();
+    this.#host = new HostCpuSampler();
+    this.#stopInjected = injectBusyLoopFromEnvironment('client');
+  }
+
+  finish(unwatched: readonly string[]): HarnessMeasurements {
+    const client = this.#self.snapshot();
+    const host = this.#host?.stop() ?? null;
+    this.#host = undefined;
+    this.close();
+    return {
+      processes: [{ name: 'client', role: 'client', ...client }],
+      host_cpu: host,
+      missing: unwatched.map((name) => `${name}: does not report on itself yet (not checked)`),
+    };
+  }
+
+  /** Stops every timer (idempotent): `finish` calls it, and a run that failed before finishing must too. */
+  close(): void {
+    this.#stopInjected();
+    this.#stopInjected = () => undefined;
+    this.#self.close();
+    this.#host?.stop();
+    this.#host = undefined;
+  }
+}
