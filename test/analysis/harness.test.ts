@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { assessHarness, HARNESS_THRESHOLDS } from '../../src/analysis/harness.js';
+import { assessHarness, assessRunHarness, harnessMeasurementsOf, HARNESS_THRESHOLDS } from '../../src/analysis/harness.js';
+import { summarize } from '../../src/analysis/summarize.js';
+import { recordAt, runOf } from './records.js';
 import type { HarnessProcess, ProcessHealth } from '../../src/types/harness.js';
 
 /** Hand-built self-reports: a process whose loop and CPU are well inside every threshold, unless overridden. */
@@ -54,5 +56,43 @@ describe('assessHarness', () => {
     expect(problems.join('\n')).toMatch(/client: send lag p99 4.00 ms/);
     expect(problems.join('\n')).toMatch(/host: host CPU 95% busy/);
     expect(report.stages_flagged['send_lag']).toEqual(['client', 'host']);
+  });
+});
+
+describe('the harness of a run (send lag from its records)', () => {
+  const clientOnly = { processes: [{ name: 'client', role: 'client' as const, ...health() }], host_cpu: idleHost, missing: [] };
+
+  it("adds the client's send lag p99 from the records and flags it over 1 ms", () => {
+    expect(assessRunHarness(clientOnly, 0.0004).state).toBe('clean');
+    const late = assessRunHarness(clientOnly, 0.003);
+    expect(late.processes[0]?.send_lag_p99_ms).toBe(3);
+    expect(late.warnings.map((warning) => warning.problem)).toEqual(['send lag p99 3.00 ms > 1 ms: requests left later than scheduled']);
+  });
+
+  it('leaves out the lag of requests max concurrency held back: the hold was asked for', () => {
+    // Every other request waited 0.5 s for a free slot; the others left 0.1 ms late.
+    const records = Array.from({ length: 20 }, (_, index) =>
+      index % 2 === 0
+        ? recordAt({ scheduledTime: index, arrivalTime: index + 0.0001, finishTime: index + 0.5 })
+        : recordAt({ scheduledTime: index, arrivalTime: index + 0.5, dispatchTime: 1_700_000_000 + index + 0.5, heldForConcurrency: true, finishTime: index + 0.9 }),
+    );
+    const run = runOf(records);
+    run.extras = { harness: clientOnly };
+    const harness = summarize(run).harness;
+    expect(harness?.state).toBe('clean');
+    expect(harness?.processes[0]?.send_lag_p99_ms).toBeCloseTo(0.1, 3);
+    // Held or not, a request that left 5 ms late is the client falling behind.
+    records.push(recordAt({ scheduledTime: 21, arrivalTime: 21.005, finishTime: 21.2 }), recordAt({ scheduledTime: 22, arrivalTime: 22.005, finishTime: 22.2 }));
+    expect(summarize(runOf(records, {})).harness).toBeUndefined();
+    const lateRun = runOf(records);
+    lateRun.extras = { harness: clientOnly };
+    expect(summarize(lateRun).harness?.state).toBe('suspect');
+  });
+
+  it('reads measurements back only when they have the expected shape', () => {
+    expect(harnessMeasurementsOf(undefined)).toBeUndefined();
+    expect(harnessMeasurementsOf({ harness: 'clean' })).toBeUndefined();
+    expect(harnessMeasurementsOf({ harness: { processes: [] } })).toBeUndefined();
+    expect(harnessMeasurementsOf({ harness: { processes: [], missing: [] } })).toEqual({ processes: [], host_cpu: null, missing: [] });
   });
 });

@@ -1,0 +1,56 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HarnessReport } from '../../src/types/harness.js';
+import { runCli } from '../helpers/cli.js';
+
+const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
+let workDirectory: string;
+beforeAll(async () => {
+  workDirectory = await mkdtemp(join(tmpdir(), 'servelab-harness-cli-'));
+});
+afterAll(async () => {
+  await rm(workDirectory, { recursive: true, force: true });
+});
+
+const RUN = ['node', '--request-rate', '50', '--num-prompts', '60', '--random-input-len', '64', '--random-output-len', '16', '--profile', fastProfile, '--seed', '7', '--progress', 'off'];
+
+async function harnessOf(outputDir: string): Promise<HarnessReport | undefined> {
+  const file = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8')) as { metrics: { harness?: HarnessReport } };
+  return file.metrics.harness;
+}
+
+describe('servelab node watches its own client and the host', () => {
+  it('a run whose client was deliberately slowed (its event loop blocked 30 ms in every 40) is flagged, naming the client', async () => {
+    const outputDir = join(workDirectory, 'slowed');
+    const result = await runCli([...RUN, '--output-dir', outputDir], { env: { SERVELAB_INJECT_BUSY_LOOP: 'client:30/40' } });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/\nHarness: +SUSPECT \(watched: client, host CPU\)\n/);
+    expect(result.stdout).toMatch(/\n {2}client: event-loop delay p99 [\d.]+ ms > 1 ms/);
+    expect(result.stdout).toContain('not checked (no self-report yet): sim-server');
+    const harness = await harnessOf(outputDir);
+    expect(harness?.state).toBe('suspect');
+    expect(harness?.warnings.some((warning) => warning.process === 'client' && /event-loop delay/.test(warning.problem))).toBe(true);
+    expect(harness?.stages_flagged['ttft']).toContain('client');
+  });
+
+  it('a run left alone measures its client and the host, under the verdict and above the status', async () => {
+    const outputDir = join(workDirectory, 'alone');
+    const result = await runCli([...RUN, '--output-dir', outputDir]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    const heading = lines.findIndex((line) => line.includes('servelab node test'));
+    // The verdict of a real-time run on a shared machine is not asserted here (test/cli/verdict-command.test.ts does,
+    // in virtual time): only that it comes first.
+    expect(lines[heading + 1]).toMatch(/^Verdict: +(STABLE|SATURATED|UNKNOWN)$/);
+    expect(lines.findIndex((line) => line.startsWith('Harness:'))).toBeLessThan(lines.findIndex((line) => line.startsWith('Status:')));
+    const harness = await harnessOf(outputDir);
+    const client = harness?.processes.find((process) => process.name === 'client');
+    expect(client?.event_loop_delay_ms?.samples ?? 0).toBeGreaterThan(0);
+    expect(client?.send_lag_p99_ms).toBeDefined();
+    // This machine is shared: whether the host or the client crossed a threshold here is not for this test to decide.
+    expect(harness?.missing).toEqual(['sim-server: does not report on itself yet (not checked)']);
+  });
+});
