@@ -1,8 +1,34 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { HARNESS_THRESHOLDS } from '../analysis/harness.js';
-import type { HarnessMeasurements, HostCpu } from '../types/harness.js';
-import { injectBusyLoopFromEnvironment, ProcessHealthMonitor } from '../utils/process-health.js';
+import type { HarnessMeasurements, HarnessProcess, HarnessRole, HostCpu, ProcessHealth } from '../types/harness.js';
+import { HARNESS_PATH, injectBusyLoopFromEnvironment, ProcessHealthMonitor } from '../utils/process-health.js';
+
+/** A servelab process of the run that serves HARNESS_PATH (today: launched simulated servers). */
+export interface WatchedProcess {
+  name: string;
+  role: HarnessRole;
+  /** Its base URL (HARNESS_PATH is asked there). */
+  url: string;
+  /** Simulated servers: the host URL their records carry. */
+  node?: string;
+}
+
+/** A process that does not answer within this is reported missing rather than holding up the run's end. */
+const ASK_TIMEOUT_MS = 2_000;
+
+async function ask(url: string, method: 'GET' | 'DELETE'): Promise<ProcessHealth | undefined> {
+  const answer = await fetch(`${url}${HARNESS_PATH}`, { method, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
+  if (!answer.ok) {
+    await answer.body?.cancel();
+    throw new Error(`HTTP ${answer.status}`);
+  }
+  if (method === 'DELETE') {
+    await answer.body?.cancel();
+    return undefined;
+  }
+  return (await answer.json()) as ProcessHealth;
+}
 
 /** How often the host's CPU is sampled. */
 const HOST_SAMPLE_INTERVAL_MS = 250;
@@ -70,32 +96,57 @@ class HostCpuSampler {
 }
 
 /**
- * Watches the harness over the measured window: this process (the client: its event-loop delay and CPU) and the
- * host's CPU. `start` when the measured schedule starts (t0), `finish` when the load is done. servelab's other
- * processes (router, taps, simulated servers) do not report on themselves yet: the caller names them as `unwatched`,
- * so the report says what was not checked rather than calling it clean.
+ * Watches the harness over the measured window: this process (the client: its event-loop delay and CPU), the
+ * servelab processes that report on themselves (asked over HTTP: launched simulated servers), and the host's CPU.
+ * `start` when the measured schedule starts (t0), `finish` when the load is done. servelab's processes that do not
+ * report on themselves yet (its builtin router, its taps) are named by the caller as `unwatched`, so the report says
+ * what was not checked rather than calling it clean.
  */
 export class HarnessWatch {
   readonly #self = new ProcessHealthMonitor();
   #host: HostCpuSampler | undefined;
   #stopInjected: () => void = () => undefined;
+  #watched: readonly WatchedProcess[] = [];
+  readonly #missing = new Map<string, string>();
 
-  start(): void {
+  /** Starts the window everywhere; the others' resets are not awaited: they must not hold up the schedule. */
+  start(watched: readonly WatchedProcess[] = []): void {
     this.#self.reset();
     this.#host?.stop();
     this.#host = new HostCpuSampler();
     this.#stopInjected = injectBusyLoopFromEnvironment('client');
+    this.#watched = watched;
+    for (const process of watched) {
+      ask(process.url, 'DELETE').catch((error: unknown) =>
+        this.#missing.set(process.name, `${process.name}: could not start its window (${(error as Error).message})`),
+      );
+    }
   }
 
-  finish(unwatched: readonly string[]): HarnessMeasurements {
+  async finish(unwatched: readonly string[]): Promise<HarnessMeasurements> {
     const client = this.#self.snapshot();
     const host = this.#host?.stop() ?? null;
     this.#host = undefined;
     this.close();
+    const processes: HarnessProcess[] = [{ name: 'client', role: 'client', ...client }];
+    const answers = await Promise.all(
+      this.#watched.map(async (process) => {
+        try {
+          return { process, health: await ask(process.url, 'GET') };
+        } catch (error) {
+          this.#missing.set(process.name, `${process.name}: no harness report (${(error as Error).message})`);
+          return { process, health: undefined };
+        }
+      }),
+    );
+    for (const { process, health } of answers) {
+      if (health === undefined || this.#missing.has(process.name)) continue;
+      processes.push({ name: process.name, role: process.role, ...(process.node === undefined ? {} : { node: process.node }), ...health });
+    }
     return {
-      processes: [{ name: 'client', role: 'client', ...client }],
+      processes,
       host_cpu: host,
-      missing: unwatched.map((name) => `${name}: does not report on itself yet (not checked)`),
+      missing: [...this.#missing.values(), ...unwatched.map((name) => `${name}: does not report on itself yet (not checked)`)],
     };
   }
 

@@ -78,11 +78,10 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
       startedMs,
       signal,
       onProgress: options.onProgress,
-      onScheduleStart: () => harness.start(),
+      onScheduleStart: () => harness.start(config.target === 'sim' ? [{ name: 'sim-server', role: 'sim-server', url: target.url, node: target.url }] : []),
       ...(journal === undefined ? {} : { onStart: (t0: number) => journal.start(t0), onRecord: (record: RequestRecord) => journal.record(completeRecord(record)) }),
     });
-    // A launched simulated server is servelab's too, but it does not report on itself yet.
-    const harnessMeasurements = harness.finish(config.target === 'sim' ? ['sim-server'] : []);
+    const harnessMeasurements = await harness.finish([]);
     for (const record of load.records) completeRecord(record);
     watch.stop();
     report('writing', `writing ${directory.path}`);

@@ -107,7 +107,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       onProgress: options.onProgress,
       // The failure schedule counts from t0, the start of the measured load (after the warmup).
       onScheduleStart: (originMs) => {
-        harness.start();
+        harness.start(config.target === 'sim' ? servers.map((server) => ({ name: server.name, role: 'sim-server' as const, url: server.url, node: server.url })) : []);
         failures?.start(originMs);
       },
       ...(journal === undefined ? {} : { onStart: (t0: number) => journal.start(t0), onRecord: (record: RequestRecord) => journal.record(record) }),
@@ -118,11 +118,10 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       servers = failures.nodes;
       for (const event of failures.events) log.event(event);
     }
-    // servelab's own router, taps and simulated servers do not report on themselves yet: named as not checked.
-    const harnessMeasurements = harness.finish([
+    // servelab's own router and taps do not report on themselves yet: named as not checked.
+    const harnessMeasurements = await harness.finish([
       ...(attachedRouterOnly || config.router !== 'builtin' ? [] : [router.handle.name]),
       ...(taps === undefined ? [] : ['taps']),
-      ...(config.target === 'sim' ? servers.map((server) => server.name) : []),
     ]);
     // From here on, processes exit because the run is over.
     watch.stop();

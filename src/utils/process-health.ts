@@ -1,4 +1,5 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProcessHealth } from '../types/harness.js';
 
 /**
@@ -8,6 +9,9 @@ import type { ProcessHealth } from '../types/harness.js';
  * times a second instead of 1000 — on a 2-core machine running six processes the watching must not add to the load.
  */
 const RESOLUTION_MS = 10;
+
+/** Served by servelab's processes that report on themselves: GET the health since the last reset, DELETE resets it. */
+export const HARNESS_PATH = '/_servelab/harness';
 
 const round = (value: number, digits = 3): number => Math.round(value * 10 ** digits) / 10 ** digits;
 
@@ -58,10 +62,32 @@ export class ProcessHealthMonitor {
   }
 }
 
+/** Answers a request to HARNESS_PATH: GET the snapshot (with `extra` merged in), DELETE resets (and calls `onReset`). */
+export function serveHarness(
+  monitor: ProcessHealthMonitor,
+  request: IncomingMessage,
+  response: ServerResponse,
+  hooks: { extra?: () => Record<string, unknown>; onReset?: () => void } = {},
+): void {
+  if (request.method === 'DELETE') {
+    monitor.reset();
+    hooks.onReset?.();
+    response.writeHead(204).end();
+    return;
+  }
+  if (request.method !== 'GET') {
+    response.writeHead(405, { allow: 'GET, DELETE' }).end();
+    return;
+  }
+  const text = JSON.stringify({ ...monitor.snapshot(), ...(hooks.extra?.() ?? {}) });
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}
+
 /**
- * `SERVELAB_INJECT_BUSY_LOOP=<role>:<blockMs>/<everyMs>` blocks the event loop of the process with that role (router,
- * taps, sim-server, client) for blockMs every everyMs. It exists to show that the harness check can fail: a run with a
- * deliberately slowed client must be flagged (test/cli/harness-command.test.ts). Returns a stop function.
+ * `SERVELAB_INJECT_BUSY_LOOP=<role>:<blockMs>/<everyMs>` blocks the event loop of the process with that role (client,
+ * sim-server) for blockMs every everyMs. It exists to show that the harness check can fail: a run with a
+ * deliberately slowed client or simulated server must be flagged (test/cli/harness-command.test.ts). Returns a stop function.
  */
 export function injectBusyLoopFromEnvironment(role: string): () => void {
   const setting = process.env['SERVELAB_INJECT_BUSY_LOOP'];

@@ -22,21 +22,21 @@ async function harnessOf(outputDir: string): Promise<HarnessReport | undefined> 
   return file.metrics.harness;
 }
 
-describe('servelab node watches its own client and the host', () => {
+describe('servelab node watches its own client, its simulated server and the host', () => {
   it('a run whose client was deliberately slowed (its event loop blocked 30 ms in every 40) is flagged, naming the client', async () => {
     const outputDir = join(workDirectory, 'slowed');
     const result = await runCli([...RUN, '--output-dir', outputDir], { env: { SERVELAB_INJECT_BUSY_LOOP: 'client:30/40' } });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/\nHarness: +SUSPECT \(watched: client, host CPU\)\n/);
+    expect(result.stdout).toMatch(/\nHarness: +SUSPECT \(watched: client, sim-server, host CPU\)\n/);
     expect(result.stdout).toMatch(/\n {2}client: event-loop delay p99 [\d.]+ ms > 1 ms/);
-    expect(result.stdout).toContain('not checked (no self-report yet): sim-server');
+    expect(result.stdout).not.toContain('not checked');
     const harness = await harnessOf(outputDir);
     expect(harness?.state).toBe('suspect');
     expect(harness?.warnings.some((warning) => warning.process === 'client' && /event-loop delay/.test(warning.problem))).toBe(true);
     expect(harness?.stages_flagged['ttft']).toContain('client');
   });
 
-  it('a run left alone measures its client and the host, under the verdict and above the status', async () => {
+  it('a run left alone measures its client, its simulated server and the host, under the verdict and above the status', async () => {
     const outputDir = join(workDirectory, 'alone');
     const result = await runCli([...RUN, '--output-dir', outputDir]);
     expect(result.code).toBe(0);
@@ -51,6 +51,20 @@ describe('servelab node watches its own client and the host', () => {
     expect(client?.event_loop_delay_ms?.samples ?? 0).toBeGreaterThan(0);
     expect(client?.send_lag_p99_ms).toBeDefined();
     // This machine is shared: whether the host or the client crossed a threshold here is not for this test to decide.
-    expect(harness?.missing).toEqual(['sim-server: does not report on itself yet (not checked)']);
+    expect(harness?.missing).toEqual([]);
+    const server = harness?.processes.find((process) => process.name === 'sim-server');
+    expect(server?.step_lateness_ms?.steps ?? 0).toBeGreaterThan(0);
+    expect(server?.node).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('a run whose simulated server was deliberately slowed is flagged, naming the server, its node and its stages', async () => {
+    const outputDir = join(workDirectory, 'slowed-server');
+    const result = await runCli([...RUN, '--output-dir', outputDir], { env: { SERVELAB_INJECT_BUSY_LOOP: 'sim-server:30/40' } });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/\n {2}sim-server \(http:\/\/127\.0\.0\.1:\d+\): engine steps ran late against the model: p99 [\d.]+ ms > 1 ms/);
+    const harness = await harnessOf(outputDir);
+    const warning = harness?.warnings.find((candidate) => candidate.process === 'sim-server');
+    expect(warning?.node).toBe(harness?.processes.find((process) => process.name === 'sim-server')?.node);
+    expect(harness?.stages_flagged['prefill_time']).toContain('sim-server');
   });
 });
