@@ -59,6 +59,8 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
   let router: LaunchedRouter | undefined;
   let failures: FailureExecutor | undefined;
   const harness = new HarnessWatch();
+  // servelab's own builtin router reports on itself; a router servelab does not own (smg, sglang-router) does not.
+  const ownRouter = !attachedRouterOnly && config.router === 'builtin';
   try {
     throwIfInterrupted(options.signal);
     if (attachedRouterOnly) {
@@ -107,7 +109,10 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       onProgress: options.onProgress,
       // The failure schedule counts from t0, the start of the measured load (after the warmup).
       onScheduleStart: (originMs) => {
-        harness.start(config.target === 'sim' ? servers.map((server) => ({ name: server.name, role: 'sim-server' as const, url: server.url, node: server.url })) : []);
+        harness.start([
+          ...(ownRouter && router !== undefined ? [{ name: router.handle.name, role: 'router' as const, url: router.handle.url }] : []),
+          ...(config.target === 'sim' ? servers.map((server) => ({ name: server.name, role: 'sim-server' as const, url: server.url, node: server.url })) : []),
+        ]);
         failures?.start(originMs);
       },
       ...(journal === undefined ? {} : { onStart: (t0: number) => journal.start(t0), onRecord: (record: RequestRecord) => journal.record(record) }),
@@ -118,11 +123,8 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       servers = failures.nodes;
       for (const event of failures.events) log.event(event);
     }
-    // servelab's own router and taps do not report on themselves yet: named as not checked.
-    const harnessMeasurements = await harness.finish([
-      ...(attachedRouterOnly || config.router !== 'builtin' ? [] : [router.handle.name]),
-      ...(taps === undefined ? [] : ['taps']),
-    ]);
+    // servelab's taps do not report on themselves yet: named as not checked.
+    const harnessMeasurements = await harness.finish(taps === undefined ? [] : ['taps']);
     // From here on, processes exit because the run is over.
     watch.stop();
     report('writing', `writing ${directory.path}`);

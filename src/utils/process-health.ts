@@ -86,8 +86,8 @@ export function serveHarness(
 
 /**
  * `SERVELAB_INJECT_BUSY_LOOP=<role>:<blockMs>/<everyMs>` blocks the event loop of the process with that role (client,
- * sim-server) for blockMs every everyMs. It exists to show that the harness check can fail: a run with a
- * deliberately slowed client or simulated server must be flagged (test/cli/harness-command.test.ts). Returns a stop function.
+ * router, sim-server) for blockMs every everyMs. It exists to show that the harness check can fail: a run with a
+ * deliberately slowed client, router or simulated server must be flagged (test/cli/harness-command.test.ts). Returns a stop function.
  */
 export function injectBusyLoopFromEnvironment(role: string): () => void {
   const setting = process.env['SERVELAB_INJECT_BUSY_LOOP'];

@@ -67,4 +67,22 @@ describe('servelab node watches its own client, its simulated server and the hos
     expect(warning?.node).toBe(harness?.processes.find((process) => process.name === 'sim-server')?.node);
     expect(harness?.stages_flagged['prefill_time']).toContain('sim-server');
   });
+
+  it('a routing run whose builtin router (the relay) was deliberately slowed is flagged, naming the router, its stages and every node', async () => {
+    const outputDir = join(workDirectory, 'slowed-router');
+    const result = await runCli(
+      ['route', '--num-gpus', '2', ...RUN.slice(1), '--output-dir', outputDir],
+      { env: { SERVELAB_INJECT_BUSY_LOOP: 'router:30/40' } },
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/\nHarness: +SUSPECT \(watched: client, router, node-0, node-1, host CPU\)\n/);
+    expect(result.stdout).toMatch(/\n {2}router: event-loop delay p99 [\d.]+ ms > 1 ms/);
+    expect(result.stdout).toContain('not checked (no self-report yet): taps');
+    const harness = await harnessOf(outputDir);
+    expect(harness?.warnings.some((warning) => warning.process === 'router' && /event-loop delay/.test(warning.problem))).toBe(true);
+    expect(harness?.stages_flagged['queue_time_in_router']).toContain('router');
+    const nodes = harness?.processes.filter((process) => process.role === 'sim-server').map((process) => process.node as string) ?? [];
+    expect(nodes).toHaveLength(2);
+    for (const node of nodes) expect(harness?.nodes_flagged[node]).toContain('router');
+  });
 });
