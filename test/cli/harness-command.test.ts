@@ -29,7 +29,7 @@ describe('servelab node watches its own client, its simulated server and the hos
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/\nHarness: +SUSPECT \(watched: client, sim-server, host CPU\)\n/);
     expect(result.stdout).toMatch(/\n {2}client: event-loop delay p99 [\d.]+ ms > 1 ms/);
-    expect(result.stdout).not.toContain('not checked');
+    expect(result.stdout).not.toContain('not checked (no self-report yet)');
     const harness = await harnessOf(outputDir);
     expect(harness?.state).toBe('suspect');
     expect(harness?.warnings.some((warning) => warning.process === 'client' && /event-loop delay/.test(warning.problem))).toBe(true);
