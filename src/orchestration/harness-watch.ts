@@ -15,7 +15,7 @@ export interface WatchedProcess {
 }
 
 /** A process that does not answer within this is reported missing rather than holding up the run's end. */
-const ASK_TIMEOUT_MS = 2_000;
+const ASK_TIMEOUT_MS = 5_000;
 
 async function ask(url: string, method: 'GET' | 'DELETE'): Promise<ProcessHealth | undefined> {
   const answer = await fetch(`${url}${HARNESS_PATH}`, { method, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
