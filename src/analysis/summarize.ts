@@ -1,6 +1,8 @@
 import { nodeUrlsOf } from './node-index.js';
 import { steadyWindowOf } from './littles-law.js';
 import { summarizeDataQuality } from './data-quality.js';
+import { judgeLoad } from './verdict.js';
+import { assessRunHarness, harnessMeasurementsOf } from './harness.js';
 import type { RequestRecord } from '../types/record.js';
 import type { RunData } from '../types/run.js';
 import type {
@@ -216,6 +218,18 @@ function computeGoodput(
   };
 }
 
+/**
+ * p99 of send lag over the requests `--max-concurrency` did not hold back: a held request's lag is the hold, which
+ * the load asked for, not the client falling behind (seconds; null when none was sent).
+ */
+function unheldSendLagP99(records: readonly RequestRecord[]): number | null {
+  const lags: number[] = [];
+  for (const record of records) {
+    if (record.heldForConcurrency !== true && record.arrivalTime !== undefined) lags.push(record.arrivalTime - record.scheduledTime);
+  }
+  return computeStatistics(lags)?.p99 ?? null;
+}
+
 /** An epoch instant as seconds after t0, to the microsecond like every relative time in the files. */
 function sinceT0(time: number | null, t0: number): number | null {
   return time === null ? null : Math.round((time - t0) * 1e6) / 1e6;
@@ -259,7 +273,10 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
   const stageAnalysis = analyzeStages(records, arena);
   rememberTimeSeries(run.records, stageAnalysis.series);
 
+  const harness = harnessMeasurementsOf(run.extras);
   const summary: Summary = {
+    verdict: judgeLoad(records, run.info.startTime, targetRateOf(run.info.requestRate)),
+    ...(harness === undefined ? {} : { harness: assessRunHarness(harness, unheldSendLagP99(records)) }),
     counts,
     errors: describeErrors(records),
     firstArrivalTime,

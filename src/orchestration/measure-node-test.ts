@@ -7,6 +7,7 @@ import type { RequestRecord } from '../types/record.js';
 import { buildWorkload, targetRateOf } from './build-workload.js';
 import { checkSimSettings } from './check-sim-settings.js';
 import { flushServerCache } from './flush-cache.js';
+import { HarnessWatch } from './harness-watch.js';
 import { raceAbort, throwIfInterrupted } from './interruption.js';
 import { launchNodeTarget } from './launch-node-target.js';
 import { measureLoad } from './measure-load.js';
@@ -46,6 +47,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
   const { watch, signal } = watchRunProcesses(clock, log, config.onProcessExit, options.signal);
 
   let server: ServerHandle | undefined;
+  const harness = new HarnessWatch();
   try {
     throwIfInterrupted(options.signal);
     report('starting', config.target === 'attach' ? `attaching to ${config.url}` : `launching the ${config.target} server`);
@@ -70,8 +72,10 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
       startedMs,
       signal,
       onProgress: options.onProgress,
+      onScheduleStart: () => harness.start(config.target === 'sim' ? [{ name: 'sim-server', role: 'sim-server', url: target.url, node: target.url }] : []),
       ...(journal === undefined ? {} : { onStart: (t0: number) => journal.start(t0), onRecord: (record: RequestRecord) => journal.record(completeRecord(record)) }),
     });
+    const harnessMeasurements = await harness.finish([]);
     for (const record of load.records) completeRecord(record);
     watch.stop();
     report('writing', `writing ${directory.path}`);
@@ -92,7 +96,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
       undefined,
     );
     const notices = [...workload.notices, ...warmupNotices(load.warmupRecords), ...(requestLogs?.notice === undefined ? [] : [requestLogs.notice])];
-    const extras: Record<string, unknown> = {};
+    const extras: Record<string, unknown> = { harness: harnessMeasurements };
     if (notices.length > 0) extras.notices = notices;
     if (requestLogs !== undefined) extras.serverRequestLogs = requestLogs.join;
     return {
@@ -105,11 +109,12 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
       load,
       events: log.events,
       slo: config.slo,
-      ...(Object.keys(extras).length > 0 ? { extras } : {}),
+      extras,
       notices: log.notices,
       ...(journal === undefined ? {} : { journal }),
     };
   } finally {
+    harness.close();
     watch.stop();
     await server?.stop().catch(() => undefined);
     if (journal !== undefined) await journal.close();

@@ -13,6 +13,7 @@ import { buildWorkload, targetRateOf } from './build-workload.js';
 import { checkSimSettings } from './check-sim-settings.js';
 import { flushServerCache } from './flush-cache.js';
 import { raceAbort, throwIfInterrupted } from './interruption.js';
+import { HarnessWatch } from './harness-watch.js';
 import { joinTapRecords } from './join-tap-records.js';
 import { joinRunRequestLogs } from './server-request-logs.js';
 import { launchCluster } from './launch-cluster.js';
@@ -50,6 +51,9 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
   let taps: LaunchedTaps | undefined;
   let router: LaunchedRouter | undefined;
   let failures: FailureExecutor | undefined;
+  const harness = new HarnessWatch();
+  // servelab's own builtin router reports on itself; a router servelab does not own (smg, sglang-router) does not.
+  const ownRouter = !attachedRouterOnly && config.router === 'builtin';
   try {
     throwIfInterrupted(options.signal);
     if (attachedRouterOnly) {
@@ -98,7 +102,13 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       signal,
       onProgress: options.onProgress,
       // The failure schedule counts from t0, the start of the measured load (after the warmup).
-      onScheduleStart: (originMs) => failures?.start(originMs),
+      onScheduleStart: (originMs) => {
+        harness.start([
+          ...(ownRouter && router !== undefined ? [{ name: router.handle.name, role: 'router' as const, url: router.handle.url }] : []),
+          ...(config.target === 'sim' ? servers.map((server) => ({ name: server.name, role: 'sim-server' as const, url: server.url, node: server.url })) : []),
+        ]);
+        failures?.start(originMs);
+      },
       ...(journal === undefined ? {} : { onStart: (t0: number) => journal.start(t0), onRecord: (record: RequestRecord) => journal.record(record) }),
     });
     if (failures !== undefined) {
@@ -107,12 +117,17 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       servers = failures.nodes;
       for (const event of failures.events) log.event(event);
     }
+    // servelab's taps do not report on themselves yet: named as not checked.
+    const harnessMeasurements = await harness.finish(taps === undefined ? [] : ['taps']);
     // From here on, processes exit because the run is over.
     watch.stop();
     report('writing', `writing ${directory.path}`);
     await log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.jsonl)', () => serverMetrics.finish(load.startTime, directory.path), 0);
     // Where everything ran: kept beside the configuration, not in it, so a run's config.json can be run again.
-    const extras: Record<string, unknown> = { cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url } };
+    const extras: Record<string, unknown> = {
+      cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url },
+      harness: harnessMeasurements,
+    };
     const notices = [...workload.notices, ...warmupNotices(load.warmupRecords)];
     if (notices.length > 0) extras.notices = notices;
     if (taps !== undefined) {
@@ -172,6 +187,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       ...(journal === undefined ? {} : { journal }),
     };
   } finally {
+    harness.close();
     watch.stop();
     await failures?.stop().catch(() => undefined);
     if (failures !== undefined) servers = failures.nodes;

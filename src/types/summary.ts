@@ -1,5 +1,7 @@
 import type { ClockOffsetEstimate } from './clock-offset.js';
 import type { EpochSeconds, Seconds } from './time.js';
+import type { HarnessReport } from './harness.js';
+import type { LoadVerdict } from './verdict.js';
 
 /**
  * The snake_case names of the derived columns (SPEC §2). They are the column names of `requests.csv` and the keys of
@@ -265,6 +267,18 @@ export interface EventImpact {
  * `from`, `to`) except the fields named `*SinceT0`, which are seconds after the run's t0 like the files' times.
  */
 export interface Summary {
+  /**
+   * Whether the offered load was sustainable (stable, saturated, unknown) with its evidence (docs/metrics.md,
+   * "Verdict"). First, because it says how to read everything after it. Absent only in a summary.json written before
+   * servelab judged its load.
+   */
+  verdict: LoadVerdict;
+  /**
+   * Whether servelab's own processes or the host could have shaped the numbers (clean / suspect, with warnings naming
+   * the process and the columns it affects; docs/metrics.md, "Harness"). Absent in virtual time and in runs that did
+   * not watch themselves.
+   */
+  harness?: HarnessReport;
   counts: SummaryCounts;
   /** Per error class, most failures first: the count and the most common message. Empty when nothing failed. */
   errors: ErrorClassSummary[];

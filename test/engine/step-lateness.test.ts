@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startSimServer } from '../../src/engine/http/start-sim-server.js';
 import { StepLateness } from '../../src/engine/http/step-lateness.js';
+import { HARNESS_PATH } from '../../src/utils/process-health.js';
 
 describe('step lateness', () => {
   it('summarises how late steps completed, at 0.05 ms resolution, keeping the maximum exactly', () => {
@@ -31,6 +32,35 @@ describe('step lateness', () => {
       const info = (await (await fetch(`${server.url}/server_info`)).json()) as { servelab_step_lateness_ms?: { steps: number; maxMs: number } };
       expect(info.servelab_step_lateness_ms?.steps).toBe(5);
       expect(info.servelab_step_lateness_ms?.maxMs).toBeGreaterThanOrEqual(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("reports on itself for a run's harness at /_servelab/harness: its CPU and step lateness since the last DELETE", async () => {
+    const server = await startSimServer({ profile: JSON.stringify({ kind: 'simple', stepMs: 2 }) });
+    try {
+      const generate = async (): Promise<void> => {
+        const response = await fetch(`${server.url}/generate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ text: 'hello there', sampling_params: { max_new_tokens: 5, ignore_eos: true } }),
+        });
+        await response.text();
+      };
+      type Health = { pid: number; event_loop_delay_ms: unknown; cpu_s: number; step_lateness_ms: { steps: number } };
+      const health = async (): Promise<Health> => (await (await fetch(`${server.url}${HARNESS_PATH}`)).json()) as Health;
+      await generate();
+      const before = await health();
+      expect(before.pid).toBe(process.pid);
+      // No event-loop timer in a simulated server: it would change how its arrivals batch.
+      expect(before.event_loop_delay_ms).toBeNull();
+      expect(before.step_lateness_ms.steps).toBe(5);
+      expect((await fetch(`${server.url}${HARNESS_PATH}`, { method: 'DELETE' })).status).toBe(204);
+      expect((await health()).step_lateness_ms.steps).toBe(0);
+      await generate();
+      expect((await health()).step_lateness_ms.steps).toBe(5);
+      expect((await fetch(`${server.url}${HARNESS_PATH}`, { method: 'POST' })).status).toBe(405);
     } finally {
       await server.close();
     }

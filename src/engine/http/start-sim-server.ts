@@ -6,6 +6,7 @@ import { systemClock } from '../../clock/clock.js';
 import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { EngineListener, EngineRequestView } from '../../types/engine.js';
+import { HARNESS_PATH, injectBusyLoopFromEnvironment, ProcessHealthMonitor, serveHarness } from '../../utils/process-health.js';
 import { wordTokenIds } from '../../utils/word-tokenizer.js';
 import type { SimEngine } from '../core/sim-engine.js';
 import { createEngine, resolveEngineSetup } from '../create-engine.js';
@@ -81,6 +82,12 @@ class SimHttpServer {
   #host = '127.0.0.1';
   /** SGLang's server status as its /health sees it: starting, then up, then (on shutdown) shutting down. */
   #status: 'starting' | 'up' | 'shutting-down' = 'starting';
+  /**
+   * What this process measures about itself for a run's harness report (HARNESS_PATH). No event-loop delay timer: it
+   * would wake the loop between arrivals and change how simultaneous arrivals batch; step lateness stands in.
+   */
+  readonly #health = new ProcessHealthMonitor({ eventLoopDelay: false });
+  #stopInjectedBusyLoop: () => void = () => undefined;
 
   constructor(setup: ResolvedEngineSetup, options: SimServerOptions) {
     this.#setup = setup;
@@ -134,6 +141,7 @@ class SimHttpServer {
       });
     });
     const address = server.address() as AddressInfo;
+    this.#stopInjectedBusyLoop = injectBusyLoopFromEnvironment('sim-server');
     this.#port = address.port;
     this.#host = host;
     const displayHost = host.includes(':') ? `[${host}]` : host;
@@ -157,6 +165,8 @@ class SimHttpServer {
       close: async () => {
         this.#status = 'shutting-down';
         this.#stepper.close();
+        this.#stopInjectedBusyLoop();
+        this.#health.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
       },
@@ -207,6 +217,15 @@ class SimHttpServer {
         return sendJson(response, 200, this.#getLoad());
       case '/v1/loads':
         return sendJson(response, 200, this.#v1Loads());
+      case HARNESS_PATH:
+        return serveHarness(this.#health, request, response, {
+          onReset: () => this.#stepper.lateness.reset(),
+          extra: () => {
+            const lateness = this.#stepper.lateness.snapshot();
+            const max = Math.round(lateness.maxMs * 1000) / 1000;
+            return { step_lateness_ms: { p50: lateness.p50Ms, p99: lateness.p99Ms, max, steps: lateness.steps } };
+          },
+        });
       default:
         return sendJson(response, 404, { detail: 'Not Found' });
     }

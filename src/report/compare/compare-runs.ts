@@ -62,6 +62,7 @@ export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
   return [
     row('test', '', (run) => run.run.info.testLevel),
     row('target', '', (run) => run.run.info.target),
+    row('verdict', '', (run) => run.summary.verdict.state),
     row('status', '', (run) => run.run.info.status),
     row('requests succeeded', 'count', (run) => run.summary.counts.succeeded),
     row('requests failed', 'count', (run) => run.summary.counts.failed),

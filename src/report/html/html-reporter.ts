@@ -8,6 +8,8 @@ import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js
 import { arrivalRatesText } from '../rate-text.js';
 import { recoveryText } from '../recovery-text.js';
 import { clockWarnings } from '../clock-warnings.js';
+import { verdictDetailText, verdictLabel } from '../verdict-text.js';
+import { harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
 
 export const REPORT_HTML = 'report.html';
 
@@ -54,15 +56,81 @@ function overview(run: RunData, summary: Summary): string {
   return table(['metric', 'value'], rows);
 }
 
+/**
+ * The verdict on the load, first in the report: the state, its reason, and the evidence (docs/metrics.md, "Verdict").
+ * Empty for a summary.json written before servelab judged its load.
+ */
+function verdictSection(summary: Summary): string {
+  const verdict = summary.verdict as Summary['verdict'] | undefined;
+  if (verdict === undefined) return '';
+  const evidence = verdict.evidence;
+  const detail = verdictDetailText(verdict, (value) => number(value, 3));
+  const rows: [string, string][] =
+    evidence === null
+      ? []
+      : [
+          ['Judged window (s after t0)', `${number(evidence.window_start_s, 3)} to ${number(evidence.window_end_s, 3)}`],
+          ['Offered / completed rate in the window', `${number(evidence.offered_rate_per_s)} / ${number(evidence.served_rate_per_s)} req/s (ratio ${number(evidence.served_to_offered_ratio, 3)})`],
+          ['Requests in the system: window start → end (peak)', `${evidence.in_system_at_window_start} → ${evidence.in_system_at_window_end} (${evidence.in_system_peak})`],
+          ['Trend of requests in the system', `${number(evidence.in_system_growth_per_s, 3)} /s (${number(evidence.in_system_growth_over_window, 1)} over the window)`],
+          ['Drain after the last arrival', evidence.drain_after_last_arrival_s === null ? '–' : `${number(evidence.drain_after_last_arrival_s, 3)} s`],
+          ['Sent requests never finished', String(evidence.unfinished_requests)],
+        ];
+  return `<section class="verdict verdict-${escapeHtml(verdict.state)}"><h2>Verdict: ${escapeHtml(verdictLabel(verdict))}</h2>
+<p>${escapeHtml(verdict.reason)}${detail === '' ? '' : ` (${escapeHtml(detail)})`}.</p>
+${rows.length === 0 ? '' : table(['evidence', 'value'], rows)}
+<p class="meta">Saturated: requests in the system (offered, not yet finished; a request held in the client counts from its scheduled instant) grew over the judged window by at least ${number(verdict.thresholds.min_growth_share * 100, 0)}% of the offered rate, and by at least ${verdict.thresholds.min_growth_requests} requests and ${number(verdict.thresholds.min_growth_of_start_level * 100, 0)}% of the level at the window’s start. The first ${number(verdict.thresholds.fill_share * 100, 0)}% of the arrival span is left out: the system fills there even when it is stable.</p></section>`;
+}
+
+/**
+ * Beside the verdict: whether servelab's own processes or the host could have shaped the numbers (docs/metrics.md,
+ * "Harness"). Empty when the run did not watch itself (virtual time, an older summary.json).
+ */
+function harnessSection(summary: Summary): string {
+  const harness = summary.harness;
+  if (harness === undefined) return '';
+  const thresholds = harness.thresholds;
+  const rows = harness.processes.map((process) => [
+    process.name,
+    process.event_loop_delay_ms === null ? '–' : `${number(process.event_loop_delay_ms.p99, 3)} / ${number(process.event_loop_delay_ms.max, 1)}`,
+    `${number(process.cpu_share_of_one_core * 100, 0)}%`,
+    process.step_lateness_ms === undefined ? '–' : number(process.step_lateness_ms.p99, 3),
+    process.send_lag_p99_ms === undefined ? '–' : number(process.send_lag_p99_ms, 3),
+  ]);
+  if (harness.host_cpu !== null) {
+    rows.push([`host (${harness.host_cpu.cores} cores)`, '–', `${number(harness.host_cpu.busy_share_mean * 100, 0)}% busy (max ${number(harness.host_cpu.busy_share_max * 100, 0)}%)`, '–', '–']);
+  }
+  const warnings = harness.warnings.map((warning) => `<p class="warning">${escapeHtml(harnessWarningText(warning))}</p>`).join('\n');
+  const notChecked = harnessNotCheckedText(harness);
+  return `<section class="harness harness-${escapeHtml(harness.state)}"><h2>Harness: ${escapeHtml(harnessLabel(harness))}</h2>
+<p>Whether servelab’s own processes or the host could have shaped these numbers (${escapeHtml(harnessWatchedText(harness))}). Thresholds: event-loop delay p99 ${number(thresholds.event_loop_delay_p99_ms, 1)} ms, step lateness p99 ${number(thresholds.step_lateness_p99_ms, 1)} ms, send lag p99 ${number(thresholds.send_lag_p99_ms, 1)} ms, process CPU ${number(thresholds.process_cpu_share_of_one_core * 100, 0)}% of one core, host CPU ${number(thresholds.host_cpu_busy_share * 100, 0)}% busy.</p>
+${warnings}
+${table(['process', 'event-loop delay p99 / max (ms)', 'CPU (of one core)', 'step lateness p99 (ms)', 'send lag p99 (ms)'], rows)}
+${notChecked === '' ? '' : `<p class="meta">Not checked (they do not report on themselves yet): ${escapeHtml(notChecked)}.</p>`}</section>`;
+}
+
 function latencyTable(summary: Summary): string {
   const rows: string[][] = [];
   const add = (name: string, statistics: Statistics | null): void => {
     if (!statistics) return;
-    rows.push([name, String(statistics.count), ms(statistics.mean), ms(statistics.std), ms(statistics.min), ms(statistics.p50), ms(statistics.p90), ms(statistics.p95), ms(statistics.p99), ms(statistics.max)]);
+    const flagged = summary.harness?.stages_flagged[name];
+    rows.push([
+      name,
+      String(statistics.count),
+      ms(statistics.mean),
+      ms(statistics.std),
+      ms(statistics.min),
+      ms(statistics.p50),
+      ms(statistics.p90),
+      ms(statistics.p95),
+      ms(statistics.p99),
+      ms(statistics.max),
+      flagged === undefined ? '' : `suspect: ${flagged.join(', ')}`,
+    ]);
   };
   for (const [name, statistics] of Object.entries(summary.latencies)) add(name, statistics);
   add('itl', summary.interTokenLatency);
-  return table(['column (ms)', 'count', 'mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max'], rows);
+  return table(['column (ms)', 'count', 'mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max', 'harness'], rows);
 }
 
 function errorsSection(summary: Summary): string {
@@ -107,12 +175,13 @@ function nodesSection(summary: Summary): string {
   const routing = summary.routing;
   if (!routing) return '';
   const affinity = routing.prefixGroupAffinity;
+  const harnessFlags = summary.harness?.nodes_flagged ?? {};
   return `<section><h2>Nodes</h2>
 <p>Imbalance: max/mean ${number(routing.imbalanceMaxOverMean, 3)}, coefficient of variation ${number(routing.imbalanceCv, 3)}.${
     affinity ? ` Prefix groups: on average ${number(affinity.meanShareOnTopNode * 100, 1)}% of a group’s requests went to its most-used node (minimum ${number(affinity.minShareOnTopNode * 100, 1)}%, ${affinity.groups} groups).` : ''
   }</p>
 ${table(
-  ['node', 'URL', 'requests', 'share', 'failed', 'cache hit ratio', 'TTFT p50 (ms)', 'TTFT p99 (ms)', 'E2E p50 (ms)', 'pure queue p99 (ms)', 'peak in flight', 'mean in flight'],
+  ['node', 'URL', 'requests', 'share', 'failed', 'cache hit ratio', 'TTFT p50 (ms)', 'TTFT p99 (ms)', 'E2E p50 (ms)', 'pure queue p99 (ms)', 'peak in flight', 'mean in flight', 'harness'],
   routing.nodes.map((node) => [
     node.node === null ? '–' : String(node.node),
     node.host,
@@ -126,6 +195,7 @@ ${table(
     ms(node.pureQueueTime?.p99),
     String(node.peakInFlight),
     number(node.meanInFlight, 2),
+    harnessFlags[node.host] === undefined ? '' : `suspect: ${(harnessFlags[node.host] as string[]).join(', ')}`,
   ]),
 )}</section>`;
 }
@@ -212,8 +282,10 @@ function definitionList(entries: Record<string, unknown>, depth: number): string
  * definition list.
  */
 function extrasSection(extras: Record<string, unknown> | undefined): string {
-  if (extras === undefined || Object.keys(extras).length === 0) return '';
+  if (extras === undefined || Object.keys(extras).every((key) => key === 'harness')) return '';
   const rest: Record<string, unknown> = { ...extras };
+  // Shown, assessed, in the Harness section.
+  delete rest['harness'];
   let overheadTable = '';
   const taps = extras['taps'];
   if (isRecord(taps) && isRecord(taps['overhead'])) {
@@ -269,7 +341,9 @@ const STYLE = `
 body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; padding: 0 1rem; }
 h1 { font-size: 1.5rem; margin-bottom: 0.2rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #ddd; } h3 { margin: 0; font-size: 1rem; }
 .meta { color: #555; } .status { padding: 0.1rem 0.5rem; border-radius: 0.3rem; color: white; }
-.status-completed { background: #2e7d32; } .status-interrupted { background: #ef6c00; } .status-failed { background: #c62828; }
+.status-completed { background: #2e7d32; }
+.verdict h2 { border: none; padding: 0.3rem 0.6rem; color: white; } .verdict-stable h2 { background: #2e7d32; }
+.verdict-saturated h2 { background: #c62828; } .verdict-unknown h2 { background: #757575; } .status-interrupted { background: #ef6c00; } .status-failed { background: #c62828; }
 table { border-collapse: collapse; margin: 0.5rem 0; font-size: 0.85rem; } th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; } thead { background: #f5f5f5; }
 figure.chart { margin: 1.5rem 0; } figcaption p { margin: 0.2rem 0 0.5rem; color: #555; font-size: 0.85rem; }
@@ -298,6 +372,8 @@ export function buildReportHtml(run: RunData, summary: Summary, charts: readonly
 <p class="meta"><span class="status status-${escapeHtml(info.status)}">${escapeHtml(info.status)}</span>
 target ${escapeHtml(info.target)}${info.simulated ? ' (virtual time)' : ''} · t0 ${escapeHtml(t0)} · servelab ${escapeHtml(info.servelabVersion)}</p>
 </header>
+${verdictSection(summary)}
+${harnessSection(summary)}
 <section><h2>Overview</h2>${overview(run, summary)}</section>
 ${clocksSection(summary)}
 ${errorsSection(summary)}

@@ -5,6 +5,8 @@ import type { DerivedColumnName, Statistics, Summary } from '../../types/summary
 import { arrivalRatesText } from '../rate-text.js';
 import { recoveryText } from '../recovery-text.js';
 import { clockWarnings } from '../clock-warnings.js';
+import { verdictDetailText, verdictLabel } from '../verdict-text.js';
+import { harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
 
 export interface TerminalSummaryOptions {
   /** ANSI colors (for a TTY). Default false. */
@@ -53,7 +55,7 @@ function milliseconds(value: number | null | undefined): string {
 }
 
 /**
- * The end-of-run table, in the spirit of bench_serving's: status, counts, rates and token throughput, the latency
+ * The end-of-run table, in the spirit of bench_serving's: the verdict on the load first, then status, counts, rates and token throughput, the latency
  * breakdown (mean / p50 / p99 in milliseconds), the offered load against its target, goodput, and the one check that
  * can fail: Little's law over the steady window, per stage.
  */
@@ -71,6 +73,24 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
 
   const { info } = run;
   heading(`servelab ${info.testLevel} test: ${info.runId}`, '=');
+  // The verdict first: a run that completed but whose load outran the server must not read as a green "completed".
+  // `undefined`: a summary.json written before servelab judged its load.
+  const verdict = summary.verdict as Summary['verdict'] | undefined;
+  if (verdict !== undefined) {
+    const verdictColor = verdict.state === 'stable' ? '32' : verdict.state === 'saturated' ? '31' : '33';
+    row('Verdict', paint(`1;${verdictColor}`, verdictLabel(verdict)));
+    lines.push(`  ${verdict.reason}`);
+    const detail = verdictDetailText(verdict, (value) => fixed(value));
+    if (detail !== '') lines.push(`  (${detail})`);
+  }
+  // Beside the verdict: whether servelab's own processes or the host could have shaped the numbers.
+  const harness = summary.harness;
+  if (harness !== undefined) {
+    row('Harness', `${paint(harness.state === 'clean' ? '32' : '1;33', harnessLabel(harness))} (${harnessWatchedText(harness)})`);
+    for (const warning of harness.warnings) lines.push(paint('33', `  ${terminalSafe(harnessWarningText(warning))}`));
+    const notChecked = harnessNotCheckedText(harness);
+    if (notChecked !== '') lines.push(`  not checked (no self-report yet): ${terminalSafe(notChecked)}`);
+  }
   const statusColor = info.status === 'completed' ? '32' : info.status === 'interrupted' ? '33' : '31';
   row('Status', paint(statusColor, info.status) + (info.simulated ? ' (virtual time)' : ''));
   row('Target', info.target);
@@ -128,10 +148,11 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   for (const [label, source] of LATENCY_ROWS) {
     const statistics: Statistics | null = source === 'itl' ? summary.interTokenLatency : summary.latencies[source];
     if (!statistics) continue;
+    const flagged = summary.harness?.stages_flagged[source];
     lines.push(
       `${label.padEnd(LABEL_WIDTH)} ${milliseconds(statistics.mean).padStart(9)} ${milliseconds(statistics.p50).padStart(9)} ${milliseconds(
         statistics.p99,
-      ).padStart(9)}`,
+      ).padStart(9)}${flagged === undefined ? '' : paint('33', `  [harness: ${terminalSafe(flagged.join(', '))}]`)}`,
     );
   }
 
@@ -147,7 +168,9 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   if (summary.routing) {
     heading('Nodes', '-');
     for (const node of summary.routing.nodes) {
-      row(`${node.node === null ? '' : `node ${node.node} `}${terminalSafe(node.host)}`, `${node.requests} req (${fixed(node.share * 100, 1)}%), ttft p50 ${milliseconds(node.ttft?.p50)} ms`);
+      const flagged = summary.harness?.nodes_flagged[node.host];
+      const flag = flagged === undefined ? '' : paint('33', ` [harness: ${terminalSafe(flagged.join(', '))}]`);
+      row(`${node.node === null ? '' : `node ${node.node} `}${terminalSafe(node.host)}`, `${node.requests} req (${fixed(node.share * 100, 1)}%), ttft p50 ${milliseconds(node.ttft?.p50)} ms${flag}`);
     }
     row('Imbalance max/mean, CV', `${fixed(summary.routing.imbalanceMaxOverMean, 3)}, ${fixed(summary.routing.imbalanceCv, 3)}`);
   }

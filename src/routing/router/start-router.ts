@@ -14,6 +14,7 @@ import { normalizeWorkerUrl, RouterWorker, type WorkerSnapshot } from './router-
 import { WorkerMonitor } from './worker-monitor.js';
 import { RouterTrace } from './router-trace.js';
 import { TAP_RECORDS_PATH } from '../tap/start-taps.js';
+import { HARNESS_PATH, injectBusyLoopFromEnvironment, ProcessHealthMonitor, serveHarness } from '../../utils/process-health.js';
 
 /**
  * Retries after the first attempt. sglang-router's `max_retries` (5) counts attempts, the first included, so 4
@@ -95,6 +96,8 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
   const active: RouterWorker[] = [];
   let nextWorkerIndex = 0;
   const counters: RouterCounters = { received: 0, failed: 0 };
+  // What this router measures about itself (event-loop delay, CPU) for a run's harness report, at HARNESS_PATH.
+  const health = new ProcessHealthMonitor();
   const monitor = new WorkerMonitor(
     {
       dispatcher,
@@ -321,6 +324,8 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
       response.end(text);
     } else if (pathname === '/flush_cache' && (method === 'POST' || method === 'GET')) {
       await flushCache(response);
+    } else if (pathname === HARNESS_PATH) {
+      serveHarness(health, incoming, response);
     } else {
       return false;
     }
@@ -366,6 +371,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
   const port = (server.address() as AddressInfo).port;
   await monitor.checkAll();
   monitor.start();
+  const stopInjectedBusyLoop = injectBusyLoopFromEnvironment('router');
 
   let closing: Promise<void> | undefined;
   return {
@@ -384,6 +390,8 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     close: () => {
       closing ??= (async () => {
         monitor.close();
+        stopInjectedBusyLoop();
+        health.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();
@@ -395,7 +403,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
   };
 }
 
-const CONTROL_PATHS = new Set(['/health', '/readiness', '/workers', '/add_worker', '/remove_worker', '/metrics', '/flush_cache']);
+const CONTROL_PATHS = new Set(['/health', '/readiness', '/workers', '/add_worker', '/remove_worker', '/metrics', '/flush_cache', HARNESS_PATH]);
 
 function isControlPath(pathname: string): boolean {
   return CONTROL_PATHS.has(pathname) || pathname.startsWith('/workers/');

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { assessHarness, assessRunHarness, harnessMeasurementsOf, HARNESS_THRESHOLDS } from '../../src/analysis/harness.js';
+import { summarize } from '../../src/analysis/summarize.js';
+import { recordAt, runOf } from './records.js';
+import type { HarnessProcess, ProcessHealth } from '../../src/types/harness.js';
+
+/** Hand-built self-reports: a process whose loop and CPU are well inside every threshold, unless overridden. */
+function health(overrides: Partial<ProcessHealth> = {}): ProcessHealth {
+  return { pid: 1, event_loop_delay_ms: { p50: 0.05, p99: 0.4, max: 2, samples: 10_000 }, cpu_s: 1, wall_s: 10, cpu_share_of_one_core: 0.1, ...overrides };
+}
+
+const quiet: HarnessProcess[] = [
+  { name: 'client', role: 'client', ...health(), send_lag_p99_ms: 0.3 },
+  { name: 'router', role: 'router', ...health() },
+  { name: 'node-0', role: 'sim-server', node: 'http://127.0.0.1:1', ...health(), step_lateness_ms: { p50: 0.05, p99: 0.3, max: 1, steps: 500 } },
+  { name: 'node-1', role: 'sim-server', node: 'http://127.0.0.1:2', ...health(), step_lateness_ms: { p50: 0.05, p99: 0.3, max: 1, steps: 500 } },
+];
+const idleHost = { cores: 2, samples: 40, interval_ms: 250, busy_share_mean: 0.4, busy_share_max: 0.7, share_of_samples_over_threshold: 0 };
+
+describe('assessHarness', () => {
+  it('is clean when every process and the host are within the thresholds', () => {
+    const report = assessHarness({ processes: quiet, host_cpu: idleHost, missing: [] });
+    expect(report.state).toBe('clean');
+    expect(report.warnings).toEqual([]);
+    expect(report.stages_flagged).toEqual({});
+    expect(report.thresholds).toEqual(HARNESS_THRESHOLDS);
+  });
+
+  it('names a slow relay and the columns it can have inflated, and flags every node behind it', () => {
+    const processes = quiet.map((process) => (process.name === 'router' ? { ...process, event_loop_delay_ms: { p50: 0.1, p99: 3.5, max: 40, samples: 9_000 } } : process));
+    const report = assessHarness({ processes, host_cpu: idleHost, missing: [] });
+    expect(report.state).toBe('suspect');
+    expect(report.warnings).toHaveLength(1);
+    expect(report.warnings[0]?.process).toBe('router');
+    expect(report.warnings[0]?.problem).toMatch(/event-loop delay p99 3.50 ms > 1 ms/);
+    expect(report.stages_flagged['queue_time_in_router']).toEqual(['router']);
+    expect(report.stages_flagged['prefill_time']).toBeUndefined();
+    expect(report.nodes_flagged).toEqual({ 'http://127.0.0.1:1': ['router'], 'http://127.0.0.1:2': ['router'] });
+  });
+
+  it('flags only its own node when one simulated server falls behind its model', () => {
+    const processes = quiet.map((process) => (process.name === 'node-1' ? { ...process, step_lateness_ms: { p50: 0.5, p99: 4, max: 9, steps: 500 } } : process));
+    const report = assessHarness({ processes, host_cpu: idleHost, missing: [] });
+    expect(report.warnings.map((warning) => warning.process)).toEqual(['node-1']);
+    expect(report.nodes_flagged).toEqual({ 'http://127.0.0.1:2': ['node-1'] });
+    expect(report.stages_flagged['prefill_time']).toEqual(['node-1']);
+    expect(report.stages_flagged['queue_time_in_router']).toBeUndefined();
+  });
+
+  it('flags a saturated host, a process at one full core, and a late client', () => {
+    const processes = quiet.map((process) => (process.name === 'client' ? { ...process, cpu_share_of_one_core: 0.97, send_lag_p99_ms: 4 } : process));
+    const report = assessHarness({ processes, host_cpu: { ...idleHost, busy_share_mean: 0.95 }, missing: [] });
+    const problems = report.warnings.map((warning) => `${warning.process}: ${warning.problem}`);
+    expect(problems).toHaveLength(3);
+    expect(problems.join('\n')).toMatch(/client: CPU 97% of one core/);
+    expect(problems.join('\n')).toMatch(/client: send lag p99 4.00 ms/);
+    expect(problems.join('\n')).toMatch(/host: host CPU 95% busy/);
+    expect(report.stages_flagged['send_lag']).toEqual(['client', 'host']);
+  });
+});
+
+describe('the harness of a run (send lag from its records)', () => {
+  const clientOnly = { processes: [{ name: 'client', role: 'client' as const, ...health() }], host_cpu: idleHost, missing: [] };
+
+  it("adds the client's send lag p99 from the records and flags it over 1 ms", () => {
+    expect(assessRunHarness(clientOnly, 0.0004).state).toBe('clean');
+    const late = assessRunHarness(clientOnly, 0.003);
+    expect(late.processes[0]?.send_lag_p99_ms).toBe(3);
+    expect(late.warnings.map((warning) => warning.problem)).toEqual(['send lag p99 3.00 ms > 1 ms: requests left later than scheduled']);
+  });
+
+  it('leaves out the lag of requests max concurrency held back: the hold was asked for', () => {
+    // Every other request waited 0.5 s for a free slot; the others left 0.1 ms late.
+    const records = Array.from({ length: 20 }, (_, index) =>
+      index % 2 === 0
+        ? recordAt({ scheduledTime: index, arrivalTime: index + 0.0001, finishTime: index + 0.5 })
+        : recordAt({ scheduledTime: index, arrivalTime: index + 0.5, dispatchTime: 1_700_000_000 + index + 0.5, heldForConcurrency: true, finishTime: index + 0.9 }),
+    );
+    const run = runOf(records);
+    run.extras = { harness: clientOnly };
+    const harness = summarize(run).harness;
+    expect(harness?.state).toBe('clean');
+    expect(harness?.processes[0]?.send_lag_p99_ms).toBeCloseTo(0.1, 3);
+    // Held or not, a request that left 5 ms late is the client falling behind.
+    records.push(recordAt({ scheduledTime: 21, arrivalTime: 21.005, finishTime: 21.2 }), recordAt({ scheduledTime: 22, arrivalTime: 22.005, finishTime: 22.2 }));
+    expect(summarize(runOf(records, {})).harness).toBeUndefined();
+    const lateRun = runOf(records);
+    lateRun.extras = { harness: clientOnly };
+    expect(summarize(lateRun).harness?.state).toBe('suspect');
+  });
+
+  it('reads measurements back only when they have the expected shape', () => {
+    expect(harnessMeasurementsOf(undefined)).toBeUndefined();
+    expect(harnessMeasurementsOf({ harness: 'clean' })).toBeUndefined();
+    expect(harnessMeasurementsOf({ harness: { processes: [] } })).toBeUndefined();
+    expect(harnessMeasurementsOf({ harness: { processes: [], missing: [] } })).toEqual({ processes: [], host_cpu: null, missing: [] });
+  });
+});
