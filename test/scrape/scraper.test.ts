@@ -39,17 +39,16 @@ describe('metrics scraper', () => {
     const outputPath = join(directory, 'server-metrics.jsonl');
     const t0 = systemClock.nowEpochSeconds();
     const scraper = startScraper({ urls: [`${baseUrl}/metrics`], intervalMs: 25, clock: systemClock, outputPath, t0, keepMetric: (name) => name.startsWith('sglang:') });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Stopped after its third scrape, however loaded the machine (no wall-clock window to miss).
+    for (let waited = 0; scrapes < 3 && waited < 10_000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
     const samples = await scraper.stop();
     expect(samples.length).toBeGreaterThanOrEqual(3);
-    expect(samples.length).toBeLessThanOrEqual(10);
     for (let index = 1; index < samples.length; index++) expect(samples[index]?.time).toBeGreaterThan(samples[index - 1]?.time as number);
     expect(samples.every((sample) => sample.ok && sample.metrics.every((metric) => metric.name === 'sglang:num_running_reqs'))).toBe(true);
 
     const stored = parseServerMetrics(await readFile(outputPath, 'utf8'));
     expect(stored).toHaveLength(samples.length);
     expect(stored[0]?.time).toBeGreaterThanOrEqual(0);
-    expect(stored[0]?.time).toBeLessThan(0.2);
     // Summed over tp ranks: the first scrape of this test saw running = n + 1 for its scrape count n.
     const points = seriesOf(stored, 'sglang:num_running_reqs').get(`${baseUrl}/metrics`) ?? [];
     expect(points).toHaveLength(samples.length);
