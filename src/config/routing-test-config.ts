@@ -3,6 +3,7 @@ import { routingTestConfigSchema, type FailureAction, type RoutingTestConfig, ty
 import { checkLoadShape } from './node-test-config.js';
 import { SGLANG_ROUTER_POLICIES, SMG_POLICIES } from './smg-policies.js';
 import { rejectIgnoredSettings } from './setting-rules.js';
+import { camelCaseSettings } from './snake-case-settings.js';
 import { parseConfig } from './validate.js';
 
 function invalid(message: string): ServelabError {
@@ -10,11 +11,13 @@ function invalid(message: string): ServelabError {
 }
 
 /** Validates a routing test's configuration, including the rules that tie settings together. */
-export function resolveRoutingTestConfig(input: RoutingTestConfigInput | Record<string, unknown>): RoutingTestConfig {
+export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<string, unknown>): RoutingTestConfig {
+  // The first users' snake_case names (model_path, request_rate, ...) load as servelab's camelCase ones.
+  const input = camelCaseSettings(given as Record<string, unknown>);
   const config = parseConfig(routingTestConfigSchema, input);
-  rejectIgnoredSettings(input as Record<string, unknown>, config);
+  rejectIgnoredSettings(input, config);
   // nginx balances by round robin or least connections only: without a policy given, it round-robins.
-  if (config.router === 'nginx' && (input as Record<string, unknown>)['routingPolicy'] === undefined) config.routingPolicy = 'round_robin';
+  if (config.router === 'nginx' && input['routingPolicy'] === undefined) config.routingPolicy = 'round_robin';
   if (config.target === 'sglang' && config.modelPath === undefined) throw invalid('--target sglang needs --model-path');
   if (config.target === 'attach' && config.url === undefined && config.workerUrls === undefined) {
     throw invalid('--target attach needs --url (a running router) or --worker-urls (running servers, behind a router servelab starts)');

@@ -10,7 +10,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   const key = issue.path.map(String).join('.');
   const name = key === '' ? 'the configuration' : `${key} (--${toKebabCase(String(issue.path[0]))})`;
   if (issue.code === 'unrecognized_keys') {
-    return `${name}: unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((unknown) => `"${unknown}"`).join(', ')}; check the spelling (settings are camelCase in files, kebab-case on the command line)`;
+    return `${name}: unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((unknown) => `"${unknown}"`).join(', ')}; check the spelling (settings are camelCase or snake_case in files, kebab-case on the command line)`;
   }
   if (issue.code === 'invalid_value') {
     return `${name}: must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;

@@ -1,10 +1,11 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RoutingTest, type TestResult } from '../../src/index.js';
+import { readTestFile } from '../../src/cli/commands/run.js';
+import { analyzeResults, NodeTest, RoutingTest, visualizeResults, type TestResult } from '../../src/index.js';
 import { parseCsv } from '../../src/report/csv/csv-format.js';
 import { REQUESTS_CSV_COLUMNS } from '../../src/report/csv/csv-reporter.js';
 
@@ -16,24 +17,27 @@ import { REQUESTS_CSV_COLUMNS } from '../../src/report/csv/csv-reporter.js';
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
 let workDirectory: string;
 let result: TestResult;
+let test: RoutingTest;
+
+/** Their config, as they wrote it (snake_case names). */
+const firstUsersConfig = {
+  num_gpus: 2,
+  routing_policy: 'round_robin',
+  request_rate: 100,
+  num_prompts: 40,
+  dataset_name: 'random',
+  random_input_len: 32,
+  random_output_len: 8,
+  warmup_requests: 0,
+  seed: 3,
+  collect_per_node_metrics: false,
+  profile: fastProfile,
+  progress: 'off',
+};
 
 beforeAll(async () => {
   workDirectory = await mkdtemp(join(tmpdir(), 'servelab-first-users-'));
-  const test = new RoutingTest({
-    numGpus: 2,
-    routingPolicy: 'round_robin',
-    requestRate: 100,
-    numPrompts: 40,
-    datasetName: 'random',
-    randomInputLen: 32,
-    randomOutputLen: 8,
-    warmupRequests: 0,
-    seed: 3,
-    collectPerNodeMetrics: false,
-    profile: fastProfile,
-    progress: 'off',
-    outputDir: join(workDirectory, 'run'),
-  });
+  test = new RoutingTest({ ...firstUsersConfig, output_dir: join(workDirectory, 'run') });
   result = await test.run();
 }, 60_000);
 afterAll(async () => {
@@ -124,6 +128,81 @@ describe("the first users' files", () => {
       expect(row.output_tokens_from_trace).toBeNull();
       expect(row.req_id).toBe(row.request_id);
     }
+  });
+});
+
+describe("the first users' names in the library", () => {
+  it("loads their snake_case config into servelab's camelCase one", () => {
+    expect(test.config.numGpus).toBe(2);
+    expect(test.config.routingPolicy).toBe('round_robin');
+    expect(test.config.requestRate).toBe(100);
+    expect(test.config.randomOutputLen).toBe(8);
+    expect(test.config.collectPerNodeMetrics).toBe(false);
+    const node = new NodeTest({ max_running_requests: 64, chunked_prefill_size: 512, schedule_policy: 'lpm', max_concurrency: 8, random_range_ratio: 0.5, slo: { ttft_ms: 200 } });
+    expect(node.config.maxRunningRequests).toBe(64);
+    expect(node.config.chunkedPrefillSize).toBe(512);
+    expect(node.config.schedulePolicy).toBe('lpm');
+    expect(node.config.maxConcurrency).toBe(8);
+    expect(node.config.randomRangeRatio).toBe(0.5);
+    expect(node.config.slo).toEqual({ ttftMs: 200 });
+    const routing = new RoutingTest({ num_gpus: 3, base_port: 31000, routing_policy: 'least_load', failure_schedule: [{ at_s: 1, action: 'crash', nodes: [1] }] });
+    expect(routing.config.basePort).toBe(31000);
+    expect(routing.config.failureSchedule).toEqual([{ atS: 1, action: 'crash', nodes: [1] }]);
+  });
+
+  it('refuses a setting given in both spellings with different values, and names an unknown snake_case key as written', () => {
+    expect(() => new NodeTest({ num_prompts: 10, numPrompts: 20 })).toThrow(/num_prompts and numPrompts are the same setting with different values \(10 and 20\)/);
+    expect(new NodeTest({ num_prompts: 10, numPrompts: 10 }).config.numPrompts).toBe(10);
+    expect(() => new NodeTest({ num_promts: 10 })).toThrow(/unknown setting "num_promts"/);
+  });
+
+  it('loads a `servelab run` file in snake_case, resolving its paths relative to the file', async () => {
+    const file = join(workDirectory, 'first-users.yaml');
+    await writeFile(file, 'test: routing\nnum_gpus: 3\nrouting_policy: random\ndataset_name: custom\ndataset_path: data/prompts.jsonl\nrequest_rate: 5\n');
+    const { test: level, settings } = await readTestFile(file);
+    expect(level).toBe('routing');
+    expect(settings).toMatchObject({ numGpus: 3, routingPolicy: 'random', requestRate: 5, datasetPath: join(workDirectory, 'data/prompts.jsonl') });
+    expect(new RoutingTest(settings).config.numGpus).toBe(3);
+  });
+
+  it('answers success_rate, exported_files and the metrics under their names, latencies in milliseconds', () => {
+    expect(result.success_rate).toBe(1);
+    expect(result.exported_files).toBe(result.exportedFiles);
+    for (const kind of ['csv', 'json', 'html'] as const) expect(result.exported_files[kind]).toMatch(/\/run\/(requests\.csv|summary\.json|report\.html)$/);
+    const metrics = result.metrics;
+    expect(metrics.request_throughput).toBe(metrics.throughput.requestsPerSecond);
+    expect(metrics.input_throughput).toBe(metrics.throughput.inputTokensPerSecond);
+    expect(metrics.output_throughput).toBe(metrics.throughput.outputTokensPerSecond);
+    expect(metrics.request_throughput).toBeGreaterThan(0);
+    for (const name of ['server_latency', 'total_latency', 'ttft', 'queue_time_in_router', 'queue_time_in_server', 'pure_queue_time'] as const) {
+      const seconds = metrics.latencies[name];
+      expect(seconds, name).not.toBeNull();
+      expect(metrics[`avg_${name}`], name).toBeCloseTo((seconds?.mean as number) * 1000, 9);
+      expect(metrics[`p50_${name}`], name).toBeCloseTo((seconds?.p50 as number) * 1000, 9);
+      expect(metrics[`p95_${name}`], name).toBeCloseTo((seconds?.p95 as number) * 1000, 9);
+      expect(metrics[`p99_${name}`], name).toBeCloseTo((seconds?.p99 as number) * 1000, 9);
+    }
+  });
+
+  it("writes none of the first users' result names into summary.json (it is written from servelab's summary)", async () => {
+    const text = await readFile(result.exported_files.json as string, 'utf8');
+    expect(text).not.toMatch(/"(p99_ttft|avg_total_latency|request_throughput|success_rate)"/);
+    expect(text).toContain('"requestsPerSecond"');
+  });
+
+  it('analyzes and visualizes from the result object or the run directory alike', async () => {
+    const fromResult = await test.analyzeResults(result);
+    const fromDirectory = await analyzeResults(result.outputDirectory);
+    expect(fromResult.metrics.counts).toEqual(result.metrics.counts);
+    expect(fromResult.metrics.p99_ttft).toBe(result.metrics.p99_ttft);
+    expect(fromDirectory.metrics.counts).toEqual(result.metrics.counts);
+    expect(fromDirectory.metrics.p99_ttft).toBeCloseTo(fromResult.metrics.p99_ttft as number, 2);
+    const strict = await analyzeResults(result, { slo: { ttftMs: 0.001 } });
+    expect(strict.metrics.goodput?.goodRequests).toBe(0);
+    const written = await test.visualizeResults(result);
+    expect(written.some((path) => path.endsWith('report.html'))).toBe(true);
+    expect((await visualizeResults(result.outputDirectory)).length).toBe(written.length);
+    await expect(analyzeResults({ notARun: true } as never)).rejects.toThrow(/give a run directory/);
   });
 });
 
