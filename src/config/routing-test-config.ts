@@ -1,4 +1,5 @@
 import { ServelabError } from '../errors/servelab-error.js';
+import { didYouMean } from '../utils/did-you-mean.js';
 import { routingTestConfigSchema, type FailureAction, type RoutingTestConfig, type RoutingTestConfigInput } from './schema.js';
 import { checkLoadShape } from './node-test-config.js';
 import { SGLANG_ROUTER_POLICIES, SMG_POLICIES } from './smg-policies.js';
@@ -27,12 +28,16 @@ export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<
     throw invalid(`--dataset-name ${config.datasetName} needs --dataset-path (a local file; servelab never downloads datasets)`);
   }
   if (config.router === 'nginx' && !['round_robin', 'least_conn', 'shortest_queue'].includes(config.routingPolicy)) {
-    throw invalid(`--router nginx balances by round_robin or least_conn, not ${config.routingPolicy}; use --router builtin for ${config.routingPolicy}`);
+    throw invalid(
+      `--router nginx balances by round_robin or least_conn, not ${config.routingPolicy}; use --router builtin for ${config.routingPolicy}.${didYouMean(config.routingPolicy, ['round_robin', 'least_conn'])}`,
+    );
   }
   if (config.virtualTime && config.router !== 'builtin') throw invalid(`--virtual-time simulates the builtin router's policies; drop --router ${config.router}`);
   if (config.virtualTime && config.failureSchedule !== undefined) throw invalid('--virtual-time does not simulate node failures yet; run the failure schedule in real time (drop --virtual-time)');
   if (config.router === 'sglang-router' && !(SGLANG_ROUTER_POLICIES as readonly string[]).includes(config.routingPolicy)) {
-    throw invalid(`--router sglang-router supports ${SGLANG_ROUTER_POLICIES.join(', ')}, not ${config.routingPolicy}; use --router smg for smg's newer policies`);
+    throw invalid(
+      `--router sglang-router supports ${SGLANG_ROUTER_POLICIES.join(', ')}, not ${config.routingPolicy}; use --router smg for smg's newer policies.${didYouMean(config.routingPolicy, SGLANG_ROUTER_POLICIES)}`,
+    );
   }
   if (config.router === 'smg' && !(SMG_POLICIES as readonly string[]).includes(config.routingPolicy)) {
     throw invalid(`--router smg supports ${SMG_POLICIES.join(', ')}, not ${config.routingPolicy}`);

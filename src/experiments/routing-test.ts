@@ -5,6 +5,7 @@ import { measureRoutingTest } from '../orchestration/measure-routing-test.js';
 import type { RunOptions } from '../orchestration/measured-run.js';
 import { measureVirtualTest } from '../orchestration/virtual-time/measure-virtual-test.js';
 import { RequestsJournal } from '../report/jsonl/requests-journal.js';
+import { checkRoutingPolicyName } from '../routing/policies/registry.js';
 import { finishRun } from './finish-run.js';
 import { analyzeResults, visualizeResults, type RunSource } from './analyze-results.js';
 import type { ResultMetrics } from './first-users-names.js';
@@ -22,6 +23,8 @@ export class RoutingTest {
   /** Validates the configuration at once: a bad setting throws INVALID_CONFIG naming it, before anything starts. */
   constructor(config: RoutingTestConfigInput | Record<string, unknown> = {}) {
     this.config = resolveRoutingTestConfig(config);
+    // The builtin router's policy is checked here, before anything starts (the config layer cannot see the registry).
+    if (this.config.router === 'builtin') checkRoutingPolicyName(this.config.routingPolicy);
   }
 
   async run(options: RunOptions = {}): Promise<TestResult> {
