@@ -4,6 +4,7 @@ import { routingTestConfigSchema, type FailureAction, type RoutingTestConfig, ty
 import { checkLoadShape } from './node-test-config.js';
 import { SGLANG_ROUTER_POLICIES, SMG_POLICIES } from './smg-policies.js';
 import { rejectIgnoredSettings } from './setting-rules.js';
+import { impliedTarget } from './implied-target.js';
 import { camelCaseSettings } from './snake-case-settings.js';
 import { parseConfig } from './validate.js';
 
@@ -13,8 +14,9 @@ function invalid(message: string): ServelabError {
 
 /** Validates a routing test's configuration, including the rules that tie settings together. */
 export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<string, unknown>): RoutingTestConfig {
-  // The first users' snake_case names (model_path, request_rate, ...) load as servelab's camelCase ones.
-  const input = camelCaseSettings(given as Record<string, unknown>);
+  // The first users' snake_case names (model_path, request_rate, ...) load as servelab's camelCase ones, and a model
+  // or a GPU without a target means SGLang, as it did in their framework.
+  const input = impliedTarget(camelCaseSettings(given as Record<string, unknown>));
   const config = parseConfig(routingTestConfigSchema, input);
   rejectIgnoredSettings(input, config);
   // nginx balances by round robin or least connections only: without a policy given, it round-robins.
