@@ -3,18 +3,24 @@ function folded(name: string): string {
   return name.toLowerCase().replace(/-/g, '_');
 }
 
-/** Edit distance (insertions, deletions, substitutions) between two short names, one row at a time. */
+/**
+ * Edit distance between two short names: insertions, deletions, substitutions, and a swap of two neighbouring letters
+ * (`lmp` → `lpm`) counted as one edit, as a typist makes it.
+ */
 export function editDistance(from: string, to: string): number {
-  let previous = Array.from({ length: to.length + 1 }, (_, index) => index);
-  for (let row = 1; row <= from.length; row++) {
-    const current = [row];
-    for (let column = 1; column <= to.length; column++) {
-      const substitution = (previous[column - 1] as number) + (from[row - 1] === to[column - 1] ? 0 : 1);
-      current[column] = Math.min(substitution, (previous[column] as number) + 1, (current[column - 1] as number) + 1);
+  const rows = from.length + 1;
+  const columns = to.length + 1;
+  const cost: number[][] = Array.from({ length: rows }, (_, row) => Array.from({ length: columns }, (_, column) => (row === 0 ? column : column === 0 ? row : 0)));
+  const at = (row: number, column: number): number => (cost[row] as number[])[column] as number;
+  for (let row = 1; row < rows; row++) {
+    for (let column = 1; column < columns; column++) {
+      const same = from[row - 1] === to[column - 1];
+      let best = Math.min(at(row - 1, column - 1) + (same ? 0 : 1), at(row - 1, column) + 1, at(row, column - 1) + 1);
+      if (row > 1 && column > 1 && from[row - 1] === to[column - 2] && from[row - 2] === to[column - 1]) best = Math.min(best, at(row - 2, column - 2) + 1);
+      (cost[row] as number[])[column] = best;
     }
-    previous = current;
   }
-  return previous[to.length] as number;
+  return at(rows - 1, columns - 1);
 }
 
 /**

@@ -41,3 +41,25 @@ describe('enumerated values are checked before anything starts, with a did-you-m
     expect(new RoutingTest({ routingPolicy: './my-policy.js' }).config.routingPolicy).toBe('./my-policy.js');
   });
 });
+
+describe('the did-you-mean distance', () => {
+  it('counts a typo as one edit each (a swap of neighbours too) and suggests only close names', async () => {
+    const { closestName, editDistance } = await import('../../src/utils/did-you-mean.js');
+    expect(editDistance('lmp', 'lpm')).toBe(1);
+    expect(editDistance('kitten', 'sitting')).toBe(3);
+    expect(editDistance('', 'abc')).toBe(3);
+    expect(closestName('lmp', ['fcfs', 'lpm'])).toBe('lpm');
+    expect(closestName('Cache-Aware', ['cache_aware', 'random'])).toBe('cache_aware');
+    expect(closestName('xyz', ['fcfs', 'lpm'])).toBeUndefined();
+  });
+
+  it('checks the simulated engine\'s profile and schedule policy before anything starts, with a suggestion', async () => {
+    for (const [flag, value, suggestion] of [['--profile', 'lama-3-8b-h100', 'llama-3-8b-h100'], ['--schedule-policy', 'lmp', 'lpm']] as const) {
+      const outputDir = join(workDirectory, `typo-${value}`);
+      const result = await runCli(['node', flag, value, '--output-dir', outputDir, '--progress', 'lines']);
+      expect(result.code, flag).not.toBe(0);
+      expect(result.stderr, flag).toContain(`Did you mean "${suggestion}"?`);
+      expect(existsSync(outputDir), flag).toBe(false);
+    }
+  });
+});
