@@ -3,12 +3,14 @@
  *
  *   import { NodeTest } from 'servelab';
  *   const result = await new NodeTest({ requestRate: 20, numPrompts: 200 }).run();
- *   console.log(result.metrics.ttft, result.exportedFiles.csv);
+ *   console.log(result.metrics.latencies.ttft?.p99, result.exportedFiles.csv); // seconds
+ *   console.log(result.metrics.p99_ttft, result.success_rate); // the first users' names, milliseconds
  */
 export { NodeTest } from './experiments/node-test.js';
 export type { RunOptions } from './orchestration/measured-run.js';
 export { RoutingTest } from './experiments/routing-test.js';
-export { analyzeResults, visualizeResults } from './experiments/analyze-results.js';
+export { analyzeResults, visualizeResults, type RunSource } from './experiments/analyze-results.js';
+export type { FirstUsersMetrics, ResultMetrics } from './experiments/first-users-names.js';
 export { runSweep, type SweepResult } from './experiments/sweep/run-sweep.js';
 export { parseSweepPlan, type SweepPlan } from './experiments/sweep/sweep-plan.js';
 export type { TestResult, ExportedFiles } from './experiments/test-result.js';

@@ -1,12 +1,17 @@
 import { ServelabError } from '../errors/servelab-error.js';
 import { nodeTestConfigSchema, type NodeTestConfig, type NodeTestConfigInput } from './schema.js';
 import { rejectIgnoredSettings } from './setting-rules.js';
+import { impliedTarget } from './implied-target.js';
+import { camelCaseSettings } from './snake-case-settings.js';
 import { parseConfig } from './validate.js';
 
 /** Validates a node test's configuration, including the rules that tie settings together. */
-export function resolveNodeTestConfig(input: NodeTestConfigInput | Record<string, unknown>): NodeTestConfig {
+export function resolveNodeTestConfig(given: NodeTestConfigInput | Record<string, unknown>): NodeTestConfig {
+  // The first users' snake_case names (model_path, request_rate, ...) load as servelab's camelCase ones, and a model
+  // or a GPU without a target means SGLang, as it did in their framework.
+  const input = impliedTarget(camelCaseSettings(given as Record<string, unknown>));
   const config = parseConfig(nodeTestConfigSchema, input);
-  rejectIgnoredSettings(input as Record<string, unknown>, config);
+  rejectIgnoredSettings(input, config);
   if (config.target === 'attach' && config.url === undefined) {
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --target attach needs --url (the running server, e.g. http://127.0.0.1:30000)');
   }

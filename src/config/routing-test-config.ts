@@ -1,8 +1,11 @@
 import { ServelabError } from '../errors/servelab-error.js';
+import { didYouMean } from '../utils/did-you-mean.js';
 import { routingTestConfigSchema, type FailureAction, type RoutingTestConfig, type RoutingTestConfigInput } from './schema.js';
 import { checkLoadShape } from './node-test-config.js';
 import { SGLANG_ROUTER_POLICIES, SMG_POLICIES } from './smg-policies.js';
 import { rejectIgnoredSettings } from './setting-rules.js';
+import { impliedTarget } from './implied-target.js';
+import { camelCaseSettings } from './snake-case-settings.js';
 import { parseConfig } from './validate.js';
 
 function invalid(message: string): ServelabError {
@@ -10,11 +13,14 @@ function invalid(message: string): ServelabError {
 }
 
 /** Validates a routing test's configuration, including the rules that tie settings together. */
-export function resolveRoutingTestConfig(input: RoutingTestConfigInput | Record<string, unknown>): RoutingTestConfig {
+export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<string, unknown>): RoutingTestConfig {
+  // The first users' snake_case names (model_path, request_rate, ...) load as servelab's camelCase ones, and a model
+  // or a GPU without a target means SGLang, as it did in their framework.
+  const input = impliedTarget(camelCaseSettings(given as Record<string, unknown>));
   const config = parseConfig(routingTestConfigSchema, input);
-  rejectIgnoredSettings(input as Record<string, unknown>, config);
+  rejectIgnoredSettings(input, config);
   // nginx balances by round robin or least connections only: without a policy given, it round-robins.
-  if (config.router === 'nginx' && (input as Record<string, unknown>)['routingPolicy'] === undefined) config.routingPolicy = 'round_robin';
+  if (config.router === 'nginx' && input['routingPolicy'] === undefined) config.routingPolicy = 'round_robin';
   if (config.target === 'sglang' && config.modelPath === undefined) throw invalid('--target sglang needs --model-path');
   if (config.target === 'attach' && config.url === undefined && config.workerUrls === undefined) {
     throw invalid('--target attach needs --url (a running router) or --worker-urls (running servers, behind a router servelab starts)');
@@ -24,12 +30,16 @@ export function resolveRoutingTestConfig(input: RoutingTestConfigInput | Record<
     throw invalid(`--dataset-name ${config.datasetName} needs --dataset-path (a local file; servelab never downloads datasets)`);
   }
   if (config.router === 'nginx' && !['round_robin', 'least_conn', 'shortest_queue'].includes(config.routingPolicy)) {
-    throw invalid(`--router nginx balances by round_robin or least_conn, not ${config.routingPolicy}; use --router builtin for ${config.routingPolicy}`);
+    throw invalid(
+      `--router nginx balances by round_robin or least_conn, not ${config.routingPolicy}; use --router builtin for ${config.routingPolicy}.${didYouMean(config.routingPolicy, ['round_robin', 'least_conn'])}`,
+    );
   }
   if (config.virtualTime && config.router !== 'builtin') throw invalid(`--virtual-time simulates the builtin router's policies; drop --router ${config.router}`);
   if (config.virtualTime && config.failureSchedule !== undefined) throw invalid('--virtual-time does not simulate node failures yet; run the failure schedule in real time (drop --virtual-time)');
   if (config.router === 'sglang-router' && !(SGLANG_ROUTER_POLICIES as readonly string[]).includes(config.routingPolicy)) {
-    throw invalid(`--router sglang-router supports ${SGLANG_ROUTER_POLICIES.join(', ')}, not ${config.routingPolicy}; use --router smg for smg's newer policies`);
+    throw invalid(
+      `--router sglang-router supports ${SGLANG_ROUTER_POLICIES.join(', ')}, not ${config.routingPolicy}; use --router smg for smg's newer policies.${didYouMean(config.routingPolicy, SGLANG_ROUTER_POLICIES)}`,
+    );
   }
   if (config.router === 'smg' && !(SMG_POLICIES as readonly string[]).includes(config.routingPolicy)) {
     throw invalid(`--router smg supports ${SMG_POLICIES.join(', ')}, not ${config.routingPolicy}`);

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { ServelabError } from '../errors/servelab-error.js';
 import { nodeTestConfigSchema, type NodeTestConfig } from './schema.js';
 import { toKebabCase } from './validate.js';
@@ -14,6 +15,12 @@ const SETTINGS_OF_DATASET: Record<string, string[]> = {
 };
 
 /**
+ * Settings only a launched SGLang server uses: the simulated engine has no GPU, weights or compiler. (`pythonExecutable`
+ * is not among them: it also runs smg and sglang-router in front of simulated servers.)
+ */
+const REAL_SERVER_SETTINGS = ['gpuId', 'tpSize', 'memFractionStatic', 'enableTorchCompile', 'quantization', 'extraServerArgs'];
+
+/**
  * Refuses settings the user gave that the rest of the configuration would silently ignore (a burstiness without gamma
  * arrivals, shared-prefix lengths for a random dataset, ...): a run that quietly measured something else than asked
  * is worse than no run. Only settings the input gives a value other than their default count, so defaults never
@@ -21,7 +28,7 @@ const SETTINGS_OF_DATASET: Record<string, string[]> = {
  */
 export function rejectIgnoredSettings(input: Record<string, unknown>, config: NodeTestConfig): void {
   const defaults = nodeTestConfigSchema.parse({}) as Record<string, unknown>;
-  const given = (key: string): boolean => input[key] !== undefined && input[key] !== defaults[key];
+  const given = (key: string): boolean => input[key] !== undefined && !isDeepStrictEqual(input[key], defaults[key]);
   const flag = (key: string): string => `--${toKebabCase(key)}`;
   if (given('burstiness') && config.arrival !== 'gamma') throw invalid(`${flag('burstiness')} shapes gamma arrivals only; add --arrival gamma (the arrival process is ${config.arrival})`);
   for (const key of ['tracePath', 'traceTimeScale']) {
@@ -43,6 +50,15 @@ export function rejectIgnoredSettings(input: Record<string, unknown>, config: No
   }
   if (config.virtualTime && config.protocol !== 'sglang') throw invalid(`--virtual-time simulates SGLang's native protocol; drop --protocol ${config.protocol}`);
   if (config.virtualTime && !config.stream) throw invalid('--virtual-time simulates streamed requests; drop --no-stream');
+  if (config.target === 'sim' || config.virtualTime) {
+    const realServerOnly = REAL_SERVER_SETTINGS.filter((key) => given(key));
+    if (realServerOnly.length > 0) {
+      const them = realServerOnly.length > 1 ? 'them' : 'it';
+      throw invalid(
+        `${realServerOnly.map(flag).join(', ')} ${realServerOnly.length > 1 ? 'configure' : 'configures'} a real SGLang server, and the simulated engine has none to apply ${them} to; run SGLang (--target sglang, or drop --target sim: a model or a GPU without a target means SGLang), or drop ${them}`,
+      );
+    }
+  }
   if (given('ignoreEos') && !config.ignoreEos && (config.target === 'sim' || config.virtualTime)) {
     throw invalid(
       '--no-ignore-eos lets a model stop at its end-of-sequence token, and the simulated engine has none: every request generates its full output length; drop --no-ignore-eos, or run against a real server (--target sglang or attach)',

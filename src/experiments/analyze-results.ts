@@ -1,23 +1,49 @@
 import { correctRunClocks } from '../analysis/clock-offset/correct-run-clocks.js';
 import { summarize } from '../analysis/summarize.js';
+import { ServelabError } from '../errors/servelab-error.js';
 import { regenerateReport, runSlo } from '../report/regenerate.js';
 import { readRunDirectory } from '../report/run-directory.js';
 import type { RunData } from '../types/run.js';
-import type { SloTargets, Summary } from '../types/summary.js';
+import type { SloTargets } from '../types/summary.js';
+import { withFirstUsersNames, type ResultMetrics } from './first-users-names.js';
+import type { TestResult } from './test-result.js';
 
-/**
- * Reads a run directory back and analyzes it again (with other SLOs, say), without rewriting any file.
- * Throws INVALID_RUN_DIRECTORY naming what is missing when the directory is incomplete or from another version.
- */
-export async function analyzeResults(directory: string, options: { slo?: SloTargets } = {}): Promise<{ run: RunData; metrics: Summary }> {
-  const loaded = await readRunDirectory(directory);
-  const slo = options.slo ?? runSlo(loaded);
-  const run = correctRunClocks(loaded.run);
-  return { run, metrics: summarize(run, slo === undefined ? {} : { slo }) };
+/** A run to analyze: its directory, or the result a test's `run()` returned (the first users passed the result). */
+export type RunSource = string | Pick<TestResult, 'outputDirectory' | 'run'>;
+
+function isResult(source: unknown): source is Pick<TestResult, 'outputDirectory' | 'run'> {
+  return typeof source === 'object' && source !== null && typeof (source as Partial<TestResult>).outputDirectory === 'string';
 }
 
-/** Regenerates a run directory's report, charts and tables from its records (what `servelab report DIR` does). */
-export async function visualizeResults(directory: string, options: { slo?: SloTargets } = {}): Promise<string[]> {
-  const { written } = await regenerateReport(directory, options);
+function directoryOf(source: RunSource): string {
+  if (typeof source === 'string') return source;
+  if (isResult(source)) return source.outputDirectory;
+  throw new ServelabError('INVALID_RUN_DIRECTORY', "give a run directory (results/<run-id>) or the result a test's run() returned");
+}
+
+/**
+ * Analyzes a run again (with other SLOs, say), without rewriting any file: from a result object's records in memory,
+ * or from a run directory read back. The metrics answer servelab's names and the first users' (`p99_ttft`, ... in
+ * milliseconds). Throws INVALID_RUN_DIRECTORY naming what is missing when a directory is incomplete or from another
+ * version, or when the source is neither a directory nor a result.
+ */
+export async function analyzeResults(source: RunSource, options: { slo?: SloTargets } = {}): Promise<{ run: RunData; metrics: ResultMetrics }> {
+  let run: RunData;
+  let slo = options.slo;
+  if (isResult(source) && source.run !== undefined) {
+    // A result's run is already on the client's clock (finishing the run corrected it).
+    run = source.run;
+    slo ??= (source as Partial<TestResult>).metrics?.goodput?.slo ?? (run.config.slo as SloTargets | undefined);
+  } else {
+    const loaded = await readRunDirectory(directoryOf(source));
+    run = correctRunClocks(loaded.run);
+    slo ??= runSlo(loaded);
+  }
+  return { run, metrics: withFirstUsersNames(summarize(run, slo === undefined ? {} : { slo })) };
+}
+
+/** Regenerates a run's report, charts and tables from its records (what `servelab report DIR` does): a directory or a result. */
+export async function visualizeResults(source: RunSource, options: { slo?: SloTargets } = {}): Promise<string[]> {
+  const { written } = await regenerateReport(directoryOf(source), options);
   return written;
 }

@@ -6,6 +6,10 @@ import type { RunOptions } from '../orchestration/measured-run.js';
 import { measureVirtualTest } from '../orchestration/virtual-time/measure-virtual-test.js';
 import { RequestsJournal } from '../report/jsonl/requests-journal.js';
 import { finishRun } from './finish-run.js';
+import { analyzeResults, visualizeResults, type RunSource } from './analyze-results.js';
+import type { ResultMetrics } from './first-users-names.js';
+import type { RunData } from '../types/run.js';
+import type { SloTargets } from '../types/summary.js';
 import type { TestResult } from './test-result.js';
 
 /**
@@ -25,5 +29,15 @@ export class NodeTest {
       ? await measureVirtualTest(this.config, 'node', options.clock ?? systemClock, options.onProgress)
       : await measureNodeTest(this.config, { ...options, journal: options.journal ?? new RequestsJournal() });
     return finishRun(measured);
+  }
+
+  /** Analyzes a run again (the result `run()` returned, or a run directory): servelab's metrics and the first users' names. */
+  analyzeResults(source: RunSource, options: { slo?: SloTargets } = {}): Promise<{ run: RunData; metrics: ResultMetrics }> {
+    return analyzeResults(source, options);
+  }
+
+  /** Rewrites a run's report, charts and tables from its records (the result `run()` returned, or a run directory). */
+  visualizeResults(source: RunSource, options: { slo?: SloTargets } = {}): Promise<string[]> {
+    return visualizeResults(source, options);
   }
 }

@@ -109,10 +109,18 @@ export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWork
   return { requests, warmupRequests, arrivalOffsetsMs, notices: workloadNotices(config, requests.length) };
 }
 
-/** A finite dataset may hold fewer usable requests than --num-prompts asks for; say so rather than run quietly short. */
-function workloadNotices(config: Pick<WorkloadConfig, 'numPrompts' | 'datasetName'>, measured: number): string[] {
-  // shared-prefix produces groups x prompts per group, as SGLang does, whatever --num-prompts says.
-  if (config.datasetName === 'shared-prefix' || measured >= config.numPrompts) return [];
+/**
+ * A workload whose size differs from --num-prompts is said, never run quietly: a finite dataset may hold fewer usable
+ * requests, and shared-prefix makes its groups × prompts per group, as SGLang does, whatever --num-prompts says.
+ */
+function workloadNotices(config: Pick<WorkloadConfig, 'numPrompts' | 'datasetName' | 'gspNumGroups' | 'gspPromptsPerGroup'>, measured: number): string[] {
+  if (config.datasetName === 'shared-prefix') {
+    if (measured === config.numPrompts) return [];
+    const { gspNumGroups: groups, gspPromptsPerGroup: perGroup } = config;
+    const made = groups !== undefined && perGroup !== undefined && groups * perGroup === measured ? ` (--gsp-num-groups ${groups} × --gsp-prompts-per-group ${perGroup})` : '';
+    return [`the shared-prefix dataset made ${measured} requests${made}, not the ${config.numPrompts} asked for (--num-prompts); the run measured ${measured}`];
+  }
+  if (measured >= config.numPrompts) return [];
   return [`the ${config.datasetName} dataset gave ${measured} usable requests of the ${config.numPrompts} asked for (--num-prompts); the run measured ${measured}`];
 }
 

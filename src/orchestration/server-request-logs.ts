@@ -164,6 +164,7 @@ function fillFromLine(record: RequestRecord, line: JsonObject, streamed: boolean
   meta.readFinal(line);
   meta.fill(record, streamed, true);
   if (record.actualOutputTokens === undefined && meta.completionTokens !== undefined) record.actualOutputTokens = meta.completionTokens;
+  if (meta.completionTokens !== undefined) record.outputTokensFromTrace = meta.completionTokens;
 }
 
 /** How long to wait for an attached server's last lines (SGLang writes a line in a task after it answered). */

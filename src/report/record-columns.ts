@@ -68,6 +68,45 @@ export const EXTRA_COLUMNS: readonly RecordColumn[] = [
   { column: 'data_quality', field: 'dataQuality', kind: 'string' },
 ];
 
+/**
+ * The first users' own columns (the framework servelab grew out of), beside servelab's: those of theirs that servelab
+ * already writes under the same name (success, host, ttft, ...) are not repeated. `output_tokens_from_trace` is
+ * stored; the others are computed from the record when a file is written.
+ */
+export const FIRST_USERS_STORED_COLUMNS: readonly RecordColumn[] = [
+  { column: 'output_tokens_from_trace', field: 'outputTokensFromTrace', kind: 'number' },
+];
+
+/** A column computed from a record's stored fields (never stored itself, so requests.jsonl does not repeat it). */
+export interface ComputedColumn {
+  column: string;
+  kind: 'number' | 'string' | 'boolean';
+  compute(record: RequestRecord): number | string | boolean | undefined;
+}
+
+/** `req_id`: their name for `request_id`. */
+export function reqId(record: RequestRecord): string {
+  return record.requestId;
+}
+
+/** `has_generated_text`: the server sent at least one generated token (a counted output token, or a first token seen). */
+export function hasGeneratedText(record: RequestRecord): boolean {
+  if (record.actualOutputTokens !== undefined) return record.actualOutputTokens > 0;
+  return record.firstTokenTime !== undefined;
+}
+
+/** `actual_total_tokens`: prompt plus output tokens as the server counted them; absent unless both are known. */
+export function actualTotalTokens(record: RequestRecord): number | undefined {
+  const { actualPromptTokens, actualOutputTokens } = record;
+  return actualPromptTokens === undefined || actualOutputTokens === undefined ? undefined : actualPromptTokens + actualOutputTokens;
+}
+
+export const FIRST_USERS_COMPUTED_COLUMNS: readonly ComputedColumn[] = [
+  { column: 'req_id', kind: 'string', compute: reqId },
+  { column: 'has_generated_text', kind: 'boolean', compute: hasGeneratedText },
+  { column: 'actual_total_tokens', kind: 'number', compute: actualTotalTokens },
+];
+
 /** Every stored scalar field of a record (everything but the ITL array and the warmup flag). */
 export const RECORD_COLUMNS: readonly RecordColumn[] = [
   { column: 'request_id', field: 'requestId', kind: 'string' },
@@ -77,6 +116,7 @@ export const RECORD_COLUMNS: readonly RecordColumn[] = [
   ...WORKLOAD_COLUMNS,
   ...STATUS_COLUMNS,
   ...EXTRA_COLUMNS,
+  ...FIRST_USERS_STORED_COLUMNS,
 ];
 
 /** The JSONL key of the per-token gaps (seconds). */

@@ -133,4 +133,10 @@ export interface RequestRecord extends ClientOutcome {
    * was removed.
    */
   dataQuality?: string;
+  /**
+   * Output tokens as a tracing source counted them, for the first users' `output_tokens_from_trace` column: SGLang's
+   * request log (`completion_tokens`) where it was joined. Absent where no tracing source counts tokens (the taps
+   * do not), never a copy of the client's count.
+   */
+  outputTokensFromTrace?: number;
 }

@@ -4,6 +4,7 @@ import { join, delimiter } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../src/cluster/ports.js';
+import { NodeTest, RoutingTest } from '../../src/index.js';
 import { cliPath, isAlive, pidFromLog, runCli } from '../helpers/cli.js';
 
 /**
@@ -144,5 +145,48 @@ describe('node test with --target sglang (stand-in python)', () => {
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/SGLang is unavailable: "python" has no sglang module/);
+  });
+});
+
+describe('a model and a GPU mean SGLang, as in the first users\' framework', () => {
+  it('runs SGLang for --model-path and --gpu-id without --target, on the GPU asked for, never the simulator', async () => {
+    const port = await findFreePort();
+    const outputDir = join(workDirectory, 'run');
+    const result = await runCli(
+      ['node', '--model-path', 'some/model', '--gpu-id', '1', '--port', String(port), '--num-prompts', '4', '--request-rate', 'inf',
+        '--random-input-len', '16', '--random-output-len', '4', '--output-dir', outputDir, '--progress', 'off'],
+      { env: environment('ready') },
+    );
+    expect(result.stderr).not.toMatch(/error/i);
+    expect(result.code).toBe(0);
+    const call = await recordedCall();
+    expect(call.args.slice(0, 2)).toEqual(['-m', 'sglang.launch_server']);
+    expect(call.cudaVisibleDevices).toBe('1');
+    const config = JSON.parse(await readFile(join(outputDir, 'config.json'), 'utf8')) as { target?: string; settings?: { target?: string } };
+    expect(config.target ?? config.settings?.target).toBe('sglang');
+  });
+
+  it('says in one line, where SGLang is not installed, how to ask for the simulated engine', async () => {
+    const result = await runCli(
+      ['node', '--model-path', 'some/model', '--port', String(await findFreePort()), '--num-prompts', '5', '--output-dir', join(workDirectory, 'run'), '--progress', 'off'],
+      { env: environment('no-module') },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/SGLang is unavailable: "python" has no sglang module; .*add --target sim \(target: sim in a config\) to run the simulated engine instead/);
+  });
+
+  it('reads their snake_case model_path / gpu_id as SGLang in the library, and refuses real-server settings on the simulator', () => {
+    expect(new NodeTest({ model_path: 'some/model', gpu_id: 3 }).config.target).toBe('sglang');
+    // A GPU alone asks for SGLang too, which then needs a model: an error, never a quiet simulation.
+    expect(() => new NodeTest({ gpu_id: 0 })).toThrow(/--target sglang needs --model-path/);
+    expect(new RoutingTest({ model_path: 'some/model', num_gpus: 2 }).config.target).toBe('sglang');
+    expect(new NodeTest({ model_path: 'some/model', target: 'sim' }).config.target).toBe('sim');
+    expect(new NodeTest({}).config.target).toBe('sim');
+    expect(() => new NodeTest({ target: 'sim', gpu_id: 2, tp_size: 2, quantization: 'fp8' })).toThrow(
+      /--gpu-id, --tp-size, --quantization configure a real SGLang server, and the simulated engine has none to apply them to/,
+    );
+    expect(() => new NodeTest({ target: 'sim', memFractionStatic: 0.8 })).toThrow(/--mem-fraction-static configures a real SGLang server/);
+    expect(() => new NodeTest({ target: 'sim', extraServerArgs: ['--foo'] })).toThrow(/--extra-server-args configures a real SGLang server/);
+    expect(new NodeTest({ target: 'sim', extraServerArgs: [] }).config.target).toBe('sim');
   });
 });

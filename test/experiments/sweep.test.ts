@@ -44,7 +44,10 @@ describe('sweep', () => {
     const ttftAt = (policy: string, rate: string): number => Number(rows.find((row) => row.routingPolicy === policy && row.requestRate === rate)?.ttft_p99_ms);
     // 2000 req/s saturates two simulated H100s: queueing makes the tail TTFT far worse than at 5 req/s.
     expect(ttftAt('round_robin', '2000')).toBeGreaterThan(5 * ttftAt('round_robin', '5'));
-    expect(await readFile(join(outputDirectory, 'compare.csv'), 'utf8')).toContain('routingPolicy=round_robin__requestRate=5');
+    // The comparison labels each run by the settings that differ, and the sweep ends with that table.
+    expect(await readFile(join(outputDirectory, 'compare.csv'), 'utf8')).toContain('"request_rate=5, routing_policy=round_robin"');
+    expect(result.comparisonTable.split('\n')[0]).toMatch(/^metric\s+request_rate=5, routing_policy=round_robin\s+request_rate=2000, routing_policy=round_robin\s+/);
+    expect(result.comparisonTable).toMatch(/server_latency p99 \(ms\)/);
   });
 
   it('finds the highest rate that meets the objectives by bisection', async () => {
@@ -62,6 +65,19 @@ describe('sweep', () => {
     }
     const searchCsv = await readFile(join(workDirectory, 'search', 'search.csv'), 'utf8');
     expect(searchCsv).toContain('highest_passing_rate');
+  });
+
+  it('servelab sweep ends with the comparison table, then the SLO search result', async () => {
+    const file = join(workDirectory, 'cli-sweep.json');
+    const small = { ...nodeSettings, numPrompts: 40 };
+    await writeFile(file, JSON.stringify({ test: 'node', settings: small, grid: { maxRunningRequests: [8, 64] }, search: { slo: { ttftMs: 200 }, attainment: 0.9, lowRate: 2, highRate: 2000, steps: 2 } }));
+    const result = await runCli(['sweep', file, '--output-dir', join(workDirectory, 'cli-sweep')]);
+    expect(result.code).toBe(0);
+    const tableAt = result.stdout.search(/^metric\s+/m);
+    const searchAt = result.stdout.search(/highest rate meeting the objectives/);
+    expect(tableAt).toBeGreaterThanOrEqual(0);
+    expect(searchAt).toBeGreaterThan(tableAt);
+    expect(result.stdout).toMatch(/request throughput \(req\/s\)/);
   });
 
   it('rejects a bad sweep file before running anything', async () => {

@@ -220,4 +220,17 @@ describe('a dataset with fewer requests than asked for', () => {
     expect(result.run.extras?.notices).toEqual(['the custom dataset gave 3 usable requests of the 10 asked for (--num-prompts); the run measured 3']);
     expect(formatTerminalSummary(result.run, result.metrics)).toContain('Note: the custom dataset gave 3 usable requests of the 10 asked for');
   });
+
+  it('says when shared-prefix makes another number of requests than --num-prompts, and is silent when they agree', async () => {
+    const { formatTerminalSummary } = await import('../../src/report/terminal/format-terminal-summary.js');
+    const sharedPrefix = { datasetName: 'shared-prefix', gspNumGroups: 4, gspPromptsPerGroup: 3, gspSystemPromptLen: 16, gspQuestionLen: 8, gspOutputLen: 2, warmupRequests: 0, requestRate: 200, profile: fastProfile, virtualTime: true, progress: 'off' } as const;
+    const result = await new NodeTest({ ...sharedPrefix, numPrompts: 10, outputDir: join(workDirectory, 'gsp-differs') }).run();
+    expect(result.run.records).toHaveLength(12);
+    const notice = 'the shared-prefix dataset made 12 requests (--gsp-num-groups 4 × --gsp-prompts-per-group 3), not the 10 asked for (--num-prompts); the run measured 12';
+    expect(result.run.extras?.notices).toEqual([notice]);
+    expect(formatTerminalSummary(result.run, result.metrics)).toContain(`Note: ${notice}`);
+    expect(JSON.parse(await readFile(result.exportedFiles.json as string, 'utf8')).extras.notices).toEqual([notice]);
+    const agreeing = await new NodeTest({ ...sharedPrefix, numPrompts: 12, outputDir: join(workDirectory, 'gsp-agrees') }).run();
+    expect(agreeing.run.extras?.notices).toBeUndefined();
+  });
 });

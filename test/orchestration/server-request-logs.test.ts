@@ -60,6 +60,9 @@ describe('joining SGLang request-log lines to records by request id', () => {
     // Not streamed: the line's response_sent_to_client_ts is when the answer left.
     expect(notStreamed.serverResponseSentTime).toBeCloseTo(1763884801.2 + 0.2001, 6);
     expect(notStreamed.actualOutputTokens).toBe(4);
+    // The request log is a tracing source: its completion_tokens is the first users' output_tokens_from_trace.
+    expect(notStreamed.outputTokensFromTrace).toBe(4);
+    expect(neverFinished.outputTokensFromTrace).toBeUndefined();
 
     // What the stream already said wins.
     expect(fromStream.serverCreatedTime).toBe(1763884801.399);

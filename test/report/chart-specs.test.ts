@@ -22,6 +22,47 @@ describe('chart specs', () => {
     expect(firstLayer('cdf-ttft').encoding?.y?.title).toBe('fraction of requests');
   });
 
+  it('colours each stage the same in the lifecycle breakdown, the request timeline and the concurrency chart', () => {
+    type ColourEncoding = { scale?: { domain: string[]; range: string[] } };
+    const lifecycle = (chart('lifecycle-breakdown')?.spec as { encoding: { color: ColourEncoding } }).encoding.color.scale;
+    const timeline = (firstLayer('request-timeline') as { encoding?: { color?: ColourEncoding } }).encoding?.color?.scale;
+    const concurrency = (firstLayer('concurrency') as { encoding?: { color?: ColourEncoding } }).encoding?.color?.scale;
+    const colourOf = (scale: { domain: string[]; range: string[] } | undefined, stage: string) => scale?.range[scale.domain.findIndex((name) => name.startsWith(stage))];
+    for (const scale of [lifecycle, timeline, concurrency]) expect(scale?.domain.length).toBe(scale?.range.length);
+    expect(colourOf(timeline, 'router queue')).toBe(colourOf(lifecycle, 'router queue'));
+    expect(colourOf(timeline, 'prefill')).toBe(colourOf(lifecycle, 'prefill'));
+    expect(colourOf(timeline, 'decode')).toBe(colourOf(lifecycle, 'decode'));
+    expect(colourOf(timeline, 'waiting on server')).toBe(colourOf(lifecycle, 'server queue'));
+    expect(colourOf(concurrency, 'waiting_in_server_queue')).toBe(colourOf(lifecycle, 'server queue'));
+    expect(colourOf(concurrency, 'in_router')).toBe(colourOf(lifecycle, 'router queue'));
+    // Distinct stages are told apart.
+    expect(new Set(lifecycle?.range).size).toBe(lifecycle?.range.length);
+  });
+
+  it('labels the simulated engine\'s tokenize stage as not modelled, and a real server\'s as measured', () => {
+    const lifecycle = (definitions: ReturnType<typeof chartDefinitions>) =>
+      (definitions.find((candidate) => candidate.name === 'lifecycle-breakdown')?.spec as { encoding: { color: { sort: string[] } } }).encoding.color.sort;
+    expect(lifecycle(charts)).toContain('tokenize (not modelled by the simulated engine)');
+    expect(chart('lifecycle-breakdown')?.description).toContain('does not model tokenization');
+    const real = sampleRoutingRun();
+    real.info.target = 'sglang';
+    expect(lifecycle(chartDefinitions(real, summarize(real)))).toContain('tokenize');
+    expect(lifecycle(chartDefinitions(real, summarize(real)))).not.toContain('tokenize (not modelled by the simulated engine)');
+  });
+
+  it('states a scraped gauge\'s sampling interval and that short queues fall between samples', () => {
+    const samples = [0, 0.5, 1, 1.5, 2].map((time) => ({
+      time,
+      url: 'http://127.0.0.1:30001',
+      ok: true,
+      metrics: [{ name: 'sglang:num_queue_reqs', labels: {}, value: time === 1 ? 3 : 0 }],
+    }));
+    const gauge = chartDefinitions(run, summarize(run), samples).find((candidate) => candidate.name === 'server-num-queue-reqs');
+    expect(gauge?.description).toContain('every 0.5 s');
+    expect(gauge?.description).toContain('a queue that forms and drains between two readings never shows');
+    expect((gauge?.spec as { title: { subtitle: string } }).title.subtitle).toContain('every 0.5 s');
+  });
+
   it('draws arrival and completion rates in bins of at least 0.5 s', () => {
     for (const name of ['offered-load', 'throughput']) {
       const times = [...new Set((firstLayer(name).data?.values ?? []).map((row) => row.time))];
@@ -53,5 +94,19 @@ describe('other measurements in report.html', () => {
     expect(section).toContain('<dt>url</dt><dd>http://127.0.0.1:30000/metrics</dd>');
     expect(section).toContain('<dd>&lt;b&gt;</dd>');
     expect(section).not.toContain('inboundMs');
+  });
+});
+
+describe('comparison charts', () => {
+  it('count inter-token gaps on the ITL CDF\'s axis and requests on the others', async () => {
+    const { comparisonChartSpecs } = await import('../../src/report/compare/compare-runs.js');
+    const first = sampleRoutingRun();
+    const specs = comparisonChartSpecs([
+      { label: 'a', run: first, summary: summarize(first) },
+      { label: 'b', run: first, summary: summarize(first) },
+    ] as never);
+    const yTitle = (name: string) => (specs.find((spec) => spec.name === name)?.spec as { encoding: { y: { title: string } } }).encoding.y.title;
+    expect(yTitle('compare-cdf-itl')).toBe('fraction of inter-token gaps');
+    expect(yTitle('compare-cdf-ttft')).toBe('fraction of requests');
   });
 });

@@ -27,9 +27,11 @@ const INTEGER_COLUMNS = new Set([
   'num_retractions',
   'retries',
   'server_status_code',
+  'actual_total_tokens',
+  'output_tokens_from_trace',
 ]);
-const BOOLEAN_COLUMNS = new Set(['success', 'held_for_concurrency']);
-const STRING_COLUMNS = new Set(['request_id', 'host', 'session_id', 'error', 'finish_reason', 'error_message', 'data_quality']);
+const BOOLEAN_COLUMNS = new Set(['success', 'held_for_concurrency', 'has_generated_text']);
+const STRING_COLUMNS = new Set(['request_id', 'req_id', 'host', 'session_id', 'error', 'finish_reason', 'error_message', 'data_quality']);
 
 function expectedType(column: string): string {
   if (INTEGER_COLUMNS.has(column)) return 'INT32';
@@ -65,6 +67,7 @@ function mixedRun(): RunData {
       prefillWaitingLatency: 0.0004,
       prefillLaunchLatency: 0.0012,
       decodeThroughputTokensPerSecond: 41.5,
+      outputTokensFromTrace: 9,
     }),
     recordAt({ scheduledTime: 4, dispatchTime: T0 + 4, heldForConcurrency: false, success: false, error: 'server_error', errorMessage: 'bad ünïcode ✓, comma', host: '', serverStatusCode: 503, dataQuality: 'serverCreatedTime:outside_run' }),
     recordAt({ scheduledTime: 4.123456789, arrivalTime: 4.1234571, firstTokenTime: 4.2, finishTime: 4.9, actualOutputTokens: 1 }),

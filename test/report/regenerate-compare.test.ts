@@ -102,16 +102,49 @@ describe('servelab report and compare', () => {
   it('compares runs side by side: table, compare.csv, node table, overlaid CDFs', async () => {
     const outputDirectory = join(root, 'comparison');
     const output = await runCli(registerCompareCommand, ['compare', routingDirectory, nodeDirectory, '--output-dir', outputDirectory]);
-    expect(output.split('\n')[0]).toMatch(/^metric\s+sample-routing\s+node-run$/);
+    // Labelled by the settings that differ between the two runs, in the first users' names.
+    expect(output.split('\n')[0]).toMatch(/^metric\s+request_rate=20, num_prompts=120\s+request_rate=10, num_prompts=30$/);
     expect(output).toMatch(/requests succeeded \(count\)\s+\d+\s+30/);
     const rows = parseCsv(await readFile(join(outputDirectory, 'compare.csv'), 'utf8'));
-    expect(rows[0]).toEqual(['metric', 'unit', 'sample-routing', 'node-run']);
+    expect(rows[0]).toEqual(['metric', 'unit', 'request_rate=20, num_prompts=120', 'request_rate=10, num_prompts=30']);
+    // Server-side rows are kept; the node test's empty routing rows are kept only because the routing run fills them.
+    expect(rows.map((row) => row[0])).toContain('server_latency p99');
+    expect(output).toMatch(/server_latency p99 \(ms\)/);
     const target = rows.find((row) => row[0] === 'target arrival rate');
     expect(target?.slice(2)).toEqual(['20', '10']);
     const nodes = parseCsv(await readFile(join(outputDirectory, 'compare-nodes.csv'), 'utf8'));
-    expect(nodes.slice(1).map((row) => row[0])).toEqual(['sample-routing', 'sample-routing', 'sample-routing']);
+    expect(nodes.slice(1).map((row) => row[0])).toEqual(Array(3).fill('request_rate=20, num_prompts=120'));
     const html = await readFile(join(outputDirectory, 'compare.html'), 'utf8');
     expect(html.match(/<svg /g)?.length).toBe(4);
     expect((await readdir(join(outputDirectory, 'charts'))).filter((file) => file.endsWith('.png'))).toHaveLength(4);
+  });
+});
+
+describe('comparison labels, rows and trend', () => {
+  it('labels runs by the one setting that differs, drops rows empty or zero in every run, and draws the trend against it', async () => {
+    const { comparisonRows, comparisonChartSpecs, formatComparisonTable, settingLabels } = await import('../../src/report/compare/compare-runs.js');
+    const runs = [64, 128, 256].map((maxRunningRequests, index) => {
+      const run = runOf(Array.from({ length: 20 }, (_, request) => fullyTracedRecord(request * 0.1 + index * 0.01)), { runId: `node-${index}`, requestRate: 10 });
+      run.config = { test: 'node', runId: `node-${index}`, outputDir: `/tmp/run-${index}`, requestRate: 10, maxRunningRequests };
+      return run;
+    });
+    const labels = settingLabels(runs.map((run) => run.config));
+    expect(labels).toEqual(['max_running_requests=64', 'max_running_requests=128', 'max_running_requests=256']);
+    // No setting differs (only the run's name and place): no setting label, the run ids tell them apart.
+    expect(settingLabels([runs[0]!.config, { ...runs[0]!.config, runId: 'other', outputDir: '/elsewhere' }])).toBeUndefined();
+    const compared = runs.map((run, index) => ({ label: labels?.[index] as string, run, summary: summarize(run) }));
+    const rows = comparisonRows(compared);
+    const metrics = rows.map((row) => row.metric);
+    expect(metrics).toContain('server_latency p99');
+    expect(metrics).toContain('queue_time_in_server p99');
+    // Node tests: no routing rows, and no row that is zero in every run (nothing failed).
+    for (const dropped of ['nodes', 'node imbalance CV', 'requests failed', 'goodput']) expect(metrics).not.toContain(dropped);
+    for (const row of rows) expect(row.values.some((value) => value !== null && value !== 0 && value !== '')).toBe(true);
+    expect(formatComparisonTable(compared).split('\n')[0]).toMatch(/^metric\s+max_running_requests=64\s+max_running_requests=128\s+max_running_requests=256$/);
+    const trend = comparisonChartSpecs(compared).filter((spec) => spec.name.startsWith('compare-trend'));
+    expect(trend.map((spec) => spec.name)).toEqual(['compare-trend-throughput', 'compare-trend-p99-latency']);
+    const points = (trend[0]?.spec as { data: { values: { setting: number }[] }; encoding: { x: { title: string } } });
+    expect(points.data.values.map((point) => point.setting)).toEqual([64, 128, 256]);
+    expect(points.encoding.x.title).toBe('max_running_requests');
   });
 });

@@ -21,6 +21,7 @@ function everyFieldRecord() {
     actualPromptTokens: 124,
     actualOutputTokens: 46,
     cachedTokens: 64,
+    outputTokensFromTrace: 47,
   });
 }
 
@@ -37,6 +38,16 @@ describe('row writers', () => {
     }
     for (const [name, value] of Object.entries(deriveColumns(record))) expect(row[name as DerivedColumnName], name).toBe(formatSeconds(value));
     expect(row.decode_length).toBe('46');
+    // The first users' columns: their request id, whether text came back, prompt + output tokens, the trace's count.
+    expect(row.req_id).toBe(record.requestId);
+    expect(row.has_generated_text).toBe('true');
+    expect(row.actual_total_tokens).toBe('170');
+    expect(row.output_tokens_from_trace).toBe('47');
+    const [empty] = parseCsv(requestsCsvRow(fullyTracedRecord(2, { success: false, actualOutputTokens: undefined, actualPromptTokens: 10, firstTokenTime: undefined }), T0));
+    const emptyRow = Object.fromEntries(REQUESTS_CSV_COLUMNS.map((name, index) => [name, empty?.[index]]));
+    expect(emptyRow.has_generated_text).toBe('false');
+    expect(emptyRow.actual_total_tokens).toBe('');
+    expect(emptyRow.output_tokens_from_trace).toBe('');
   });
 
   it('write the same JSON line as serializing the record object', () => {

@@ -27,7 +27,7 @@ export function registerCompareCommand(program: Command): void {
       if (directories.length < 2) {
         throw new ServelabError('INVALID_CONFIG', 'servelab compare needs at least two run directories.');
       }
-      const [{ readRunDirectory }, { summarize }, { uniqueLabels, writeComparison, formatComparisonTable }] = await Promise.all([
+      const [{ readRunDirectory }, { summarize }, { settingLabels, uniqueLabels, writeComparison, formatComparisonTable }] = await Promise.all([
         import('../../report/run-directory.js'),
         import('../../analysis/summarize.js'),
         import('../../report/compare/compare-runs.js'),
@@ -36,7 +36,11 @@ export function registerCompareCommand(program: Command): void {
       // Read every directory first, so one bad directory is reported before anything is written.
       const loaded = [];
       for (const directory of directories) loaded.push(await readRunDirectory(directory));
-      const labels = uniqueLabels(loaded.map((entry) => ({ runId: entry.run.info.runId, directoryName: basename(resolve(entry.directory)) })));
+      // Each run is labelled by the settings that differ between the runs (max_running_requests=64); by its id when
+      // none differs or two runs would share a label.
+      const labels =
+        settingLabels(loaded.map((entry) => entry.run.config)) ??
+        uniqueLabels(loaded.map((entry) => ({ runId: entry.run.info.runId, directoryName: basename(resolve(entry.directory)) })));
       const runs = loaded.map((entry, index) => {
         const runSlo = slo ?? entry.summaryFile?.metrics?.goodput?.slo;
         return { label: labels[index] as string, run: entry.run, summary: summarize(entry.run, runSlo === undefined ? {} : { slo: runSlo }) };

@@ -1,6 +1,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ServelabError } from '../../errors/servelab-error.js';
+import { camelCaseSettings } from '../../config/snake-case-settings.js';
 import { readSettingsFile } from '../read-settings-file.js';
 
 /** Settings holding file paths: in a config file they are relative to the file, not to where servelab runs. */
@@ -11,7 +12,9 @@ export async function readTestFile(path: string): Promise<{ test: string; settin
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ServelabError('INVALID_CONFIG', `${path} must hold a mapping of settings, e.g. "test: node" and "requestRate: 10"`);
   }
-  const { test = 'node', ...settings } = parsed as Record<string, unknown>;
+  const { test = 'node', ...given } = parsed as Record<string, unknown>;
+  // The first users' snake_case names (dataset_path, request_rate, ...) as servelab's camelCase ones.
+  const settings = camelCaseSettings(given);
   if (test !== 'node' && test !== 'routing') {
     throw new ServelabError('INVALID_CONFIG', `${path}: test must be "node" or "routing", not ${JSON.stringify(test)}`);
   }
@@ -29,7 +32,7 @@ export function registerRunCommand(program: Command): void {
   program
     .command('run')
     .summary('run a test described in a YAML or JSON file')
-    .description('Runs the test a YAML or JSON file describes: "test: node" or "test: routing", then the same settings as the command line, camelCase (requestRate, numPrompts, ...). Paths in the file are relative to the file.')
+    .description('Runs the test a YAML or JSON file describes: "test: node" or "test: routing", then the same settings as the command line, camelCase (requestRate, numPrompts, ...) or snake_case (request_rate, num_prompts, ...). Paths in the file are relative to the file.')
     .argument('<file>', 'the test file')
     .option('--output-dir <dir>', 'the run directory (overrides the file\'s outputDir)')
     .option('--progress <mode>', 'auto, bar, lines or off (overrides the file)')

@@ -1,3 +1,4 @@
+import { terminalSafe } from '../../utils/terminal-text.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { EXIT_INTERRUPTED, EXIT_OK } from '../exit-codes.js';
@@ -46,6 +47,8 @@ export function registerSweepCommand(program: Command): void {
           signal: interrupts.signal,
           onRunStart: (label, index) => process.stderr.write(`[run ${index + 1}${index < gridSize ? `/${gridSize}` : ' (search)'}] ${label}\n`),
         });
+        // The comparison table of the runs made (labelled by the settings that differ), then the SLO search's answer.
+        if (result.comparisonTable !== '') process.stdout.write(`${terminalSafe(result.comparisonTable)}\n`);
         for (const search of result.searches) {
           process.stdout.write(`${search.label}: highest rate meeting the objectives ${search.highestPassingRate ?? `none (below ${plan.search?.lowRate})`} req/s\n`);
         }

@@ -7,7 +7,7 @@ const CLIENT = 'Client:';
 const OUTPUT = 'Output:';
 
 export const targetFlags: FlagSpec[] = [
-  { flag: 'target', key: 'target', kind: 'value', valueName: 'kind', choices: ['sim', 'sglang', 'attach'], defaultText: 'sim', group: TARGET, description: 'sim: servelab\'s simulated SGLang engine on loopback (no GPU); sglang: launch python -m sglang.launch_server; attach: a server that already runs (--url)' },
+  { flag: 'target', key: 'target', kind: 'value', valueName: 'kind', choices: ['sim', 'sglang', 'attach'], defaultText: 'sim, or sglang when --model-path or --gpu-id is given', group: TARGET, description: 'sim: servelab\'s simulated SGLang engine on loopback (no GPU); sglang: launch python -m sglang.launch_server; attach: a server that already runs (--url)' },
   { flag: 'virtual-time', key: 'virtualTime', kind: 'boolean', group: TARGET, description: 'sim only: run as a discrete-event simulation in virtual time (no sockets; a million requests in seconds), same files, marked simulated' },
   { flag: 'url', key: 'url', kind: 'value', valueName: 'url', group: TARGET, description: 'attach: the running server, e.g. http://127.0.0.1:30000' },
   { flag: 'server-request-log-dir', key: 'serverRequestLogDir', kind: 'value', valueName: 'dir', group: TARGET, description: "attach: where the SGLang server writes its request log (its --export-metrics-to-file-dir); joined to the records for server timing on every protocol" },

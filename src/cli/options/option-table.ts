@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { didYouMean } from '../../utils/did-you-mean.js';
 
 /** One command-line flag and the config key it sets. Tables of these generate commander options and map values back. */
 export interface FlagSpec {
@@ -72,7 +73,15 @@ export function addFlags(command: Command, flags: readonly FlagSpec[]): void {
     const signature = spec.kind === 'value' ? `${name} <${spec.valueName ?? 'value'}>` : name;
     const description = spec.defaultText === undefined ? spec.description : `${spec.description} (default: ${spec.defaultText})`;
     const option = new Option(signature, description);
-    if (spec.choices !== undefined) option.choices(spec.choices);
+    if (spec.choices !== undefined) {
+      const choices = spec.choices;
+      option.choices(choices);
+      // commander's own check lists the choices; this one also suggests the closest (`shared_prefix` → shared-prefix).
+      option.argParser((raw: string) => {
+        if (!choices.includes(raw)) throw new InvalidArgumentError(`Allowed choices are ${choices.join(', ')}.${didYouMean(raw, choices)}`);
+        return raw;
+      });
+    }
     if (spec.group !== undefined) option.helpGroup(spec.group);
     if (spec.kind === 'value' && spec.parse !== undefined) {
       const parse = spec.parse;

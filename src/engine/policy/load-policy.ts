@@ -1,3 +1,4 @@
+import { didYouMean } from '../../utils/did-you-mean.js';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ServelabError } from '../../errors/servelab-error.js';
@@ -21,7 +22,7 @@ export async function resolveSchedulingPolicy(setting: string | SchedulingPolicy
       'MODULE_LOAD_FAILED',
       `schedule policy "${setting}" is neither built in (${Object.keys(BUILTIN_SCHEDULING_POLICIES).join(', ')}) nor ` +
         `a loadable module (${path}: ${(error as Error).message}); give a built-in name or the path of a .js/.mjs ` +
-        'module exporting a SchedulingPolicy',
+        `module exporting a SchedulingPolicy.${didYouMean(setting, Object.keys(BUILTIN_SCHEDULING_POLICIES))}`,
       { cause: error },
     );
   }

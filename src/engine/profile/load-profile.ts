@@ -1,3 +1,4 @@
+import { didYouMean } from '../../utils/did-you-mean.js';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,7 +44,7 @@ export function loadProfile(source: string | EngineProfile = DEFAULT_PROFILE_NAM
       throw new ServelabError(
         'INVALID_PROFILE',
         `unknown profile "${trimmed}": use one of ${names.join(', ')}, a path to a profile JSON file, or ` +
-          `'{"kind":"simple","stepMs":10}'`,
+          `'{"kind":"simple","stepMs":10}'.${didYouMean(trimmed, names)}`,
       );
     }
     const path = join(builtinProfilesDirectory(), `${trimmed}.json`);

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { ServelabError } from '../../errors/servelab-error.js';
-import { writeComparison, type ComparedRun } from '../../report/compare/compare-runs.js';
+import { formatComparisonTable, settingLabels, writeComparison, type ComparedRun } from '../../report/compare/compare-runs.js';
 import { csvField, csvLine } from '../../report/csv/csv-format.js';
 import type { Summary } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
@@ -33,6 +33,8 @@ export interface SweepResult {
   runs: SweepRunOutcome[];
   searches: SearchOutcome[];
   files: string[];
+  /** The comparison table of every run made, labelled by the settings that differ (what `servelab compare` prints). */
+  comparisonTable: string;
 }
 
 export interface SweepOptions {
@@ -85,8 +87,8 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
     for (const point of gridPoints(otherGrid)) searches.push(await searchHighestRate(point, search, runOne));
   }
 
-  const files = await writeSweepFiles(outputDirectory, runs, searches, plan);
-  return { outputDirectory, runs, searches, files };
+  const { files, comparisonTable } = await writeSweepFiles(outputDirectory, runs, searches, plan);
+  return { outputDirectory, runs, searches, files, comparisonTable };
 }
 
 /** Bisection on a geometric scale between the highest rate that met the objectives and the lowest that did not. */
@@ -122,7 +124,7 @@ function meetsObjectives(summary: Summary | undefined, attainment: number): bool
   return goodput !== null && goodput !== undefined && goodput.fraction >= attainment;
 }
 
-async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[], searches: SearchOutcome[], plan: SweepPlan): Promise<string[]> {
+async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[], searches: SearchOutcome[], plan: SweepPlan): Promise<{ files: string[]; comparisonTable: string }> {
   const files: string[] = [];
   const gridKeys = [...new Set(runs.flatMap((run) => Object.keys(run.values)))].filter((key) => key !== 'slo');
   const header = ['label', ...gridKeys, 'status', 'meets_slo', 'succeeded', 'failed', 'request_throughput', 'output_token_throughput', 'ttft_p50_ms', 'ttft_p99_ms', 'tpot_p50_ms', 'tpot_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms', 'goodput_fraction', 'run_directory', 'failure'];
@@ -166,9 +168,11 @@ async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[],
     await writeFileAtomic(searchCsv, searchLines.join(''));
     files.push(searchCsv);
   }
-  const compared: ComparedRun[] = runs.flatMap((run) => (run.result === undefined ? [] : [{ label: run.label, run: run.result.run, summary: run.result.metrics }]));
+  const made = runs.filter((run): run is SweepRunOutcome & { result: TestResult } => run.result !== undefined);
+  const labels = settingLabels(made.map((run) => run.result.run.config));
+  const compared: ComparedRun[] = made.map((run, index) => ({ label: labels?.[index] ?? run.label, run: run.result.run, summary: run.result.metrics }));
   if (compared.length >= 1) files.push(...(await writeComparison(compared, outputDirectory)));
-  return files;
+  return { files, comparisonTable: compared.length >= 1 ? formatComparisonTable(compared) : '' };
 }
 
 function stringify(value: unknown): string | undefined {

@@ -9,6 +9,7 @@ import type { RunData } from '../../types/run.js';
 import type { Statistics, Summary } from '../../types/summary.js';
 import type { StoredSample } from '../../scrape/server-metrics-file.js';
 import { seriesOf } from '../../scrape/server-metrics-file.js';
+import { stageColourScale } from './stage-palette.js';
 import { targetRatePhrase } from '../rate-text.js';
 
 /** One chart of the report: file name (without extension), title, what it shows, and its Vega-Lite spec. */
@@ -112,7 +113,7 @@ function diff(end: number | undefined, start: number | undefined): number | unde
  * Mean of each lifecycle component for requests grouped by their total-latency percentile band (bands cut at the
  * summary's p50, p90 and p99 of total_latency: one pass, no sort of a million records).
  */
-function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statistics | null): ChartDefinition | undefined {
+function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statistics | null, tokenizeModelled: boolean): ChartDefinition | undefined {
   if (!totalLatency) return undefined;
   const bandNames = ['p0–p50', 'p50–p90', 'p90–p99', 'p99–p100'];
   const cuts = [totalLatency.p50, totalLatency.p90, totalLatency.p99];
@@ -132,11 +133,14 @@ function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statist
       counts[band]![component]!++;
     });
   }
+  // The simulated engine has no tokenizer stage: its tokenize time is 0 by construction, not a measurement of 0.
+  const labelOf = (component: string): string => (component === 'tokenize' && !tokenizeModelled ? `tokenize (${NOT_MODELLED})` : component);
+  const labels = LIFECYCLE_COMPONENTS.map(([component]) => labelOf(component));
   const rows: { band: string; component: string; order: number; ms: number }[] = [];
   bandNames.forEach((band, bandIndex) => {
     LIFECYCLE_COMPONENTS.forEach(([component], order) => {
       const count = counts[bandIndex]![order]!;
-      if (count > 0) rows.push({ band: `${band} (${members[bandIndex]})`, component, order, ms: (sums[bandIndex]![order]! / count) * 1000 });
+      if (count > 0) rows.push({ band: `${band} (${members[bandIndex]})`, component: labelOf(component), order, ms: (sums[bandIndex]![order]! / count) * 1000 });
     });
   });
   if (rows.length === 0) return undefined;
@@ -144,7 +148,7 @@ function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statist
     name: 'lifecycle-breakdown',
     title: 'Lifecycle breakdown by latency percentile',
     description:
-      'Requests grouped by their end-to-end latency percentile band; each bar stacks the mean time spent in each stage of the lifecycle (router queue, network, tokenize, server queue, prefill, first token delivery, decode).',
+      `Requests grouped by their end-to-end latency percentile band; each bar stacks the mean time spent in each stage of the lifecycle (router queue, network, tokenize, server queue, prefill, first token delivery, decode).${tokenizeModelled ? '' : ` The simulated engine does not model tokenization: its tokenize time is 0 by construction (${NOT_MODELLED}), not a measured 0.`}`,
     spec: {
       ...base('Where the time goes, by end-to-end latency band'),
       data: { values: rows },
@@ -152,7 +156,7 @@ function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statist
       encoding: {
         y: { field: 'band', type: 'nominal', title: 'latency band (requests)', sort: null },
         x: { field: 'ms', type: 'quantitative', title: 'mean time (ms)', stack: 'zero' },
-        color: { field: 'component', type: 'nominal', title: 'stage', sort: LIFECYCLE_COMPONENTS.map(([name]) => name) },
+        color: { field: 'component', type: 'nominal', title: 'stage', sort: labels, scale: stageColourScale(labels) },
         order: { field: 'order', type: 'quantitative' },
         tooltip: [{ field: 'component' }, { field: 'ms', format: '.2f' }],
       },
@@ -205,7 +209,7 @@ function timelineChart(records: readonly RequestRecord[], t0: number, events: re
             y: { field: 'request', type: 'ordinal', sort: null, title: 'request', axis: { labels: false, ticks: false } },
             x: { field: 'start', type: 'quantitative', title: 'time since t0 (s)' },
             x2: { field: 'end' },
-            color: { field: 'phase', type: 'nominal', title: 'stage' },
+            color: { field: 'phase', type: 'nominal', title: 'stage', scale: stageColourScale(rows.map((row) => row.phase)) },
             tooltip: [{ field: 'request' }, { field: 'phase' }, { field: 'start', format: '.4f' }, { field: 'end', format: '.4f' }],
           },
         },
@@ -215,13 +219,25 @@ function timelineChart(records: readonly RequestRecord[], t0: number, events: re
   };
 }
 
-function lineOverTime(name: string, title: string, description: string, rows: object[], yTitle: string, colorTitle: string, events: readonly EventMark[], extra: object[] = []): ChartDefinition {
+function lineOverTime(
+  name: string,
+  title: string,
+  description: string,
+  rows: object[],
+  yTitle: string,
+  colorTitle: string,
+  events: readonly EventMark[],
+  extra: object[] = [],
+  colourScale?: { domain: string[]; range: string[] },
+  subtitle?: string,
+): ChartDefinition {
   return {
     name,
     title,
     description,
     spec: {
       ...base(title),
+      ...(subtitle === undefined ? {} : { title: { text: title, subtitle } }),
       layer: [
         {
           data: { values: rows },
@@ -229,7 +245,7 @@ function lineOverTime(name: string, title: string, description: string, rows: ob
           encoding: {
             x: { field: 'time', type: 'quantitative', title: 'time since t0 (s)' },
             y: { field: 'value', type: 'quantitative', title: yTitle },
-            color: { field: 'series', type: 'nominal', title: colorTitle },
+            color: { field: 'series', type: 'nominal', title: colorTitle, ...(colourScale === undefined ? {} : { scale: colourScale }) },
           },
         },
         ...extra,
@@ -237,6 +253,18 @@ function lineOverTime(name: string, title: string, description: string, rows: ob
       ],
     } as TopLevelSpec,
   };
+}
+
+const NOT_MODELLED = 'not modelled by the simulated engine';
+
+/** The median gap between consecutive readings of a scraped series, over every server: what a gauge chart can resolve. */
+function samplingIntervalText(perUrl: ReadonlyMap<string, readonly [number, number][]>): string {
+  const gaps: number[] = [];
+  for (const points of perUrl.values()) for (let index = 1; index < points.length; index++) gaps.push((points[index]![0]) - (points[index - 1]![0]));
+  if (gaps.length === 0) return 'scrape (a single reading per server)';
+  gaps.sort((a, b) => a - b);
+  const median = gaps[Math.floor(gaps.length / 2)] as number;
+  return `${Number(median.toPrecision(2))} s`;
 }
 
 /** Every chart that the run's data supports, in report order. */
@@ -256,7 +284,7 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
   charts.push(cdfChart('cdf-tpot', 'TPOT', columns.tpot, summary.latencies.tpot));
   charts.push(cdfChart('cdf-itl', 'ITL', pooledInterTokenLatencies(strideSample(sampled, CDF_SAMPLE_RECORDS / 10)), summary.interTokenLatency, 'inter-token gaps'));
   charts.push(cdfChart('cdf-total-latency', 'End-to-end latency', columns.total_latency, summary.latencies.total_latency));
-  charts.push(lifecycleChart(records, summary.latencies.total_latency));
+  charts.push(lifecycleChart(records, summary.latencies.total_latency, run.info.target !== 'sim'));
   charts.push(timelineChart(records, t0, events));
 
   const series = concurrencyTimeSeries(run.records);
@@ -278,6 +306,8 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
         'requests',
         'stage',
         events,
+        [],
+        stageColourScale(CONCURRENCY_STAGES.filter((stage) => series.stages[stage] !== undefined)),
       ),
     );
   }
@@ -370,7 +400,22 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
     if (perUrl.size === 0) continue;
     const rows: object[] = [];
     for (const [url, points] of perUrl) for (const [time, value] of points) rows.push({ time, series: url, value });
-    charts.push(lineOverTime(`server-${metric.slice('sglang:'.length).replaceAll('_', '-')}`, label, `${metric} scraped from each server's /metrics on the run's clock.`, rows, metric, 'server', events));
+    const interval = samplingIntervalText(perUrl);
+    const caveat = `A gauge read every ${interval}: a queue that forms and drains between two readings never shows, so short queues look flat.`;
+    charts.push(
+      lineOverTime(
+        `server-${metric.slice('sglang:'.length).replaceAll('_', '-')}`,
+        label,
+        `${metric} scraped from each server's /metrics on the run's clock, every ${interval} (the median gap between readings). ${caveat} The request records' waiting_in_server_queue (concurrency chart) sees every queued request.`,
+        rows,
+        `${metric} (sampled)`,
+        'server',
+        events,
+        [],
+        undefined,
+        caveat,
+      ),
+    );
   }
   return charts.filter((chart): chart is ChartDefinition => chart !== undefined);
 }

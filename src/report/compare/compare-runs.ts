@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { TopLevelSpec } from 'vega-lite';
 import { empiricalCdf, strideSample } from '../../analysis/cdf.js';
 import { deriveColumnArrays } from '../../analysis/derive.js';
@@ -40,6 +41,39 @@ export function uniqueLabels(candidates: readonly { runId: string; directoryName
   });
 }
 
+/** Settings that name or place a run rather than configure what it measured: never what "differs" between runs. */
+const IDENTITY_SETTINGS = new Set(['test', 'runId', 'outputDir', 'resultsRoot', 'progress', 'quiet']);
+
+function snakeCase(key: string): string {
+  return key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+function settingText(value: unknown): string {
+  if (value === undefined || value === null) return 'unset';
+  if (typeof value === 'number' && !Number.isFinite(value)) return value > 0 ? 'inf' : String(value);
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/** The settings (config.json keys) whose values differ between the runs, in the first run's key order. */
+export function differingSettings(configs: readonly Record<string, unknown>[]): string[] {
+  const first = configs[0] ?? {};
+  const keys = [...new Set(configs.flatMap((config) => Object.keys(config)))].filter((key) => !IDENTITY_SETTINGS.has(key));
+  return keys.filter((key) => configs.some((config) => !isDeepStrictEqual(config[key], first[key])));
+}
+
+/**
+ * Labels runs by the settings that differ between them, in the first users' snake_case names
+ * (`max_running_requests=64, routing_policy=round_robin`); undefined when no setting differs or two runs would share a
+ * label (then the run ids tell them apart).
+ */
+export function settingLabels(configs: readonly Record<string, unknown>[]): string[] | undefined {
+  if (configs.length < 2) return undefined;
+  const keys = differingSettings(configs);
+  if (keys.length === 0) return undefined;
+  const labels = configs.map((config) => keys.map((key) => `${snakeCase(key)}=${settingText(config[key])}`).join(', '));
+  return new Set(labels).size === labels.length ? labels : undefined;
+}
+
 function statisticRows(name: string, pick: (summary: Summary) => Statistics | null, runs: readonly ComparedRun[]): ComparisonRow[] {
   return (['mean', 'p50', 'p90', 'p99', 'max'] as const).map((key) => ({
     metric: `${name} ${key}`,
@@ -51,7 +85,10 @@ function statisticRows(name: string, pick: (summary: Summary) => Statistics | nu
   }));
 }
 
-/** The side-by-side table: one row per metric, one column per run. */
+/**
+ * The side-by-side table: one row per metric, one column per run. A row empty or zero in every run (routing rows of
+ * node tests, queue times of a server without timing keys, failures of a clean run) says nothing and is left out.
+ */
 export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
   const row = (metric: string, unit: string, pick: (run: ComparedRun) => number | string | null | undefined): ComparisonRow => ({
     metric,
@@ -82,14 +119,19 @@ export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
     ...statisticRows('tpot', latency('tpot'), runs),
     ...statisticRows('itl', (summary) => summary.interTokenLatency, runs),
     ...statisticRows('total_latency', latency('total_latency'), runs),
+    // Server-side: from the server's own timestamps (and the tap's, for server_latency).
+    ...statisticRows('server_latency', latency('server_latency'), runs),
+    ...statisticRows('server_ttft', latency('server_ttft'), runs),
     ...statisticRows('queue_time_in_router', latency('queue_time_in_router'), runs),
     ...statisticRows('pure_queue_time', latency('pure_queue_time'), runs),
     ...statisticRows('queue_time_in_server', latency('queue_time_in_server'), runs),
+    ...statisticRows('prefill_time', latency('prefill_time'), runs),
+    ...statisticRows('decode_time', latency('decode_time'), runs),
     row('nodes', 'count', (run) => run.summary.routing?.nodes.length),
     row('node imbalance max/mean', '', (run) => run.summary.routing?.imbalanceMaxOverMean),
     row('node imbalance CV', '', (run) => run.summary.routing?.imbalanceCv),
     row('prefix-group share on top node', '', (run) => run.summary.routing?.prefixGroupAffinity?.meanShareOnTopNode),
-  ];
+  ].filter((comparison) => comparison.values.some((value) => value !== null && value !== 0 && value !== ''));
 }
 
 function formatValue(value: number | string | null): string {
@@ -155,14 +197,16 @@ function succeededColumn(run: RunData, column: DerivedColumnName): Float64Array 
 
 /** Overlaid CDF chart specs: TTFT, TPOT, ITL and end-to-end latency, one line per run. */
 export function comparisonChartSpecs(runs: readonly ComparedRun[]): { name: string; title: string; spec: TopLevelSpec }[] {
-  const metrics: [string, string, (run: RunData) => ArrayLike<number>][] = [
-    ['compare-cdf-ttft', 'TTFT', (run) => succeededColumn(run, 'ttft')],
-    ['compare-cdf-tpot', 'TPOT', (run) => succeededColumn(run, 'tpot')],
-    ['compare-cdf-itl', 'ITL', (run) => pooledInterTokenLatencies(strideSample(run.records.filter((record) => !record.warmup), CDF_SAMPLE_RECORDS / 10))],
-    ['compare-cdf-total-latency', 'End-to-end latency', (run) => succeededColumn(run, 'total_latency')],
+  // The last entry is what one value is: the y axis counts requests, except ITL's, which counts inter-token gaps.
+  const metrics: [string, string, (run: RunData) => ArrayLike<number>, string][] = [
+    ['compare-cdf-ttft', 'TTFT', (run) => succeededColumn(run, 'ttft'), 'requests'],
+    ['compare-cdf-tpot', 'TPOT', (run) => succeededColumn(run, 'tpot'), 'requests'],
+    ['compare-cdf-itl', 'ITL', (run) => pooledInterTokenLatencies(strideSample(run.records.filter((record) => !record.warmup), CDF_SAMPLE_RECORDS / 10)), 'inter-token gaps'],
+    ['compare-cdf-total-latency', 'End-to-end latency', (run) => succeededColumn(run, 'total_latency'), 'requests'],
   ];
   const specs: { name: string; title: string; spec: TopLevelSpec }[] = [];
-  for (const [name, label, values] of metrics) {
+  const trend = trendChartSpecs(runs);
+  for (const [name, label, values, unit] of metrics) {
     const rows = cdfRows(runs, values);
     if (rows.length === 0) continue;
     specs.push({
@@ -179,13 +223,58 @@ export function comparisonChartSpecs(runs: readonly ComparedRun[]): { name: stri
         mark: { type: 'line', interpolate: 'step-after' },
         encoding: {
           x: { field: 'ms', type: 'quantitative', title: `${label} (ms)` },
-          y: { field: 'fraction', type: 'quantitative', title: 'fraction of requests', scale: { domain: [0, 1] } },
+          y: { field: 'fraction', type: 'quantitative', title: `fraction of ${unit}`, scale: { domain: [0, 1] } },
           color: { field: 'run', type: 'nominal', title: 'run', sort: runs.map((run) => run.label) },
         },
       } as TopLevelSpec,
     });
   }
-  return specs;
+  return [...specs, ...trend];
+}
+
+/**
+ * When the runs differ in one numeric setting (a sweep over `max_running_requests`, the request rate, ...), how
+ * throughput and p99 latency follow it: one point per run, against the setting.
+ */
+export function trendChartSpecs(runs: readonly ComparedRun[]): { name: string; title: string; spec: TopLevelSpec }[] {
+  const configs = runs.map((run) => run.run.config);
+  const keys = differingSettings(configs);
+  if (runs.length < 2 || keys.length !== 1) return [];
+  const key = keys[0] as string;
+  const settingValues = configs.map((config) => config[key]);
+  if (!settingValues.every((value) => typeof value === 'number' && Number.isFinite(value))) return [];
+  const setting = snakeCase(key);
+  const chart = (name: string, title: string, yTitle: string, rows: { setting: number; series: string; value: number }[]) => ({
+    name,
+    title,
+    spec: {
+      $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+      title,
+      width: 640,
+      height: 240,
+      background: 'white',
+      config: { font: 'DejaVu Sans, Helvetica, Arial, sans-serif', legend: { labelLimit: 360 } },
+      data: { values: rows },
+      mark: { type: 'line', point: true },
+      encoding: {
+        x: { field: 'setting', type: 'quantitative', title: setting },
+        y: { field: 'value', type: 'quantitative', title: yTitle },
+        color: { field: 'series', type: 'nominal', title: 'metric' },
+      },
+    } as TopLevelSpec,
+  });
+  const throughputRows = runs.map((run, index) => ({ setting: settingValues[index] as number, series: 'request throughput', value: run.summary.throughput.requestsPerSecond }));
+  const latencyRows: { setting: number; series: string; value: number }[] = [];
+  for (const [series, column] of [['ttft p99', 'ttft'], ['total_latency p99', 'total_latency'], ['server_latency p99', 'server_latency']] as const) {
+    runs.forEach((run, index) => {
+      const statistics = run.summary.latencies[column];
+      if (statistics) latencyRows.push({ setting: settingValues[index] as number, series, value: statistics.p99 * 1000 });
+    });
+  }
+  return [
+    chart('compare-trend-throughput', `Request throughput against ${setting}`, 'requests per second', throughputRows),
+    ...(latencyRows.length > 0 ? [chart('compare-trend-p99-latency', `p99 latency against ${setting}`, 'p99 latency (ms)', latencyRows)] : []),
+  ];
 }
 
 /**

@@ -5,7 +5,11 @@ import type { RequestRecord } from '../../types/record.js';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import {
+  actualTotalTokens,
   EXTRA_COLUMNS,
+  FIRST_USERS_COMPUTED_COLUMNS,
+  FIRST_USERS_STORED_COLUMNS,
+  hasGeneratedText,
   HOST_COLUMN,
   STATUS_COLUMNS,
   TIMESTAMP_COLUMNS,
@@ -16,7 +20,10 @@ import { csvField, csvLine, formatSeconds } from './csv-format.js';
 
 export const REQUESTS_CSV = 'requests.csv';
 
-/** The header of requests.csv: request_id, then the SPEC §2 groups in order, then servelab's extra fields. */
+/**
+ * The header of requests.csv: request_id, then the SPEC §2 groups in order, then servelab's extra fields, then the
+ * first users' own columns (req_id, has_generated_text, actual_total_tokens, output_tokens_from_trace).
+ */
 export const REQUESTS_CSV_COLUMNS: readonly string[] = [
   'request_id',
   ...TIMESTAMP_COLUMNS.map((column) => column.column),
@@ -27,6 +34,8 @@ export const REQUESTS_CSV_COLUMNS: readonly string[] = [
   ...WORKLOAD_COLUMNS.map((column) => column.column),
   ...STATUS_COLUMNS.map((column) => column.column),
   ...EXTRA_COLUMNS.map((column) => column.column),
+  ...FIRST_USERS_COMPUTED_COLUMNS.map((column) => column.column),
+  ...FIRST_USERS_STORED_COLUMNS.map((column) => column.column),
 ];
 
 const CHUNK_RECORDS = 4096;
@@ -94,6 +103,10 @@ function csvRow(record: RequestRecord, t0: number, derived: Record<DerivedColumn
     csvField(record.decodeThroughputTokensPerSecond),
     csvField(record.serverStatusCode),
     csvField(record.dataQuality),
+    csvField(record.requestId),
+    csvField(hasGeneratedText(record)),
+    csvField(actualTotalTokens(record)),
+    csvField(record.outputTokensFromTrace),
   ]);
 }
 

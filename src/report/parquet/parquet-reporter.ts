@@ -7,7 +7,7 @@ import type { DerivedColumnName } from '../../types/summary.js';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { REQUESTS_CSV_COLUMNS } from '../csv/csv-reporter.js';
-import { RECORD_COLUMNS, type RecordColumn } from '../record-columns.js';
+import { FIRST_USERS_COMPUTED_COLUMNS, RECORD_COLUMNS, type ComputedColumn, type RecordColumn } from '../record-columns.js';
 
 export const REQUESTS_PARQUET = 'requests.parquet';
 
@@ -16,6 +16,7 @@ export type ParquetColumnType = 'DOUBLE' | 'INT32' | 'BOOLEAN' | 'STRING';
 
 const RECORD_COLUMN_BY_NAME = new Map<string, RecordColumn>(RECORD_COLUMNS.map((column) => [column.column, column]));
 const DERIVED_NAMES = new Set<string>(DERIVED_COLUMNS.map((column) => column.name));
+const COMPUTED_BY_NAME = new Map<string, ComputedColumn>(FIRST_USERS_COMPUTED_COLUMNS.map((column) => [column.column, column]));
 
 /** Seconds rounded to the microsecond, as requests.csv writes them, so that both files hold the very same numbers. */
 function microseconds(value: number): number | null {
@@ -36,8 +37,10 @@ export const PARQUET_ROW_GROUP_ROWS = 100_000;
 interface ParquetColumnPlan {
   name: string;
   type: ParquetColumnType;
-  /** A stored field of the record, or undefined for a derived duration. */
+  /** A stored field of the record, or undefined for a derived duration or a computed column. */
   spec?: RecordColumn;
+  /** A column computed from the record (the first users' own). */
+  computed?: ComputedColumn;
 }
 
 const FIELD_TYPES: Record<RecordColumn['kind'], ParquetColumnType> = { time: 'DOUBLE', number: 'INT32', float: 'DOUBLE', boolean: 'BOOLEAN', string: 'STRING' };
@@ -50,6 +53,12 @@ function columnPlan(records: readonly RequestRecord[]): ParquetColumnPlan[] {
   const decodeLength = RECORD_COLUMN_BY_NAME.get('actual_output_tokens') as RecordColumn;
   return REQUESTS_CSV_COLUMNS.map((name): ParquetColumnPlan => {
     if (DERIVED_NAMES.has(name)) return { name, type: 'DOUBLE' };
+    const computed = COMPUTED_BY_NAME.get(name);
+    if (computed) {
+      let type = FIELD_TYPES[computed.kind];
+      if (type === 'INT32' && records.some((record) => { const value = computed.compute(record); return typeof value === 'number' && !isInt32(value); })) type = 'DOUBLE';
+      return { name, type, computed };
+    }
     const spec = name === 'decode_length' ? decodeLength : RECORD_COLUMN_BY_NAME.get(name);
     if (!spec) throw new Error(`requests.csv column "${name}" has no record field or derivation`);
     let type = FIELD_TYPES[spec.kind];
@@ -99,6 +108,10 @@ function fieldValues(spec: RecordColumn, records: readonly RequestRecord[], t0: 
 function sliceColumns(plan: readonly ParquetColumnPlan[], records: readonly RequestRecord[], t0: number): ColumnSource[] {
   const derived = deriveColumnArrays(records);
   return plan.map((column): ColumnSource => {
+    const computed = column.computed;
+    if (computed) {
+      return { name: column.name, data: records.map((record): Cell => { const value = computed.compute(record); return value === undefined || value === '' ? null : value; }) };
+    }
     if (!column.spec) {
       const values = derived[column.name as DerivedColumnName];
       const data: Cell[] = new Array<Cell>(records.length);

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ServelabError } from '../../errors/servelab-error.js';
+import { didYouMean } from '../../utils/did-you-mean.js';
 import type { RoutingPolicy, RoutingPolicyFactory, RoutingPolicyOptions } from '../../types/routing.js';
 import { createCacheAwarePolicy } from './cache-aware/cache-aware-policy.js';
 import { createConsistentHashingPolicy } from './consistent-hashing/consistent-hashing-policy.js';
@@ -28,15 +29,32 @@ export function isBuiltinRoutingPolicy(name: string): boolean {
   return Object.hasOwn(builtinRoutingPolicies, name);
 }
 
+/** A policy module is named by a path: it holds a slash or a dot (`./my-policy.js`); a builtin name holds neither. */
+function looksLikeModulePath(name: string): boolean {
+  return /[/\\.]/.test(name);
+}
+
+function unknownPolicy(name: string): ServelabError {
+  const names = Object.keys(builtinRoutingPolicies);
+  return new ServelabError(
+    'INVALID_CONFIG',
+    `unknown routing policy "${name}": use one of ${names.join(', ')}, or a module path such as ./my-policy.js.${didYouMean(name, names)}`,
+  );
+}
+
+/**
+ * Checks a `routingPolicy` before anything starts: a builtin name, or a module path. A typo (`cache-aware`) fails here
+ * with a suggestion, not after the servers were launched; a module is loaded (and its file checked) when the router
+ * starts.
+ */
+export function checkRoutingPolicyName(name: string): void {
+  if (!isBuiltinRoutingPolicy(name) && !looksLikeModulePath(name)) throw unknownPolicy(name);
+}
+
 /** A builtin policy, synchronously (for virtual-time simulations, which never load modules mid-run). */
 export function createBuiltinRoutingPolicy(name: string, options: RoutingPolicyOptions = {}): RoutingPolicy {
   const factory = isBuiltinRoutingPolicy(name) ? builtinRoutingPolicies[name] : undefined;
-  if (factory === undefined) {
-    throw new ServelabError(
-      'INVALID_CONFIG',
-      `unknown routing policy "${name}": use one of ${Object.keys(builtinRoutingPolicies).join(', ')}, or a module path`,
-    );
-  }
+  if (factory === undefined) throw unknownPolicy(name);
   return factory(options);
 }
 
@@ -51,11 +69,10 @@ export async function loadRoutingPolicy(
   baseDirectory: string = process.cwd(),
 ): Promise<RoutingPolicy> {
   if (isBuiltinRoutingPolicy(nameOrPath)) return createBuiltinRoutingPolicy(nameOrPath, options);
-  const looksLikePath = /[/\\.]/.test(nameOrPath);
-  if (!looksLikePath) {
+  if (!looksLikeModulePath(nameOrPath)) {
     throw new ServelabError(
       'MODULE_LOAD_FAILED',
-      `routing policy "${nameOrPath}" is neither builtin (${Object.keys(builtinRoutingPolicies).join(', ')}) nor a module path; give a path such as ./my-policy.js`,
+      `routing policy "${nameOrPath}" is neither builtin (${Object.keys(builtinRoutingPolicies).join(', ')}) nor a module path; give a path such as ./my-policy.js.${didYouMean(nameOrPath, Object.keys(builtinRoutingPolicies))}`,
     );
   }
   const absolutePath = isAbsolute(nameOrPath) ? nameOrPath : resolve(baseDirectory, nameOrPath);

@@ -62,10 +62,10 @@ export async function launchSglangServer(settings: SglangLaunchSettings): Promis
 function explainMissingInstall(error: unknown, child: SupervisedProcess, python: string): unknown {
   const tail = child.tail.text();
   if (/failed to start .*ENOENT/.test(tail)) {
-    return new ServelabError('NOT_INSTALLED', `SGLang is unavailable: the Python interpreter "${python}" was not found; install Python with SGLang, or point --python-executable at one`);
+    return new ServelabError('NOT_INSTALLED', `SGLang is unavailable: the Python interpreter "${python}" was not found; install Python with SGLang, or point --python-executable at one; or add --target sim (target: sim in a config) to run the simulated engine instead`);
   }
   if (/No module named ['"]?sglang/.test(tail)) {
-    return new ServelabError('NOT_INSTALLED', `SGLang is unavailable: "${python}" has no sglang module; install it (pip install "sglang[all]") or use --target sim for the simulated engine`);
+    return new ServelabError('NOT_INSTALLED', `SGLang is unavailable: "${python}" has no sglang module; install it (pip install "sglang[all]"), or add --target sim (target: sim in a config) to run the simulated engine instead`);
   }
   return error;
 }
