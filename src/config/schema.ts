@@ -114,6 +114,11 @@ export const clientSettingsSchema = z.object({
   stream: z.boolean().default(true),
   temperature: z.number().min(0).default(0),
   ignoreEos: z.boolean().default(true),
+  /**
+   * OpenAI-compatible protocols: send the request id as `rid` and ask for `stream_options.continuous_usage_stats`
+   * (SGLang and vLLM take both). Off for servers that refuse unknown fields, such as OpenAI's own API.
+   */
+  openaiExtensions: z.boolean().default(true),
   /** Model name sent on OpenAI-compatible protocols (defaults to modelPath). */
   model: z.string().min(1).optional(),
   /** Name of the environment variable holding an API key; the key itself is never stored. */

@@ -15,6 +15,7 @@ type ClientConfig = Pick<
   | 'stream'
   | 'temperature'
   | 'ignoreEos'
+  | 'openaiExtensions'
   | 'model'
   | 'modelPath'
   | 'apiKeyEnv'
@@ -70,6 +71,7 @@ export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResu
     baseUrl: options.baseUrl,
     stream: config.stream,
     sampling: { temperature: config.temperature, ignoreEos: config.ignoreEos },
+    openaiExtensions: config.openaiExtensions,
     model: config.model ?? config.modelPath,
     // Read from the environment at the last moment and handed only to the client: never stored or written.
     apiKey: process.env[config.apiKeyEnv],

@@ -40,6 +40,11 @@ export interface ProtocolClientOptions {
   sampling: SamplingSettings;
   /** Model name for OpenAI-compatible protocols. */
   model?: string;
+  /**
+   * OpenAI-compatible protocols: send `rid` and ask for `continuous_usage_stats` (SGLang's and vLLM's extensions;
+   * default true). False sends plain OpenAI requests, for servers that refuse unknown fields.
+   */
+  openaiExtensions?: boolean;
   /** Sent as `Authorization: Bearer`; never written to any output. */
   apiKey?: string;
   timeouts?: ClientTimeouts;

@@ -31,6 +31,15 @@ describe('openai chat specifics', () => {
     expect(outcome.finishReason).toBe('stop');
   });
 
+  it('sends plain OpenAI requests without the SGLang and vLLM extensions when asked (for OpenAI\'s own API)', async () => {
+    const final = openAiChatWire.tokenEvent(2, { finish: 'stop' });
+    const { outcome, sent } = await sendOnce('openai-chat', requestFor('plain'), [final, '[DONE]'], { openaiExtensions: false });
+    expect(sent.body?.['stream_options']).toEqual({ include_usage: true });
+    expect(sent.body).not.toHaveProperty('rid');
+    expect(sent.body).not.toHaveProperty('ignore_eos');
+    expect(outcome.success).toBe(true);
+  });
+
   it('refuses a token-id workload with a clear configuration error', async () => {
     const client = createProtocolClient('openai-chat', {
       baseUrl: 'http://127.0.0.1:9',

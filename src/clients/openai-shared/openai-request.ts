@@ -8,6 +8,8 @@ export const DEFAULT_MODEL_NAME = 'default';
  * `rid` (SGLang's request id, which it hands to the engine and writes in its request log) is the client's request id,
  * so that server request-log lines join to records on every protocol; vLLM ignores the field. Streams ask for the
  * usage on every chunk (`continuous_usage_stats`: how many tokens each chunk carried) and at the end (`include_usage`).
+ * With `openaiExtensions: false` only OpenAI's own fields are sent (its API refuses unknown ones): no `rid`, no
+ * `ignore_eos` (outputs may then stop early), and the usage at the end only.
  */
 export function commonOpenAiFields(options: ProtocolClientOptions, outputLength: number, requestId: string): Record<string, unknown> {
   const fields: Record<string, unknown> = {
@@ -15,9 +17,10 @@ export function commonOpenAiFields(options: ProtocolClientOptions, outputLength:
     max_tokens: outputLength,
     temperature: options.sampling.temperature,
     stream: options.stream,
-    rid: requestId,
   };
-  if (options.stream) fields['stream_options'] = { include_usage: true, continuous_usage_stats: true };
-  if (options.sampling.ignoreEos) fields['ignore_eos'] = true;
+  const extensions = options.openaiExtensions !== false;
+  if (extensions) fields['rid'] = requestId;
+  if (options.stream) fields['stream_options'] = extensions ? { include_usage: true, continuous_usage_stats: true } : { include_usage: true };
+  if (options.sampling.ignoreEos && extensions) fields['ignore_eos'] = true;
   return fields;
 }
