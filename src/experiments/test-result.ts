@@ -8,8 +8,8 @@ export interface TestResult {
   status: RunStatus;
   outputDirectory: string;
   /**
-   * The per-experiment metrics (SPEC §3), as written to `summary.json`, plus the first users' names for them
-   * (`request_throughput`, `p99_ttft`, ... in milliseconds; see first-users-names.ts).
+   * The per-experiment metrics (SPEC §3; summary.json writes them with format 2's names, docs/metrics.md), plus the
+   * first users' names for them (`request_throughput`, `p99_ttft`, ... in milliseconds; see first-users-names.ts).
    */
   metrics: ResultMetrics;
   /** Succeeded requests / all requests, 0 to 1 (the first users' name). */

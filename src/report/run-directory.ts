@@ -9,7 +9,7 @@ import { servelabVersion } from '../utils/version.js';
 import { CONFIG_JSON } from './config/config-reporter.js';
 import { REQUESTS_JSONL, recordFromJsonObject } from './jsonl/jsonl-reporter.js';
 import { parseJson } from './json-format.js';
-import { SUMMARY_FORMAT_VERSION, SUMMARY_JSON, noticesFromFile, type SummaryFile } from './summary/summary-file.js';
+import { READABLE_SUMMARY_FORMAT_VERSIONS, SUMMARY_FORMAT_VERSION, SUMMARY_JSON, decodeSummaryFile, noticesFromFile, type SummaryFile } from './summary/summary-file.js';
 
 /** The files a run directory must hold for `servelab report`, `servelab compare` and `analyzeResults`. */
 export const REQUIRED_RUN_FILES: readonly string[] = [REQUESTS_JSONL, CONFIG_JSON];
@@ -20,7 +20,10 @@ const DERIVED_FILES: readonly string[] = [SUMMARY_JSON, 'requests.csv', 'request
 export interface LoadedRun {
   directory: string;
   run: RunData;
-  /** summary.json as written by the run (its metrics, before any re-analysis); absent when it was not on disk. */
+  /**
+   * summary.json as written by the run (its metrics, before any re-analysis), with the in-memory names whatever format
+   * version wrote it (`formatVersion` says which); absent when it was not on disk.
+   */
   summaryFile?: SummaryFile;
 }
 
@@ -108,15 +111,18 @@ export async function readRunDirectory(directory: string): Promise<LoadedRun> {
   }
   let summaryFile: SummaryFile | undefined;
   if (existsSync(join(directory, SUMMARY_JSON))) {
-    summaryFile = (await readJsonFile(directory, SUMMARY_JSON)) as SummaryFile;
-    if (summaryFile?.format !== 'servelab-summary' || typeof summaryFile.run?.t0 !== 'number') {
-      throw invalid(directory, `${SUMMARY_JSON} was not written by servelab (no "format": "servelab-summary" with run.t0).`);
+    summaryFile = decodeSummaryFile(await readJsonFile(directory, SUMMARY_JSON));
+    if (summaryFile?.format !== 'servelab-summary' || typeof summaryFile.run !== 'object' || summaryFile.run === null) {
+      throw invalid(directory, `${SUMMARY_JSON} was not written by servelab (no "format": "servelab-summary" with a run).`);
     }
-    if (summaryFile.formatVersion !== SUMMARY_FORMAT_VERSION) {
+    if (!READABLE_SUMMARY_FORMAT_VERSIONS.includes(summaryFile.formatVersion)) {
       throw invalid(
         directory,
-        `${SUMMARY_JSON} has format version ${String(summaryFile.formatVersion)} (servelab ${summaryFile.run.servelabVersion}), this servelab reads version ${SUMMARY_FORMAT_VERSION}. Use the servelab version that wrote it.`,
+        `${SUMMARY_JSON} has format version ${String(summaryFile.formatVersion)} (servelab ${String(summaryFile.run.servelabVersion)}), this servelab reads versions ${READABLE_SUMMARY_FORMAT_VERSIONS.join(' and ')} (it writes ${SUMMARY_FORMAT_VERSION}). Use the servelab version that wrote it.`,
       );
+    }
+    if (typeof summaryFile.run.t0 !== 'number') {
+      throw invalid(directory, `${SUMMARY_JSON} has no run.${summaryFile.formatVersion === 1 ? 't0' : 't0EpochSeconds'} (the run's t0, epoch seconds).`);
     }
   }
   const config = (await readJsonFile(directory, CONFIG_JSON)) as Record<string, unknown>;

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HarnessReport } from '../../src/types/harness.js';
 import { runCli } from '../helpers/cli.js';
 
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
@@ -17,8 +16,25 @@ afterAll(async () => {
 
 const RUN = ['node', '--request-rate', '50', '--num-prompts', '60', '--random-input-len', '64', '--random-output-len', '16', '--profile', fastProfile, '--seed', '7', '--progress', 'off'];
 
-async function harnessOf(outputDir: string): Promise<HarnessReport | undefined> {
-  const file = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8')) as { metrics: { harness?: HarnessReport } };
+/** `metrics.harness` as summary.json (format 2) names it: the fields these tests read. */
+interface HarnessBlock {
+  state: string;
+  warnings: { process: string; node?: string; problem: string }[];
+  stagesFlagged: Record<string, string[]>;
+  nodesFlagged: Record<string, string[]>;
+  processes: {
+    name: string;
+    role: string;
+    node?: string;
+    eventLoopDelayMs: { samples: number } | null;
+    sendLagP99Ms?: number;
+    stepLatenessMs?: { steps: number };
+  }[];
+  missing: string[];
+}
+
+async function harnessOf(outputDir: string): Promise<HarnessBlock | undefined> {
+  const file = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8')) as { metrics: { harness?: HarnessBlock } };
   return file.metrics.harness;
 }
 
@@ -33,7 +49,7 @@ describe('servelab node watches its own client, its simulated server and the hos
     const harness = await harnessOf(outputDir);
     expect(harness?.state).toBe('suspect');
     expect(harness?.warnings.some((warning) => warning.process === 'client' && /event-loop delay/.test(warning.problem))).toBe(true);
-    expect(harness?.stages_flagged['ttft']).toContain('client');
+    expect(harness?.stagesFlagged['ttft']).toContain('client');
   });
 
   it('a run left alone measures its client, its simulated server and the host, under the verdict and above the status', async () => {
@@ -48,12 +64,12 @@ describe('servelab node watches its own client, its simulated server and the hos
     expect(lines.findIndex((line) => line.startsWith('Harness:'))).toBeLessThan(lines.findIndex((line) => line.startsWith('Status:')));
     const harness = await harnessOf(outputDir);
     const client = harness?.processes.find((process) => process.name === 'client');
-    expect(client?.event_loop_delay_ms?.samples ?? 0).toBeGreaterThan(0);
-    expect(client?.send_lag_p99_ms).toBeDefined();
+    expect(client?.eventLoopDelayMs?.samples ?? 0).toBeGreaterThan(0);
+    expect(client?.sendLagP99Ms).toBeDefined();
     // This machine is shared: whether the host or the client crossed a threshold here is not for this test to decide.
     expect(harness?.missing).toEqual([]);
     const server = harness?.processes.find((process) => process.name === 'sim-server');
-    expect(server?.step_lateness_ms?.steps ?? 0).toBeGreaterThan(0);
+    expect(server?.stepLatenessMs?.steps ?? 0).toBeGreaterThan(0);
     expect(server?.node).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
@@ -65,7 +81,7 @@ describe('servelab node watches its own client, its simulated server and the hos
     const harness = await harnessOf(outputDir);
     const warning = harness?.warnings.find((candidate) => candidate.process === 'sim-server');
     expect(warning?.node).toBe(harness?.processes.find((process) => process.name === 'sim-server')?.node);
-    expect(harness?.stages_flagged['prefill_time']).toContain('sim-server');
+    expect(harness?.stagesFlagged['prefill_time']).toContain('sim-server');
   });
 
   it('a routing run whose builtin router (the relay) was deliberately slowed is flagged, naming the router, its stages and every node', async () => {
@@ -81,9 +97,9 @@ describe('servelab node watches its own client, its simulated server and the hos
     expect(result.stdout).not.toContain('not checked (no self-report yet)');
     const harness = await harnessOf(outputDir);
     expect(harness?.warnings.some((warning) => warning.process === 'router' && /event-loop delay/.test(warning.problem))).toBe(true);
-    expect(harness?.stages_flagged['queue_time_in_router']).toContain('router');
+    expect(harness?.stagesFlagged['queue_time_in_router']).toContain('router');
     const nodes = harness?.processes.filter((process) => process.role === 'sim-server').map((process) => process.node as string) ?? [];
     expect(nodes).toHaveLength(2);
-    for (const node of nodes) expect(harness?.nodes_flagged[node]).toContain('router');
+    for (const node of nodes) expect(harness?.nodesFlagged[node]).toContain('router');
   });
 });

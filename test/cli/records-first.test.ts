@@ -24,9 +24,9 @@ afterAll(async () => {
 
 interface SummaryJson {
   provisional?: boolean;
-  run: { status: string; t0: number; runId: string };
-  events: { kind: string; node?: number; detail?: string; time: number }[];
-  notices?: { source: string; message: string; atS?: number }[];
+  run: { status: string; t0EpochSeconds: number; runId: string };
+  events: { kind: string; node?: number; detail?: string; timeSinceT0Seconds: number }[];
+  notices?: { source: string; message: string; atSinceT0Seconds?: number }[];
   recovered?: { records: number; droppedLines: number; t0Known: boolean; missingFiles: string[] };
   metrics: unknown;
 }
@@ -99,7 +99,7 @@ describe('records first', () => {
     const rebuilt = await readSummary(directory);
     expect(rebuilt.provisional).toBeUndefined();
     expect(rebuilt.run.status).toBe('interrupted');
-    expect(rebuilt.run.t0).toBe(provisional.run.t0);
+    expect(rebuilt.run.t0EpochSeconds).toBe(provisional.run.t0EpochSeconds);
     expect(rebuilt.recovered).toMatchObject({ records: whole.length, droppedLines: 1, t0Known: true });
     expect(rebuilt.recovered?.missingFiles).toContain('requests.csv');
     const csvRows = (await readFile(join(directory, 'requests.csv'), 'utf8')).trim().split('\n');
@@ -160,7 +160,7 @@ describe('records first', () => {
     expect(summary.run.status).toBe('completed');
     const deaths = summary.events.filter((event) => event.kind === 'process_exit');
     expect(deaths).toEqual([expect.objectContaining({ node: 1, detail: 'node-1 was killed by SIGKILL' })]);
-    expect(deaths[0]?.time).toBeGreaterThan(0);
+    expect(deaths[0]?.timeSinceT0Seconds).toBeGreaterThan(0);
     expect(summary.notices?.some((notice) => notice.source === 'process:node-1')).toBe(true);
   }, 120_000);
 

@@ -20,7 +20,7 @@ const OVERLOADED = [
 
 interface VerdictFile {
   run: { status: string };
-  metrics: { verdict: { state: string; evidence: { offered_rate_per_s: number | null; served_rate_per_s: number | null } | null } };
+  metrics: { verdict: { state: string; evidence: { offeredRatePerSecond: number | null; servedRatePerSecond: number | null } | null } };
 }
 
 /** The lines of the terminal summary from its heading on. */
@@ -43,7 +43,7 @@ describe('servelab node says SATURATED first when the load outruns the server', 
     expect(Object.keys(file.metrics)[0]).toBe('verdict');
     expect(file.metrics.verdict.state).toBe('saturated');
     const evidence = file.metrics.verdict.evidence;
-    expect(evidence?.offered_rate_per_s ?? 0).toBeGreaterThan(2 * (evidence?.served_rate_per_s ?? Infinity));
+    expect(evidence?.offeredRatePerSecond ?? 0).toBeGreaterThan(2 * (evidence?.servedRatePerSecond ?? Infinity));
     const html = await readFile(join(outputDir, 'report.html'), 'utf8');
     expect(html).toContain('<h2>Verdict: SATURATED</h2>');
     expect(html.indexOf('<h2>Verdict: SATURATED</h2>')).toBeLessThan(html.indexOf('<h2>Overview</h2>'));

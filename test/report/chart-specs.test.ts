@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { summarize } from '../../src/analysis/summarize.js';
 import { chartDefinitions } from '../../src/report/charts/chart-specs.js';
 import { buildReportHtml } from '../../src/report/html/html-reporter.js';
+import { formatTerminalSummary } from '../../src/report/terminal/format-terminal-summary.js';
 import { fullyTracedRecord, runOf } from '../analysis/records.js';
 import { sampleRoutingRun } from './sample-run.js';
 
@@ -48,6 +49,22 @@ describe('chart specs', () => {
     real.info.target = 'sglang';
     expect(lifecycle(chartDefinitions(real, summarize(real)))).toContain('tokenize');
     expect(lifecycle(chartDefinitions(real, summarize(real)))).not.toContain('tokenize (not modelled by the simulated engine)');
+  });
+
+  it('labels the simulated engine\'s tokenize stage as not modelled in the terminal\'s and report.html\'s latency tables too', () => {
+    expect(run.info.target).toBe('sim');
+    const summary = summarize(run);
+    expect(summary.latencies.tokenize_time).not.toBeNull();
+    const tokenizeLine = (text: string) => text.split('\n').find((line) => line.startsWith('Tokenize'));
+    expect(tokenizeLine(formatTerminalSummary(run, summary))).toMatch(/^Tokenize \(not modelled by sim\) +[\d.]+/);
+    expect(buildReportHtml(run, summary, [])).toContain('<td>tokenize_time (not modelled by the simulated engine)</td>');
+    const real = sampleRoutingRun();
+    real.info.target = 'sglang';
+    const realSummary = summarize(real);
+    expect(tokenizeLine(formatTerminalSummary(real, realSummary))).toMatch(/^Tokenize +[\d.]+/);
+    const realHtml = buildReportHtml(real, realSummary, []);
+    expect(realHtml).toContain('<td>tokenize_time</td>');
+    expect(realHtml).not.toContain('not modelled');
   });
 
   it('states a scraped gauge\'s sampling interval and that short queues fall between samples', () => {

@@ -90,7 +90,7 @@ describe('servelab report and compare', () => {
     const future = join(root, 'future');
     await writeRunFiles(runOf([fullyTracedRecord(0)]), summarize(runOf([fullyTracedRecord(0)])), future, DATA_REPORTER_NAMES);
     const summaryPath = join(future, 'summary.json');
-    await writeFile(summaryPath, (await readFile(summaryPath, 'utf8')).replace('"formatVersion": 1', '"formatVersion": 99'));
+    await writeFile(summaryPath, (await readFile(summaryPath, 'utf8')).replace('"formatVersion": 2', '"formatVersion": 99'));
     const wrongVersion = await readRunDirectory(future).catch((error: unknown) => error);
     expect(isServelabError(wrongVersion) && wrongVersion.code).toBe('INVALID_RUN_DIRECTORY');
     expect((wrongVersion as Error).message).toContain('format version 99');

@@ -126,12 +126,16 @@ describe('run files', () => {
 
   it('writes summary.json with status, t0 as epoch, relative events, and infinity that survives the round trip', async () => {
     const text = await readFile(join(directory, 'summary.json'), 'utf8');
-    expect(text).toContain('"requestRate": "Infinity"');
-    const file = parseJson(text) as { run: { status: string; t0: number; requestRate: number }; events: { time: number }[]; metrics: { counts: { failed: number } } };
+    expect(text).toContain('"targetRequestsPerSecond": "Infinity"');
+    const file = parseJson(text) as {
+      run: { status: string; t0EpochSeconds: number; targetRequestsPerSecond: number };
+      events: { timeSinceT0Seconds: number }[];
+      metrics: { counts: { failed: number } };
+    };
     expect(file.run.status).toBe('completed');
-    expect(file.run.t0).toBe(T0);
-    expect(file.run.requestRate).toBe(Number.POSITIVE_INFINITY);
-    expect(file.events[0]?.time).toBe(0.5);
+    expect(file.run.t0EpochSeconds).toBe(T0);
+    expect(file.run.targetRequestsPerSecond).toBe(Number.POSITIVE_INFINITY);
+    expect(file.events[0]?.timeSinceT0Seconds).toBe(0.5);
     expect(file.metrics.counts.failed).toBe(1);
     const config = parseJson(await readFile(join(directory, 'config.json'), 'utf8')) as { requestRate: number };
     expect(config.requestRate).toBe(Number.POSITIVE_INFINITY);
@@ -193,16 +197,21 @@ describe('summary.json time bases', () => {
       run.events.push({ time: T0 + 1, kind: 'crash', node: 0 });
       await writeRunFiles(run, summarize(run), directory, ['summary']);
       const file = parseJson(await readFile(join(directory, 'summary.json'), 'utf8')) as {
-        run: { t0: number };
-        events: { time: number }[];
-        metrics: { firstArrivalTime: number; firstArrivalSinceT0: number; lastFinishSinceT0: number; events: { time: number; timeSinceT0: number }[] };
+        run: { t0EpochSeconds: number };
+        events: { timeSinceT0Seconds: number }[];
+        metrics: {
+          firstArrivalEpochSeconds: number;
+          firstArrivalSinceT0Seconds: number;
+          lastFinishSinceT0Seconds: number;
+          events: { timeEpochSeconds: number; timeSinceT0Seconds: number }[];
+        };
       };
-      expect(file.metrics.firstArrivalTime).toBeCloseTo(T0 + 0.501, 6); // epoch
-      expect(file.metrics.firstArrivalSinceT0).toBe(0.501);
-      expect(file.metrics.lastFinishSinceT0).toBe(1.75);
-      expect(file.metrics.events[0]?.time).toBe(T0 + 1); // epoch
-      expect(file.metrics.events[0]?.timeSinceT0).toBe(file.events[0]?.time);
-      expect(file.events[0]?.time).toBe(1);
+      expect(file.metrics.firstArrivalEpochSeconds).toBeCloseTo(T0 + 0.501, 6); // epoch
+      expect(file.metrics.firstArrivalSinceT0Seconds).toBe(0.501);
+      expect(file.metrics.lastFinishSinceT0Seconds).toBe(1.75);
+      expect(file.metrics.events[0]?.timeEpochSeconds).toBe(T0 + 1); // epoch
+      expect(file.metrics.events[0]?.timeSinceT0Seconds).toBe(file.events[0]?.timeSinceT0Seconds);
+      expect(file.events[0]?.timeSinceT0Seconds).toBe(1);
     } finally {
       await rm(directory, { recursive: true, force: true });
     }

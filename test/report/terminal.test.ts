@@ -49,6 +49,7 @@ describe('terminal number formatting', () => {
     const { recordAt } = await import('../analysis/records.js');
     // Server clock readings a fraction of a microsecond apart: tokenize_time is about -1e-7 s.
     const run = runOf([fullyTracedRecord(0, { queueTimeStart: undefined }), recordAt({ scheduledTime: 0, arrivalTime: 0, serverCreatedTime: 0.5, queueTimeStart: 0.4999997, finishTime: 1 })]);
+    run.info.target = 'sglang'; // a real server's clock (the simulated engine's tokenize row says "not modelled")
     const text = formatTerminalSummary(run, summarize(run));
     expect(text).toMatch(/Tokenize\s+0\.000/);
     expect(text).not.toContain('-0.000');

@@ -11,6 +11,7 @@ import type { StoredSample } from '../../scrape/server-metrics-file.js';
 import { seriesOf } from '../../scrape/server-metrics-file.js';
 import { stageColourScale } from './stage-palette.js';
 import { targetRatePhrase } from '../rate-text.js';
+import { NOT_MODELLED, unmodelledColumns } from '../unmodelled-stages.js';
 
 /** One chart of the report: file name (without extension), title, what it shows, and its Vega-Lite spec. */
 export interface ChartDefinition {
@@ -255,8 +256,6 @@ function lineOverTime(
   };
 }
 
-const NOT_MODELLED = 'not modelled by the simulated engine';
-
 /** The median gap between consecutive readings of a scraped series, over every server: what a gauge chart can resolve. */
 function samplingIntervalText(perUrl: ReadonlyMap<string, readonly [number, number][]>): string {
   const gaps: number[] = [];
@@ -284,7 +283,7 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
   charts.push(cdfChart('cdf-tpot', 'TPOT', columns.tpot, summary.latencies.tpot));
   charts.push(cdfChart('cdf-itl', 'ITL', pooledInterTokenLatencies(strideSample(sampled, CDF_SAMPLE_RECORDS / 10)), summary.interTokenLatency, 'inter-token gaps'));
   charts.push(cdfChart('cdf-total-latency', 'End-to-end latency', columns.total_latency, summary.latencies.total_latency));
-  charts.push(lifecycleChart(records, summary.latencies.total_latency, run.info.target !== 'sim'));
+  charts.push(lifecycleChart(records, summary.latencies.total_latency, !unmodelledColumns(run).has('tokenize_time')));
   charts.push(timelineChart(records, t0, events));
 
   const series = concurrencyTimeSeries(run.records);

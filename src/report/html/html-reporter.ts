@@ -7,6 +7,7 @@ import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js';
 import { arrivalRatesText } from '../rate-text.js';
 import { recoveryText } from '../recovery-text.js';
+import { NOT_MODELLED, unmodelledColumns } from '../unmodelled-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 import { harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
@@ -109,13 +110,14 @@ ${table(['process', 'event-loop delay p99 / max (ms)', 'CPU (of one core)', 'ste
 ${notChecked === '' ? '' : `<p class="meta">Not checked (they do not report on themselves yet): ${escapeHtml(notChecked)}.</p>`}</section>`;
 }
 
-function latencyTable(summary: Summary): string {
+function latencyTable(run: RunData, summary: Summary): string {
   const rows: string[][] = [];
+  const unmodelled: ReadonlySet<string> = unmodelledColumns(run);
   const add = (name: string, statistics: Statistics | null): void => {
     if (!statistics) return;
     const flagged = summary.harness?.stages_flagged[name];
     rows.push([
-      name,
+      unmodelled.has(name) ? `${name} (${NOT_MODELLED})` : name,
       String(statistics.count),
       ms(statistics.mean),
       ms(statistics.std),
@@ -377,7 +379,7 @@ ${harnessSection(summary)}
 <section><h2>Overview</h2>${overview(run, summary)}</section>
 ${clocksSection(summary)}
 ${errorsSection(summary)}
-<section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(summary)}</section>
+<section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(run, summary)}</section>
 <section><h2>Concurrency by stage</h2>${stagesTable(summary, run.info.startTime)}</section>
 ${nodesSection(summary)}
 ${noticesSection(run)}

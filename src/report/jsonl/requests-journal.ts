@@ -10,7 +10,7 @@ import { writeFailure } from '../../utils/write-failure.js';
 import { CONFIG_JSON } from '../config/config-reporter.js';
 import { toJson } from '../json-format.js';
 import { roundToMicroseconds } from '../relative-time.js';
-import { SUMMARY_FORMAT_VERSION, SUMMARY_JSON, noticesToFile } from '../summary/summary-file.js';
+import { SUMMARY_FORMAT_VERSION, SUMMARY_JSON, encodeSummaryFile, noticesToFile } from '../summary/summary-file.js';
 import { REQUESTS_JSONL, recordToJsonLine } from './jsonl-reporter.js';
 
 /** How often buffered records go to disk: a SIGKILL loses at most this much of finished work. */
@@ -143,25 +143,27 @@ export class RequestsJournal implements RunJournal {
     const run = this.#run;
     const t0 = this.#t0;
     if (run === undefined || t0 === undefined || this.#closed) return;
-    const content = toJson({
-      format: 'servelab-summary',
-      formatVersion: SUMMARY_FORMAT_VERSION,
-      provisional: true,
-      run: {
-        runId: run.runId,
-        testLevel: run.testLevel,
-        target: run.target,
-        status: 'running',
-        startTime: t0,
-        endTime: t0,
-        requestRate: run.requestRate,
-        simulated: false,
-        servelabVersion,
-        t0,
-      },
-      events: this.#events.map((event) => ({ ...event, time: roundToMicroseconds(event.time - t0) })),
-      notices: noticesToFile(this.#notices, t0),
-    });
+    const content = toJson(
+      encodeSummaryFile({
+        format: 'servelab-summary',
+        formatVersion: SUMMARY_FORMAT_VERSION,
+        provisional: true,
+        run: {
+          runId: run.runId,
+          testLevel: run.testLevel,
+          target: run.target,
+          status: 'running',
+          startTime: t0,
+          endTime: t0,
+          requestRate: run.requestRate,
+          simulated: false,
+          servelabVersion,
+          t0,
+        },
+        events: this.#events.map((event) => ({ ...event, time: roundToMicroseconds(event.time - t0) })),
+        notices: noticesToFile(this.#notices, t0),
+      }),
+    );
     const path = join(run.outputDirectory, SUMMARY_JSON);
     this.#summaryWriting = this.#summaryWriting.then(() =>
       writeFileAtomic(path, content).catch((error: unknown) => {

@@ -1,10 +1,16 @@
 import type { RecoveryInfo, RunData, RunEvent, RunInfo, RunNotice } from '../../types/run.js';
 import type { Summary } from '../../types/summary.js';
 import { roundToMicroseconds } from '../relative-time.js';
+import { fromFormat2Names, toFormat2Names } from './summary-names.js';
 
 export const SUMMARY_JSON = 'summary.json';
-/** Bumped when summary.json changes incompatibly; `servelab report` refuses other versions with a clear message. */
-export const SUMMARY_FORMAT_VERSION = 1;
+/**
+ * Bumped when summary.json changes incompatibly. 2: every name camelCase with its unit (summary-names.ts; the v1 → v2
+ * table is in docs/metrics.md). servelab reads versions 1 and 2 and refuses others with a clear message.
+ */
+export const SUMMARY_FORMAT_VERSION = 2;
+/** The versions `readSummaryFile` understands. */
+export const READABLE_SUMMARY_FORMAT_VERSIONS: readonly number[] = [1, 2];
 
 /** An event as written: `time` in seconds after t0. */
 export interface SummaryFileEvent extends Omit<RunEvent, 'time'> {
@@ -26,7 +32,10 @@ export function noticesFromFile(notices: readonly SummaryFileNotice[], t0: numbe
   return notices.map(({ atS, ...rest }) => ({ ...rest, ...(typeof atS === 'number' ? { time: atS + t0 } : {}) }));
 }
 
-/** The content of summary.json. Run times are epoch seconds; event times are seconds after `t0`. */
+/**
+ * The content of summary.json with format 1's names, which are the in-memory names (`Summary`, `RunInfo`). Run times
+ * are epoch seconds; event times are seconds after `t0`. `encodeSummaryFile` gives the names written (format 2).
+ */
 export interface SummaryFile {
   format: 'servelab-summary';
   formatVersion: number;
@@ -54,4 +63,19 @@ export function buildSummaryFile(run: RunData, summary: Summary): SummaryFile {
     ...(run.notices === undefined || run.notices.length === 0 ? {} : { notices: noticesToFile(run.notices, run.info.startTime) }),
     ...(run.recovered === undefined ? {} : { recovered: run.recovered }),
   };
+}
+
+/** What summary.json holds: the file with format 2's names (camelCase, units in names), ready for `toJson`. */
+export function encodeSummaryFile(file: SummaryFile | (Omit<SummaryFile, 'metrics' | 'run'> & { run: object })): Record<string, unknown> {
+  return toFormat2Names({ ...file, formatVersion: SUMMARY_FORMAT_VERSION });
+}
+
+/**
+ * A parsed summary.json (format 1 or 2) with the in-memory names; `formatVersion` keeps the version it was written
+ * in. Anything else (not a servelab summary, another version) is returned as it is for the caller to refuse.
+ */
+export function decodeSummaryFile(parsed: unknown): SummaryFile {
+  const file = parsed as Partial<SummaryFile> | null;
+  if (file?.format !== 'servelab-summary' || file.formatVersion !== 2) return parsed as SummaryFile;
+  return fromFormat2Names(file) as unknown as SummaryFile;
 }

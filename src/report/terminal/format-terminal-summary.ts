@@ -4,6 +4,7 @@ import type { RunData } from '../../types/run.js';
 import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
 import { arrivalRatesText } from '../rate-text.js';
 import { recoveryText } from '../recovery-text.js';
+import { unmodelledColumns } from '../unmodelled-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 import { harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
@@ -144,13 +145,16 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   }
 
   heading('Latency (ms)', '-');
+  const unmodelled = unmodelledColumns(run);
   lines.push(`${''.padEnd(LABEL_WIDTH)} ${'mean'.padStart(9)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}`);
   for (const [label, source] of LATENCY_ROWS) {
     const statistics: Statistics | null = source === 'itl' ? summary.interTokenLatency : summary.latencies[source];
     if (!statistics) continue;
     const flagged = summary.harness?.stages_flagged[source];
+    // A stage the engine does not model is 0 by construction: the label says so (the chart's words, shortened to fit).
+    const shown = source !== 'itl' && unmodelled.has(source) ? `${label} (not modelled by sim)` : label;
     lines.push(
-      `${label.padEnd(LABEL_WIDTH)} ${milliseconds(statistics.mean).padStart(9)} ${milliseconds(statistics.p50).padStart(9)} ${milliseconds(
+      `${shown.padEnd(LABEL_WIDTH)} ${milliseconds(statistics.mean).padStart(9)} ${milliseconds(statistics.p50).padStart(9)} ${milliseconds(
         statistics.p99,
       ).padStart(9)}${flagged === undefined ? '' : paint('33', `  [harness: ${terminalSafe(flagged.join(', '))}]`)}`,
     );

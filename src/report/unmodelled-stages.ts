@@ -1,0 +1,10 @@
+import type { RunData } from '../types/run.js';
+import type { DerivedColumnName } from '../types/summary.js';
+
+/** How the reports qualify a stage the engine did not model (its time is 0 by construction, not a measured 0). */
+export const NOT_MODELLED = 'not modelled by the simulated engine';
+
+/** The derived columns the run's engine does not model: the simulated engine's tokenize time. */
+export function unmodelledColumns(run: RunData): ReadonlySet<DerivedColumnName> {
+  return new Set(run.info.target === 'sim' ? ['tokenize_time'] : []);
+}
