@@ -7,7 +7,8 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-/tmp/out}"
 mkdir -p "$OUT" /tmp/sl
 cd /tmp/sl
-tar -xJf "$HERE/base.tar.xz" && tar -xJf "$HERE/servelab.tar.xz" -C servelab || exit 1
+CARRY="${CARRY:-$HERE}"  # where base.tar.xz and servelab.tar.xz lie
+tar -xJf "$CARRY/base.tar.xz" && tar -xJf "$CARRY/servelab.tar.xz" -C servelab || exit 1
 export PATH="/tmp/sl/node/bin:$PATH" PYTHONUNBUFFERED=1
 SERVELAB="node /tmp/sl/servelab/dist/src/cli/main.js"
 mode="${1:-all}"

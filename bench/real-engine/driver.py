@@ -88,7 +88,8 @@ def real(args) -> None:
     url = f"http://127.0.0.1:{args.port}"
     face_log = open(os.path.join(args.out, "face.log"), "w")
     face = subprocess.Popen([sys.executable, os.path.join(HERE, "face.py"), "--port", str(args.port), "--engine",
-                             args.engine, *shlex.split(args.face_args)], stdout=face_log, stderr=subprocess.STDOUT,
+                             args.engine, "--request-log", os.path.join(args.out, "engine-requests.jsonl"),
+                             *shlex.split(args.face_args)], stdout=face_log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     started = time.time()
     try:
@@ -104,20 +105,22 @@ def real(args) -> None:
         servelab(args.servelab, calib)
         # Capacity: every request at once.
         burst = os.path.join(args.out, "runs", "real-burst-sglang")
+        burst_started = time.time()
         servelab(args.servelab, node_test_args(None, "sglang", BURST_PROMPTS, burst) + ["--target", "attach", "--url", url])
         capacity = read_summary(burst)["throughput"]["requestsPerSecond"]
         log(f"capacity (burst of {BURST_PROMPTS}): {capacity:.2f} req/s")
         plan = {"capacity_rps": capacity, "fractions": FRACTIONS, "protocols": PROTOCOLS, "workload": WORKLOAD,
-                "burst_prompts": BURST_PROMPTS, "runs": []}
+                "burst_prompts": BURST_PROMPTS, "burst_started": burst_started, "burst_ended": time.time(), "runs": []}
         for fraction in FRACTIONS:
             rate = fraction * capacity
             for protocol in PROTOCOLS:
                 name = f"real-{fraction:.2f}-{protocol}"
                 prompts = num_prompts(rate)
+                run_started = time.time()
                 servelab(args.servelab, node_test_args(rate, protocol, prompts, os.path.join(args.out, "runs", name))
                          + ["--target", "attach", "--url", url])
                 plan["runs"].append({"name": name, "fraction": fraction, "rate": rate, "protocol": protocol,
-                                     "prompts": prompts})
+                                     "prompts": prompts, "started": run_started, "ended": time.time()})
                 json.dump(plan, open(os.path.join(args.out, "plan.json"), "w"), indent=1)
         json.dump(plan, open(os.path.join(args.out, "plan.json"), "w"), indent=1)
     finally:
@@ -154,9 +157,19 @@ def read_summary(directory: str) -> dict:
     return json.load(open(os.path.join(directory, "summary.json")))["metrics"]
 
 
-METRICS = [("TTFT p50", "ttft", "p50"), ("TTFT p90", "ttft", "p90"), ("TTFT p99", "ttft", "p99"),
-           ("TPOT p50", "tpot", "p50"), ("TPOT p90", "tpot", "p90"), ("E2E p50", "total_latency", "p50"),
-           ("E2E p90", "total_latency", "p90"), ("queue p90", "pure_queue_time", "p90")]
+# summary.json format 2 names (format 1's "ttft", "tpot", ... where a file from before it is read).
+METRICS = [("TTFT p50", "ttftSeconds", "p50"), ("TTFT p90", "ttftSeconds", "p90"), ("TTFT p99", "ttftSeconds", "p99"),
+           ("TPOT p50", "tpotSeconds", "p50"), ("TPOT p90", "tpotSeconds", "p90"),
+           ("E2E p50", "totalLatencySeconds", "p50"), ("E2E p90", "totalLatencySeconds", "p90"),
+           ("queue p90", "pureQueueTimeSeconds", "p90")]
+FORMAT_1_NAMES = {"ttftSeconds": "ttft", "tpotSeconds": "tpot", "totalLatencySeconds": "total_latency",
+                  "pureQueueTimeSeconds": "pure_queue_time"}
+
+
+def latency(metrics: dict, key: str, stat: str):
+    latencies = metrics["latencies"]
+    entry = latencies.get(key) or latencies.get(FORMAT_1_NAMES.get(key, key)) or {}
+    return entry.get(stat)
 
 
 def table(args) -> None:
@@ -173,8 +186,7 @@ def table(args) -> None:
             real_m, twin_m = read_summary(os.path.join(runs, real_name)), read_summary(os.path.join(runs, twin_name))
         except FileNotFoundError:
             continue
-        entries = [(name, (real_m["latencies"].get(key) or {}).get(stat), (twin_m["latencies"].get(key) or {}).get(stat), 1000.0)
-                   for name, key, stat in METRICS]
+        entries = [(name, latency(real_m, key, stat), latency(twin_m, key, stat), 1000.0) for name, key, stat in METRICS]
         entries.append(("throughput req/s", real_m["throughput"]["requestsPerSecond"], twin_m["throughput"]["requestsPerSecond"], 1.0))
         entries.append(("failed", real_m["counts"]["failed"], twin_m["counts"]["failed"], 1.0))
         for name, real_v, twin_v, scale in entries:

@@ -20,6 +20,7 @@ and fixed step times, only so that the face can be smoke-tested on a machine wit
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import threading
@@ -55,6 +56,11 @@ class EngineSettings:
     torch_threads: int = 0
     fake_step_ms: float = 5.0
     fake_prefill_ms_per_token: float = 0.01
+    # "full": capture a CUDA graph for every padded step shape before serving (see _capture_every_shape);
+    # "engine": only transformers' own warmup (one varlen graph), the rest captured lazily while serving.
+    graph_warmup: str = "full"
+    # Where the engine writes one JSON line per finished request: its own clock readings of every token.
+    request_log: str | None = None
 
 
 def epoch_offset() -> float:
@@ -107,6 +113,9 @@ class TransformersEngine:
         warm_started = time.perf_counter()
         manager.warmup()
         warmup_s = time.perf_counter() - warm_started
+        graph_warmup = {"mode": self.settings.graph_warmup}
+        if self.settings.graph_warmup == "full":
+            graph_warmup.update(self._capture_every_shape(manager, model))
         manager.start()
         resolved = manager.continuous_batching_config
         processor = manager.batch_processor
@@ -132,16 +141,19 @@ class TransformersEngine:
             "cpu_affinity": len(os.sched_getaffinity(0)),
             "torch_threads": torch.get_num_threads(),
             "warmup_s": round(warmup_s, 2),
+            "graph_warmup": graph_warmup,
         }
         self.outbox.put(("ready", info))
         offset = epoch_offset()
         stop = threading.Event()
+        self.prompt_tokens: dict[str, int] = {}
         reader = threading.Thread(target=self._forward_outputs, args=(manager, offset, stop), daemon=True)
         reader.start()
         while True:
             message = self.inbox.get()
             if message[0] == "add":
                 _, rid, input_ids, max_new_tokens = message
+                self.prompt_tokens[rid] = len(input_ids)
                 manager.add_request(
                     input_ids=input_ids, request_id=rid, max_new_tokens=max_new_tokens,
                     streaming=True, record_timestamps=True,
@@ -152,6 +164,53 @@ class TransformersEngine:
                 break
         stop.set()
         manager.stop(block=True, timeout=30)
+
+    def _capture_every_shape(self, manager, model) -> dict:
+        """Captures a CUDA graph for every padded (query tokens, KV read) shape a step can take, before serving.
+
+        With max_blocks_per_request 0 every step (prefill, decode or mixed) takes transformers' varlen path, whose
+        graphs are keyed by the query tokens padded to q_padding_interval_size and the KV tokens read padded to
+        kv_padding_interval_size. Its own warmup captures one shape (the largest); every other shape would be captured
+        the first time a step has it, adding a capture (about 100-150 ms, seen as the first of each calibration point's
+        repeats) to that step. SGLang captures its graphs at start-up, so the engine does so too: a twin should not
+        have to predict a one-off compilation cost."""
+        processor = getattr(manager, "batch_processor", None)
+        runner = getattr(processor, "model_runner", None)
+        if not hasattr(runner, "run_one_warmup"):
+            runner = None
+            for name in dir(processor):
+                candidate = None if name.startswith("__") else getattr(processor, name, None)
+                if hasattr(candidate, "run_one_warmup") and hasattr(candidate, "maybe_pad_inputs"):
+                    runner = candidate
+                    break
+        if runner is None:
+            return {"captured": 0, "note": "no model runner with run_one_warmup found; graphs are captured lazily"}
+        config = manager.continuous_batching_config
+        cache = runner.cache
+        q_step = int(getattr(config, "q_padding_interval_size", 0) or 64)
+        kv_step = int(getattr(config, "kv_padding_interval_size", 0) or 16384)
+        max_q = int(cache.max_batch_tokens)
+        total_kv = int(cache.num_blocks) * int(cache.block_size)
+        import torch
+
+        started = time.perf_counter()
+        shapes = set()
+        captured = 0
+        try:
+            with torch.inference_mode():  # as transformers' own warmup runs
+                for q in range(q_step, max_q + 1, q_step):
+                    for kv in [0, *range(kv_step, total_kv + 1, kv_step)]:
+                        kv_read = max(0, min(kv, total_kv - q))
+                        shape = runner.maybe_pad_inputs(num_q_tokens=q, max_kv_read=kv_read, use_decode_fast_path=False)
+                        if shape in shapes:
+                            continue
+                        shapes.add(shape)
+                        if runner.run_one_warmup(model=model, num_q_tokens=q, max_kv_read=kv_read) > 0:
+                            captured += 1
+        except Exception as error:  # noqa: BLE001 - an engine that serves with lazy captures beats no engine
+            return {"captured": captured, "note": f"stopped: {error!r}"}
+        return {"captured": captured, "shapes": len(shapes), "q_step": q_step, "kv_step": kv_step,
+                "seconds": round(time.perf_counter() - started, 2)}
 
     def _cb_config(self, transformers):
         from dataclasses import fields
@@ -175,6 +234,8 @@ class TransformersEngine:
     def _forward_outputs(self, manager, offset: float, stop: threading.Event) -> None:
         """Turns the manager's GenerationOutputs into small events, many per message (one pickle per batch)."""
         sent: dict[str, int] = {}
+        # Line-buffered: a run cut short keeps every request that finished.
+        log_file = open(self.settings.request_log, "a", buffering=1) if self.settings.request_log else None
         while not stop.is_set():
             first = manager.get_result(timeout=0.05)
             if first is None:
@@ -206,6 +267,14 @@ class TransformersEngine:
                     sent[rid] = len(tokens)
                 if output.is_finished():
                     sent.pop(rid, None)
+                    if log_file is not None:
+                        log_file.write(json.dumps({
+                            "rid": rid, "prompt_tokens": self.prompt_tokens.pop(rid, None),
+                            "arrival": round(output.created_time + offset, 6),
+                            "left_queue": round(output.lifespan[0] + offset, 6) if output.lifespan[0] > 0 else None,
+                            "finished": round(output.lifespan[1] + offset, 6) if output.lifespan[1] > 0 else None,
+                            "tokens": [round(stamp + offset, 6) for stamp in stamps],
+                        }) + "\n")
                     events.append((rid, "done", {
                         "engine_arrival": output.created_time + offset,
                         "left_queue": output.lifespan[0] + offset if output.lifespan[0] > 0 else None,

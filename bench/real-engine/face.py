@@ -350,13 +350,18 @@ def main() -> None:
     parser.add_argument("--cuda-graph", choices=["auto", "on", "off"], default="auto")
     parser.add_argument("--fake-step-ms", type=float, default=5.0)
     parser.add_argument("--torch-threads", type=int, default=0, help="torch intra-op threads in the engine (0: torch's default)")
+    parser.add_argument("--graph-warmup", choices=["full", "engine"], default="full",
+                        help="full: capture every padded step shape's CUDA graph before serving (as SGLang captures at "
+                             "start-up); engine: transformers' own warmup only, other shapes captured while serving")
+    parser.add_argument("--request-log", help="the engine writes one JSON line per finished request here: its clock "
+                                              "readings of arrival, leaving the queue, every token and the finish")
     args = parser.parse_args()
     settings = EngineSettings(
         engine=args.engine, block_size=args.block_size, num_blocks=args.num_blocks,
         max_batch_tokens=args.max_batch_tokens, max_requests_per_batch=args.max_requests_per_batch,
         num_layers=args.num_layers, attn_implementation=args.attn_implementation,
         use_cuda_graph=None if args.cuda_graph == "auto" else args.cuda_graph == "on", fake_step_ms=args.fake_step_ms,
-        torch_threads=args.torch_threads,
+        torch_threads=args.torch_threads, graph_warmup=args.graph_warmup, request_log=args.request_log,
     )
     face = Face(settings, args.port)
     face.start_engine()
