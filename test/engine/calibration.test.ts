@@ -54,7 +54,7 @@ describe('calibrating a sim-server with a known profile', () => {
   test('recovers every coefficient within 5%', async () => {
     const server = await startSimServer({ profile: KNOWN_PROFILE, maxRunningRequests: 256, chunkedPrefillSize: 8192 });
     try {
-      const result = await calibrateProfile({ url: server.url, repeats: 1, decodeTokens: 12, batchSizes: [16, 64, 128, 256], promptLengths: [64, 512, 1024, 2048, 4096] });
+      const result = await calibrateProfile({ url: server.url, repeats: 1, decodeTokens: 12, batchSizes: [16, 64, 128, 256], promptLengths: [64, 512, 1024, 2048, 4096], mixedSweep: false });
       expect(result.measurements.usedServerTimestamps).toBe(true);
       const fitted = result.profile.coefficients;
       const table = result.fit.predictions.map(({ observation, predictedMs }) => `${observation.label}: ${observation.stepMs.toFixed(3)} (fit ${predictedMs.toFixed(3)})`).join('; ');
@@ -68,6 +68,41 @@ describe('calibrating a sim-server with a known profile', () => {
       await server.close();
     }
   });
+});
+
+describe('calibrating a sim-server that mixes prefill into the running batch', () => {
+  test('measures mixed steps as the engine prices them, and the measured table predicts them', async () => {
+    // --enable-mixed-chunk: a prompt that arrives while a batch decodes is prefilled in a step that also decodes it.
+    const server = await startSimServer({ profile: KNOWN_PROFILE, maxRunningRequests: 64, chunkedPrefillSize: 1024, enableMixedChunk: true });
+    const progress: string[] = [];
+    try {
+      const result = await calibrateProfile({
+        url: server.url,
+        repeats: 1,
+        decodeTokens: 12,
+        batchSizes: [16, 64],
+        promptLengths: [64, 256, 1024],
+        onProgress: (message) => progress.push(message),
+      });
+      const mixed = result.measurements.observations.filter((o) => o.kind === 'mixed');
+      expect(progress[0]).toMatch(/and [1-9]\d* mixed steps/);
+      expect(mixed.length, progress.join('\n')).toBeGreaterThanOrEqual(4);
+      for (const observation of mixed) {
+        // The sim-server's own price of that step: its roofline over the decode and the prefill work together.
+        const truth = predictStepMs(KNOWN, observation);
+        expect(Math.abs(observation.stepMs - truth) / truth, `${observation.label}: ${observation.stepMs} vs ${truth}`).toBeLessThan(0.1);
+        expect(observation.prefillTokens).toBeGreaterThan(0);
+        expect(observation.secondary / observation.size).toBeGreaterThan(32);
+      }
+      const table = result.measuredProfile!.table;
+      const { predictFromTable } = await import('../../src/engine/calibration/measured-table-fit.js');
+      for (const observation of mixed) {
+        expect(Math.abs(predictFromTable(table, observation) - observation.stepMs) / observation.stepMs, observation.label).toBeLessThan(0.1);
+      }
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
 });
 
 describe('profile fitting with partial data', () => {
@@ -137,9 +172,10 @@ describe('calibrating through injected noise', () => {
         decodeTokens: 12,
         batchSizes: [64, 128],
         promptLengths: [64, 512, 1024, 2048],
+        mixedSweep: false,
         onProgress: (message) => progress.push(message),
       });
-      expect(progress[0]).toMatch(/^calibration will take about \d+ s: 4 prompt lengths and 4 batch sizes, 3 repeats each/);
+      expect(progress[0]).toMatch(/^calibration will take about \d+ s: 4 prompt lengths, 4 batch sizes and 0 mixed steps, 3 repeats each/);
       expect(result.measurements.rejectedSamples).toBeGreaterThan(0);
       // A 4x stall in one repeat of three would move a mean by 100%; the robust median keeps decode steps within 3%.
       for (const observation of result.measurements.observations.filter((o) => o.kind === 'decode')) {

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { decodeObservation, prefillObservation } from '../../src/engine/calibration/fit-profile.js';
+import { decodeObservation, mixedObservation, prefillObservation } from '../../src/engine/calibration/fit-profile.js';
 import { buildMeasuredTable, predictFromTable } from '../../src/engine/calibration/measured-table-fit.js';
 import { startSimServer } from '../../src/engine/http/start-sim-server.js';
 import { costModelFor } from '../../src/engine/profile/cost-model.js';
@@ -120,5 +120,46 @@ describe('measured profile: built from calibration observations', () => {
 
   test('without decode steps there is no table', () => {
     expect(buildMeasuredTable(observations.filter((o) => o.kind === 'prefill'))).toBeNull();
+  });
+
+  test('measured mixed steps correct the mixed cells: what mixing costs beyond the sum of its parts', () => {
+    // Made up: each prefill token of a mixed step costs 2e-6 ms more per KV token of the decoding batch (an engine whose
+    // attention runs every query of the step over the whole batch's KV). Three points measured, one unseen checked.
+    const excessMs = (prefill: number, kv: number): number => 2e-6 * prefill * kv;
+    const mixedMs = (batch: number, kv: number, prefill: number): number => decodeMs(batch, kv) + prefillMs(prefill) - 30 + excessMs(prefill, kv);
+    const mixed = [
+      [4, 160, 256],
+      [16, 4800, 256],
+      [16, 4800, 1024],
+    ].map(([batch, kv, prefill]) => mixedObservation(batch as number, kv as number, prefill as number, mixedMs(batch as number, kv as number, prefill as number)));
+    const table = buildMeasuredTable([...observations, ...mixed])!;
+    for (const observation of mixed) expect(predictFromTable(table, observation)).toBeCloseTo(observation.stepMs, 3);
+    const unseen = mixedObservation(8, 2400, 512, mixedMs(8, 2400, 512));
+    expect(predictFromTable(table, unseen)).toBeCloseTo(unseen.stepMs, 3);
+    // Without them the same step is priced as the sum of its parts, too cheap by the excess.
+    const partsOnly = buildMeasuredTable(observations)!;
+    expect(unseen.stepMs - predictFromTable(partsOnly, unseen)).toBeCloseTo(excessMs(512, 2400), 3);
+  });
+
+  test('a mixed step is never priced below its decode part or its prefill part alone', () => {
+    // An engine that mixes for free (a mixed step costs what its larger part costs) fits a negative excess; the cells
+    // stay at or above each part.
+    const free = [
+      [4, 160, 256],
+      [16, 4800, 256],
+      [16, 4800, 1024],
+    ].map(([batch, kv, prefill]) =>
+      mixedObservation(batch as number, kv as number, prefill as number, Math.max(decodeMs(batch as number, kv as number), prefillMs(prefill as number))),
+    );
+    const table = buildMeasuredTable([...observations, ...free])!;
+    for (const batch of table.decodeSequences.slice(1)) {
+      for (const kv of table.kvTokens) {
+        for (const prefill of table.prefillTokens) {
+          const step = interpolateStepMs(table, batch, prefill, kv);
+          expect(step).toBeGreaterThanOrEqual(interpolateStepMs(table, batch, 0, kv) - 1e-9);
+          expect(step).toBeGreaterThanOrEqual(interpolateStepMs(table, 0, prefill, 0) - 1e-9);
+        }
+      }
+    }
   });
 });

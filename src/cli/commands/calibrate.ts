@@ -1,6 +1,9 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { calibrateProfile } from '../../engine/calibration/calibrate-profile.js';
+import { predictStepMs } from '../../engine/calibration/fit-profile.js';
+import { predictFromTable } from '../../engine/calibration/measured-table-fit.js';
+import { relativeErrors } from '../../engine/calibration/robust-statistics.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 
 interface CalibrateFlags {
@@ -12,6 +15,7 @@ interface CalibrateFlags {
   decodeTokens: number;
   repeats: number;
   maxBatch?: number;
+  mixedSweep: boolean;
   quiet?: boolean;
 }
 
@@ -42,6 +46,10 @@ export function registerCalibrateCommand(program: Command): void {
     .option('--decode-tokens <n>', 'tokens generated per request', integerAtLeast('--decode-tokens', 3), 16)
     .option('--repeats <n>', 'repetitions of every point (the median of the repeats, outliers beyond 3.5 MADs left out)', integerAtLeast('--repeats', 1), 2)
     .option('--max-batch <n>', 'largest batch of the concurrency sweep (default: the server\'s max_running_requests, at most 512)', integerAtLeast('--max-batch', 1))
+    .option(
+      '--no-mixed-sweep',
+      'skip the mixed steps (a prompt sent while a batch decodes: on servers that mix prefill into the running batch, such as SGLang with --enable-mixed-chunk, they cost more than their parts, and only the measured profile can say how much)',
+    )
     .option('--quiet', 'print only the summary')
     .addHelpText(
       'after',
@@ -62,6 +70,7 @@ export function registerCalibrateCommand(program: Command): void {
         name: flags.name,
         decodeTokens: flags.decodeTokens,
         repeats: flags.repeats,
+        mixedSweep: flags.mixedSweep,
         ...(batchSizes === undefined ? {} : { batchSizes }),
         nowIso: new Date().toISOString(),
         onProgress: flags.quiet === true ? undefined : (message) => process.stdout.write(`  ${message}\n`),
@@ -75,6 +84,17 @@ export function registerCalibrateCommand(program: Command): void {
       }
       const c = result.profile.coefficients;
       const q = result.rooflineQuality;
+      const mixed = result.measurements.observations.filter((o) => o.kind === 'mixed');
+      const mixedError = (predict: (o: (typeof mixed)[number]) => number): string =>
+        `${relativeErrors(mixed.map((o) => ({ measuredMs: o.stepMs, predictedMs: predict(o) }))).rmsPercent.toFixed(1)}% RMS`;
+      const table = result.measuredProfile?.table;
+      const mixedLine =
+        mixed.length === 0
+          ? []
+          : [
+              `  mixed steps: ${mixed.length} measured; the roofline profile is off by ${mixedError((o) => predictStepMs(c, o))} on them` +
+                (table === undefined ? '' : `, the measured table by ${mixedError((o) => predictFromTable(table, o))}`),
+            ];
       const m = result.measuredQuality;
       const quality = (label: string, value: typeof q): string =>
         `  ${label}: fit ${value.fitRmsPercent.toFixed(2)}% RMS (${value.fitMaxPercent.toFixed(2)}% max); held out ` +
@@ -91,6 +111,7 @@ export function registerCalibrateCommand(program: Command): void {
           quality('roofline error', q) +
             (result.measurements.usedServerTimestamps ? '' : ' (client-side timing: add --enable-metrics to the server for exact step times)'),
           ...(m === null ? [] : [quality('measured table error', m)]),
+          ...mixedLine,
           ...(flags.measuredOutput === undefined || result.measuredProfile === null ? [] : [`Measured profile written to ${flags.measuredOutput}`]),
           `  ${result.measurements.observations.length} steps in ${(result.measurements.elapsedMs / 1000).toFixed(1)} s ` +
             `(forecast ${(result.measurements.estimatedMs / 1000).toFixed(0)} s); ${result.measurements.rejectedSamples} outlying samples left out`,

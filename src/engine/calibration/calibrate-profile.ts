@@ -29,11 +29,12 @@ export interface CalibrationResult {
 
 /**
  * Splits observations into points to build from and points to check on: every third point of each kind (prefill,
- * decode at batch 1, decode at larger batches), never the first or last of its kind, so that checking a table never
+ * decode at batch 1, decode at larger batches, mixed), never the first or last of its kind, so that checking a table never
  * asks it to extrapolate.
  */
 export function holdOutSplit(observations: readonly StepObservation[]): { train: StepObservation[]; heldOut: StepObservation[] } {
-  const family = (o: StepObservation): string => (o.kind === 'prefill' ? 'prefill' : o.size === 1 ? 'decode-1' : `decode-${o.secondary / o.size < 256 ? 'short' : 'long'}`);
+  const family = (o: StepObservation): string =>
+    o.kind === 'prefill' || o.kind === 'mixed' ? o.kind : o.size === 1 ? 'decode-1' : `decode-${o.secondary / o.size < 256 ? 'short' : 'long'}`;
   const groups = new Map<string, StepObservation[]>();
   for (const observation of observations) groups.set(family(observation), [...(groups.get(family(observation)) ?? []), observation]);
   const heldOut = new Set<StepObservation>();
@@ -133,7 +134,7 @@ export async function calibrateProfile(options: CalibrationOptions & { name?: st
           hardware: 'measured',
           derivation: [
             measuredLine,
-            'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points); a mixed step is decode + prefill - the fixed cost.',
+            'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that (a * prefill tokens * KV tokens + b * prefill tokens, fitted to them).',
             `${describeQuality(measuredQuality)} The table passes through its own points, so the held-out error is the one that tells.`,
           ],
           table,

@@ -4,11 +4,14 @@ import { nonNegativeLeastSquares } from './least-squares.js';
 
 /** One measured step duration and what the step did. */
 export interface StepObservation {
-  kind: 'prefill' | 'decode';
-  /** prefill: prompt tokens computed in the step; decode: sequences in the batch. */
+  /** mixed: a prefill step that also decoded a running batch (engines that mix, e.g. SGLang --enable-mixed-chunk). */
+  kind: 'prefill' | 'decode' | 'mixed';
+  /** prefill: prompt tokens computed in the step; decode and mixed: sequences decoding in it. */
   size: number;
-  /** prefill: attention pairs; decode: KV tokens read (batch x mean KV length). */
+  /** prefill: attention pairs; decode and mixed: KV tokens those sequences read (batch x mean KV length). */
   secondary: number;
+  /** mixed: prompt tokens computed beside the decoding batch. */
+  prefillTokens?: number;
   stepMs: number;
   label: string;
   /** The repeated measurements `stepMs` was taken from (robust median), where there were several. */
@@ -36,7 +39,10 @@ const PLATEAU_MARGIN = 0.03;
  * and the floor is the plateau minus the overhead. Identifying all six needs prefill steps of several lengths and
  * decode batches large enough to leave the floor at two different KV lengths; `measureServer` arranges that.
  */
-export function fitRooflineProfile(observations: readonly StepObservation[]): ProfileFit | null {
+export function fitRooflineProfile(allObservations: readonly StepObservation[]): ProfileFit | null {
+  // The roofline form has no term for what mixing costs beyond its parts; mixed steps only check it (their error is
+  // reported), they do not pull its coefficients.
+  const observations = allObservations.filter((observation) => observation.kind !== 'mixed');
   if (observations.length === 0) return null;
   const plateauMs = Math.min(...observations.map((observation) => observation.stepMs));
   const aboveFloor = observations.filter((observation) => observation.stepMs > plateauMs * (1 + PLATEAU_MARGIN));
@@ -82,15 +88,31 @@ export function fitRooflineProfile(observations: readonly StepObservation[]): Pr
 }
 
 export function predictStepMs(coefficients: RooflineCoefficients, observation: StepObservation): number {
+  const prefillTerms = (tokens: number, pairs: number): number =>
+    tokens * coefficients.prefillPerTokenMs + pairs * coefficients.prefillAttentionPerPairMs;
+  const decodeTerms = observation.size * coefficients.decodePerSequenceMs + observation.secondary * coefficients.kvReadPerTokenMs;
   const variable =
     observation.kind === 'prefill'
-      ? observation.size * coefficients.prefillPerTokenMs + observation.secondary * coefficients.prefillAttentionPerPairMs
-      : observation.size * coefficients.decodePerSequenceMs + observation.secondary * coefficients.kvReadPerTokenMs;
+      ? prefillTerms(observation.size, observation.secondary)
+      : observation.kind === 'mixed'
+        ? decodeTerms + prefillTerms(observation.prefillTokens ?? 0, attentionPairs(0, observation.prefillTokens ?? 0))
+        : decodeTerms;
   return coefficients.stepOverheadMs + Math.max(coefficients.weightsFloorMs, variable);
 }
 
 export function prefillObservation(promptTokens: number, stepMs: number): StepObservation {
   return { kind: 'prefill', size: promptTokens, secondary: attentionPairs(0, promptTokens), stepMs, label: `prefill ${promptTokens} tokens` };
+}
+
+export function mixedObservation(batch: number, decodeKvTokens: number, prefillTokens: number, stepMs: number): StepObservation {
+  return {
+    kind: 'mixed',
+    size: batch,
+    secondary: decodeKvTokens,
+    prefillTokens,
+    stepMs,
+    label: `prefill ${prefillTokens} tokens beside a decode batch of ${batch} at ${Math.round(decodeKvTokens / batch)} KV tokens`,
+  };
 }
 
 export function decodeObservation(batch: number, meanKvTokens: number, stepMs: number): StepObservation {

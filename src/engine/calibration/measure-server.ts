@@ -1,6 +1,6 @@
 import { ServelabError } from '../../errors/servelab-error.js';
 import { SeededRandom } from '../../utils/random.js';
-import { decodeObservation, prefillObservation } from './fit-profile.js';
+import { decodeObservation, mixedObservation, prefillObservation } from './fit-profile.js';
 import type { StepObservation } from './fit-profile.js';
 import { robustMedian } from './robust-statistics.js';
 
@@ -15,6 +15,12 @@ export interface CalibrationOptions {
   batchSizes?: number[];
   /** Repetitions of every point (the median of the repeats within 3.5 MADs of their median is kept). */
   repeats?: number;
+  /**
+   * Mixed steps: a prompt sent while a batch decodes (default on). On an engine that mixes prefill into the running
+   * batch (SGLang --enable-mixed-chunk, transformers' continuous batching) its step is a mixed step, whose cost the
+   * prefill and decode sweeps cannot tell; on one that does not, it is a prefill step alone.
+   */
+  mixedSweep?: boolean;
   seed?: number;
   /** Deadline for one request, ms. */
   requestTimeoutMs?: number;
@@ -87,13 +93,40 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const concurrencyPoints = [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS].flatMap((promptTokens) =>
     batchSizes.filter((batch) => batch * (promptTokens + decodeTokens + 8) <= limits.maxTotalTokens * 0.7).map((batch) => ({ promptTokens, batch })),
   );
+  const mixedPoints = options.mixedSweep === false ? [] : mixedSweepPoints(batchSizes, limits, chunkLimit, decodeTokens);
+  /**
+   * One mixed step: `batch` requests of `promptTokens` start decoding (streamed, so their first tokens show when all
+   * are running), then a probe prompt of `probeTokens` arrives; its prefill step (server timestamps) is the step that
+   * also decoded the batch. Null when the batch did not decode all through the probe's prefill.
+   */
+  const measureMixedStep = async (point: MixedPoint, runTokens: number): Promise<MixedSample | null> => {
+    let started = 0;
+    let allStarted = (): void => {};
+    const running = new Promise<void>((resolve) => {
+      allStarted = resolve;
+    });
+    const onFirstEvent = (): void => {
+      started++;
+      if (started === point.batch) allStarted();
+    };
+    const members = Promise.all(
+      Array.from({ length: point.batch }, () => streamGenerate(baseUrl, prompt(point.promptTokens), runTokens, timeoutMs, true, onFirstEvent)),
+    );
+    await Promise.race([running, members]);
+    // Two decode steps, so that the last member's first token has left the engine and the batch is decoding.
+    await new Promise((resolve) => setTimeout(resolve, 2 * Math.max(warmProbe.decodeStepMs, 1)));
+    const probe = await generate(prompt(point.probeTokens), 2);
+    return mixedSample(await members, probe, point.promptTokens);
+  };
   // The first request to a fresh server often pays one-off costs (kernel compilation, CUDA graph capture): forecast
   // from a second one.
   const warmProbe = stepTimes(await generate(prompt(16), decodeTokens));
-  const estimatedMs = estimateSweepMs(warmProbe, decodeTokens, repeats, promptLengths, concurrencyPoints, blockerTokens);
+  const estimatedMs =
+    estimateSweepMs(warmProbe, decodeTokens, repeats, promptLengths, concurrencyPoints, blockerTokens) +
+    estimateMixedSweepMs(warmProbe, repeats, mixedPoints);
   progress(
-    `calibration will take about ${Math.ceil(estimatedMs / 1000)} s: ${promptLengths.length} prompt lengths and ` +
-      `${concurrencyPoints.length} batch sizes, ${repeats} repeat${repeats === 1 ? '' : 's'} each ` +
+    `calibration will take about ${Math.ceil(estimatedMs / 1000)} s: ${promptLengths.length} prompt lengths, ` +
+      `${concurrencyPoints.length} batch sizes and ${mixedPoints.length} mixed steps, ${repeats} repeat${repeats === 1 ? '' : 's'} each ` +
       `(forecast from a probe request: ${warmProbe.prefillMs.toFixed(1)} ms prefill, ${warmProbe.decodeStepMs.toFixed(2)} ms per decode step)`,
   );
   for (const length of promptLengths) {
@@ -151,6 +184,30 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     observations.push({ ...decodeObservation(batch, promptTokens + decodeTokens / 2, step.value), samplesMs });
     progress(`decode batch ${batch} at ${promptTokens}-token prompts: ${step.value.toFixed(2)} ms/step`);
   }
+  for (const point of mixedPoints) {
+    const samples: { stepMs: number; kvTokens: number }[] = [];
+    for (let repeat = 0; repeat < repeats; repeat++) {
+      let sample: MixedSample | null = null;
+      for (let attempt = 0; attempt < 3 && sample === null; attempt++) {
+        await flushCache(baseUrl);
+        sample = await measureMixedStep(point, point.runTokens * 2 ** attempt);
+      }
+      if (sample === null) {
+        progress(`mixed step at batch ${point.batch}: a repeat left out (the batch never decoded all through the probe's prefill)`);
+        continue;
+      }
+      serverTimestamps &&= sample.fromServer;
+      samples.push(sample);
+    }
+    if (samples.length === 0) continue;
+    const step = robustMedian(samples.map((sample) => sample.stepMs));
+    rejectedSamples += step.rejected;
+    const kvTokens = samples.reduce((sum, sample) => sum + sample.kvTokens, 0) / samples.length;
+    observations.push({ ...mixedObservation(point.batch, kvTokens, point.probeTokens, step.value), samplesMs: samples.map((sample) => sample.stepMs) });
+    progress(
+      `mixed: prefill ${point.probeTokens} tokens beside decode batch ${point.batch} at ${point.promptTokens}-token prompts: ${step.value.toFixed(2)} ms`,
+    );
+  }
   return {
     limits,
     observations,
@@ -182,6 +239,76 @@ function estimateSweepMs(
     0,
   );
   return repeats * (batchOne + concurrent);
+}
+
+interface MixedPoint {
+  batch: number;
+  promptTokens: number;
+  probeTokens: number;
+  /** Tokens each batch member generates: enough to outlast the batch's own prefill and the probe's. */
+  runTokens: number;
+}
+
+interface MixedSample {
+  stepMs: number;
+  /** KV tokens the decoding batch read in the probe's step. */
+  kvTokens: number;
+  fromServer: boolean;
+}
+
+/**
+ * The mixed sweep: the concurrency sweep's largest batch and a quarter of it, at short and long prompts, each with a
+ * probe of a quarter chunk and of the chunk less the batch (so that probe and batch fit one step of a mixing engine).
+ */
+function mixedSweepPoints(batchSizes: readonly number[], limits: ServerLimits, chunkLimit: number, decodeTokens: number): MixedPoint[] {
+  const largest = Math.max(...batchSizes);
+  const batches = [...new Set([Math.max(2, Math.floor(largest / 4)), largest])].filter((batch) => batch <= largest);
+  const points: MixedPoint[] = [];
+  for (const promptTokens of [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS]) {
+    for (const batch of batches) {
+      const runTokens = Math.ceil((batch * promptTokens) / chunkLimit) + 2 * decodeTokens;
+      for (const probeTokens of [...new Set([Math.floor(chunkLimit / 4), chunkLimit - batch])]) {
+        if (probeTokens < 16) continue;
+        if (batch * (promptTokens + 2 * runTokens + 8) + probeTokens > limits.maxTotalTokens * 0.7) continue;
+        points.push({ batch, promptTokens, probeTokens, runTokens });
+      }
+    }
+  }
+  return points;
+}
+
+function estimateMixedSweepMs(probe: { prefillMs: number; decodeStepMs: number }, repeats: number, points: readonly MixedPoint[]): number {
+  const stepMs = Math.max(probe.decodeStepMs, 0.1);
+  return repeats * points.reduce((sum, point) => sum + stepMs * (point.runTokens + 4) * (1 + point.batch / 128), 0);
+}
+
+/**
+ * The probe's prefill step, and the KV the batch read in it, when every member had its first token before the probe
+ * entered the forward pass and was still decoding when the probe's prefill ended; otherwise null. Without server
+ * timestamps, client-side times stand in (network included).
+ */
+function mixedSample(members: StreamResult[], probe: StreamResult, promptTokens: number): MixedSample | null {
+  const timing = stepTimes(probe);
+  const forward = probe.meta['forward_entry_time'];
+  const prefilled = probe.meta['prefill_finished_time'];
+  let kvTokens = 0;
+  if (timing.fromServer && typeof forward === 'number' && typeof prefilled === 'number') {
+    for (const member of members) {
+      const memberPrefilled = member.meta['prefill_finished_time'];
+      const memberFinished = member.meta['request_finished_ts'];
+      if (typeof memberPrefilled !== 'number' || typeof memberFinished !== 'number') return null;
+      if (memberPrefilled > forward || memberFinished < prefilled) return null;
+      const stepSeconds = (memberFinished - memberPrefilled) / Math.max(1, member.completionTokens - 1);
+      kvTokens += promptTokens + 1 + Math.floor((forward - memberPrefilled) / stepSeconds);
+    }
+    return { stepMs: timing.prefillMs, kvTokens, fromServer: true };
+  }
+  for (const member of members) {
+    if (member.firstEventMs > probe.sentMs || member.lastEventMs < probe.firstEventMs) return null;
+    const stepMs = (member.lastEventMs - member.firstEventMs) / Math.max(1, member.completionTokens - 1);
+    kvTokens += promptTokens + 1 + Math.floor((probe.sentMs - member.firstEventMs) / Math.max(stepMs, 1e-3));
+  }
+  return { stepMs: timing.prefillMs, kvTokens, fromServer: false };
 }
 
 /** Blocker prompts sent on successive attempts at one concurrency point. */
@@ -263,6 +390,7 @@ async function streamGenerate(
   maxNewTokens: number,
   timeoutMs: number,
   stream = true,
+  onFirstEvent?: () => void,
 ): Promise<StreamResult> {
   const sentMs = performance.now();
   const response = await fetch(`${baseUrl}/generate`, {
@@ -303,7 +431,10 @@ async function streamGenerate(
       if (payload === '[DONE]') continue;
       const parsed = JSON.parse(payload) as Record<string, unknown>;
       if ('error' in parsed) throw new ServelabError('PROTOCOL_ERROR', `calibration request failed: ${JSON.stringify(parsed['error'])}`);
-      if (Number.isNaN(firstEventMs)) firstEventMs = nowMs;
+      if (Number.isNaN(firstEventMs)) {
+        firstEventMs = nowMs;
+        onFirstEvent?.();
+      }
       lastEventMs = nowMs;
       meta = (parsed['meta_info'] ?? {}) as Record<string, unknown>;
     }

@@ -1,6 +1,7 @@
 import type { MeasuredStepTable } from '../../types/engine.js';
 import { interpolateStepMs } from '../profile/measured-table.js';
 import type { StepObservation } from './fit-profile.js';
+import { leastSquares } from './least-squares.js';
 
 /**
  * Builds a measured step table from calibration observations, for engines whose step time the roofline formula cannot
@@ -12,7 +13,10 @@ import type { StepObservation } from './fit-profile.js';
  * - prefill row (no decode): the measured prefill steps; prefill 0 with no decode is the line through the first two
  *   prefill points taken back to zero tokens, the step's fixed cost.
  * - mixed steps (decode and prefill together, which engines with mixed batches run): decode step + prefill step - the
- *   fixed cost, so the fixed cost is paid once.
+ *   fixed cost, so the fixed cost is paid once; plus, where the sweep measured mixed steps, what they cost beyond
+ *   that sum, fitted as excessMs = a * prefillTokens * kvTokens + b * prefillTokens (an engine whose attention runs
+ *   every query of the step over the whole batch's KV pays the first term; one that mixes for free fits both at 0).
+ *   A mixed step never costs less than its decode part or its prefill part alone.
  */
 export function buildMeasuredTable(observations: readonly StepObservation[]): MeasuredStepTable | null {
   const prefill = observations.filter((o) => o.kind === 'prefill').sort((a, b) => a.size - b.size);
@@ -50,24 +54,61 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
   };
 
   const decodeSequences = [0, ...batches];
-  const stepMs = decodeSequences.map((batch, batchAxisIndex) =>
-    prefillTokens.map((_tokens, prefillIndex) =>
-      kvTokens.map((kv) => {
-        const prefillPart = prefillMs[prefillIndex] as number;
-        if (batch === 0) return prefillPart;
-        const decodePart = decodeAt(batchAxisIndex - 1, kv);
-        return prefillIndex === 0 ? decodePart : decodePart + prefillPart - fixedMs;
+  const partsTable: MeasuredStepTable = {
+    decodeSequences,
+    prefillTokens,
+    kvTokens,
+    stepMs: decodeSequences.map((batch, batchAxisIndex) =>
+      prefillTokens.map((_tokens, prefillIndex) =>
+        kvTokens.map((kv) => {
+          const prefillPart = prefillMs[prefillIndex] as number;
+          if (batch === 0) return prefillPart;
+          const decodePart = decodeAt(batchAxisIndex - 1, kv);
+          return prefillIndex === 0 ? decodePart : decodePart + prefillPart - fixedMs;
+        }),
+      ),
+    ),
+  };
+  const sumOfParts = (batch: number, prefill: number, kv: number): number =>
+    interpolateStepMs(partsTable, batch, 0, kv) + interpolateStepMs(partsTable, 0, prefill, 0) - fixedMs;
+  const excess = mixingExcess(observations.filter((o) => o.kind === 'mixed'), sumOfParts);
+  if (excess === null) return partsTable;
+  const stepMs = partsTable.stepMs.map((plane, batchIndex) =>
+    plane.map((row, prefillIndex) =>
+      row.map((partsMs, kvIndex) => {
+        const tokens = prefillTokens[prefillIndex] as number;
+        if (batchIndex === 0 || tokens === 0) return partsMs;
+        const kv = kvTokens[kvIndex] as number;
+        const floorMs = Math.max(interpolateStepMs(partsTable, decodeSequences[batchIndex] as number, 0, kv), prefillMs[prefillIndex] as number);
+        return Math.max(floorMs, partsMs + excess.perPrefillKvPairMs * tokens * kv + excess.perPrefillTokenMs * tokens);
       }),
     ),
   );
   return { decodeSequences, prefillTokens, kvTokens, stepMs };
 }
 
+/**
+ * What measured mixed steps cost beyond decode step + prefill step - the fixed cost, as a * P * kv + b * P (P prefill
+ * tokens, kv the decoding batch's KV tokens). With mixed steps at one KV size only, b alone; none measured: null.
+ */
+export function mixingExcess(
+  mixed: readonly StepObservation[],
+  sumOfParts: (batch: number, prefillTokens: number, kvTokens: number) => number,
+): { perPrefillKvPairMs: number; perPrefillTokenMs: number } | null {
+  if (mixed.length === 0) return null;
+  // Scaled so that both columns are of order one: P * kv in 1e6 pairs, P in 1e3 tokens.
+  const rows = mixed.map((o) => [((o.prefillTokens ?? 0) * o.secondary) / 1e6, (o.prefillTokens ?? 0) / 1e3]);
+  const targets = mixed.map((o) => o.stepMs - sumOfParts(o.size, o.prefillTokens ?? 0, o.secondary));
+  const distinctKv = new Set(mixed.map((o) => Math.round(o.secondary))).size;
+  const solution = distinctKv >= 2 ? leastSquares(rows, targets) : leastSquares(rows, targets, new Set([0]));
+  if (solution === null) return null;
+  return { perPrefillKvPairMs: (solution[0] as number) / 1e6, perPrefillTokenMs: (solution[1] as number) / 1e3 };
+}
+
 /** The table's prediction for one observed step. */
 export function predictFromTable(table: MeasuredStepTable, observation: StepObservation): number {
-  return observation.kind === 'prefill'
-    ? interpolateStepMs(table, 0, observation.size, 0)
-    : interpolateStepMs(table, observation.size, 0, observation.secondary);
+  if (observation.kind === 'prefill') return interpolateStepMs(table, 0, observation.size, 0);
+  return interpolateStepMs(table, observation.size, observation.kind === 'mixed' ? (observation.prefillTokens ?? 0) : 0, observation.secondary);
 }
 
 /** Sorted by x, equal x averaged. */
