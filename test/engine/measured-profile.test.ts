@@ -124,12 +124,13 @@ describe('measured profile: built from calibration observations', () => {
 
   test('measured mixed steps correct the mixed cells: what mixing costs beyond the sum of its parts', () => {
     // Made up: each prefill token of a mixed step costs 2e-6 ms more per KV token of the decoding batch (an engine whose
-    // attention runs every query of the step over the whole batch's KV). Three points measured, one unseen checked.
+    // attention runs every query of the step over the whole batch's KV). Four points measured, one unseen checked.
     const excessMs = (prefill: number, kv: number): number => 2e-6 * prefill * kv;
     const mixedMs = (batch: number, kv: number, prefill: number): number => decodeMs(batch, kv) + prefillMs(prefill) - 30 + excessMs(prefill, kv);
     const mixed = [
       [4, 160, 256],
       [16, 4800, 256],
+      [4, 160, 1024],
       [16, 4800, 1024],
     ].map(([batch, kv, prefill]) => mixedObservation(batch as number, kv as number, prefill as number, mixedMs(batch as number, kv as number, prefill as number)));
     const table = buildMeasuredTable([...observations, ...mixed])!;

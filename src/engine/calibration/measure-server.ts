@@ -188,7 +188,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     const samples: { stepMs: number; kvTokens: number }[] = [];
     for (let repeat = 0; repeat < repeats; repeat++) {
       let sample: MixedSample | null = null;
-      for (let attempt = 0; attempt < 3 && sample === null; attempt++) {
+      for (let attempt = 0; attempt < 2 && sample === null; attempt++) {
         await flushCache(baseUrl);
         sample = await measureMixedStep(point, point.runTokens * 2 ** attempt);
       }
@@ -257,12 +257,14 @@ interface MixedSample {
 }
 
 /**
- * The mixed sweep: the concurrency sweep's largest batch and a quarter of it, at short and long prompts, each with a
+ * The mixed sweep: the concurrency sweep's largest batch (less one, below max_running_requests) and a quarter of it, at short and long prompts, each with a
  * probe of a quarter chunk and of the chunk less the batch (so that probe and batch fit one step of a mixing engine).
  */
 function mixedSweepPoints(batchSizes: readonly number[], limits: ServerLimits, chunkLimit: number, decodeTokens: number): MixedPoint[] {
-  const largest = Math.max(...batchSizes);
-  const batches = [...new Set([Math.max(2, Math.floor(largest / 4)), largest])].filter((batch) => batch <= largest);
+  // The probe must find a free seat: a batch of max_running_requests would keep it queued until a member finished.
+  const largest = Math.min(Math.max(...batchSizes), limits.maxRunningRequests - 1);
+  if (largest < 2) return [];
+  const batches = [...new Set([Math.max(2, Math.floor(largest / 4)), largest])];
   const points: MixedPoint[] = [];
   for (const promptTokens of [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS]) {
     for (const batch of batches) {

@@ -1,7 +1,6 @@
 import type { MeasuredStepTable } from '../../types/engine.js';
 import { interpolateStepMs } from '../profile/measured-table.js';
 import type { StepObservation } from './fit-profile.js';
-import { leastSquares } from './least-squares.js';
 
 /**
  * Builds a measured step table from calibration observations, for engines whose step time the roofline formula cannot
@@ -14,9 +13,8 @@ import { leastSquares } from './least-squares.js';
  *   prefill points taken back to zero tokens, the step's fixed cost.
  * - mixed steps (decode and prefill together, which engines with mixed batches run): decode step + prefill step - the
  *   fixed cost, so the fixed cost is paid once; plus, where the sweep measured mixed steps, what they cost beyond
- *   that sum, fitted as excessMs = a * prefillTokens * kvTokens + b * prefillTokens (an engine whose attention runs
- *   every query of the step over the whole batch's KV pays the first term; one that mixes for free fits both at 0).
- *   A mixed step never costs less than its decode part or its prefill part alone.
+ *   that sum, interpolated over prompt tokens and KV tokens (`mixingExcess`). A mixed step never costs less than its
+ *   decode part or its prefill part alone.
  */
 export function buildMeasuredTable(observations: readonly StepObservation[]): MeasuredStepTable | null {
   const prefill = observations.filter((o) => o.kind === 'prefill').sort((a, b) => a.size - b.size);
@@ -36,7 +34,8 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
     const [x1, y1] = points[points.length - 1] as readonly [number, number];
     return (y1 - y0) / (x1 - x0);
   };
-  const kvTokens = [0, ...new Set(decode.map((o) => o.secondary))].sort((a, b) => a - b).filter((v, i, all) => i === 0 || v > (all[i - 1] as number));
+  // Mixed steps' KV sizes are grid points too, so that the table bends where their excess does.
+  const kvTokens = [0, ...new Set([...decode, ...observations.filter((o) => o.kind === 'mixed')].map((o) => o.secondary))].sort((a, b) => a - b).filter((v, i, all) => i === 0 || v > (all[i - 1] as number));
   const decodeAt = (batchIndex: number, kv: number): number => {
     const points = lines[batchIndex] as (readonly [number, number])[];
     if (points.length >= 2) return piecewise(points, kv);
@@ -80,7 +79,7 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
         if (batchIndex === 0 || tokens === 0) return partsMs;
         const kv = kvTokens[kvIndex] as number;
         const floorMs = Math.max(interpolateStepMs(partsTable, decodeSequences[batchIndex] as number, 0, kv), prefillMs[prefillIndex] as number);
-        return Math.max(floorMs, partsMs + excess.perPrefillKvPairMs * tokens * kv + excess.perPrefillTokenMs * tokens);
+        return Math.max(floorMs, partsMs + excess(tokens, kv));
       }),
     ),
   );
@@ -88,21 +87,65 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
 }
 
 /**
- * What measured mixed steps cost beyond decode step + prefill step - the fixed cost, as a * P * kv + b * P (P prefill
- * tokens, kv the decoding batch's KV tokens). With mixed steps at one KV size only, b alone; none measured: null.
+ * What measured mixed steps cost beyond decode step + prefill step - the fixed cost, as a function of the prompt tokens
+ * P and the decoding batch's KV tokens. The points are grouped by P (values within 25% of each other form one level);
+ * within a level the excess is piecewise linear in KV through its points, held flat past the first and last; between
+ * levels it is linear in P, below the smallest level it shrinks in proportion to P (no prompt tokens: a plain decode
+ * step), above the largest it is held. Measured on transformers' continuous batching, the excess is a step in KV (its
+ * attention pads KV reads to 16,384-token buckets) and barely depends on P, which no product form such as a * P * kv
+ * follows. Null when no mixed step was measured.
  */
 export function mixingExcess(
   mixed: readonly StepObservation[],
   sumOfParts: (batch: number, prefillTokens: number, kvTokens: number) => number,
-): { perPrefillKvPairMs: number; perPrefillTokenMs: number } | null {
+): ((prefillTokens: number, kvTokens: number) => number) | null {
   if (mixed.length === 0) return null;
-  // Scaled so that both columns are of order one: P * kv in 1e6 pairs, P in 1e3 tokens.
-  const rows = mixed.map((o) => [((o.prefillTokens ?? 0) * o.secondary) / 1e6, (o.prefillTokens ?? 0) / 1e3]);
-  const targets = mixed.map((o) => o.stepMs - sumOfParts(o.size, o.prefillTokens ?? 0, o.secondary));
-  const distinctKv = new Set(mixed.map((o) => Math.round(o.secondary))).size;
-  const solution = distinctKv >= 2 ? leastSquares(rows, targets) : leastSquares(rows, targets, new Set([0]));
-  if (solution === null) return null;
-  return { perPrefillKvPairMs: (solution[0] as number) / 1e6, perPrefillTokenMs: (solution[1] as number) / 1e3 };
+  const points = mixed
+    .map((o) => ({ prefill: o.prefillTokens ?? 0, kv: o.secondary, excessMs: o.stepMs - sumOfParts(o.size, o.prefillTokens ?? 0, o.secondary) }))
+    .filter((point) => point.prefill > 0)
+    .sort((left, right) => left.prefill - right.prefill);
+  if (points.length === 0) return null;
+  const levels: { prefill: number; line: (readonly [number, number])[] }[] = [];
+  let group: typeof points = [];
+  const close = (): void => {
+    if (group.length === 0) return;
+    const prefill = group.reduce((sum, point) => sum + point.prefill, 0) / group.length;
+    levels.push({ prefill, line: dedupe(group.map((point) => [point.kv, point.excessMs] as const)) });
+    group = [];
+  };
+  for (const point of points) {
+    if (group.length > 0 && point.prefill > (group[0] as (typeof points)[number]).prefill * 1.25) close();
+    group.push(point);
+  }
+  close();
+  const atLevel = (index: number, kv: number): number => flatOutside(levels[index]?.line ?? [], kv);
+  return (prefillTokens, kvTokens) => {
+    const first = levels[0] as (typeof levels)[number];
+    if (prefillTokens <= first.prefill) return (atLevel(0, kvTokens) * prefillTokens) / first.prefill;
+    for (let index = 1; index < levels.length; index++) {
+      const low = levels[index - 1] as (typeof levels)[number];
+      const high = levels[index] as (typeof levels)[number];
+      if (prefillTokens <= high.prefill) {
+        const weight = (prefillTokens - low.prefill) / (high.prefill - low.prefill);
+        return (1 - weight) * atLevel(index - 1, kvTokens) + weight * atLevel(index, kvTokens);
+      }
+    }
+    return atLevel(levels.length - 1, kvTokens);
+  };
+}
+
+/** Piecewise linear through sorted points, held at the end values outside them. */
+function flatOutside(points: readonly (readonly [number, number])[], x: number): number {
+  if (points.length === 0) return 0;
+  const [firstX, firstY] = points[0] as readonly [number, number];
+  const [lastX, lastY] = points[points.length - 1] as readonly [number, number];
+  if (x <= firstX) return firstY;
+  if (x >= lastX) return lastY;
+  let index = 0;
+  while (x > (points[index + 1] as readonly [number, number])[0]) index++;
+  const [x0, y0] = points[index] as readonly [number, number];
+  const [x1, y1] = points[index + 1] as readonly [number, number];
+  return y0 + ((y1 - y0) * (x - x0)) / (x1 - x0);
 }
 
 /** The table's prediction for one observed step. */
