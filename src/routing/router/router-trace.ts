@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../clock/clock.js';
 import type { TapRecord } from '../../types/routing.js';
-import type { TapRecordsResponse } from '../tap/start-taps.js';
+import { serveTapRecords } from '../tap/serve-tap-records.js';
 
 /**
  * The builtin router's own tracing: for every attempt to hand a request to a worker, the instant it does so
@@ -25,18 +25,10 @@ export class RouterTrace {
     return record;
   }
 
-  /** GET: the records from `?offset=` on, and how many there are; DELETE: forget them (after a warmup, say). */
+  /** The taps' records endpoint, without an overhead: there is no extra hop to measure. */
   serve(incoming: IncomingMessage, response: ServerResponse): void {
-    if (incoming.method === 'DELETE') {
+    serveTapRecords(incoming, response, this.#records, () => {
       this.#records = [];
-      response.writeHead(204).end();
-      return;
-    }
-    const query = new URL(incoming.url ?? '/', 'http://router').searchParams;
-    const offset = Math.max(0, Number(query.get('offset') ?? 0) || 0);
-    const body: TapRecordsResponse = { records: this.#records.slice(offset), total: this.#records.length };
-    const text = JSON.stringify(body);
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    response.end(text);
+    });
   }
 }

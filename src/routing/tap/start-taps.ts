@@ -9,6 +9,7 @@ import { forwardedRequestHeaders, rawHeaderValue } from '../proxy/hop-by-hop.js'
 import { readBody } from '../proxy/read-body.js';
 import { requestIdFromBody } from '../routing-key.js';
 import { summarizeDurations } from './duration-summary.js';
+import { serveTapRecords } from './serve-tap-records.js';
 
 /** Served on the first tap's port (never forwarded): GET the records, DELETE to clear them. */
 export const TAP_RECORDS_PATH = '/_servelab/tap-records';
@@ -68,21 +69,12 @@ export async function startTaps(options: TapsOptions): Promise<TapsHandle> {
   let relayMs: number[] = [];
   const overhead = (): TapOverhead => ({ inboundMs: summarizeDurations(inboundMs), relayMs: summarizeDurations(relayMs) });
 
-  const serveRecords = (incoming: IncomingMessage, response: ServerResponse): void => {
-    if (incoming.method === 'DELETE') {
+  const serveRecords = (incoming: IncomingMessage, response: ServerResponse): void =>
+    serveTapRecords(incoming, response, records, () => {
       records = [];
       inboundMs = [];
       relayMs = [];
-      response.writeHead(204).end();
-      return;
-    }
-    const query = new URL(incoming.url ?? '/', 'http://tap').searchParams;
-    const offset = Math.max(0, Number(query.get('offset') ?? 0) || 0);
-    const body: TapRecordsResponse = { records: records.slice(offset), total: records.length, overhead: overhead() };
-    const text = JSON.stringify(body);
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    response.end(text);
-  };
+    }, overhead);
 
   const handle = async (hostIndex: number, incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
     const arrivedMs = clock.nowMs();
