@@ -1,13 +1,16 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { calibrateProfile } from '../../engine/calibration/calibrate-profile.js';
+import { readMeasurements } from '../../engine/calibration/read-measurements.js';
 import { predictStepMs } from '../../engine/calibration/fit-profile.js';
 import { predictFromTable } from '../../engine/calibration/measured-table-fit.js';
 import { relativeErrors } from '../../engine/calibration/robust-statistics.js';
+import { ServelabError } from '../../errors/servelab-error.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 
 interface CalibrateFlags {
-  url: string;
+  url?: string;
+  fromMeasurements?: string;
   output: string;
   measuredOutput?: string;
   measurementsOutput?: string;
@@ -38,7 +41,11 @@ export function registerCalibrateCommand(program: Command): void {
         'profile for the simulated engine, so simulations behave like that server.',
     )
     .exitOverride()
-    .requiredOption('--url <url>', 'base URL of the server to measure (launch SGLang with --enable-metrics for exact step times)')
+    .option('--url <url>', 'base URL of the server to measure (launch SGLang with --enable-metrics for exact step times)')
+    .option(
+      '--from-measurements <file>',
+      'fit again from a file --measurements-output wrote, instead of measuring a server (no GPU needed; a newer servelab may fit better)',
+    )
     .requiredOption('--output <file>', 'where to write the fitted profile (JSON; load it with --profile FILE)')
     .option('--measured-output <file>', 'also write a measured profile: step times interpolated from the sweep (for engines the roofline form does not describe)')
     .option('--measurements-output <file>', 'also write every measured step (with its repeated samples) and the server\'s limits as JSON')
@@ -58,15 +65,24 @@ export function registerCalibrateCommand(program: Command): void {
         'The fit: stepMs = stepOverheadMs + max(weightsFloorMs, prefillPerTokenMs x tokens + prefillAttentionPerPairMs x pairs',
         '                                        + decodePerSequenceMs x batch + kvReadPerTokenMs x KV tokens read).',
         'It prints each coefficient and the fit error. Example:',
-        '  servelab calibrate --url http://127.0.0.1:30000 --output my-gpu.json',
+        '  servelab calibrate --url http://127.0.0.1:30000 --output my-gpu.json --measurements-output my-gpu-steps.json',
+        '  servelab calibrate --from-measurements my-gpu-steps.json --output my-gpu.json   # fit again, no server',
         '  servelab sim-server --profile my-gpu.json --port 30001',
       ].join('\n'),
     )
     .action(async (flags: CalibrateFlags) => {
+      if ((flags.url === undefined) === (flags.fromMeasurements === undefined)) {
+        throw new ServelabError(
+          'INVALID_CONFIG',
+          'calibrate needs exactly one of --url URL (measure a running server) and --from-measurements FILE (fit again from a file --measurements-output wrote).',
+        );
+      }
+      const measurements = flags.fromMeasurements === undefined ? undefined : readMeasurements(flags.fromMeasurements);
       const batchSizes =
         flags.maxBatch === undefined ? undefined : [2, 4, 8, 16, 32, 64, 128, 256, 512].filter((batch) => batch <= (flags.maxBatch as number));
       const result = await calibrateProfile({
-        url: flags.url,
+        url: flags.url ?? `measurements in ${flags.fromMeasurements as string}`,
+        ...(measurements === undefined ? {} : { measurements }),
         name: flags.name,
         decodeTokens: flags.decodeTokens,
         repeats: flags.repeats,

@@ -95,15 +95,25 @@ function describeQuality(quality: FitQuality): string {
 }
 
 /** Measures a server and fits a roofline profile the simulated engine can load (`--profile FILE`), and a measured table. */
-export async function calibrateProfile(options: CalibrationOptions & { name?: string; nowIso?: string }): Promise<CalibrationResult> {
-  const measurements = await measureServer(options);
+export async function calibrateProfile(
+  options: CalibrationOptions & {
+    name?: string;
+    nowIso?: string;
+    /** Fit these (from `--measurements-output`) instead of measuring; `url` then only names where they came from. */
+    measurements?: CalibrationMeasurements;
+  },
+): Promise<CalibrationResult> {
+  const measurements = options.measurements ?? (await measureServer(options));
   const { fit, rooflineQuality, table, measuredQuality } = fitBothForms(measurements.observations);
   if (fit === null || rooflineQuality === null) throw new ServelabError('PROTOCOL_ERROR', `no step times could be measured at ${options.url}`);
   const c = fit.coefficients;
   const source = measurements.usedServerTimestamps
     ? 'server timestamps (--enable-metrics: forward_entry_time, prefill_finished_time, request_finished_ts)'
     : 'client-side chunk times (the server did not return --enable-metrics timestamps, so network time is included)';
-  const repeats = options.repeats ?? 2;
+  const repeats =
+    options.measurements === undefined
+      ? (options.repeats ?? 2)
+      : Math.max(1, ...measurements.observations.map((observation) => observation.samplesMs?.length ?? 1));
   const measuredLine = `Measured with servelab calibrate: ${measurements.observations.length} step times from ${source}; each the median of ${repeats} repeat(s) within 3.5 MADs (${measurements.rejectedSamples} outlying sample(s) left out).`;
   const description = `Calibrated from ${options.url} (${measurements.limits.modelPath})${options.nowIso === undefined ? '' : ` on ${options.nowIso}`}.`;
   const profile: RooflineProfile = {

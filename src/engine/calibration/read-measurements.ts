@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { ServelabError } from '../../errors/servelab-error.js';
+import type { StepObservation } from './fit-profile.js';
+import type { CalibrationMeasurements } from './measure-server.js';
+
+const KINDS = new Set(['prefill', 'decode', 'mixed']);
+
+/**
+ * Reads what `servelab calibrate --measurements-output FILE` wrote, so that profiles can be fitted again (by a newer
+ * servelab, say) without measuring the server again.
+ */
+export function readMeasurements(path: string): CalibrationMeasurements {
+  const refuse = (why: string): never => {
+    throw new ServelabError(
+      'INVALID_CONFIG',
+      `${path} is not a calibration measurements file (${why}); write one with servelab calibrate --measurements-output FILE`,
+    );
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    return refuse((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : `not JSON: ${(error as Error).message}`);
+  }
+  const file = parsed as Partial<CalibrationMeasurements> | null;
+  if (file === null || typeof file !== 'object' || !Array.isArray(file.observations)) return refuse('no "observations" list');
+  const limits = file.limits as unknown as Record<string, unknown> | undefined;
+  for (const key of ['maxRunningRequests', 'chunkedPrefillSize', 'contextLength', 'maxTotalTokens']) {
+    if (typeof limits?.[key] !== 'number') return refuse(`"limits.${key}" is not a number`);
+  }
+  file.observations.forEach((observation: Partial<StepObservation>, index) => {
+    const where = `observation ${index + 1}`;
+    if (!KINDS.has(String(observation.kind))) refuse(`${where} has kind ${JSON.stringify(observation.kind)}, not prefill, decode or mixed`);
+    for (const key of ['size', 'secondary', 'stepMs'] as const) {
+      const value = observation[key];
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) refuse(`${where}: "${key}" is not a number >= 0`);
+    }
+    if (observation.kind === 'mixed' && !(typeof observation.prefillTokens === 'number' && observation.prefillTokens > 0)) {
+      refuse(`${where} is a mixed step without "prefillTokens"`);
+    }
+  });
+  return {
+    limits: { modelPath: typeof limits?.['modelPath'] === 'string' ? limits['modelPath'] : 'unknown', ...(limits as object) } as CalibrationMeasurements['limits'],
+    observations: file.observations,
+    usedServerTimestamps: file.usedServerTimestamps === true,
+    rejectedSamples: typeof file.rejectedSamples === 'number' ? file.rejectedSamples : 0,
+    estimatedMs: typeof file.estimatedMs === 'number' ? file.estimatedMs : 0,
+    elapsedMs: typeof file.elapsedMs === 'number' ? file.elapsedMs : 0,
+  };
+}
