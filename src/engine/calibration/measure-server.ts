@@ -185,7 +185,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     progress(`decode batch ${batch} at ${promptTokens}-token prompts: ${step.value.toFixed(2)} ms/step`);
   }
   for (const point of mixedPoints) {
-    const samples: { stepMs: number; kvTokens: number }[] = [];
+    const samples: MixedSample[] = [];
     for (let repeat = 0; repeat < repeats; repeat++) {
       let sample: MixedSample | null = null;
       for (let attempt = 0; attempt < 2 && sample === null; attempt++) {

@@ -78,7 +78,8 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
         const tokens = prefillTokens[prefillIndex] as number;
         if (batchIndex === 0 || tokens === 0) return partsMs;
         const kv = kvTokens[kvIndex] as number;
-        const floorMs = Math.max(interpolateStepMs(partsTable, decodeSequences[batchIndex] as number, 0, kv), prefillMs[prefillIndex] as number);
+        // The cell's decode part alone is this plane's prefill-0 row; its prefill part alone, the prefill row.
+        const floorMs = Math.max(plane[0]?.[kvIndex] as number, prefillMs[prefillIndex] as number);
         return Math.max(floorMs, partsMs + excess(tokens, kv));
       }),
     ),
@@ -105,19 +106,16 @@ export function mixingExcess(
     .filter((point) => point.prefill > 0)
     .sort((left, right) => left.prefill - right.prefill);
   if (points.length === 0) return null;
-  const levels: { prefill: number; line: (readonly [number, number])[] }[] = [];
-  let group: typeof points = [];
-  const close = (): void => {
-    if (group.length === 0) return;
-    const prefill = group.reduce((sum, point) => sum + point.prefill, 0) / group.length;
-    levels.push({ prefill, line: dedupe(group.map((point) => [point.kv, point.excessMs] as const)) });
-    group = [];
-  };
+  const groups: (typeof points)[] = [];
   for (const point of points) {
-    if (group.length > 0 && point.prefill > (group[0] as (typeof points)[number]).prefill * 1.25) close();
-    group.push(point);
+    const group = groups[groups.length - 1];
+    if (group !== undefined && point.prefill <= (group[0] as (typeof points)[number]).prefill * 1.25) group.push(point);
+    else groups.push([point]);
   }
-  close();
+  const levels = groups.map((group) => ({
+    prefill: group.reduce((sum, point) => sum + point.prefill, 0) / group.length,
+    line: dedupe(group.map((point) => [point.kv, point.excessMs] as const)),
+  }));
   const atLevel = (index: number, kv: number): number => flatOutside(levels[index]?.line ?? [], kv);
   return (prefillTokens, kvTokens) => {
     const first = levels[0] as (typeof levels)[number];
@@ -138,14 +136,9 @@ export function mixingExcess(
 function flatOutside(points: readonly (readonly [number, number])[], x: number): number {
   if (points.length === 0) return 0;
   const [firstX, firstY] = points[0] as readonly [number, number];
-  const [lastX, lastY] = points[points.length - 1] as readonly [number, number];
-  if (x <= firstX) return firstY;
-  if (x >= lastX) return lastY;
-  let index = 0;
-  while (x > (points[index + 1] as readonly [number, number])[0]) index++;
-  const [x0, y0] = points[index] as readonly [number, number];
-  const [x1, y1] = points[index + 1] as readonly [number, number];
-  return y0 + ((y1 - y0) * (x - x0)) / (x1 - x0);
+  if (points.length === 1) return firstY;
+  const lastX = (points[points.length - 1] as readonly [number, number])[0];
+  return piecewise(points, Math.min(Math.max(x, firstX), lastX));
 }
 
 /** The table's prediction for one observed step. */

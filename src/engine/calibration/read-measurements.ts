@@ -40,7 +40,7 @@ export function readMeasurements(path: string): CalibrationMeasurements {
     }
   });
   return {
-    limits: { modelPath: typeof limits?.['modelPath'] === 'string' ? limits['modelPath'] : 'unknown', ...(limits as object) } as CalibrationMeasurements['limits'],
+    limits: { ...(limits as object), modelPath: typeof limits?.['modelPath'] === 'string' ? limits['modelPath'] : 'unknown' } as CalibrationMeasurements['limits'],
     observations: file.observations,
     usedServerTimestamps: file.usedServerTimestamps === true,
     rejectedSamples: typeof file.rejectedSamples === 'number' ? file.rejectedSamples : 0,
