@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { decodeObservation, mixedObservation, prefillObservation } from '../../src/engine/calibration/fit-profile.js';
-import { buildMeasuredTable, predictFromTable } from '../../src/engine/calibration/measured-table-fit.js';
+import { buildMeasuredTable, mixingExcess, predictFromTable } from '../../src/engine/calibration/measured-table-fit.js';
 import { startSimServer } from '../../src/engine/http/start-sim-server.js';
 import { costModelFor } from '../../src/engine/profile/cost-model.js';
 import { loadProfile } from '../../src/engine/profile/load-profile.js';
@@ -162,5 +162,17 @@ describe('measured profile: built from calibration observations', () => {
         }
       }
     }
+  });
+
+  test('the mixing excess may be negative, and is held flat past the measured KV sizes', () => {
+    // Mixing that costs 2 ms less than the parts at 1000 KV tokens and 6 ms less at 3000 (one prompt size).
+    const excess = mixingExcess(
+      [mixedObservation(4, 1000, 512, 8), mixedObservation(8, 3000, 512, 4)],
+      () => 10,
+    )!;
+    expect(excess(512, 2000)).toBeCloseTo(-4, 9);
+    expect(excess(512, 500)).toBeCloseTo(-2, 9);
+    expect(excess(512, 9000)).toBeCloseTo(-6, 9);
+    expect(excess(256, 2000)).toBeCloseTo(-2, 9);
   });
 });

@@ -132,13 +132,21 @@ export function mixingExcess(
   };
 }
 
-/** Piecewise linear through sorted points, held at the end values outside them. */
+/**
+ * Piecewise linear through sorted points, held at the end values outside them. Not `piecewise`: that one is for step
+ * times (never below zero, extrapolated past the last point), while an excess may be negative and is not extrapolated.
+ */
 function flatOutside(points: readonly (readonly [number, number])[], x: number): number {
   if (points.length === 0) return 0;
   const [firstX, firstY] = points[0] as readonly [number, number];
-  if (points.length === 1) return firstY;
-  const lastX = (points[points.length - 1] as readonly [number, number])[0];
-  return piecewise(points, Math.min(Math.max(x, firstX), lastX));
+  const [lastX, lastY] = points[points.length - 1] as readonly [number, number];
+  if (x <= firstX) return firstY;
+  if (x >= lastX) return lastY;
+  let index = 0;
+  while (x > (points[index + 1] as readonly [number, number])[0]) index++;
+  const [x0, y0] = points[index] as readonly [number, number];
+  const [x1, y1] = points[index + 1] as readonly [number, number];
+  return y0 + ((y1 - y0) * (x - x0)) / (x1 - x0);
 }
 
 /** The table's prediction for one observed step. */
