@@ -122,8 +122,10 @@ class MultiWorkerRun {
       }
       const warmupRecords = await warmup;
       if (signal?.aborted === true) {
-        this.#phase = 'done';
+        // 'done' only once the workers are gone: a progress tick during their termination would otherwise report
+        // 'done' before the final report does, twice in all.
         await this.#terminateAll();
+        this.#phase = 'done';
         const nowS = clock.nowEpochSeconds();
         return { records: [], warmupRecords, startTime: nowS, endTime: nowS, interrupted: true };
       }
