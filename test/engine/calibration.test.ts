@@ -70,6 +70,28 @@ describe('calibrating a sim-server with a known profile', () => {
   });
 });
 
+describe('calibrating a server whose batch takes longer to prefill than a request decodes', () => {
+  test('times the decode step while the whole batch decodes, not a batch that shrinks as its first members finish', async () => {
+    // 512-token prompts and 512-token chunks: a batch of 32 takes 32 prefill steps, far more than the 8 tokens a
+    // request is asked to decode, and the per-sequence cost makes batch size show in the step time.
+    const perSequence: RooflineProfile = {
+      ...KNOWN_PROFILE,
+      coefficients: { ...KNOWN, stepOverheadMs: 1, weightsFloorMs: 2, decodePerSequenceMs: 0.25, kvReadPerTokenMs: 1e-4 },
+    };
+    const server = await startSimServer({ profile: perSequence, maxRunningRequests: 64, chunkedPrefillSize: 512 });
+    try {
+      const result = await calibrateProfile({ url: server.url, repeats: 1, decodeTokens: 8, batchSizes: [32], promptLengths: [64, 512], mixedSweep: false });
+      const batchStep = result.measurements.observations.find((o) => o.kind === 'decode' && o.size === 32 && o.secondary / o.size > 400);
+      expect(batchStep, result.measurements.observations.map((o) => o.label).join('; ')).toBeDefined();
+      // The engine's own price of a step at batch 32 with the KV the batch held: 1 + 32 x 0.25 + KV x 1e-4, about 10.7 ms.
+      const truth = predictStepMs(perSequence.coefficients, batchStep!);
+      expect(Math.abs(batchStep!.stepMs - truth) / truth, `${batchStep!.label}: ${batchStep!.stepMs} vs ${truth}`).toBeLessThan(0.1);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+});
+
 describe('calibrating a sim-server that mixes prefill into the running batch', () => {
   test('measures mixed steps as the engine prices them, and the measured table predicts them', async () => {
     // --enable-mixed-chunk: a prompt that arrives while a batch decodes is prefilled in a step that also decodes it.

@@ -2,14 +2,14 @@ import { ServelabError } from '../../errors/servelab-error.js';
 import { SeededRandom } from '../../utils/random.js';
 import { decodeObservation, mixedObservation, prefillObservation } from './fit-profile.js';
 import type { StepObservation } from './fit-profile.js';
-import { robustMedian } from './robust-statistics.js';
+import { median, robustMedian } from './robust-statistics.js';
 
 export interface CalibrationOptions {
   /** Base URL of an SGLang server (or a servelab sim-server). */
   url: string;
   /** Tokens generated per request (ignore_eos); decode steps are measured over the last decodeTokens - 1. */
   decodeTokens?: number;
-  /** Prompt lengths of the batch-1 sweep; default powers of two from 64 up to the chunked-prefill size. */
+  /** Prompt lengths of the batch-1 sweep; default powers of two from 64 up to the chunked-prefill size, with points just above and half-way between them. */
   promptLengths?: number[];
   /** Batch sizes of the concurrency sweep; default powers of two up to max_running_requests (at most 512). */
   batchSizes?: number[];
@@ -60,9 +60,9 @@ const LONG_PROMPT_TOKENS = 512;
 
 /**
  * Measures a server for calibration: an input-length sweep at batch 1 (one prefill step per request, then decode at
- * batch 1) and a concurrency sweep (B requests at once at a short and a long prompt length, queued behind a long
- * blocker prompt so that they are admitted together; their common decode phase gives the step time at batch B). Prompts are random token ids so nothing hits the prefix cache; the cache is
- * flushed between points when the server allows it.
+ * batch 1), a concurrency sweep (B requests at once at a short and a long prompt length, run twice with K more tokens
+ * the second time: the K extra steps all run at batch B) and a mixed sweep. Prompts are random token ids so nothing
+ * hits the prefix cache; the cache is flushed between points when the server allows it.
  */
 export async function measureServer(options: CalibrationOptions): Promise<CalibrationMeasurements> {
   const baseUrl = options.url.replace(/\/+$/, '');
@@ -87,13 +87,22 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
 
   const chunkLimit = limits.chunkedPrefillSize > 0 ? limits.chunkedPrefillSize : 8192;
   const longestPrompt = Math.min(chunkLimit, limits.contextLength - decodeTokens - 8, Math.floor(limits.maxTotalTokens / 2));
-  const promptLengths = options.promptLengths ?? powersOfTwo(64, Math.min(longestPrompt, 8192));
+  const promptLengths = options.promptLengths ?? prefillSweepLengths(Math.min(longestPrompt, 8192));
   const batchSizes = options.batchSizes ?? powersOfTwo(2, Math.min(limits.maxRunningRequests, 512));
-  const blockerTokens = Math.max(1, Math.min(2 * chunkLimit, limits.contextLength - 16, Math.floor(limits.maxTotalTokens / 4)));
   const concurrencyPoints = [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS].flatMap((promptTokens) =>
-    batchSizes.filter((batch) => batch * (promptTokens + decodeTokens + 8) <= limits.maxTotalTokens * 0.7).map((batch) => ({ promptTokens, batch })),
+    batchSizes
+      .filter((batch) => batch * (promptTokens + 2 * (Math.ceil((batch * promptTokens) / chunkLimit) + decodeTokens + 2)) <= limits.maxTotalTokens * 0.7)
+      .map((batch) => ({ promptTokens, batch })),
   );
   const mixedPoints = options.mixedSweep === false ? [] : mixedSweepPoints(batchSizes, limits, chunkLimit, decodeTokens);
+  /** `batch` requests at once, each generating `tokens`; null unless all of them were decoding together at some time. */
+  const runBatch = async (batch: number, promptTokens: number, tokens: number): Promise<StreamResult[] | null> => {
+    await flushCache(baseUrl);
+    const results = await Promise.all(Array.from({ length: batch }, () => generate(prompt(promptTokens), tokens)));
+    const timings = results.map(stepTimes);
+    serverTimestamps &&= timings.every((timing) => timing.fromServer);
+    return decodedTogether(results) ? results : null;
+  };
   /**
    * One mixed step: `batch` requests of `promptTokens` start decoding (streamed, so their first tokens show when all
    * are running), then a probe prompt of `probeTokens` arrives; its prefill step (server timestamps) is the step that
@@ -122,7 +131,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   // from a second one.
   const warmProbe = stepTimes(await generate(prompt(16), decodeTokens));
   const estimatedMs =
-    estimateSweepMs(warmProbe, decodeTokens, repeats, promptLengths, concurrencyPoints, blockerTokens) +
+    estimateSweepMs(warmProbe, decodeTokens, repeats, promptLengths, concurrencyPoints, chunkLimit) +
     estimateMixedSweepMs(warmProbe, repeats, mixedPoints);
   progress(
     `calibration will take about ${Math.ceil(estimatedMs / 1000)} s: ${promptLengths.length} prompt lengths, ` +
@@ -150,38 +159,34 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
 
   for (const { promptTokens, batch } of concurrencyPoints) {
     const samplesMs: number[] = [];
+    const prefillSteps = Math.ceil((batch * promptTokens) / chunkLimit);
+    const extraTokens = Math.max(2 * decodeTokens, 32);
+    let shortTokens = prefillSteps + 2;
     for (let repeat = 0; repeat < repeats; repeat++) {
-      // Long blocker prompts (two full prefill chunks each, one output token) keep the scheduler busy while the
-      // batch's requests arrive over HTTP, so they are all admitted in the steps right after and decode together.
-      // With server timestamps each point is checked (every request arrived while the blockers ran, none started
-      // before them) and retried with more blockers; a point that never comes out clean is left out.
-      let results: StreamResult[] | null = null;
-      for (let attempt = 0; attempt < BLOCKER_COUNTS.length && results === null; attempt++) {
-        await flushCache(baseUrl);
-        const blockers = Array.from({ length: BLOCKER_COUNTS[attempt] as number }, () =>
-          generate(prompt(blockerTokens), 1),
-        );
-        await new Promise((resolve) => setTimeout(resolve, 20 * (attempt + 1)));
-        const attemptResults = await Promise.all(
-          Array.from({ length: batch }, () => generate(prompt(promptTokens), decodeTokens)),
-        );
-        if (admittedTogether(await Promise.all(blockers), attemptResults)) results = attemptResults;
-        else progress(`batch ${batch}: requests were not all queued behind the blockers; retrying with more`);
+      // Timing each request's whole decode span measures a shrinking batch whenever prefilling the batch takes more
+      // steps than a request decodes (the first ones finish before the last one starts). So the batch runs twice, each
+      // request generating N and then N + K tokens, N enough that all B decode together for a while: the K extra
+      // tokens lengthen only that full-batch stretch. The requests prefilled last are timed, because their decode spans
+      // hold no other request's prefill step: how many of those a span holds varies with how the requests arrived.
+      let stepMs: number | null = null;
+      for (let attempt = 0; attempt < 2 && stepMs === null; attempt++) {
+        const short = await runBatch(batch, promptTokens, shortTokens);
+        const long = short === null ? null : await runBatch(batch, promptTokens, shortTokens + extraTokens);
+        if (short !== null && long !== null) stepMs = (lastPrefilledSpanMs(long) - lastPrefilledSpanMs(short)) / extraTokens;
+        else shortTokens *= 2;
       }
-      if (results === null) {
-        progress(`batch ${batch} at ${promptTokens}-token prompts: a repeat left out (the requests never arrived together)`);
+      if (stepMs === null || !(stepMs > 0)) {
+        progress(`batch ${batch} at ${promptTokens}-token prompts: a repeat left out (the batch never decoded all together)`);
         continue;
       }
-      const timings = results.map(stepTimes);
-      serverTimestamps &&= timings.every((timing) => timing.fromServer);
-      // The request prefilled last decodes all its steps at batch B; the others' spans include steps that prefilled
-      // the rest of the batch, so the fastest request is the batch-B step. Noise is handled across repeats.
-      samplesMs.push(Math.min(...timings.map((timing) => timing.decodeStepMs)));
+      samplesMs.push(stepMs);
     }
     if (samplesMs.length === 0) continue;
     const step = robustMedian(samplesMs);
     rejectedSamples += step.rejected;
-    observations.push({ ...decodeObservation(batch, promptTokens + decodeTokens / 2, step.value), samplesMs });
+    // The extra steps come once the first-prefilled request has N tokens and the last one about N - prefillSteps.
+    const meanKvPerSequence = promptTokens + shortTokens - prefillSteps / 2 + extraTokens / 2;
+    observations.push({ ...decodeObservation(batch, meanKvPerSequence, step.value), samplesMs });
     progress(`decode batch ${batch} at ${promptTokens}-token prompts: ${step.value.toFixed(2)} ms/step`);
   }
   for (const point of mixedPoints) {
@@ -229,15 +234,15 @@ function estimateSweepMs(
   repeats: number,
   promptLengths: readonly number[],
   concurrencyPoints: readonly { promptTokens: number; batch: number }[],
-  blockerTokens: number,
+  chunkLimit: number,
 ): number {
   const prefillMs = (tokens: number): number => Math.max(probe.prefillMs, 1) * (1 + tokens / 1024);
-  const decodeMs = (batch: number): number => Math.max(probe.decodeStepMs, 0.1) * decodeTokens * (1 + batch / 128);
-  const batchOne = promptLengths.reduce((sum, length) => sum + prefillMs(length) + decodeMs(1), 0);
-  const concurrent = concurrencyPoints.reduce(
-    (sum, { promptTokens, batch }) => sum + prefillMs(blockerTokens) + prefillMs(promptTokens * batch) + decodeMs(batch),
-    0,
-  );
+  const decodeMs = (batch: number, steps: number): number => Math.max(probe.decodeStepMs, 0.1) * steps * (1 + batch / 128);
+  const batchOne = promptLengths.reduce((sum, length) => sum + prefillMs(length) + decodeMs(1, decodeTokens), 0);
+  const concurrent = concurrencyPoints.reduce((sum, { promptTokens, batch }) => {
+    const prefillSteps = Math.ceil((batch * promptTokens) / chunkLimit);
+    return sum + prefillMs(promptTokens * batch) + decodeMs(batch, prefillSteps + decodeTokens + 2);
+  }, 0);
   return repeats * (batchOne + concurrent);
 }
 
@@ -313,21 +318,32 @@ function mixedSample(members: StreamResult[], probe: StreamResult, promptTokens:
   return { stepMs: timing.prefillMs, kvTokens, fromServer: false };
 }
 
-/** Blocker prompts sent on successive attempts at one concurrency point. */
-const BLOCKER_COUNTS = [1, 3, 8, 16];
+/**
+ * True when every request had its first token before any had its last (server timestamps, else client event times):
+ * then the whole batch decoded together for a while.
+ */
+function decodedTogether(results: StreamResult[]): boolean {
+  const firsts = results.map((result) => result.meta['prefill_finished_time']);
+  const lasts = results.map((result) => result.meta['request_finished_ts']);
+  if ([...firsts, ...lasts].every((value) => typeof value === 'number')) return Math.max(...(firsts as number[])) < Math.min(...(lasts as number[]));
+  return Math.max(...results.map((result) => result.firstEventMs)) < Math.min(...results.map((result) => result.lastEventMs));
+}
 
-/** True when every request of the batch reached the server while the blockers ran (or when that cannot be told). */
-function admittedTogether(blockers: StreamResult[], results: StreamResult[]): boolean {
-  const starts = blockers.map((blocker) => blocker.meta['forward_entry_time']);
-  const ends = blockers.map((blocker) => blocker.meta['prefill_finished_time']);
-  if (![...starts, ...ends].every((value) => typeof value === 'number')) return true;
-  const blockerStart = Math.min(...(starts as number[]));
-  const blockerEnd = Math.max(...(ends as number[]));
-  return results.every((result) => {
-    const received = result.meta['request_received_ts'];
-    const forward = result.meta['forward_entry_time'];
-    return typeof received === 'number' && typeof forward === 'number' && received <= blockerEnd && forward >= blockerStart;
-  });
+/**
+ * The median decode span (first token to last, ms) of the requests prefilled in the batch's last prefill step (those
+ * whose prefill ended within 1 ms of the last one: one step, on any real engine), so one stalled answer among them
+ * cannot carry the figure.
+ */
+function lastPrefilledSpanMs(results: StreamResult[]): number {
+  const prefilledAtMs = (result: StreamResult): number => {
+    const server = result.meta['prefill_finished_time'];
+    return typeof server === 'number' ? server * 1000 : result.firstEventMs;
+  };
+  const lastMs = Math.max(...results.map(prefilledAtMs));
+  const spansMs = results
+    .filter((result) => prefilledAtMs(result) >= lastMs - 1)
+    .map((result) => stepTimes(result).decodeStepMs * (result.completionTokens - 1));
+  return median(spansMs);
 }
 
 function stepTimes(result: StreamResult): { prefillMs: number; decodeStepMs: number; fromServer: boolean } {
@@ -443,6 +459,22 @@ async function streamGenerate(
   }
   const completionTokens = typeof meta['completion_tokens'] === 'number' ? meta['completion_tokens'] : maxNewTokens;
   return { sentMs, firstEventMs, lastEventMs, completionTokens, meta };
+}
+
+/**
+ * Prompt lengths of the batch-1 sweep: powers of two from 64, and beside each from 128 on a point just above it and
+ * one half-way to the next. Engines pad a step's tokens to captured or tuned shapes, so step time can jump just past a
+ * power of two (the transformers engine of bench/real-engine steps from 47 to 63 ms between 512 and 544 tokens);
+ * powers of two alone would interpolate straight across the jump.
+ */
+function prefillSweepLengths(longest: number): number[] {
+  const lengths = new Set<number>();
+  for (const power of powersOfTwo(64, longest)) {
+    lengths.add(power);
+    if (power < 128) continue;
+    for (const beside of [power + power / 16, power * 1.5]) if (beside <= longest) lengths.add(beside);
+  }
+  return [...lengths].sort((a, b) => a - b);
 }
 
 function powersOfTwo(from: number, to: number): number[] {
