@@ -52,6 +52,17 @@ export interface RooflineCoefficients {
   kvReadPerTokenMs: Milliseconds;
 }
 
+/**
+ * What a real server adds around the engine's steps, measured by calibration on an idle server. The virtual-time twin
+ * applies both to every request; a real-time simulated server serves over real HTTP instead and adds neither.
+ */
+export interface ServingLatency {
+  /** From the server receiving a request to the scheduler being able to run it (tokenizer, inter-process hop). */
+  ingressMs: Milliseconds;
+  /** From the engine finishing a token to the client reading it (detokenizer and HTTP hops, network). */
+  deliveryMs: Milliseconds;
+}
+
 /** Every step lasts exactly `stepMs`: for tests with exact timing expectations. */
 export interface SimpleProfile {
   kind: 'simple';
@@ -79,6 +90,7 @@ export interface RooflineProfile {
   gpuMemoryMiB?: number;
   /** Tensor-parallel GPUs per server. */
   tpSize?: number;
+  servingLatency?: ServingLatency;
 }
 
 /**
@@ -105,6 +117,7 @@ export interface MeasuredProfile {
   table: MeasuredStepTable;
   maxTotalTokens: number;
   contextLength: number;
+  servingLatency?: ServingLatency;
 }
 
 export type EngineProfile = SimpleProfile | RooflineProfile | MeasuredProfile;

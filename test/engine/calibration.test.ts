@@ -92,6 +92,51 @@ describe('calibrating a server whose batch takes longer to prefill than a reques
   }, 120_000);
 });
 
+describe('serving latency', () => {
+  test('measures what the server adds beyond its own timestamps, and writes it into both profiles', async () => {
+    const server = await startSimServer({ profile: KNOWN_PROFILE, maxRunningRequests: 16, chunkedPrefillSize: 1024 });
+    // A proxy that holds every /generate answer 15 ms: time the client waits that the server's timestamps do not show.
+    const { createServer } = await import('node:http');
+    const proxy = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        void (async () => {
+          const upstream = await fetch(`${server.url}${request.url ?? '/'}`, {
+            method: request.method,
+            headers: { 'content-type': 'application/json' },
+            ...(request.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
+          });
+          const text = await upstream.text();
+          if (request.url === '/generate') await new Promise((resolve) => setTimeout(resolve, 15));
+          response.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+          response.end(text);
+        })();
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    try {
+      const sweep = { repeats: 1, decodeTokens: 4, batchSizes: [2], promptLengths: [64, 128, 256], mixedSweep: false } as const;
+      const direct = await calibrateProfile({ url: server.url, ...sweep });
+      const delayed = await calibrateProfile({ url: proxyUrl, ...sweep });
+      const directLatency = direct.measurements.servingLatency!;
+      const delayedLatency = delayed.measurements.servingLatency!;
+      expect(delayedLatency.deliveryMs).toBeGreaterThanOrEqual(15);
+      expect(delayedLatency.deliveryMs - directLatency.deliveryMs).toBeGreaterThan(10);
+      // The sim-server schedules an idle engine's request on its next event-loop turn.
+      expect(directLatency.ingressMs).toBeGreaterThanOrEqual(0);
+      expect(directLatency.ingressMs).toBeLessThan(5);
+      expect(delayed.profile.servingLatency).toEqual(delayedLatency);
+      expect(delayed.measuredProfile?.servingLatency).toEqual(delayedLatency);
+      expect(delayed.profile.derivation.join(' ')).toMatch(/delivery \d+\.\d\d ms/);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+      await server.close();
+    }
+  }, 60_000);
+});
+
 describe('calibrating a sim-server that mixes prefill into the running batch', () => {
   test('measures mixed steps as the engine prices them, and the measured table predicts them', async () => {
     // --enable-mixed-chunk: a prompt that arrives while a batch decodes is prefilled in a step that also decodes it.

@@ -62,6 +62,28 @@ describe('virtual time', () => {
     expect(result.run.records.every((record) => record.success)).toBe(true);
   });
 
+  it("adds a profile's serving latency: the engine stamps ingress late, the client reads delivery after it", async () => {
+    const profile = JSON.parse(await readFile(new URL('../../profiles/llama-3-8b-h100.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const settings = { requestRate: 20, numPrompts: 40, randomInputLen: 256, randomOutputLen: 16, seed: 9, warmupRequests: 0, progress: 'off', virtualTime: true } as const;
+    const plain = await new NodeTest({ ...settings, profile: JSON.stringify({ ...profile, name: 'plain' }), outputDir: join(workDirectory, 'latency-plain') }).run();
+    const served = await new NodeTest({
+      ...settings,
+      profile: JSON.stringify({ ...profile, name: 'served', servingLatency: { ingressMs: 5, deliveryMs: 7 } }),
+      outputDir: join(workDirectory, 'latency-served'),
+    }).run();
+    expect(served.run.records).toHaveLength(40);
+    served.run.records.forEach((record, index) => {
+      const base = plain.run.records[index] as RequestRecord;
+      const derived = deriveColumns(record);
+      // Open-loop arrivals shift alike, so each request's engine work is the same and only the latency is added.
+      expect(derived.ttft! - deriveColumns(base).ttft!).toBeCloseTo(0.012, 5);
+      expect(derived.total_latency! - deriveColumns(base).total_latency!).toBeCloseTo(0.012, 5);
+      expect(derived.tokenize_time).toBeCloseTo(0.005, 5);
+      expect(derived.server_ttft! - deriveColumns(base).server_ttft!).toBeCloseTo(0.005, 5);
+      expect(record.interTokenLatencies).toEqual(base.interTokenLatencies);
+    });
+  });
+
   it('is refused for targets other than sim', () => {
     expect(() => new NodeTest({ virtualTime: true, target: 'attach', url: 'http://127.0.0.1:1' })).toThrow(/--virtual-time .* needs --target sim/);
   });

@@ -112,6 +112,7 @@ export function registerCalibrateCommand(program: Command): void {
                 (table === undefined ? '' : `, the measured table by ${mixedError((o) => predictFromTable(table, o))}`),
             ];
       const m = result.measuredQuality;
+      const latency = result.measurements.servingLatency;
       const quality = (label: string, value: typeof q): string =>
         `  ${label}: fit ${value.fitRmsPercent.toFixed(2)}% RMS (${value.fitMaxPercent.toFixed(2)}% max); held out ` +
         (value.heldOutCount === 0 ? 'none (too few points)' : `${value.heldOutRmsPercent.toFixed(2)}% RMS (${value.heldOutMaxPercent.toFixed(2)}% max) on ${value.heldOutCount} steps the fit did not see`);
@@ -128,6 +129,9 @@ export function registerCalibrateCommand(program: Command): void {
             (result.measurements.usedServerTimestamps ? '' : ' (client-side timing: add --enable-metrics to the server for exact step times)'),
           ...(m === null ? [] : [quality('measured table error', m)]),
           ...mixedLine,
+          ...(latency === undefined
+            ? []
+            : [`  serving latency (idle server): ingress ${latency.ingressMs.toFixed(2)} ms, delivery ${latency.deliveryMs.toFixed(2)} ms; the virtual-time twin adds both`]),
           ...(flags.measuredOutput === undefined || result.measuredProfile === null ? [] : [`Measured profile written to ${flags.measuredOutput}`]),
           `  ${result.measurements.observations.length} steps in ${(result.measurements.elapsedMs / 1000).toFixed(1)} s ` +
             `(forecast ${(result.measurements.estimatedMs / 1000).toFixed(0)} s); ${result.measurements.rejectedSamples} outlying samples left out`,

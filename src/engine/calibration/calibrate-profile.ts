@@ -115,6 +115,13 @@ export async function calibrateProfile(
       ? (options.repeats ?? 2)
       : Math.max(1, ...measurements.observations.map((observation) => observation.samplesMs?.length ?? 1));
   const measuredLine = `Measured with servelab calibrate: ${measurements.observations.length} step times from ${source}; each the median of ${repeats} repeat(s) within 3.5 MADs (${measurements.rejectedSamples} outlying sample(s) left out).`;
+  const latency = measurements.servingLatency === undefined ? {} : { servingLatency: measurements.servingLatency };
+  const latencyLine =
+    measurements.servingLatency === undefined
+      ? []
+      : [
+          `Serving latency on the idle server (medians of the batch-1 sweep): ingress ${measurements.servingLatency.ingressMs.toFixed(2)} ms (request_received_ts to forward_entry_time), delivery ${measurements.servingLatency.deliveryMs.toFixed(2)} ms (the client's request time beyond the server's request_received_ts to request_finished_ts: HTTP, detokenizer hops, network). The virtual-time twin adds both to every request.`,
+        ];
   const description = `Calibrated from ${options.url} (${measurements.limits.modelPath})${options.nowIso === undefined ? '' : ` on ${options.nowIso}`}.`;
   const profile: RooflineProfile = {
     kind: 'roofline',
@@ -125,13 +132,15 @@ export async function calibrateProfile(
     derivation: [
       measuredLine,
       'Input-length sweep at batch 1: one prefill step per prompt length (prefill_finished_time - forward_entry_time), then decode at batch 1.',
-      'Concurrency sweep: B requests at once at 32- and 512-token prompts, queued behind long blocker prompts; the request prefilled last decodes all its steps at batch B.',
+      'Concurrency sweep: B requests at once at 32- and 512-token prompts, run with N and then N + K tokens each, N enough that all B decode together: the K extra steps of the requests prefilled last all run at batch B.',
       `Floor-bound steps (within 3% of the fastest) give overhead + floor = ${(c.stepOverheadMs + c.weightsFloorMs).toFixed(3)} ms; a joint non-negative least-squares fit over the ${fit.aboveFloorCount} steps above it gives the overhead (intercept) and the four slopes.`,
       describeQuality(rooflineQuality),
+      ...latencyLine,
     ],
     coefficients: c,
     maxTotalTokens: measurements.limits.maxTotalTokens,
     contextLength: measurements.limits.contextLength,
+    ...latency,
   };
   const measuredProfile: MeasuredProfile | null =
     table === null || measuredQuality === null
@@ -146,10 +155,12 @@ export async function calibrateProfile(
             measuredLine,
             'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that, interpolated over prompt tokens and KV tokens.',
             `${describeQuality(measuredQuality)} The table passes through its own points, so the held-out error is the one that tells.`,
+            ...latencyLine,
           ],
           table,
           maxTotalTokens: measurements.limits.maxTotalTokens,
           contextLength: measurements.limits.contextLength,
+          ...latency,
         };
   return { profile, fit, rooflineQuality, measuredProfile, measuredQuality, measurements };
 }

@@ -1,4 +1,5 @@
 import { ServelabError } from '../../errors/servelab-error.js';
+import type { ServingLatency } from '../../types/engine.js';
 import { SeededRandom } from '../../utils/random.js';
 import { decodeObservation, mixedObservation, prefillObservation } from './fit-profile.js';
 import type { StepObservation } from './fit-profile.js';
@@ -45,6 +46,11 @@ export interface CalibrationMeasurements {
   /** The duration forecast before the sweep began, and what it took (ms). */
   estimatedMs: number;
   elapsedMs: number;
+  /**
+   * Medians over the batch-1 sweep (an idle server): ingress = forward_entry_time - request_received_ts; delivery = the
+   * client's request time less the server's request_received_ts to request_finished_ts. Absent without server timestamps.
+   */
+  servingLatency?: ServingLatency;
 }
 
 interface StreamResult {
@@ -138,12 +144,21 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       `${concurrencyPoints.length} batch sizes and ${mixedPoints.length} mixed steps, ${repeats} repeat${repeats === 1 ? '' : 's'} each ` +
       `(forecast from a probe request: ${warmProbe.prefillMs.toFixed(1)} ms prefill, ${warmProbe.decodeStepMs.toFixed(2)} ms per decode step)`,
   );
+  const ingressSamplesMs: number[] = [];
+  const deliverySamplesMs: number[] = [];
   for (const length of promptLengths) {
     const prefillMs: number[] = [];
     const decodeMs: number[] = [];
     for (let repeat = 0; repeat < repeats; repeat++) {
       await flushCache(baseUrl);
       const result = await generate(prompt(length), decodeTokens);
+      const received = result.meta['request_received_ts'];
+      const forward = result.meta['forward_entry_time'];
+      const finished = result.meta['request_finished_ts'];
+      if (typeof received === 'number' && typeof forward === 'number' && typeof finished === 'number') {
+        ingressSamplesMs.push((forward - received) * 1000);
+        deliverySamplesMs.push(result.lastEventMs - result.sentMs - (finished - received) * 1000);
+      }
       const timing = stepTimes(result);
       serverTimestamps &&= timing.fromServer;
       prefillMs.push(timing.prefillMs);
@@ -220,6 +235,9 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     rejectedSamples,
     estimatedMs,
     elapsedMs: performance.now() - startedMs,
+    ...(ingressSamplesMs.length === 0
+      ? {}
+      : { servingLatency: { ingressMs: Math.max(0, median(ingressSamplesMs)), deliveryMs: Math.max(0, median(deliverySamplesMs)) } }),
   };
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ServelabError } from '../../errors/servelab-error.js';
+import type { ServingLatency } from '../../types/engine.js';
 import type { StepObservation } from './fit-profile.js';
 import type { CalibrationMeasurements } from './measure-server.js';
 
@@ -46,5 +47,14 @@ export function readMeasurements(path: string): CalibrationMeasurements {
     rejectedSamples: typeof file.rejectedSamples === 'number' ? file.rejectedSamples : 0,
     estimatedMs: typeof file.estimatedMs === 'number' ? file.estimatedMs : 0,
     elapsedMs: typeof file.elapsedMs === 'number' ? file.elapsedMs : 0,
+    ...(servingLatencyOf(file.servingLatency) ?? {}),
   };
+}
+
+/** The file's serving latency when it has a well-formed one (files written before it was measured have none). */
+function servingLatencyOf(value: unknown): { servingLatency: ServingLatency } | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const { ingressMs, deliveryMs } = value as Record<string, unknown>;
+  const valid = (ms: unknown): ms is number => typeof ms === 'number' && Number.isFinite(ms) && ms >= 0;
+  return valid(ingressMs) && valid(deliveryMs) ? { servingLatency: { ingressMs, deliveryMs } } : undefined;
 }

@@ -13,6 +13,8 @@ export const simpleProfileSchema = z
   })
   .strict();
 
+export const servingLatencySchema = z.object({ ingressMs: positiveMs, deliveryMs: positiveMs }).strict();
+
 export const rooflineCoefficientsSchema = z
   .object({
     stepOverheadMs: positiveMs,
@@ -40,6 +42,7 @@ export const rooflineProfileSchema = z
     gpuMemoryMiB: z.number().positive().optional(),
     /** Tensor-parallel GPUs per server (SGLang's --tp-size), which SGLang's memory reserve grows with. */
     tpSize: z.number().int().positive().optional(),
+    servingLatency: servingLatencySchema.optional(),
   })
   .strict();
 
@@ -83,6 +86,7 @@ export const measuredProfileSchema = z
     table: measuredStepTableSchema,
     maxTotalTokens: z.number().int().positive(),
     contextLength: z.number().int().positive(),
+    servingLatency: servingLatencySchema.optional(),
   })
   .strict();
 

@@ -1,5 +1,5 @@
 import { ServelabError } from '../../errors/servelab-error.js';
-import type { EngineLoad, EngineRequestInput, EngineRequestView } from '../../types/engine.js';
+import type { EngineLoad, EngineRequestInput, EngineRequestView, ServingLatency } from '../../types/engine.js';
 import type { Milliseconds } from '../../types/time.js';
 import type { SimEngine } from '../core/sim-engine.js';
 import { createEngine, resolveEngineSetup } from '../create-engine.js';
@@ -23,6 +23,8 @@ export interface VirtualTimeSimulatorOptions {
 
 const IDLE = Number.POSITIVE_INFINITY;
 
+const NO_SERVING_LATENCY: ServingLatency = Object.freeze({ ingressMs: 0, deliveryMs: 0 });
+
 /**
  * Many simulated SGLang engines stepped by one discrete-event loop in virtual time: no sockets, no timers, no wall
  * clock. The same engine core as the HTTP server runs here; each engine has at most one pending event (the end of its
@@ -34,6 +36,7 @@ const IDLE = Number.POSITIVE_INFINITY;
  */
 export class VirtualTimeSimulator {
   readonly #engines: SimEngine[];
+  readonly #servingLatencies: ServingLatency[];
   /** Time of each engine's pending event, IDLE when none. */
   readonly #eventMs: Float64Array;
   /** Whether the pending event ends a step (true) or starts one (false). */
@@ -66,6 +69,7 @@ export class VirtualTimeSimulator {
   constructor(setups: ResolvedEngineSetup[], events: VirtualEngineEvents) {
     if (setups.length === 0) throw new ServelabError('INVALID_CONFIG', 'a virtual-time simulation needs at least one engine');
     const onToken = events.onToken;
+    this.#servingLatencies = setups.map(({ profile }) => (profile.kind === 'simple' ? undefined : profile.servingLatency) ?? NO_SERVING_LATENCY);
     this.#engines = setups.map((setup, engineIndex) =>
       createEngine(setup, {
         onToken: onToken === undefined ? noop : (request, timeMs) => onToken(engineIndex, request, timeMs),
@@ -95,6 +99,12 @@ export class VirtualTimeSimulator {
 
   engine(engineIndex: number): SimEngine {
     return this.#checkedEngine(engineIndex);
+  }
+
+  /** What the engine's profile says a real server adds around its steps (zero when it says nothing). */
+  servingLatency(engineIndex: number): ServingLatency {
+    this.#checkedEngine(engineIndex);
+    return this.#servingLatencies[engineIndex] as ServingLatency;
   }
 
   load(engineIndex: number): EngineLoad {

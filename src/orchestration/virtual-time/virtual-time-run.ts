@@ -4,7 +4,7 @@ import { VirtualTimeSimulator } from '../../engine/virtual/virtual-time-simulato
 import { ServelabError } from '../../errors/servelab-error.js';
 import { loadRoutingPolicy } from '../../routing/policies/registry.js';
 import { routingKeyFromBody, routingKeyFromTokenIds } from '../../routing/routing-key.js';
-import type { EngineRequestView } from '../../types/engine.js';
+import type { EngineRequestView, ServingLatency } from '../../types/engine.js';
 import type { LoadResult } from '../../types/load.js';
 import type { RequestRecord } from '../../types/record.js';
 import type { RoutingPolicy, RoutingRequest, WorkerState } from '../../types/routing.js';
@@ -69,6 +69,12 @@ export interface VirtualRunOptions {
  * The client, the router and the server are one instant apart in virtual time: `arrival_time`, `router_send_time` and
  * `server_created_time` all equal the scheduled time (no network, no client lag). A policy that polls load sees each
  * engine's exact load at the instant it routes (a real router sees it a polling interval late).
+ *
+ * A profile's serving latency (what a real server adds around its steps) is applied by reading the simulator's clock
+ * as running `ingressMs` behind the server's: a request submitted at simulator time t was received at t and reaches
+ * the scheduler `ingressMs` later, so every engine-side time is stamped `ingressMs` late, and the client reads each
+ * token `deliveryMs` after that. With open-loop arrivals this is exact (every arrival shifts alike). Under a
+ * concurrency cap a held request is still sent at the instant a slot frees, not a round trip later.
  */
 export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadResult> {
   const { config, workload } = options;
@@ -98,7 +104,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
         inFlightCount--;
         const success = request.finishReason?.type !== 'abort';
         policy?.onRequestFinished?.(state.routingRequest, worker, success);
-        finishRecord(records[state.position] as RequestRecord, request, timeMs, state.tokenTimesMs, toEpoch);
+        finishRecord(records[state.position] as RequestRecord, request, timeMs, state.tokenTimesMs, toEpoch, simulator.servingLatency(engineIndex));
         finished++;
         if (finished % 10_000 === 0) options.onProgress?.(finished);
       },
@@ -172,7 +178,8 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
     records,
     warmupRecords: [],
     startTime: originEpochS,
-    endTime: toEpoch(endMs),
+    // The last answer reaches its client the serving latency after its engine's last step.
+    endTime: toEpoch(endMs + Math.max(...workers.map(({ index }) => simulator.servingLatency(index).ingressMs + simulator.servingLatency(index).deliveryMs))),
     interrupted: false,
   };
 }
@@ -191,15 +198,25 @@ function newRecord(request: WorkloadRequest, requestId: string, scheduledTime: n
   };
 }
 
-function finishRecord(record: RequestRecord, request: EngineRequestView, timeMs: number, tokenTimesMs: number[] | undefined, toEpoch: (timeMs: number) => number): void {
+function finishRecord(
+  record: RequestRecord,
+  request: EngineRequestView,
+  timeMs: number,
+  tokenTimesMs: number[] | undefined,
+  toEpoch: (timeMs: number) => number,
+  latency: ServingLatency,
+): void {
+  // Engine-side times run ingressMs behind the server's receipt; the client reads tokens deliveryMs after the engine.
+  const engineEpoch = (engineMs: number): number => toEpoch(engineMs + latency.ingressMs);
+  const deliveredS = latency.deliveryMs / 1000;
   record.serverCreatedTime = toEpoch(request.receivedMs);
-  record.queueTimeStart = toEpoch(request.queueEntryMs);
-  if (!Number.isNaN(request.forwardEntryMs)) record.queueTimeEnd = toEpoch(request.forwardEntryMs);
+  record.queueTimeStart = engineEpoch(request.queueEntryMs);
+  if (!Number.isNaN(request.forwardEntryMs)) record.queueTimeEnd = engineEpoch(request.forwardEntryMs);
   if (!Number.isNaN(request.prefillFinishedMs)) {
-    record.serverFirstTokenTime = toEpoch(request.prefillFinishedMs);
-    record.firstTokenTime = record.serverFirstTokenTime;
+    record.serverFirstTokenTime = engineEpoch(request.prefillFinishedMs);
+    record.firstTokenTime = record.serverFirstTokenTime + deliveredS;
   }
-  record.finishTime = toEpoch(timeMs);
+  record.finishTime = engineEpoch(timeMs) + deliveredS;
   record.actualPromptTokens = request.promptLength;
   record.actualOutputTokens = request.outputTokens;
   record.cachedTokens = request.cachedTokens;
