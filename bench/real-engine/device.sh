@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the harness on a GPU machine that has Python (torch, transformers, aiohttp) but no Node and no network.
 # Expects beside it (see README.md): base.tar.xz (a Node binary and servelab's production node_modules) and
-# servelab.tar.xz (dist/, profiles/, package.json). Usage: device.sh check|bench|real|all  (results under $OUT)
+# servelab.tar.xz (dist/, profiles/, package.json). Usage: device.sh check|bench|real|calibrate|all  (results under $OUT)
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-/tmp/out}"
@@ -36,6 +36,19 @@ if [ "$mode" = real ] || [ "$mode" = all ]; then
     python3 "$HERE/driver.py" twin --servelab "$SERVELAB" --out /tmp/harness --profile /tmp/harness/calibrated-measured.json --label twin-measured
     python3 "$HERE/driver.py" twin --servelab "$SERVELAB" --out /tmp/harness --profile /tmp/harness/calibrated-roofline.json --label twin-roofline
   fi
+fi
+if [ "$mode" = calibrate ]; then
+  # Calibration alone, on an idle engine (no node tests): to re-measure with a newer servelab when device time is short.
+  echo "== calibration only"
+  python3 "$HERE/face.py" --port 30000 --request-log "$OUT/engine-requests.jsonl" ${FACE_ARGS:---cuda-graph on} > "$OUT/face.log" 2>&1 &
+  face=$!
+  for i in $(seq 1 "${FACE_WAIT_S:-300}"); do curl -sf localhost:30000/health >/dev/null && break; sleep 1; done
+  echo "face ready after ${i}s"
+  curl -s localhost:30000/server_info > "$OUT/server_info.json"
+  timeout "${CALIBRATE_TIMEOUT_S:-900}" $SERVELAB calibrate --url http://127.0.0.1:30000 --output "$OUT/calibrated-roofline.json" \
+    --measured-output "$OUT/calibrated-measured.json" --measurements-output "$OUT/calibration-measurements.json" \
+    --decode-tokens 16 ${CALIBRATE_ARGS:---repeats 3 --max-batch 64} 2>&1 | tee "$OUT/calibrate.log"
+  kill $face; wait $face
 fi
 # Small files only come back: summaries, plans, profiles, tables and the request records, compressed.
 if [ -d /tmp/harness ]; then

@@ -117,7 +117,7 @@ describe('serving latency', () => {
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
     try {
-      const sweep = { repeats: 1, decodeTokens: 4, batchSizes: [2], promptLengths: [64, 128, 256], mixedSweep: false } as const;
+      const sweep = { repeats: 1, decodeTokens: 4, batchSizes: [2], promptLengths: [64, 128, 256], mixedSweep: false };
       const direct = await calibrateProfile({ url: server.url, ...sweep });
       const delayed = await calibrateProfile({ url: proxyUrl, ...sweep });
       const directLatency = direct.measurements.servingLatency!;

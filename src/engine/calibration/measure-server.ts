@@ -258,8 +258,10 @@ function estimateSweepMs(
   const decodeMs = (batch: number, steps: number): number => Math.max(probe.decodeStepMs, 0.1) * steps * (1 + batch / 128);
   const batchOne = promptLengths.reduce((sum, length) => sum + prefillMs(length) + decodeMs(1, decodeTokens), 0);
   const concurrent = concurrencyPoints.reduce((sum, { promptTokens, batch }) => {
-    const prefillSteps = Math.ceil((batch * promptTokens) / chunkLimit);
-    return sum + prefillMs(promptTokens * batch) + decodeMs(batch, prefillSteps + decodeTokens + 2);
+    // Two runs of the batch: N = prefillSteps + 2 tokens each, then N + K (K = max(2 x decodeTokens, 32)).
+    const shortTokens = Math.ceil((batch * promptTokens) / chunkLimit) + 2;
+    const runMs = (tokens: number): number => prefillMs(promptTokens * batch) + decodeMs(batch, tokens);
+    return sum + runMs(shortTokens) + runMs(shortTokens + Math.max(2 * decodeTokens, 32));
   }, 0);
   return repeats * (batchOne + concurrent);
 }
