@@ -132,7 +132,7 @@ export async function calibrateProfile(
     derivation: [
       measuredLine,
       'Input-length sweep at batch 1: one prefill step per prompt length (prefill_finished_time - forward_entry_time), then decode at batch 1.',
-      'Concurrency sweep: B requests at once at 32- and 512-token prompts, run with N and then N + K tokens each, N enough that all B decode together: the K extra steps of the requests prefilled last all run at batch B.',
+      'Concurrency sweep: B requests at once at 32-, 128-, 256- and 512-token prompts, run with N and then N + K tokens each, N enough that all B decode together: the K extra steps of the requests prefilled last all run at batch B.',
       `Floor-bound steps (within 3% of the fastest) give overhead + floor = ${(c.stepOverheadMs + c.weightsFloorMs).toFixed(3)} ms; a joint non-negative least-squares fit over the ${fit.aboveFloorCount} steps above it gives the overhead (intercept) and the four slopes.`,
       describeQuality(rooflineQuality),
       ...latencyLine,

@@ -63,10 +63,16 @@ interface StreamResult {
 
 const SHORT_PROMPT_TOKENS = 32;
 const LONG_PROMPT_TOKENS = 512;
+/**
+ * Prompt lengths of the concurrency sweep: they set the KV tokens its decode steps read (at batch 64, about 5k, 11k,
+ * 19k and 36k). Two would leave the table to interpolate straight across any jump between them, such as the
+ * transformers engine's KV padding to 16,384-token buckets (41 ms at batch 32 and 10k KV tokens, 62 ms at 18k).
+ */
+const CONCURRENCY_PROMPT_TOKENS = [SHORT_PROMPT_TOKENS, 128, 256, LONG_PROMPT_TOKENS];
 
 /**
  * Measures a server for calibration: an input-length sweep at batch 1 (one prefill step per request, then decode at
- * batch 1), a concurrency sweep (B requests at once at a short and a long prompt length, run twice with K more tokens
+ * batch 1), a concurrency sweep (B requests at once at four prompt lengths, run twice with K more tokens
  * the second time: the K extra steps all run at batch B) and a mixed sweep. Prompts are random token ids so nothing
  * hits the prefix cache; the cache is flushed between points when the server allows it.
  */
@@ -95,7 +101,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const longestPrompt = Math.min(chunkLimit, limits.contextLength - decodeTokens - 8, Math.floor(limits.maxTotalTokens / 2));
   const promptLengths = options.promptLengths ?? prefillSweepLengths(Math.min(longestPrompt, 8192));
   const batchSizes = options.batchSizes ?? powersOfTwo(2, Math.min(limits.maxRunningRequests, 512));
-  const concurrencyPoints = [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS].flatMap((promptTokens) =>
+  const concurrencyPoints = CONCURRENCY_PROMPT_TOKENS.flatMap((promptTokens) =>
     batchSizes
       .filter((batch) => batch * (promptTokens + 2 * (Math.ceil((batch * promptTokens) / chunkLimit) + decodeTokens + 2)) <= limits.maxTotalTokens * 0.7)
       .map((batch) => ({ promptTokens, batch })),
@@ -141,7 +147,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     estimateMixedSweepMs(warmProbe, repeats, mixedPoints);
   progress(
     `calibration will take about ${Math.ceil(estimatedMs / 1000)} s: ${promptLengths.length} prompt lengths, ` +
-      `${concurrencyPoints.length} batch sizes and ${mixedPoints.length} mixed steps, ${repeats} repeat${repeats === 1 ? '' : 's'} each ` +
+      `${concurrencyPoints.length} batch points and ${mixedPoints.length} mixed steps, ${repeats} repeat${repeats === 1 ? '' : 's'} each ` +
       `(forecast from a probe request: ${warmProbe.prefillMs.toFixed(1)} ms prefill, ${warmProbe.decodeStepMs.toFixed(2)} ms per decode step)`,
   );
   const ingressSamplesMs: number[] = [];
