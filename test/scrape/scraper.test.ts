@@ -38,7 +38,9 @@ describe('metrics scraper', () => {
   it('polls at the interval, stamps samples on the run clock and writes server-metrics.jsonl', async () => {
     const outputPath = join(directory, 'server-metrics.jsonl');
     const t0 = systemClock.nowEpochSeconds();
-    const scraper = startScraper({ urls: [`${baseUrl}/metrics`], intervalMs: 25, clock: systemClock, outputPath, t0, keepMetric: (name) => name.startsWith('sglang:') });
+    // A generous timeout: this test is about polling and stamping, and the default (100 ms here) can pass on a machine
+    // busy with other test files, which turns a sample into a timeout.
+    const scraper = startScraper({ urls: [`${baseUrl}/metrics`], intervalMs: 25, timeoutMs: 10_000, clock: systemClock, outputPath, t0, keepMetric: (name) => name.startsWith('sglang:') });
     // Stopped after its third scrape, however loaded the machine (no wall-clock window to miss).
     for (let waited = 0; scrapes < 3 && waited < 10_000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
     const samples = await scraper.stop();
