@@ -150,6 +150,34 @@ describe('approximate prefix tree', () => {
     expect(tree.nodeCount()).toBe(2);
   });
 
+  it('matches, splits, sizes and evicts token-id keys (kept packed) as the same texts held as they are', () => {
+    const random = new SeededRandom(5);
+    const shared = Array.from({ length: 40 }, () => random.integer(0, 31_999));
+    const keys = Array.from({ length: 60 }, (_, index) => {
+      const own = Array.from({ length: random.integer(10, 60) }, () => random.integer(0, 31_999));
+      return JSON.stringify(index % 3 === 0 ? own : [...shared.slice(0, random.integer(0, 40)), ...own]);
+    });
+    // A text with one character outside the packed alphabet is held as it is: the reference.
+    const plain = (key: string): string => `x${key}`;
+    const packed = new ApproximatePrefixTree();
+    const reference = new ApproximatePrefixTree();
+    keys.forEach((key, index) => {
+      packed.insert(key, `t${index % 4}`);
+      reference.insert(plain(key), `t${index % 4}`);
+    });
+    for (const key of [...keys, JSON.stringify(shared), `${keys[5]!.slice(0, -3)}`, '[1,2,3]']) {
+      const got = packed.prefixMatch(key, (tenant) => tenant !== 't1');
+      const want = reference.prefixMatch(plain(key), (tenant) => tenant !== 't1');
+      expect({ ...got, matchedLength: got.matchedLength + 1 }).toEqual(want);
+    }
+    expect(packed.nodeCount()).toBe(reference.nodeCount());
+    for (const tenant of ['t0', 't1', 't2', 't3']) expect(packed.sizeOf(tenant)).toBe(reference.sizeOf(tenant) - 1);
+    packed.evictTenant('t2', 500);
+    reference.evictTenant('t2', 501);
+    expect(packed.sizeOf('t2')).toBe(reference.sizeOf('t2') - 1);
+    for (const key of keys) expect(packed.prefixMatch(key, () => true).matchedLength + 1).toBe(reference.prefixMatch(plain(key), () => true).matchedLength);
+  });
+
   it('removes a tenant entirely while others keep shared nodes', () => {
     const tree = new ApproximatePrefixTree();
     tree.insert('shared prefix one', 'a');
