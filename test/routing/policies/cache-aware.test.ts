@@ -103,6 +103,18 @@ describe('cache_aware policy', () => {
     expect(policy.treeSize(workers[1]!.url)).toBe(0);
   });
 
+  it('answers with the worker objects of the call, when a router passes new ones for the same workers', () => {
+    const policy = new CacheAwarePolicy();
+    const first = makeWorkers(2);
+    for (const worker of first) policy.onWorkerAdded(worker);
+    const prompt = 'q'.repeat(200);
+    expect(policy.choose(request('a', prompt), first)).toBe(first[0]);
+    const second = makeWorkers(2);
+    second[0]!.inFlight = 1;
+    // The prefix holder, as the second call's object (its inFlight is the one the router now knows).
+    expect(policy.choose(request('b', prompt), second)).toBe(second[0]);
+  });
+
   it('keeps every tree within maxTreeSize characters', () => {
     const maxTreeSize = 2_000;
     const policy = new CacheAwarePolicy({ cacheAware: { maxTreeSize } });
