@@ -21,7 +21,40 @@ export function routingKeyFromBody(body: unknown): string {
  * of hundreds of ids each).
  */
 export function routingKeyFromTokenIds(ids: ArrayLike<number> & { join(separator: string): string }): string {
-  return `[${ids.join(',')}]`;
+  // Digits written into a scratch buffer and decoded once: 3-4 times faster than join (which was 15% of a
+  // million-request cache-aware run). Anything but whole ids below 2^32 takes join's way, as before.
+  const count = ids.length;
+  if (scratch.length < count * 11 + 2) scratch = Buffer.allocUnsafe(count * 11 + 2);
+  const bytes = scratch;
+  let at = 0;
+  bytes[at++] = OPEN_BRACKET;
+  for (let index = 0; index < count; index++) {
+    let id = ids[index] as number;
+    if (!(id >= 0 && id <= 0xffff_ffff && Math.floor(id) === id)) return `[${ids.join(',')}]`;
+    if (index > 0) bytes[at++] = COMMA;
+    at += decimalDigits(id);
+    let digit = at;
+    while (id >= 10) {
+      const rest = Math.floor(id / 10);
+      bytes[--digit] = ZERO + id - rest * 10;
+      id = rest;
+    }
+    bytes[--digit] = ZERO + id;
+  }
+  bytes[at++] = CLOSE_BRACKET;
+  return bytes.toString('latin1', 0, at);
+}
+
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+const ZERO = 0x30;
+/** Reused across keys: at most 10 digits and a comma per id, and the brackets. */
+let scratch = Buffer.allocUnsafe(8192);
+
+function decimalDigits(id: number): number {
+  if (id < 100_000) return id < 10 ? 1 : id < 100 ? 2 : id < 1000 ? 3 : id < 10_000 ? 4 : 5;
+  return id < 1e6 ? 6 : id < 1e7 ? 7 : id < 1e8 ? 8 : id < 1e9 ? 9 : 10;
 }
 
 /** `rid` from a parsed `/generate` body (the first one for a batch), when it is a string. */

@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveColumns } from '../../src/analysis/derive.js';
 import { percentileOfSorted, sortedFiniteValues } from '../../src/analysis/statistics.js';
@@ -21,6 +22,21 @@ function median(records: RequestRecord[], column: 'tpot' | 'total_latency' | 'se
 }
 
 describe('virtual time', () => {
+  it("gives a policy's onRequestFinished each request as it was routed, key included", async () => {
+    const outputDir = join(workDirectory, 'finishes');
+    const policyPath = fileURLToPath(new URL('../routing/fixtures/policy-counting-finishes.mjs', import.meta.url));
+    const result = await new RoutingTest({ virtualTime: true, numGpus: 3, routingPolicy: policyPath, datasetName: 'random-ids', randomInputLen: 40, randomOutputLen: 4, randomRangeRatio: 0.5, numPrompts: 30, requestRate: 20, outputDir, progress: 'off' }).run();
+    const finishes = (globalThis as { servelabTestFinishes?: { requestId: string; keyLength: number; worker: number; success: boolean }[] }).servelabTestFinishes ?? [];
+    expect(finishes).toHaveLength(30);
+    for (const record of result.run.records) {
+      const finish = finishes.find((seen) => seen.requestId === record.requestId);
+      expect(finish?.success).toBe(true);
+      expect(`node-${finish?.worker}`).toBe(record.host);
+      expect((finish?.keyLength ?? 0) % 3).toBe(finish?.worker);
+      expect(finish?.keyLength).toBeGreaterThan(2 * (record.inputLength - 1));
+    }
+  });
+
   it('writes the same files as a real-time run, marked simulated, and launches nothing', async () => {
     const outputDir = join(workDirectory, 'routing');
     const result = await new RoutingTest({ virtualTime: true, numGpus: 8, routingPolicy: 'cache_aware', datasetName: 'shared-prefix', gspNumGroups: 8, gspPromptsPerGroup: 25, gspSystemPromptLen: 512, gspQuestionLen: 32, gspOutputLen: 32, requestRate: 50, outputDir, progress: 'off' }).run();

@@ -40,4 +40,11 @@ describe('routing key', () => {
     }
     expect(routingKeyFromTokenIds([])).toBe(JSON.stringify([]));
   });
+
+  it('gives join\'s key for ids that are not whole numbers below 2^32, and the same key for long prompts', () => {
+    for (const ids of [[1, 2.5, 3], [-1, 4], [2 ** 32, 0], [Number.NaN]]) expect(routingKeyFromTokenIds(ids)).toBe(`[${ids.join(',')}]`);
+    const long = Uint32Array.from({ length: 5000 }, (_, index) => (index * 2_654_435_761) % 4_294_967_296);
+    expect(routingKeyFromTokenIds(long)).toBe(JSON.stringify(Array.from(long)));
+    expect(routingKeyFromTokenIds([9, 10, 99, 100, 999_999_999, 1_000_000_000, 4_294_967_295])).toBe('[9,10,99,100,999999999,1000000000,4294967295]');
+  });
 });

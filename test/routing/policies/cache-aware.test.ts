@@ -103,6 +103,18 @@ describe('cache_aware policy', () => {
     expect(policy.treeSize(workers[1]!.url)).toBe(0);
   });
 
+  it('answers with the worker objects of the call, when a router passes new ones for the same workers', () => {
+    const policy = new CacheAwarePolicy();
+    const first = makeWorkers(2);
+    for (const worker of first) policy.onWorkerAdded(worker);
+    const prompt = 'q'.repeat(200);
+    expect(policy.choose(request('a', prompt), first)).toBe(first[0]);
+    const second = makeWorkers(2);
+    second[0]!.inFlight = 1;
+    // The prefix holder, as the second call's object (its inFlight is the one the router now knows).
+    expect(policy.choose(request('b', prompt), second)).toBe(second[0]);
+  });
+
   it('keeps every tree within maxTreeSize characters', () => {
     const maxTreeSize = 2_000;
     const policy = new CacheAwarePolicy({ cacheAware: { maxTreeSize } });
@@ -148,6 +160,34 @@ describe('approximate prefix tree', () => {
     expect(tree.prefixMatch('bbbb2222', () => true).matchedLength).toBe(0);
     expect(tree.prefixMatch('aaaa3333', () => true).matchedLength).toBe(8);
     expect(tree.nodeCount()).toBe(2);
+  });
+
+  it('matches, splits, sizes and evicts token-id keys (kept packed) as the same texts held as they are', () => {
+    const random = new SeededRandom(5);
+    const shared = Array.from({ length: 40 }, () => random.integer(0, 31_999));
+    const keys = Array.from({ length: 60 }, (_, index) => {
+      const own = Array.from({ length: random.integer(10, 60) }, () => random.integer(0, 31_999));
+      return JSON.stringify(index % 3 === 0 ? own : [...shared.slice(0, random.integer(0, 40)), ...own]);
+    });
+    // A text with one character outside the packed alphabet is held as it is: the reference.
+    const plain = (key: string): string => `x${key}`;
+    const packed = new ApproximatePrefixTree();
+    const reference = new ApproximatePrefixTree();
+    keys.forEach((key, index) => {
+      packed.insert(key, `t${index % 4}`);
+      reference.insert(plain(key), `t${index % 4}`);
+    });
+    for (const key of [...keys, JSON.stringify(shared), `${keys[5]!.slice(0, -3)}`, '[1,2,3]']) {
+      const got = packed.prefixMatch(key, (tenant) => tenant !== 't1');
+      const want = reference.prefixMatch(plain(key), (tenant) => tenant !== 't1');
+      expect({ ...got, matchedLength: got.matchedLength + 1 }).toEqual(want);
+    }
+    expect(packed.nodeCount()).toBe(reference.nodeCount());
+    for (const tenant of ['t0', 't1', 't2', 't3']) expect(packed.sizeOf(tenant)).toBe(reference.sizeOf(tenant) - 1);
+    packed.evictTenant('t2', 500);
+    reference.evictTenant('t2', 501);
+    expect(packed.sizeOf('t2')).toBe(reference.sizeOf('t2') - 1);
+    for (const key of keys) expect(packed.prefixMatch(key, () => true).matchedLength + 1).toBe(reference.prefixMatch(plain(key), () => true).matchedLength);
   });
 
   it('removes a tenant entirely while others keep shared nodes', () => {

@@ -1,3 +1,5 @@
+import { PackedText } from './packed-text.js';
+
 /**
  * A character-level radix tree shared by all workers ("tenants"), the data structure behind cache-aware routing.
  *
@@ -11,14 +13,15 @@
  * Unicode scalar values; the two differ only for characters outside the Basic Multilingual Plane).
  */
 class TreeNode {
-  text: string;
+  /** A long leaf tail of a token-id key is packed (PackedText); a split unpacks the part it cuts off. */
+  text: string | PackedText;
   parent: TreeNode | undefined;
-  /** Keyed by the first code unit of the child's text. */
-  readonly children = new Map<number, TreeNode>();
+  /** Keyed by the first code unit of the child's text; made with the first child (most nodes are leaves). */
+  children: Map<number, TreeNode> | undefined = undefined;
   /** Tenant → logical time of its last use of this node. */
   tenants: Map<string, number>;
 
-  constructor(text: string, parent: TreeNode | undefined, tenants: Map<string, number> = new Map()) {
+  constructor(text: string | PackedText, parent: TreeNode | undefined, tenants: Map<string, number> = new Map()) {
     this.text = text;
     this.parent = parent;
     this.tenants = tenants;
@@ -60,10 +63,10 @@ export class ApproximatePrefixTree {
     let node = this.#root;
     let position = 0;
     while (position < text.length) {
-      const existing = node.children.get(text.charCodeAt(position));
+      const existing = node.children?.get(text.charCodeAt(position));
       if (existing === undefined) {
-        const leaf = new TreeNode(text.slice(position), node, new Map([[tenant, tick]]));
-        node.children.set(text.charCodeAt(position), leaf);
+        const leaf = new TreeNode(leafText(text, position), node, new Map([[tenant, tick]]));
+        (node.children ??= new Map()).set(text.charCodeAt(position), leaf);
         this.#grow(tenant, leaf.text.length);
         return;
       }
@@ -71,11 +74,11 @@ export class ApproximatePrefixTree {
       let next = existing;
       if (shared < existing.text.length) {
         // Split: the shared part becomes a new node that inherits the tenants of the node it cuts.
-        next = new TreeNode(existing.text.slice(0, shared), node, new Map(existing.tenants));
-        existing.text = existing.text.slice(shared);
+        next = new TreeNode(headOf(existing.text, shared), node, new Map(existing.tenants));
+        existing.text = tailOf(existing.text, shared);
         existing.parent = next;
-        next.children.set(existing.text.charCodeAt(0), existing);
-        node.children.set(next.text.charCodeAt(0), next);
+        next.children = new Map([[existing.text.charCodeAt(0), existing]]);
+        (node.children as Map<number, TreeNode>).set(next.text.charCodeAt(0), next);
       }
       if (!next.tenants.has(tenant)) this.#grow(tenant, next.text.length);
       next.tenants.set(tenant, tick);
@@ -93,7 +96,7 @@ export class ApproximatePrefixTree {
     let node = this.#root;
     let position = 0;
     while (position < text.length) {
-      const child = node.children.get(text.charCodeAt(position));
+      const child = node.children?.get(text.charCodeAt(position));
       if (child === undefined || !hasCandidate(child, isCandidate)) break;
       const shared = sharedPrefixLength(child.text, text, position);
       position += shared;
@@ -108,7 +111,7 @@ export class ApproximatePrefixTree {
     const stack: TreeNode[] = [this.#root];
     while (stack.length > 0) {
       const node = stack.pop() as TreeNode;
-      for (const child of node.children.values()) {
+      for (const child of childrenOf(node)) {
         if (child.tenants.has(tenant)) stack.push(child);
       }
       node.tenants.delete(tenant);
@@ -129,7 +132,7 @@ export class ApproximatePrefixTree {
     while (stack.length > 0) {
       const node = stack.pop() as TreeNode;
       let isLeaf = true;
-      for (const child of node.children.values()) {
+      for (const child of childrenOf(node)) {
         if (child.tenants.has(tenant)) {
           isLeaf = false;
           stack.push(child);
@@ -156,7 +159,7 @@ export class ApproximatePrefixTree {
     const stack: TreeNode[] = [this.#root];
     while (stack.length > 0) {
       const node = stack.pop() as TreeNode;
-      for (const child of node.children.values()) {
+      for (const child of childrenOf(node)) {
         count++;
         stack.push(child);
       }
@@ -171,18 +174,40 @@ export class ApproximatePrefixTree {
   #dropIfEmpty(node: TreeNode): void {
     if (node === this.#root || node.tenants.size > 0 || node.parent === undefined) return;
     // Children of a node hold a subset of its tenants, so a node nobody uses has no used children left.
-    node.parent.children.delete(node.text.charCodeAt(0));
+    node.parent.children?.delete(node.text.charCodeAt(0));
     node.parent = undefined;
   }
 }
 
-function sharedPrefixLength(nodeText: string, text: string, offset: number): number {
+/** Tails at least this long are packed when they can be: shorter ones save too little for the work. */
+const PACK_MIN_LENGTH = 64;
+
+function leafText(text: string, from: number): string | PackedText {
+  return (text.length - from >= PACK_MIN_LENGTH ? PackedText.pack(text, from) : undefined) ?? text.slice(from);
+}
+
+function headOf(nodeText: string | PackedText, count: number): string {
+  return typeof nodeText === 'string' ? nodeText.slice(0, count) : nodeText.head(count);
+}
+
+function tailOf(nodeText: string | PackedText, from: number): string | PackedText {
+  return typeof nodeText === 'string' ? nodeText.slice(from) : nodeText.tail(from);
+}
+
+function sharedPrefixLength(nodeText: string | PackedText, text: string, offset: number): number {
+  if (typeof nodeText !== 'string') return nodeText.sharedPrefixLength(text, offset);
   // Most steps match a whole node (a shared system prompt): the native comparison settles those at once.
   if (text.startsWith(nodeText, offset)) return nodeText.length;
   const limit = Math.min(nodeText.length, text.length - offset);
   let index = 0;
   while (index < limit && nodeText.charCodeAt(index) === text.charCodeAt(offset + index)) index++;
   return index;
+}
+
+const NO_CHILDREN: readonly TreeNode[] = [];
+
+function childrenOf(node: TreeNode): Iterable<TreeNode> {
+  return node.children?.values() ?? NO_CHILDREN;
 }
 
 function hasCandidate(node: TreeNode, isCandidate: (tenant: string) => boolean): boolean {
@@ -203,7 +228,7 @@ function mostRecentCandidate(node: TreeNode, isCandidate: (tenant: string) => bo
 }
 
 function usedBelow(node: TreeNode, tenant: string): boolean {
-  for (const child of node.children.values()) if (child.tenants.has(tenant)) return true;
+  for (const child of childrenOf(node)) if (child.tenants.has(tenant)) return true;
   return false;
 }
 

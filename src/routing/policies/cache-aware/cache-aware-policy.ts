@@ -43,6 +43,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
   readonly needsRoutingKey = true;
   readonly settings: CacheAwareSettings;
   readonly #tree = new ApproximatePrefixTree();
+  #candidates: Candidates | undefined;
 
   constructor(options: RoutingPolicyOptions = {}) {
     this.settings = { ...DEFAULT_CACHE_AWARE_SETTINGS, ...options.cacheAware };
@@ -76,6 +77,15 @@ export class CacheAwarePolicy implements RoutingPolicy {
     return this.#tree.sizeOf(url);
   }
 
+  #candidatesFor(eligible: readonly WorkerState[]): Candidates {
+    const cached = this.#candidates;
+    if (cached !== undefined && sameWorkers(cached.workers, eligible)) return cached;
+    const byUrl = new Map<string, WorkerState>();
+    for (const worker of eligible) byUrl.set(worker.url, worker);
+    this.#candidates = { workers: [...eligible], byUrl, isCandidate: (tenant) => byUrl.has(tenant) };
+    return this.#candidates;
+  }
+
   #isImbalanced(eligible: readonly WorkerState[]): boolean {
     let max = -Infinity;
     let min = Infinity;
@@ -87,9 +97,8 @@ export class CacheAwarePolicy implements RoutingPolicy {
   }
 
   #byCache(text: string, eligible: readonly WorkerState[]): WorkerState | undefined {
-    const byUrl = new Map<string, WorkerState>();
-    for (const worker of eligible) byUrl.set(worker.url, worker);
-    const match = this.#tree.prefixMatch(text, (tenant) => byUrl.has(tenant));
+    const { byUrl, isCandidate } = this.#candidatesFor(eligible);
+    const match = this.#tree.prefixMatch(text, isCandidate);
     const matchRate = text.length === 0 ? 0 : match.matchedLength / text.length;
     if (matchRate > this.settings.cacheThreshold && match.tenant !== undefined) {
       const holder = byUrl.get(match.tenant);
@@ -97,6 +106,22 @@ export class CacheAwarePolicy implements RoutingPolicy {
     }
     return leastInFlight(eligible);
   }
+}
+
+/**
+ * The eligible workers by URL, kept while the same worker objects stay eligible: building the map for every request
+ * was 8% of a million-request virtual run over 64 workers.
+ */
+interface Candidates {
+  workers: readonly WorkerState[];
+  byUrl: Map<string, WorkerState>;
+  isCandidate: (tenant: string) => boolean;
+}
+
+function sameWorkers(a: readonly WorkerState[], b: readonly WorkerState[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
+  return true;
 }
 
 function validate(settings: CacheAwareSettings): void {
