@@ -3,6 +3,8 @@ import { deriveColumns } from '../../src/analysis/derive.js';
 import { REQUESTS_CSV_COLUMNS, requestsCsvRow } from '../../src/report/csv/csv-reporter.js';
 import { formatSeconds, parseCsv } from '../../src/report/csv/csv-format.js';
 import { recordToJsonLine, recordToJsonObject } from '../../src/report/jsonl/jsonl-reporter.js';
+import { RECORD_COLUMNS } from '../../src/report/record-columns.js';
+import type { RequestRecord } from '../../src/types/record.js';
 import type { DerivedColumnName } from '../../src/types/summary.js';
 import { T0, fullyTracedRecord } from '../analysis/records.js';
 
@@ -55,7 +57,24 @@ describe('row writers', () => {
       const line = recordToJsonLine(record, T0);
       expect(line.endsWith('\n')).toBe(true);
       expect(JSON.parse(line)).toEqual(recordToJsonObject(record, T0));
+      expect(Object.keys(JSON.parse(line) as object)).toEqual(Object.keys(recordToJsonObject(record, T0)));
     }
+  });
+
+  it('write every record column into the JSON line, in the order of RECORD_COLUMNS', () => {
+    // Every stored field set, each to a value of its kind that no other field has.
+    const fields: Record<string, unknown> = { warmup: false, interTokenLatencies: [0.001, 0.0025] };
+    RECORD_COLUMNS.forEach((column, index) => {
+      fields[column.field] =
+        column.kind === 'time' ? T0 + index / 8 : column.kind === 'string' ? `text ${index} "quoted"` : column.kind === 'boolean' ? index % 2 === 0 : column.kind === 'float' ? index + 0.5 : index;
+    });
+    const record = fields as unknown as RequestRecord;
+    const line = recordToJsonLine(record, T0);
+    expect(Object.keys(JSON.parse(line) as object)).toEqual([...RECORD_COLUMNS.map((column) => column.column), 'inter_token_latencies']);
+    expect(line).toBe(`${JSON.stringify(recordToJsonObject(record, T0))}\n`);
+    // Fields left out of the record are left out of the line; a number JSON cannot hold is written as null.
+    const sparse = { requestId: 'r-1', success: false, warmup: false, datasetIndex: 3, inputLength: 4, expectedOutputLength: 5, scheduledTime: T0, arrivalTime: Number.NaN } as RequestRecord;
+    expect(recordToJsonLine(sparse, T0)).toBe('{"request_id":"r-1","scheduled_time":0,"arrival_time":null,"input_length":4,"expected_output_length":5,"dataset_index":3,"success":false}\n');
   });
 });
 

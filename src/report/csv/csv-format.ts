@@ -37,20 +37,25 @@ export function csvLine(fields: readonly string[]): string {
  */
 export function formatSeconds(value: number | undefined): string {
   if (value === undefined || !Number.isFinite(value)) return '';
-  const micros = Math.round(value * 1e6);
-  if (micros === 0) return '0';
-  const negative = micros < 0;
-  const absolute = negative ? -micros : micros;
-  const whole = Math.floor(absolute / 1e6);
-  let fraction = absolute - whole * 1e6;
+  return decimalOfUnits(Math.round(value * 1e6), 1e6, 6);
+}
+
+/**
+ * The decimal text of `units / scale` (scale = 10^width) without trailing zeros, from integers: the fraction's digits
+ * are those of `fraction + scale` after its leading 1, so no division or padding per digit.
+ */
+export function decimalOfUnits(units: number, scale: number, width: number): string {
+  if (units === 0) return '0';
+  const negative = units < 0;
+  const absolute = negative ? -units : units;
+  const whole = Math.floor(absolute / scale);
+  const fraction = absolute - whole * scale;
   let text = String(whole);
   if (fraction !== 0) {
-    let digits = 6;
-    while (fraction % 10 === 0) {
-      fraction /= 10;
-      digits--;
-    }
-    text += `.${String(fraction).padStart(digits, '0')}`;
+    const digits = String(fraction + scale);
+    let end = width + 1;
+    while (digits.charCodeAt(end - 1) === 48) end--;
+    text += `.${digits.slice(1, end)}`;
   }
   return negative ? `-${text}` : text;
 }

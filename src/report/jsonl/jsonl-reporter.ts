@@ -3,7 +3,7 @@ import type { RequestRecord } from '../../types/record.js';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { INTER_TOKEN_LATENCIES_KEY, RECORD_COLUMNS } from '../record-columns.js';
-import { formatSeconds } from '../csv/csv-format.js';
+import { decimalOfUnits, formatSeconds } from '../csv/csv-format.js';
 import { roundToMicroseconds } from '../relative-time.js';
 
 export const REQUESTS_JSONL = 'requests.jsonl';
@@ -70,49 +70,76 @@ function jsonNumber(value: number): string {
  * text is the slowest part of writing a million records with sixteen gaps each, converting an integer is not.
  */
 export function formatNanoseconds(seconds: number): string {
-  if (!Number.isFinite(seconds)) return 'null';
   const nanos = Math.round(seconds * 1e9);
-  if (nanos === 0) return '0';
-  const negative = nanos < 0;
-  const absolute = negative ? -nanos : nanos;
-  const whole = Math.floor(absolute / 1e9);
-  let fraction = absolute - whole * 1e9;
-  let text = String(whole);
-  if (fraction !== 0) {
-    let digits = 9;
-    while (fraction % 10 === 0) {
-      fraction /= 10;
-      digits--;
-    }
-    text += `.${String(fraction).padStart(digits, '0')}`;
-  }
-  return negative ? `-${text}` : text;
+  // A gap so large that its nanoseconds overflow is not a measurement either.
+  return Number.isFinite(nanos) ? decimalOfUnits(nanos, 1e9, 9) : 'null';
+}
+
+/** A time field as JSON text: seconds after t0 to the microsecond, null where not finite. */
+function timeJson(value: number, t0: number): string {
+  const text = formatSeconds(value - t0);
+  return text === '' ? 'null' : text;
+}
+
+/** Any other field as JSON text: numbers as our files write them, the rest as JSON.stringify does. */
+function scalarJson(value: unknown): string {
+  return typeof value === 'number' ? jsonNumber(value) : JSON.stringify(value);
 }
 
 /**
  * The same object as `JSON.stringify(recordToJsonObject(record, t0))`, built as text directly (a test checks they
- * agree), with times and gaps formatted from integers.
+ * agree, key order included), with times and gaps formatted from integers. Fields are read by name, in the order of
+ * RECORD_COLUMNS (a test checks every column is written, in that order), not by a loop over the column descriptors:
+ * that loop's one lookup site for every field cost most of the 11 µs a record took, and this runs for every request
+ * as it finishes (the run journal) and again for every request at the end.
  */
 export function recordToJsonLine(record: RequestRecord, t0: number): string {
-  const parts: string[] = [];
-  for (const column of RECORD_COLUMNS) {
-    const value = record[column.field];
-    if (value === undefined) continue;
-    const text =
-      column.kind === 'time'
-        ? formatSeconds((value as number) - t0)
-        : typeof value === 'number'
-          ? jsonNumber(value)
-          : JSON.stringify(value);
-    parts.push(`"${column.column}":${text === '' ? 'null' : text}`);
-  }
+  // Every field starts with a comma; the first one's is dropped at the end.
+  let text = '';
+  if (record.requestId !== undefined) text += `,"request_id":${scalarJson(record.requestId)}`;
+  if (record.scheduledTime !== undefined) text += `,"scheduled_time":${timeJson(record.scheduledTime, t0)}`;
+  if (record.arrivalTime !== undefined) text += `,"arrival_time":${timeJson(record.arrivalTime, t0)}`;
+  if (record.routerSendTime !== undefined) text += `,"router_send_time":${timeJson(record.routerSendTime, t0)}`;
+  if (record.serverCreatedTime !== undefined) text += `,"server_created_time":${timeJson(record.serverCreatedTime, t0)}`;
+  if (record.queueTimeStart !== undefined) text += `,"queue_time_start":${timeJson(record.queueTimeStart, t0)}`;
+  if (record.queueTimeEnd !== undefined) text += `,"queue_time_end":${timeJson(record.queueTimeEnd, t0)}`;
+  if (record.serverFirstTokenTime !== undefined) text += `,"server_first_token_time":${timeJson(record.serverFirstTokenTime, t0)}`;
+  if (record.firstTokenTime !== undefined) text += `,"first_token_time":${timeJson(record.firstTokenTime, t0)}`;
+  if (record.finishTime !== undefined) text += `,"finish_time":${timeJson(record.finishTime, t0)}`;
+  if (record.host !== undefined) text += `,"host":${scalarJson(record.host)}`;
+  if (record.inputLength !== undefined) text += `,"input_length":${scalarJson(record.inputLength)}`;
+  if (record.expectedOutputLength !== undefined) text += `,"expected_output_length":${scalarJson(record.expectedOutputLength)}`;
+  if (record.actualPromptTokens !== undefined) text += `,"actual_prompt_tokens":${scalarJson(record.actualPromptTokens)}`;
+  if (record.actualOutputTokens !== undefined) text += `,"actual_output_tokens":${scalarJson(record.actualOutputTokens)}`;
+  if (record.cachedTokens !== undefined) text += `,"cached_tokens":${scalarJson(record.cachedTokens)}`;
+  if (record.prefixGroup !== undefined) text += `,"prefix_group":${scalarJson(record.prefixGroup)}`;
+  if (record.sessionId !== undefined) text += `,"session_id":${scalarJson(record.sessionId)}`;
+  if (record.datasetIndex !== undefined) text += `,"dataset_index":${scalarJson(record.datasetIndex)}`;
+  if (record.success !== undefined) text += `,"success":${scalarJson(record.success)}`;
+  if (record.error !== undefined) text += `,"error":${scalarJson(record.error)}`;
+  if (record.httpStatus !== undefined) text += `,"http_status":${scalarJson(record.httpStatus)}`;
+  if (record.numRetractions !== undefined) text += `,"num_retractions":${scalarJson(record.numRetractions)}`;
+  if (record.retries !== undefined) text += `,"retries":${scalarJson(record.retries)}`;
+  if (record.finishReason !== undefined) text += `,"finish_reason":${scalarJson(record.finishReason)}`;
+  if (record.errorMessage !== undefined) text += `,"error_message":${scalarJson(record.errorMessage)}`;
+  if (record.dispatchTime !== undefined) text += `,"dispatch_time":${timeJson(record.dispatchTime, t0)}`;
+  if (record.heldForConcurrency !== undefined) text += `,"held_for_concurrency":${scalarJson(record.heldForConcurrency)}`;
+  if (record.serverDispatchTime !== undefined) text += `,"server_dispatch_time":${timeJson(record.serverDispatchTime, t0)}`;
+  if (record.serverResponseSentTime !== undefined) text += `,"server_response_sent_time":${timeJson(record.serverResponseSentTime, t0)}`;
+  if (record.serverFinishTime !== undefined) text += `,"server_finish_time":${timeJson(record.serverFinishTime, t0)}`;
+  if (record.prefillWaitingLatency !== undefined) text += `,"prefill_waiting_latency_s":${scalarJson(record.prefillWaitingLatency)}`;
+  if (record.prefillLaunchLatency !== undefined) text += `,"prefill_launch_latency_s":${scalarJson(record.prefillLaunchLatency)}`;
+  if (record.decodeThroughputTokensPerSecond !== undefined) text += `,"decode_throughput_tok_s":${scalarJson(record.decodeThroughputTokensPerSecond)}`;
+  if (record.serverStatusCode !== undefined) text += `,"server_status_code":${scalarJson(record.serverStatusCode)}`;
+  if (record.dataQuality !== undefined) text += `,"data_quality":${scalarJson(record.dataQuality)}`;
+  if (record.outputTokensFromTrace !== undefined) text += `,"output_tokens_from_trace":${scalarJson(record.outputTokensFromTrace)}`;
   const gaps = record.interTokenLatencies;
   if (gaps) {
-    const list: string[] = new Array(gaps.length);
-    for (let index = 0; index < gaps.length; index++) list[index] = formatNanoseconds(gaps[index] as number);
-    parts.push(`"${INTER_TOKEN_LATENCIES_KEY}":[${list.join(',')}]`);
+    text += `,"${INTER_TOKEN_LATENCIES_KEY}":[`;
+    for (let index = 0; index < gaps.length; index++) text += index === 0 ? formatNanoseconds(gaps[index] as number) : `,${formatNanoseconds(gaps[index] as number)}`;
+    text += ']';
   }
-  return `{${parts.join(',')}}\n`;
+  return `{${text.slice(1)}}\n`;
 }
 
 function* requestsJsonLines(records: readonly RequestRecord[], t0: number): Generator<string> {
