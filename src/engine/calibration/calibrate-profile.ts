@@ -76,7 +76,10 @@ export function fitBothForms(observations: readonly StepObservation[]): {
   const fit = fitRooflineProfile(observations);
   const rooflineQuality = quality(observations, (points) => {
     const partial = fitRooflineProfile(points);
-    return partial === null ? null : (o) => predictStepMs(partial.coefficients, o);
+    // A held-out split can leave too few steps above the floor to fit the slopes where all of them sufficed: a check of
+    // that plateau-only profile would report its failure as the form's error, so no points are held out then.
+    if (partial === null || (!partial.solved && fit?.solved === true)) return null;
+    return (o) => predictStepMs(partial.coefficients, o);
   });
   const table = buildMeasuredTable(observations);
   const measuredQuality = quality(observations, (points) => {

@@ -25,6 +25,8 @@ export interface ProfileFit {
   maxErrorPercent: number;
   /** Observations above the weights floor, which determine every coefficient except the floor. */
   aboveFloorCount: number;
+  /** False when too few steps lay above the floor to fit the slopes: the profile is then the plateau alone. */
+  solved: boolean;
   predictions: { observation: StepObservation; predictedMs: number }[];
 }
 
@@ -83,6 +85,7 @@ export function fitRooflineProfile(allObservations: readonly StepObservation[]):
     rmsErrorPercent: rms * 100,
     maxErrorPercent: Math.max(...relativeErrors.map((error) => Math.abs(error))) * 100,
     aboveFloorCount: aboveFloor.length,
+    solved: solution !== null,
     predictions,
   };
 }
