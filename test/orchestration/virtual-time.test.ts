@@ -100,6 +100,26 @@ describe('virtual time', () => {
     });
   });
 
+  it('gives a closed loop the round trip: each user sends again when it has read the last token, not when the engine made it', async () => {
+    const profile = JSON.parse(await readFile(new URL('../../profiles/llama-3-8b-h100.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const result = await new NodeTest({
+      virtualTime: true,
+      concurrency: 1,
+      numPrompts: 12,
+      randomInputLen: 128,
+      randomOutputLen: 8,
+      profile: JSON.stringify({ ...profile, name: 'served', servingLatency: { ingressMs: 5, deliveryMs: 7 } }),
+      outputDir: join(workDirectory, 'closed-latency'),
+      progress: 'off',
+    }).run();
+    const records = [...result.run.records].sort((a, b) => (a.arrivalTime as number) - (b.arrivalTime as number));
+    expect(records).toHaveLength(12);
+    for (let index = 1; index < records.length; index++) {
+      // One user: its next request leaves as its last one's final token reaches it (delivery after the engine).
+      expect((records[index]?.arrivalTime as number) - (records[index - 1]?.finishTime as number)).toBeCloseTo(0, 5);
+    }
+  });
+
   it('is refused for targets other than sim', () => {
     expect(() => new NodeTest({ virtualTime: true, target: 'attach', url: 'http://127.0.0.1:1' })).toThrow(/--virtual-time .* needs --target sim/);
   });

@@ -75,7 +75,8 @@ export interface VirtualRunOptions {
  * as running `ingressMs` behind the server's: a request submitted at simulator time t was received at t and reaches
  * the scheduler `ingressMs` later, so every engine-side time is stamped `ingressMs` late, and the client reads each
  * token `deliveryMs` after that. With open-loop arrivals this is exact (every arrival shifts alike). Under a
- * concurrency cap a held request is still sent at the instant a slot frees, not a round trip later.
+ * concurrency cap a finished request's slot comes back a round trip (ingress + delivery) after its engine finished
+ * it: the client sends the next request once it has read the last token, and it reaches the server then.
  */
 export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadResult> {
   const { config, workload } = options;
@@ -89,7 +90,25 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
 
   const toEpoch = (timeMs: number): number => originEpochS + timeMs / 1000;
   let finished = 0;
+  const cap = config.maxConcurrency ?? Infinity;
+  /** Requests holding a slot of the cap: in an engine, or finished there and still on their way back to the client. */
   let inFlightCount = 0;
+  /**
+   * Under a cap, when each finished request's slot comes back (simulator ms, ascending): a round trip (ingress +
+   * delivery) after its engine finished it, since the client sends the next request once it has read the last token.
+   */
+  const slotReturnsMs: number[] = [];
+  let slotReturnsHead = 0;
+  const settleSlotReturns = (uptoMs: number): void => {
+    while (slotReturnsHead < slotReturnsMs.length && (slotReturnsMs[slotReturnsHead] as number) <= uptoMs) {
+      slotReturnsHead++;
+      inFlightCount--;
+    }
+    if (slotReturnsHead > 4096 && slotReturnsHead * 2 > slotReturnsMs.length) {
+      slotReturnsMs.splice(0, slotReturnsHead);
+      slotReturnsHead = 0;
+    }
+  };
   const held: number[] = [];
   let heldHead = 0;
 
@@ -102,10 +121,13 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
         const state = request.driverData as InFlight;
         const worker = workers[engineIndex] as MutableWorker;
         worker.inFlight--;
-        inFlightCount--;
+        const latency = simulator.servingLatency(engineIndex);
+        const roundTripMs = latency.ingressMs + latency.deliveryMs;
+        if (cap === Infinity || roundTripMs === 0) inFlightCount--;
+        else insertSorted(slotReturnsMs, slotReturnsHead, timeMs + roundTripMs);
         const success = request.finishReason?.type !== 'abort';
         if (state.routingRequest !== undefined) policy?.onRequestFinished?.(state.routingRequest, worker, success);
-        finishRecord(records[state.position] as RequestRecord, request, timeMs, state.tokenTimesMs, toEpoch, simulator.servingLatency(engineIndex));
+        finishRecord(records[state.position] as RequestRecord, request, timeMs, state.tokenTimesMs, toEpoch, latency);
         finished++;
         if (finished % 10_000 === 0) options.onProgress?.(finished);
       },
@@ -152,27 +174,36 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
     const request = workload.requests[position] as WorkloadRequest;
     records[position] = newRecord(request, `${options.runId}-${position}`, toEpoch(offsets[position] as number));
   }
-  const cap = config.maxConcurrency ?? Infinity;
+  /** Moves virtual time to the next engine event or slot return, whichever comes first. */
+  const advanceToNextChange = (): void => {
+    const nextReturnMs = slotReturnsMs[slotReturnsHead] ?? Infinity;
+    const nextEventMs = simulator.nextEventMs();
+    // A slot returning as a step ends is taken before that step's events fire, as an arrival at that instant is.
+    if (nextReturnMs <= nextEventMs) simulator.advanceTo(nextReturnMs);
+    // Fire the engine events at exactly nextEventMs (advanceTo runs those strictly before its argument).
+    else simulator.advanceTo(nextAfter(nextEventMs));
+  };
   for (let position = 0; position < workload.requests.length; position++) {
     const atMs = offsets[position] as number;
-    // Under a concurrency cap, arrivals wait for a slot: release held ones as requests finish before this arrival.
+    // Under a concurrency cap, arrivals wait for a slot: release held ones as slots come back before this arrival.
     while (heldHead < held.length) {
-      const nextEventMs = simulator.nextEventMs();
+      settleSlotReturns(simulator.nowMs);
       if (inFlightCount < cap) {
         send(held[heldHead++] as number, simulator.nowMs);
         continue;
       }
-      if (nextEventMs >= atMs) break;
-      // Fire the engine events at exactly nextEventMs (advanceTo runs those strictly before its argument).
-      simulator.advanceTo(nextAfter(nextEventMs));
+      if (Math.min(simulator.nextEventMs(), slotReturnsMs[slotReturnsHead] ?? Infinity) >= atMs) break;
+      advanceToNextChange();
     }
     simulator.advanceTo(atMs);
+    settleSlotReturns(atMs);
     if (inFlightCount < cap && heldHead === held.length) send(position, atMs);
     else held.push(position);
   }
   while (heldHead < held.length) {
+    settleSlotReturns(simulator.nowMs);
     if (inFlightCount < cap) send(held[heldHead++] as number, simulator.nowMs);
-    else simulator.advanceTo(nextAfter(simulator.nextEventMs()));
+    else advanceToNextChange();
   }
   const endMs = simulator.runUntilIdle();
   options.onProgress?.(finished);
@@ -248,6 +279,19 @@ function promptTokens(request: WorkloadRequest): ArrayLike<number> {
   if (request.inputIds !== undefined) return request.inputIds;
   if (request.prompt !== undefined) return wordTokenIds(request.prompt);
   return wordTokenIds((request.messages ?? []).map((message) => message.content).join(' '));
+}
+
+/** Inserts `value` into the ascending `values[from..]`, keeping it ascending. */
+function insertSorted(values: number[], from: number, value: number): void {
+  let low = from;
+  let high = values.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((values[middle] as number) <= value) low = middle + 1;
+    else high = middle;
+  }
+  if (low === values.length) values.push(value);
+  else values.splice(low, 0, value);
 }
 
 /** The smallest double above `value`, so `advanceTo` fires the events due exactly at `value`. */
