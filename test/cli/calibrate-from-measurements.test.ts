@@ -27,7 +27,13 @@ describe('servelab calibrate --from-measurements', () => {
     const result = await runCli(['calibrate', '--from-measurements', FIXTURE, '--output', roofline, '--measured-output', measured]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/mixed steps: 8 measured; the roofline profile is off by [\d.]+% RMS on them, the measured table by [\d.]+% RMS/);
-    const table = (JSON.parse(readFileSync(measured, 'utf8')) as MeasuredProfile).table;
+    // Two of its full-batch mixed points had a stalled repeat (187 ms against 122, 311 against 154): said, not hidden,
+    // on the terminal and in both profiles' derivations.
+    expect(result.stdout).toMatch(/slow repeats: 2 points had a repeat at least 1\.3x the figure kept \(prefill 256 tokens beside a decode batch of 63 at 532 KV tokens: 187\.2 against 122\.4 ms; prefill 961 tokens .*: 311\.0 against 154\.4 ms\)/);
+    const measuredProfile = JSON.parse(readFileSync(measured, 'utf8')) as MeasuredProfile;
+    expect(measuredProfile.derivation.join(' ')).toMatch(/Slow repeats: 2 points had a repeat/);
+    expect(readFileSync(roofline, 'utf8')).toMatch(/Slow repeats: 2 points had a repeat/);
+    const table = measuredProfile.table;
     const observations = (JSON.parse(readFileSync(FIXTURE, 'utf8')) as { observations: StepObservation[] }).observations;
     // The table passes through the mixed steps it was built from: the engine's dear full-batch mixed steps included.
     for (const observation of observations.filter((o) => o.kind === 'mixed')) {

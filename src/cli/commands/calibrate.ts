@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import { calibrateProfile } from '../../engine/calibration/calibrate-profile.js';
+import { calibrateProfile, describeSlowRepeats } from '../../engine/calibration/calibrate-profile.js';
 import { readMeasurements } from '../../engine/calibration/read-measurements.js';
 import { predictStepMs } from '../../engine/calibration/fit-profile.js';
 import { predictFromTable } from '../../engine/calibration/measured-table-fit.js';
@@ -113,6 +113,8 @@ export function registerCalibrateCommand(program: Command): void {
             ];
       const m = result.measuredQuality;
       const latency = result.measurements.servingLatency;
+      const stalls = describeSlowRepeats(result.measurements.observations);
+      const stallLine = stalls === null ? [] : [`  slow repeats: ${stalls}`];
       const quality = (label: string, value: typeof q): string =>
         `  ${label}: fit ${value.fitRmsPercent.toFixed(2)}% RMS (${value.fitMaxPercent.toFixed(2)}% max); held out ` +
         (value.heldOutCount === 0 ? 'none (too few points)' : `${value.heldOutRmsPercent.toFixed(2)}% RMS (${value.heldOutMaxPercent.toFixed(2)}% max) on ${value.heldOutCount} steps the fit did not see`);
@@ -132,6 +134,7 @@ export function registerCalibrateCommand(program: Command): void {
           ...(latency === undefined
             ? []
             : [`  serving latency (idle server): ingress ${latency.ingressMs.toFixed(2)} ms, delivery ${latency.deliveryMs.toFixed(2)} ms; the virtual-time twin adds both`]),
+          ...stallLine,
           ...(flags.measuredOutput === undefined || result.measuredProfile === null ? [] : [`Measured profile written to ${flags.measuredOutput}`]),
           `  ${result.measurements.observations.length} steps in ${(result.measurements.elapsedMs / 1000).toFixed(1)} s ` +
             `(forecast ${(result.measurements.estimatedMs / 1000).toFixed(0)} s); ${result.measurements.rejectedSamples} outlying samples left out`,

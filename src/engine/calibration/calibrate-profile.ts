@@ -4,7 +4,7 @@ import type { ProfileFit, StepObservation } from './fit-profile.js';
 import { measureServer } from './measure-server.js';
 import type { CalibrationMeasurements, CalibrationOptions } from './measure-server.js';
 import { buildMeasuredTable, predictFromTable } from './measured-table-fit.js';
-import { relativeErrors } from './robust-statistics.js';
+import { SLOW_REPEAT_FACTOR, relativeErrors, slowRepeats } from './robust-statistics.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 
 /** How well a profile form describes the measured steps: over the points it was made from, and over points it never saw. */
@@ -125,6 +125,8 @@ export async function calibrateProfile(
       : [
           `Serving latency on the idle server (medians of the batch-1 sweep): ingress ${measurements.servingLatency.ingressMs.toFixed(2)} ms (request_received_ts to forward_entry_time), delivery ${measurements.servingLatency.deliveryMs.toFixed(2)} ms (the client's request time beyond the server's request_received_ts to request_finished_ts: HTTP, detokenizer hops, network). The virtual-time twin adds both to every request.`,
         ];
+  const stalls = describeSlowRepeats(measurements.observations);
+  const notes = [...latencyLine, ...(stalls === null ? [] : [`Slow repeats: ${stalls}.`])];
   const description = `Calibrated from ${options.url} (${measurements.limits.modelPath})${options.nowIso === undefined ? '' : ` on ${options.nowIso}`}.`;
   const profile: RooflineProfile = {
     kind: 'roofline',
@@ -138,7 +140,7 @@ export async function calibrateProfile(
       'Concurrency sweep: B requests at once at 32-, 128-, 256- and 512-token prompts, run with N and then N + K tokens each, N enough that all B decode together: the K extra steps of the requests prefilled last all run at batch B.',
       `Floor-bound steps (within 3% of the fastest) give overhead + floor = ${(c.stepOverheadMs + c.weightsFloorMs).toFixed(3)} ms; a joint non-negative least-squares fit over the ${fit.aboveFloorCount} steps above it gives the overhead (intercept) and the four slopes.`,
       describeQuality(rooflineQuality),
-      ...latencyLine,
+      ...notes,
     ],
     coefficients: c,
     maxTotalTokens: measurements.limits.maxTotalTokens,
@@ -158,7 +160,7 @@ export async function calibrateProfile(
             measuredLine,
             'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that, interpolated over prompt tokens and KV tokens.',
             `${describeQuality(measuredQuality)} The table passes through its own points, so the held-out error is the one that tells.`,
-            ...latencyLine,
+            ...notes,
           ],
           table,
           maxTotalTokens: measurements.limits.maxTotalTokens,
@@ -166,4 +168,15 @@ export async function calibrateProfile(
           ...latency,
         };
   return { profile, fit, rooflineQuality, measuredProfile, measuredQuality, measurements };
+}
+
+/** The points with a stalled repeat (see slowRepeats) in one sentence, or null when there are none. */
+export function describeSlowRepeats(observations: readonly StepObservation[]): string | null {
+  const stalled = slowRepeats(observations);
+  if (stalled.length === 0) return null;
+  const points = stalled.map((o) => `${o.label}: ${Math.max(...(o.samplesMs ?? [])).toFixed(1)} against ${o.stepMs.toFixed(1)} ms`);
+  return (
+    `${stalled.length} point${stalled.length === 1 ? '' : 's'} had a repeat at least ${SLOW_REPEAT_FACTOR}x the figure kept (${points.join('; ')}); ` +
+    'if such stalls recur under load, the server is slower there than either profile says'
+  );
 }

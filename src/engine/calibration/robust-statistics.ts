@@ -34,3 +34,16 @@ export function relativeErrors(pairs: readonly { measuredMs: number; predictedMs
     maxPercent: Math.max(...errors.map((error) => Math.abs(error))) * 100,
   };
 }
+
+/** A repeat this much slower than the figure its point kept counts as a stall in `slowRepeats`. */
+export const SLOW_REPEAT_FACTOR = 1.3;
+
+/**
+ * The points one of whose repeats took at least SLOW_REPEAT_FACTOR times the figure kept. The median keeps one stalled
+ * repeat from moving a point, which is right for a one-off; a stall the server has again and again (one full-batch
+ * mixed step in five took 1.5-2.5x its median on the real engine of bench/real-engine) costs throughput that no kept
+ * figure shows, so calibration names such points instead of hiding them.
+ */
+export function slowRepeats<T extends { stepMs: number; samplesMs?: number[] }>(points: readonly T[]): T[] {
+  return points.filter((point) => (point.samplesMs ?? []).some((sampleMs) => sampleMs >= point.stepMs * SLOW_REPEAT_FACTOR));
+}
