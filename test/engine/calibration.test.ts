@@ -96,30 +96,14 @@ describe('serving latency', () => {
   test('measures what the server adds beyond its own timestamps, and writes it into both profiles', async () => {
     const server = await startSimServer({ profile: KNOWN_PROFILE, maxRunningRequests: 16, chunkedPrefillSize: 1024 });
     // A proxy that holds every /generate answer 15 ms: time the client waits that the server's timestamps do not show.
-    const { createServer } = await import('node:http');
-    const proxy = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        void (async () => {
-          const upstream = await fetch(`${server.url}${request.url ?? '/'}`, {
-            method: request.method,
-            headers: { 'content-type': 'application/json' },
-            ...(request.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
-          });
-          const text = await upstream.text();
-          if (request.url === '/generate') await new Promise((resolve) => setTimeout(resolve, 15));
-          response.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
-          response.end(text);
-        })();
-      });
+    const proxy = await startProxy(server.url, async (path, _contentType, text) => {
+      if (path === '/generate') await new Promise((resolve) => setTimeout(resolve, 15));
+      return text;
     });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
     try {
       const sweep = { repeats: 1, decodeTokens: 4, batchSizes: [2], promptLengths: [64, 128, 256], mixedSweep: false };
       const direct = await calibrateProfile({ url: server.url, ...sweep });
-      const delayed = await calibrateProfile({ url: proxyUrl, ...sweep });
+      const delayed = await calibrateProfile({ url: proxy.url, ...sweep });
       const directLatency = direct.measurements.servingLatency!;
       const delayedLatency = delayed.measurements.servingLatency!;
       expect(delayedLatency.deliveryMs).toBeGreaterThanOrEqual(15);
@@ -131,7 +115,7 @@ describe('serving latency', () => {
       expect(delayed.measuredProfile?.servingLatency).toEqual(delayedLatency);
       expect(delayed.profile.derivation.join(' ')).toMatch(/delivery \d+\.\d\d ms/);
     } finally {
-      await new Promise((resolve) => proxy.close(resolve));
+      await proxy.close();
       await server.close();
     }
   }, 60_000);
@@ -185,13 +169,14 @@ describe('profile fitting with partial data', () => {
 });
 
 /**
- * A loopback proxy in front of a sim-server that injects timing noise into whole (non-streamed) /generate answers: every
- * answer's decode span is scaled by a small deterministic jitter, and every fifth answer's by `outlierFactor` (a step
- * stalled by something else on the machine). Streams pass untouched.
+ * A loopback proxy in front of a sim-server: every answer passes through `answer`, which gets the path, the upstream
+ * content type and body, and returns the body to send on (after any delay it likes).
  */
-async function startNoisyProxy(targetUrl: string, outlierFactor: number): Promise<{ url: string; close: () => Promise<void> }> {
+async function startProxy(
+  targetUrl: string,
+  answer: (path: string, contentType: string, text: string) => string | Promise<string>,
+): Promise<{ url: string; close: () => Promise<void> }> {
   const { createServer } = await import('node:http');
-  let answers = 0;
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -202,20 +187,9 @@ async function startNoisyProxy(targetUrl: string, outlierFactor: number): Promis
           headers: { 'content-type': 'application/json' },
           ...(request.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
         });
-        const text = await upstream.text();
-        let out = text;
-        if (request.url === '/generate' && (upstream.headers.get('content-type') ?? '').includes('json')) {
-          const body = JSON.parse(text) as { meta_info?: Record<string, number> };
-          const meta = body.meta_info;
-          if (meta?.['prefill_finished_time'] !== undefined && meta['request_finished_ts'] !== undefined) {
-            answers++;
-            const factor = answers % 5 === 0 ? outlierFactor : 1 + 0.01 * Math.sin(answers);
-            const prefill = meta['prefill_finished_time'];
-            meta['request_finished_ts'] = prefill + (meta['request_finished_ts'] - prefill) * factor;
-            out = JSON.stringify(body);
-          }
-        }
-        response.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+        const contentType = upstream.headers.get('content-type') ?? 'application/json';
+        const out = await answer(request.url ?? '/', contentType, await upstream.text());
+        response.writeHead(upstream.status, { 'content-type': contentType });
         response.end(out);
       })();
     });
@@ -225,10 +199,29 @@ async function startNoisyProxy(targetUrl: string, outlierFactor: number): Promis
   return { url: `http://127.0.0.1:${address.port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
+/**
+ * A proxy that injects timing noise into whole (non-streamed) /generate answers: every answer's decode span is scaled
+ * by a small deterministic jitter, and every fifth answer's by `outlierFactor` (a step stalled by something else on the
+ * machine). Streams pass untouched.
+ */
+async function startNoisyProxy(targetUrl: string, outlierFactor: number): Promise<{ url: string; close: () => Promise<void> }> {
+  let answers = 0;
+  return startProxy(targetUrl, (path, contentType, text) => {
+    if (path !== '/generate' || !contentType.includes('json')) return text;
+    const body = JSON.parse(text) as { meta_info?: Record<string, number> };
+    const meta = body.meta_info;
+    if (meta?.['prefill_finished_time'] === undefined || meta['request_finished_ts'] === undefined) return text;
+    answers++;
+    const factor = answers % 5 === 0 ? outlierFactor : 1 + 0.01 * Math.sin(answers);
+    const prefill = meta['prefill_finished_time'];
+    meta['request_finished_ts'] = prefill + (meta['request_finished_ts'] - prefill) * factor;
+    return JSON.stringify(body);
+  });
+}
+
 describe('calibrating through injected noise', () => {
   test('outlying repeats are left out, the fit stays close, and the held-out error is reported', async () => {
-    // Smaller chunks than the recovery test above keep the blocker prompts (two chunks each) short: the sim-server runs
-    // in real time, and this test repeats every point three times.
+    // Chunks of 2048 tokens, the longest prompt this sweep sends, so every batch-1 prefill is one step.
     const server = await startSimServer({ profile: KNOWN_PROFILE, maxRunningRequests: 256, chunkedPrefillSize: 2048 });
     const proxy = await startNoisyProxy(server.url, 4);
     const progress: string[] = [];
