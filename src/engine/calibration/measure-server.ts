@@ -103,7 +103,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const batchSizes = options.batchSizes ?? powersOfTwo(2, Math.min(limits.maxRunningRequests, 512));
   const concurrencyPoints = CONCURRENCY_PROMPT_TOKENS.flatMap((promptTokens) =>
     batchSizes
-      .filter((batch) => batch * (promptTokens + 2 * (Math.ceil((batch * promptTokens) / chunkLimit) + decodeTokens + 2)) <= limits.maxTotalTokens * 0.7)
+      .filter((batch) => batch * (promptTokens + 2 * (batchPointTokens(batch, promptTokens, chunkLimit, decodeTokens).prefillSteps + decodeTokens + 2)) <= limits.maxTotalTokens * 0.7)
       .map((batch) => ({ promptTokens, batch })),
   );
   const mixedPoints = options.mixedSweep === false ? [] : mixedSweepPoints(batchSizes, limits, chunkLimit, decodeTokens);
@@ -180,9 +180,9 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
 
   for (const { promptTokens, batch } of concurrencyPoints) {
     const samplesMs: number[] = [];
-    const prefillSteps = Math.ceil((batch * promptTokens) / chunkLimit);
-    const extraTokens = Math.max(2 * decodeTokens, 32);
-    let shortTokens = prefillSteps + 2;
+    const { prefillSteps, shortTokens: firstShortTokens, extraTokens } = batchPointTokens(batch, promptTokens, chunkLimit, decodeTokens);
+    // Doubled when a run's batch never decoded all together, for the rest of this point.
+    let shortTokens = firstShortTokens;
     for (let repeat = 0; repeat < repeats; repeat++) {
       // Timing each request's whole decode span measures a shrinking batch whenever prefilling the batch takes more
       // steps than a request decodes (the first ones finish before the last one starts). So the batch runs twice, each
@@ -264,12 +264,20 @@ function estimateSweepMs(
   const decodeMs = (batch: number, steps: number): number => Math.max(probe.decodeStepMs, 0.1) * steps * (1 + batch / 128);
   const batchOne = promptLengths.reduce((sum, length) => sum + prefillMs(length) + decodeMs(1, decodeTokens), 0);
   const concurrent = concurrencyPoints.reduce((sum, { promptTokens, batch }) => {
-    // Two runs of the batch: N = prefillSteps + 2 tokens each, then N + K (K = max(2 x decodeTokens, 32)).
-    const shortTokens = Math.ceil((batch * promptTokens) / chunkLimit) + 2;
+    const { shortTokens, extraTokens } = batchPointTokens(batch, promptTokens, chunkLimit, decodeTokens);
     const runMs = (tokens: number): number => prefillMs(promptTokens * batch) + decodeMs(batch, tokens);
-    return sum + runMs(shortTokens) + runMs(shortTokens + Math.max(2 * decodeTokens, 32));
+    return sum + runMs(shortTokens) + runMs(shortTokens + extraTokens);
   }, 0);
   return repeats * (batchOne + concurrent);
+}
+
+/**
+ * What a batch point asks of each request: the batch's prefill takes `prefillSteps` steps, so the first run generates
+ * N = prefillSteps + 2 tokens (all B decode together for a while) and the second N + K.
+ */
+function batchPointTokens(batch: number, promptTokens: number, chunkLimit: number, decodeTokens: number): { prefillSteps: number; shortTokens: number; extraTokens: number } {
+  const prefillSteps = Math.ceil((batch * promptTokens) / chunkLimit);
+  return { prefillSteps, shortTokens: prefillSteps + 2, extraTokens: Math.max(2 * decodeTokens, 32) };
 }
 
 interface MixedPoint {
