@@ -103,7 +103,7 @@ def real(args) -> None:
         calib = ["calibrate", "--url", url, "--output", os.path.join(args.out, "calibrated-roofline.json"),
                  "--measured-output", os.path.join(args.out, "calibrated-measured.json"),
                  "--measurements-output", os.path.join(args.out, "calibration-measurements.json"),
-                 "--decode-tokens", "16", "--repeats", "3", "--max-batch", str(limits["max_running_requests"])]
+                 "--decode-tokens", "16", "--repeats", os.environ.get("HARNESS_CALIBRATE_REPEATS", "3"), "--max-batch", str(limits["max_running_requests"])]
         servelab(args.servelab, calib)
         # Capacity: every request at once.
         burst = os.path.join(args.out, "runs", "real-burst-sglang")
