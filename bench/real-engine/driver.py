@@ -6,7 +6,7 @@ both protocols, the twin in virtual time on the same workloads and seeds, and on
     python3 driver.py table --out DIR [--label NAME]
 
 `real` needs the GPU (or --engine fake for a smoke test); `twin` and `table` run anywhere, on the files `real` left in
-DIR (workload.json, capacity, the real runs' summary.json files), so a twin can be re-run and re-checked on a laptop.
+DIR (plan.json with the workload and capacity, the real runs' summary.json files), so a twin can be re-run and re-checked on a laptop.
 """
 
 from __future__ import annotations
@@ -22,8 +22,11 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-WORKLOAD = ["--dataset-name", "random-ids", "--random-input-len", "512", "--random-range-ratio", "0.25",
-            "--random-output-len", "48", "--seed", "3", "--warmup-requests", "2"]
+# The workload of the runs (plan.json keeps it, and the twin reads it from there): random token ids, prompts of
+# 0.25-1 x HARNESS_INPUT_LEN tokens, HARNESS_OUTPUT_LEN tokens out, seed HARNESS_SEED.
+WORKLOAD = ["--dataset-name", "random-ids", "--random-input-len", os.environ.get("HARNESS_INPUT_LEN", "512"),
+            "--random-range-ratio", "0.25", "--random-output-len", os.environ.get("HARNESS_OUTPUT_LEN", "48"),
+            "--seed", os.environ.get("HARNESS_SEED", "3"), "--warmup-requests", "2"]
 FRACTIONS = [0.2, 0.5, 0.8, 1.1]
 PROTOCOLS = ["sglang", "openai-completions"]
 BURST_PROMPTS = int(os.environ.get("HARNESS_BURST_PROMPTS", "160"))
@@ -66,8 +69,8 @@ def num_prompts(rate: float) -> int:
     return int(max(MIN_PROMPTS, min(240, rate * RUN_SECONDS)))
 
 
-def node_test_args(rate: float | None, protocol: str, prompts: int, out: str) -> list[str]:
-    return ["node", *WORKLOAD, "--protocol", protocol, "--request-rate", "inf" if rate is None else f"{rate:.4f}",
+def node_test_args(workload: list[str], rate: float | None, protocol: str, prompts: int, out: str) -> list[str]:
+    return ["node", *workload, "--protocol", protocol, "--request-rate", "inf" if rate is None else f"{rate:.4f}",
             "--num-prompts", str(prompts), "--output-dir", out, "--progress", "off", "--quiet"]
 
 
@@ -99,16 +102,18 @@ def real(args) -> None:
         log(f"face ready after {time.time() - started:.1f} s")
         limits = server_limits(url)
         json.dump(limits, open(os.path.join(args.out, "server_info.json"), "w"), indent=1)
-        # Calibration first, on an idle engine.
+        # Calibration first, on an idle engine (HARNESS_SKIP_CALIBRATION=1: runs only, to check a twin calibrated
+        # earlier on another workload).
         calib = ["calibrate", "--url", url, "--output", os.path.join(args.out, "calibrated-roofline.json"),
                  "--measured-output", os.path.join(args.out, "calibrated-measured.json"),
                  "--measurements-output", os.path.join(args.out, "calibration-measurements.json"),
                  "--decode-tokens", "16", "--repeats", os.environ.get("HARNESS_CALIBRATE_REPEATS", "3"), "--max-batch", str(limits["max_running_requests"])]
-        servelab(args.servelab, calib)
+        if os.environ.get("HARNESS_SKIP_CALIBRATION") != "1":
+            servelab(args.servelab, calib)
         # Capacity: every request at once.
         burst = os.path.join(args.out, "runs", "real-burst-sglang")
         burst_started = time.time()
-        servelab(args.servelab, node_test_args(None, "sglang", BURST_PROMPTS, burst) + ["--target", "attach", "--url", url])
+        servelab(args.servelab, node_test_args(WORKLOAD, None, "sglang", BURST_PROMPTS, burst) + ["--target", "attach", "--url", url])
         capacity = read_summary(burst)["throughput"]["requestsPerSecond"]
         log(f"capacity (burst of {BURST_PROMPTS}): {capacity:.2f} req/s")
         plan = {"capacity_rps": capacity, "fractions": FRACTIONS, "protocols": PROTOCOLS, "workload": WORKLOAD,
@@ -119,7 +124,7 @@ def real(args) -> None:
                 name = f"real-{fraction:.2f}-{protocol}"
                 prompts = num_prompts(rate)
                 run_started = time.time()
-                servelab(args.servelab, node_test_args(rate, protocol, prompts, os.path.join(args.out, "runs", name))
+                servelab(args.servelab, node_test_args(WORKLOAD, rate, protocol, prompts, os.path.join(args.out, "runs", name))
                          + ["--target", "attach", "--url", url])
                 plan["runs"].append({"name": name, "fraction": fraction, "rate": rate, "protocol": protocol,
                                      "prompts": prompts, "started": run_started, "ended": time.time()})
@@ -139,14 +144,15 @@ def twin(args) -> None:
     extra = ["--target", "sim", "--virtual-time", "--profile", args.profile,
              *twin_server_args(limits, args.mixed_chunk, args.chunked_prefill_size)]
     runs = os.path.join(args.out, "runs")
-    servelab(args.servelab, node_test_args(None, "sglang", plan["burst_prompts"],
+    workload = plan["workload"]
+    servelab(args.servelab, node_test_args(workload, None, "sglang", plan["burst_prompts"],
                                            os.path.join(runs, f"{args.label}-burst-sglang")) + extra)
     # The twin has no HTTP in virtual time, so it speaks SGLang's native protocol only: one twin run per rate stands
     # beside the real runs of both protocols (same workload, seed and arrivals).
     for run in plan["runs"]:
         if run["protocol"] != "sglang":
             continue
-        servelab(args.servelab, node_test_args(run["rate"], "sglang", run["prompts"],
+        servelab(args.servelab, node_test_args(workload, run["rate"], "sglang", run["prompts"],
                                                os.path.join(runs, twin_name_of(run["name"], args.label))) + extra)
     table(args)
 
