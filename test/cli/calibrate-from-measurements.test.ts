@@ -52,5 +52,8 @@ describe('servelab calibrate --from-measurements', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('observation 1 is a mixed step without "prefillTokens"');
     expect(refused.stderr).toContain('--measurements-output FILE');
+    const badLengths = await runCli(['calibrate', '--url', 'http://127.0.0.1:9', '--output', join(workDirectory, 'z.json'), '--kv-prompt-lengths', '32,,abc']);
+    expect(badLengths.code).toBe(2);
+    expect(badLengths.stderr).toContain('--kv-prompt-lengths must be whole token counts >= 1 separated by commas');
   });
 });

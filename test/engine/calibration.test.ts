@@ -92,6 +92,29 @@ describe('calibrating a server whose batch takes longer to prefill than a reques
   }, 120_000);
 });
 
+describe('the concurrency sweep\'s prompt lengths', () => {
+  test('set the KV tokens of its decode points, and bad lengths are refused before anything is sent', async () => {
+    const server = await startSimServer({ profile: KNOWN_PROFILE, maxRunningRequests: 16, chunkedPrefillSize: 1024 });
+    try {
+      const sweep = { repeats: 1, decodeTokens: 4, batchSizes: [4], promptLengths: [64, 128], mixedSweep: false };
+      const result = await calibrateProfile({ url: server.url, ...sweep, concurrencyPromptLengths: [300, 40] });
+      const decode = result.measurements.observations.filter((o) => o.kind === 'decode' && o.size === 4);
+      // KV per sequence = the prompt plus the tokens generated so far (a few dozen at most here).
+      const perSequence = decode.map((o) => o.secondary / o.size).sort((a, b) => a - b);
+      expect(perSequence).toHaveLength(2);
+      expect(perSequence[0]).toBeGreaterThan(40);
+      expect(perSequence[0]).toBeLessThan(100);
+      expect(perSequence[1]).toBeGreaterThan(300);
+      expect(perSequence[1]).toBeLessThan(360);
+      // Port 9 has no server: a refusal that came after the first request would be a connection error instead.
+      await expect(calibrateProfile({ url: 'http://127.0.0.1:9', ...sweep, concurrencyPromptLengths: [] })).rejects.toThrow(/concurrency prompt lengths/);
+      await expect(calibrateProfile({ url: 'http://127.0.0.1:9', ...sweep, concurrencyPromptLengths: [32, 0.5] })).rejects.toThrow(/whole numbers of tokens/);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
+
 describe('serving latency', () => {
   test('measures what the server adds beyond its own timestamps, and writes it into both profiles', async () => {
     const server = await startSimServer({ profile: KNOWN_PROFILE, maxRunningRequests: 16, chunkedPrefillSize: 1024 });

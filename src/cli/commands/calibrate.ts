@@ -18,6 +18,7 @@ interface CalibrateFlags {
   decodeTokens: number;
   repeats: number;
   maxBatch?: number;
+  kvPromptLengths?: number[];
   mixedSweep: boolean;
   quiet?: boolean;
 }
@@ -29,6 +30,16 @@ function integerAtLeast(flag: string, minimum: number) {
       throw new InvalidArgumentError(`${flag} must be an integer >= ${minimum}, got "${value}".`);
     }
     return parsed;
+  };
+}
+
+function tokenList(flag: string) {
+  return (value: string): number[] => {
+    const parts = value.split(',').map((part) => part.trim());
+    if (parts.length === 0 || parts.some((part) => !/^\d+$/.test(part) || Number(part) < 1)) {
+      throw new InvalidArgumentError(`${flag} must be whole token counts >= 1 separated by commas (e.g. 32,128,256,512), got "${value}".`);
+    }
+    return parts.map(Number);
   };
 }
 
@@ -53,6 +64,11 @@ export function registerCalibrateCommand(program: Command): void {
     .option('--decode-tokens <n>', 'tokens generated per request', integerAtLeast('--decode-tokens', 3), 16)
     .option('--repeats <n>', 'repetitions of every point (the median of the repeats, outliers beyond 3.5 MADs left out)', integerAtLeast('--repeats', 1), 2)
     .option('--max-batch <n>', 'largest batch of the concurrency sweep (default: the server\'s max_running_requests, at most 512)', integerAtLeast('--max-batch', 1))
+    .option(
+      '--kv-prompt-lengths <list>',
+      'prompt lengths (tokens, comma-separated) of the concurrency sweep: they set the KV tokens its decode steps read, and so where the measured table has KV points; add lengths where your server\'s step time may jump with KV (default: 32,128,256,512)',
+      tokenList('--kv-prompt-lengths'),
+    )
     .option(
       '--no-mixed-sweep',
       'skip the mixed steps (a prompt sent while a batch decodes: on servers that mix prefill into the running batch, such as SGLang with --enable-mixed-chunk, they cost more than their parts, and only the measured profile can say how much)',
@@ -88,6 +104,7 @@ export function registerCalibrateCommand(program: Command): void {
         repeats: flags.repeats,
         mixedSweep: flags.mixedSweep,
         ...(batchSizes === undefined ? {} : { batchSizes }),
+        ...(flags.kvPromptLengths === undefined ? {} : { concurrencyPromptLengths: flags.kvPromptLengths }),
         nowIso: new Date().toISOString(),
         onProgress: flags.quiet === true ? undefined : (message) => process.stdout.write(`  ${message}\n`),
       });

@@ -14,6 +14,11 @@ export interface CalibrationOptions {
   promptLengths?: number[];
   /** Batch sizes of the concurrency sweep; default powers of two up to max_running_requests (at most 512). */
   batchSizes?: number[];
+  /**
+   * Prompt lengths of the concurrency sweep, which set the KV tokens its decode steps read; default 32, 128, 256, 512.
+   * More lengths place the table's KV points closer together (and the sweep takes longer in proportion).
+   */
+  concurrencyPromptLengths?: number[];
   /** Repetitions of every point (the median of the repeats within 3.5 MADs of their median is kept). */
   repeats?: number;
   /**
@@ -72,7 +77,7 @@ const CONCURRENCY_PROMPT_TOKENS = [SHORT_PROMPT_TOKENS, 128, 256, LONG_PROMPT_TO
 
 /**
  * Measures a server for calibration: an input-length sweep at batch 1 (one prefill step per request, then decode at
- * batch 1), a concurrency sweep (B requests at once at four prompt lengths, run twice with K more tokens
+ * batch 1), a concurrency sweep (B requests at once at several prompt lengths, four by default, run twice with K more tokens
  * the second time: the K extra steps all run at batch B) and a mixed sweep. Prompts are random token ids so nothing
  * hits the prefix cache; the cache is flushed between points when the server allows it.
  */
@@ -80,6 +85,10 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const baseUrl = options.url.replace(/\/+$/, '');
   const decodeTokens = options.decodeTokens ?? 16;
   if (decodeTokens < 3) throw new ServelabError('INVALID_CONFIG', 'decodeTokens must be at least 3 to time decode steps');
+  const concurrencyPromptLengths = options.concurrencyPromptLengths ?? CONCURRENCY_PROMPT_TOKENS;
+  if (concurrencyPromptLengths.length === 0 || concurrencyPromptLengths.some((length) => !Number.isInteger(length) || length < 1)) {
+    throw new ServelabError('INVALID_CONFIG', `concurrency prompt lengths must be whole numbers of tokens >= 1, got [${concurrencyPromptLengths.join(', ')}]`);
+  }
   const repeats = options.repeats ?? 2;
   const random = new SeededRandom(options.seed ?? 1);
   const progress = options.onProgress ?? ((): void => {});
@@ -101,7 +110,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const longestPrompt = Math.min(chunkLimit, limits.contextLength - decodeTokens - 8, Math.floor(limits.maxTotalTokens / 2));
   const promptLengths = options.promptLengths ?? prefillSweepLengths(Math.min(longestPrompt, 8192));
   const batchSizes = options.batchSizes ?? powersOfTwo(2, Math.min(limits.maxRunningRequests, 512));
-  const concurrencyPoints = CONCURRENCY_PROMPT_TOKENS.flatMap((promptTokens) =>
+  const concurrencyPoints = [...new Set(concurrencyPromptLengths)].sort((a, b) => a - b).flatMap((promptTokens) =>
     batchSizes
       .filter((batch) => batch * (promptTokens + 2 * (batchPointTokens(batch, promptTokens, chunkLimit, decodeTokens).prefillSteps + decodeTokens + 2)) <= limits.maxTotalTokens * 0.7)
       .map((batch) => ({ promptTokens, batch })),
