@@ -118,6 +118,27 @@ describe('measured profile: built from calibration observations', () => {
     expect(interpolateStepMs(table, 4, 256, 4 * 40)).toBeCloseTo(decodeMs(4, 160) + prefillMs(256) - 30, 6);
   });
 
+  test('past a batch size\'s last KV point a step follows its mean KV slope, not a jump that happens to come last', () => {
+    // Shaped like transformers' continuous batching on an H100 (2026-11-23, bench/real-engine/results/
+    // 2026-11-23-four-lengths/dense-kv-calibration): at batch 64 a decode step is flat up to 16,384 KV tokens, then
+    // steps up with each 16,384-token bucket its attention pads to; the densest points sit at the last jump.
+    const bucketMs = (kv: number): number => 42 + 25 * (Math.ceil(kv / 16_384) - 1);
+    const stepped = [
+      prefillObservation(64, 36),
+      prefillObservation(1024, 70),
+      ...[51, 150, 230, 470, 546].map((perSequence) => decodeObservation(64, perSequence, bucketMs(64 * perSequence))),
+    ];
+    const table = buildMeasuredTable(stepped)!;
+    // Mean slope from the first point (3,264 KV tokens, 42 ms) to the last (34,944, 92 ms): about 1.58 ms per 1,000.
+    const meanPerToken = (92 - 42) / (34_944 - 3_264);
+    for (const kv of [40_000, 60_000, 90_000]) {
+      const expected = 92 + meanPerToken * (kv - 34_944);
+      expect(interpolateStepMs(table, 64, 0, kv), `${kv} KV tokens`).toBeCloseTo(expected, 6);
+    }
+    // The last segment (30,080 to 34,944 tokens: 67 to 92 ms) carried on would have priced 60,000 tokens at 221 ms.
+    expect(interpolateStepMs(table, 64, 0, 60_000)).toBeLessThan(140);
+  });
+
   test('without decode steps there is no table', () => {
     expect(buildMeasuredTable(observations.filter((o) => o.kind === 'prefill'))).toBeNull();
   });

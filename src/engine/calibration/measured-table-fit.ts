@@ -9,6 +9,11 @@ import type { StepObservation } from './fit-profile.js';
  *
  * - decode plane (prefill 0): for each measured batch size, step time is piecewise linear in KV tokens through that
  *   batch's points (one point: the KV slope of the nearest batch with two); batches in between are interpolated.
+ *   Past a batch's last point it follows the batch's mean slope (first point to last), not its last segment's: an
+ *   engine whose step time jumps with KV (transformers pads KV reads to 16,384-token buckets) can have its steepest
+ *   segment last, and carried on, that slope prices steps at twice the KV several times too high. The KV axis ends
+ *   at twice the largest KV measured, so that what the simulator extrapolates past the table follows the mean slope
+ *   too.
  * - prefill row (no decode): the measured prefill steps; prefill 0 with no decode is the line through the first two
  *   prefill points taken back to zero tokens, the step's fixed cost.
  * - mixed steps (decode and prefill together, which engines with mixed batches run): decode step + prefill step - the
@@ -28,14 +33,10 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
 
   const batches = [...new Set(decode.map((o) => o.size))].sort((a, b) => a - b);
   const lines = batches.map((batch) => dedupe(decode.filter((o) => o.size === batch).map((o) => [o.secondary, o.stepMs] as const)));
-  const slopeOf = (points: readonly (readonly [number, number])[]): number | null => {
-    if (points.length < 2) return null;
-    const [x0, y0] = points[points.length - 2] as readonly [number, number];
-    const [x1, y1] = points[points.length - 1] as readonly [number, number];
-    return (y1 - y0) / (x1 - x0);
-  };
+  const slopeOf = (points: readonly (readonly [number, number])[]): number | null => (points.length < 2 ? null : meanSlope(points));
   // Mixed steps' KV sizes are grid points too, so that the table bends where their excess does.
-  const kvTokens = [0, ...new Set([...decode, ...observations.filter((o) => o.kind === 'mixed')].map((o) => o.secondary))].sort((a, b) => a - b).filter((v, i, all) => i === 0 || v > (all[i - 1] as number));
+  const measuredKv = [0, ...new Set([...decode, ...observations.filter((o) => o.kind === 'mixed')].map((o) => o.secondary))].sort((a, b) => a - b).filter((v, i, all) => i === 0 || v > (all[i - 1] as number));
+  const kvTokens = [...measuredKv, 2 * (measuredKv[measuredKv.length - 1] as number)].filter((v, i, all) => i === 0 || v > (all[i - 1] as number));
   const decodeAt = (batchIndex: number, kv: number): number => {
     const points = lines[batchIndex] as (readonly [number, number])[];
     if (points.length >= 2) return piecewise(points, kv);
@@ -134,7 +135,7 @@ export function mixingExcess(
 
 /**
  * Piecewise linear through sorted points, held at the end values outside them. Not `piecewise`: that one is for step
- * times (never below zero, extrapolated past the last point), while an excess may be negative and is not extrapolated.
+ * times (never below zero, extrapolated past the last point at the mean slope), while an excess may be negative and is not extrapolated.
  */
 function flatOutside(points: readonly (readonly [number, number])[], x: number): number {
   if (points.length === 0) return 0;
@@ -162,13 +163,22 @@ function dedupe(points: readonly (readonly [number, number])[]): (readonly [numb
   return [...byX.entries()].sort((a, b) => a[0] - b[0]).map(([x, ys]) => [x, ys.reduce((s, y) => s + y, 0) / ys.length] as const);
 }
 
+/** Piecewise linear through sorted points: held below the first; past the last, the mean slope (first to last). */
 function piecewise(points: readonly (readonly [number, number])[], x: number): number {
+  const [lastX, lastY] = points[points.length - 1] as readonly [number, number];
+  if (x > lastX) return Math.max(0, lastY + meanSlope(points) * (x - lastX));
   let index = 0;
   while (index < points.length - 2 && x > (points[index + 1] as readonly [number, number])[0]) index++;
   const [x0, y0] = points[index] as readonly [number, number];
   const [x1, y1] = points[index + 1] as readonly [number, number];
   if (x <= x0 && index === 0) return y0;
   return Math.max(0, y0 + ((y1 - y0) * (x - x0)) / (x1 - x0));
+}
+
+function meanSlope(points: readonly (readonly [number, number])[]): number {
+  const [x0, y0] = points[0] as readonly [number, number];
+  const [x1, y1] = points[points.length - 1] as readonly [number, number];
+  return (y1 - y0) / (x1 - x0);
 }
 
 function fixedCost(points: readonly (readonly [number, number])[]): number {
