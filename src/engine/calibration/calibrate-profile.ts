@@ -158,7 +158,7 @@ export async function calibrateProfile(
           hardware: 'measured',
           derivation: [
             measuredLine,
-            'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that, interpolated over prompt tokens and KV tokens.',
+            'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points, past the last at their mean slope); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that, interpolated over prompt tokens and KV tokens.',
             `${describeQuality(measuredQuality)} The table passes through its own points, so the held-out error is the one that tells.`,
             ...notes,
           ],
