@@ -278,6 +278,36 @@ describe('calibrating through injected noise', () => {
     }
   }, 180_000);
 
+  test('two repeats that disagree get a third, so a stall in one of two cannot move the point by half of it', async () => {
+    const server = await startSimServer({ profile: KNOWN_PROFILE, maxRunningRequests: 16, chunkedPrefillSize: 2048 });
+    // Every fifth whole answer's decode span 4x: with two repeats a point, some batch-1 points get one stalled repeat.
+    const proxy = await startNoisyProxy(server.url, 4);
+    const progress: string[] = [];
+    try {
+      const result = await calibrateProfile({
+        url: proxy.url,
+        repeats: 2,
+        decodeTokens: 12,
+        batchSizes: [2],
+        promptLengths: [64, 256, 512, 1024, 2048],
+        mixedSweep: false,
+        onProgress: (message) => progress.push(message),
+      });
+      const batchOne = result.measurements.observations.filter((o) => o.kind === 'decode' && o.size === 1);
+      const settled = batchOne.filter((o) => (o.samplesMs ?? []).length === 3);
+      expect(settled.length, batchOne.map((o) => `${o.label}: [${o.samplesMs?.map((x) => x.toFixed(2)).join(' ')}]`).join('; ')).toBeGreaterThan(0);
+      expect(result.measurements.settlingRepeats).toBeGreaterThanOrEqual(settled.length);
+      // The mean of a 1x and a 4x repeat is 150% off; the median of three is the engine's own step.
+      for (const observation of batchOne) {
+        const truth = predictStepMs(KNOWN, observation);
+        expect(Math.abs(observation.stepMs - truth) / truth, observation.label).toBeLessThan(0.03);
+      }
+    } finally {
+      await proxy.close();
+      await server.close();
+    }
+  }, 120_000);
+
   test('holds nothing out when the split would leave too few steps above the floor to fit the slopes', async () => {
     // Steps a sim-server gave in this file's noisy-proxy test (2026-11-23): with the every-third points held out,
     // two prefill and two decode steps stay above the floor, too few for five unknowns; the check of the plateau-only

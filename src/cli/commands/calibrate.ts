@@ -154,7 +154,8 @@ export function registerCalibrateCommand(program: Command): void {
           ...stallLine,
           ...(flags.measuredOutput === undefined || result.measuredProfile === null ? [] : [`Measured profile written to ${flags.measuredOutput}`]),
           `  ${result.measurements.observations.length} steps in ${(result.measurements.elapsedMs / 1000).toFixed(1)} s ` +
-            `(forecast ${(result.measurements.estimatedMs / 1000).toFixed(0)} s); ${result.measurements.rejectedSamples} outlying samples left out`,
+            `(forecast ${(result.measurements.estimatedMs / 1000).toFixed(0)} s); ${result.measurements.rejectedSamples} outlying samples left out` +
+            (result.measurements.settlingRepeats ? `; ${result.measurements.settlingRepeats} points took a third repeat, their first two disagreeing by 1.3x or more` : ''),
           '',
         ].join('\n'),
       );

@@ -3,7 +3,7 @@ import type { ServingLatency } from '../../types/engine.js';
 import { SeededRandom } from '../../utils/random.js';
 import { decodeObservation, mixedObservation, prefillObservation } from './fit-profile.js';
 import type { StepObservation } from './fit-profile.js';
-import { median, robustMedian } from './robust-statistics.js';
+import { median, repeatsDisagree, robustMedian } from './robust-statistics.js';
 
 export interface CalibrationOptions {
   /** Base URL of an SGLang server (or a servelab sim-server). */
@@ -48,6 +48,8 @@ export interface CalibrationMeasurements {
   usedServerTimestamps: boolean;
   /** Repeated samples of a point that lay too far from the others and were left out, over all points. */
   rejectedSamples: number;
+  /** Third repeats taken because a point's two repeats disagreed by 1.3x or more (absent in files from before). */
+  settlingRepeats?: number;
   /** The duration forecast before the sweep began, and what it took (ms). */
   estimatedMs: number;
   elapsedMs: number;
@@ -159,12 +161,19 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       `${concurrencyPoints.length} batch points and ${mixedPoints.length} mixed steps, ${repeats} repeat${repeats === 1 ? '' : 's'} each ` +
       `(forecast from a probe request: ${warmProbe.prefillMs.toFixed(1)} ms prefill, ${warmProbe.decodeStepMs.toFixed(2)} ms per decode step)`,
   );
+  // Two repeats that disagree get a third (see repeatsDisagree): true when a point needs it, counted and said.
+  let settlingRepeats = 0;
+  const settle = (...series: (readonly number[])[]): boolean => {
+    if (!series.some(repeatsDisagree)) return false;
+    settlingRepeats++;
+    return true;
+  };
   const ingressSamplesMs: number[] = [];
   const deliverySamplesMs: number[] = [];
   for (const length of promptLengths) {
     const prefillMs: number[] = [];
     const decodeMs: number[] = [];
-    for (let repeat = 0; repeat < repeats; repeat++) {
+    for (let repeat = 0; repeat < repeats || (repeat === repeats && settle(prefillMs, decodeMs)); repeat++) {
       await flushCache(baseUrl);
       const result = await generate(prompt(length), decodeTokens);
       const received = result.meta['request_received_ts'];
@@ -192,7 +201,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     const { prefillSteps, shortTokens: firstShortTokens, extraTokens } = batchPointTokens(batch, promptTokens, chunkLimit, decodeTokens);
     // Doubled when a run's batch never decoded all together, for the rest of this point.
     let shortTokens = firstShortTokens;
-    for (let repeat = 0; repeat < repeats; repeat++) {
+    for (let repeat = 0; repeat < repeats || (repeat === repeats && settle(samplesMs)); repeat++) {
       // Timing each request's whole decode span measures a shrinking batch whenever prefilling the batch takes more
       // steps than a request decodes (the first ones finish before the last one starts). So the batch runs twice, each
       // request generating N and then N + K tokens, N enough that all B decode together for a while: the K extra
@@ -221,7 +230,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   }
   for (const point of mixedPoints) {
     const samples: MixedSample[] = [];
-    for (let repeat = 0; repeat < repeats; repeat++) {
+    for (let repeat = 0; repeat < repeats || (repeat === repeats && settle(samples.map((sample) => sample.stepMs))); repeat++) {
       let sample: MixedSample | null = null;
       for (let attempt = 0; attempt < 2 && sample === null; attempt++) {
         await flushCache(baseUrl);
@@ -248,6 +257,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     observations,
     usedServerTimestamps: serverTimestamps,
     rejectedSamples,
+    settlingRepeats,
     estimatedMs,
     elapsedMs: performance.now() - startedMs,
     ...(ingressSamplesMs.length === 0

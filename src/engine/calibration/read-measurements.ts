@@ -45,6 +45,7 @@ export function readMeasurements(path: string): CalibrationMeasurements {
     observations: file.observations,
     usedServerTimestamps: file.usedServerTimestamps === true,
     rejectedSamples: typeof file.rejectedSamples === 'number' ? file.rejectedSamples : 0,
+    ...(typeof file.settlingRepeats === 'number' ? { settlingRepeats: file.settlingRepeats } : {}),
     estimatedMs: typeof file.estimatedMs === 'number' ? file.estimatedMs : 0,
     elapsedMs: typeof file.elapsedMs === 'number' ? file.elapsedMs : 0,
     ...(servingLatencyOf(file.servingLatency) ?? {}),

@@ -47,3 +47,14 @@ export const SLOW_REPEAT_FACTOR = 1.3;
 export function slowRepeats<T extends { stepMs: number; samplesMs?: number[] }>(points: readonly T[]): T[] {
   return points.filter((point) => (point.samplesMs ?? []).some((sampleMs) => sampleMs >= point.stepMs * SLOW_REPEAT_FACTOR));
 }
+
+/**
+ * True when a point has exactly two repeats and one took SLOW_REPEAT_FACTOR times the other or more. Their median is
+ * their mean, so a stall in one would move the point by half of it (on the real engine of bench/real-engine, two repeats
+ * of one full-batch mixed step took 157 and 275 ms, and the point was kept at 216). A third repeat decides.
+ */
+export function repeatsDisagree(samplesMs: readonly number[]): boolean {
+  if (samplesMs.length !== 2) return false;
+  const [first, second] = samplesMs as [number, number];
+  return Math.max(first, second) >= SLOW_REPEAT_FACTOR * Math.min(first, second);
+}
