@@ -16,7 +16,8 @@ export interface WrittenRunFiles {
 }
 
 /**
- * Writes the run directory: each named reporter in turn (built-in names or module paths), each file atomically.
+ * Writes the run directory: each named reporter in turn (built-in names or module paths), each file atomically; a
+ * concurrent reporter (parquet) is started first and finishes beside the others.
  * Resolves every name before writing anything, so a typo fails fast instead of leaving half a directory. A reporter
  * that fails does not stop the others: it becomes a notice on the run (in summary.json, which is written again at the
  * end when a notice came after it) and a failure in the result.
@@ -60,7 +61,14 @@ export async function writeRunFilesReportingFailures(
       return [];
     }
   };
-  for (const reporter of reporters) written.push(...(await write(reporter)));
+  // Concurrent reporters start first, so that their work off the main thread overlaps the others'; the paths keep the
+  // reporters' order.
+  const pathsByReporter = new Array<Promise<string[]> | string[]>(reporters.length);
+  reporters.forEach((reporter, index) => {
+    if (reporter.concurrent === true) pathsByReporter[index] = write(reporter);
+  });
+  for (const [index, reporter] of reporters.entries()) if (reporter.concurrent !== true) pathsByReporter[index] = await write(reporter);
+  for (const paths of pathsByReporter) written.push(...(await paths as string[]));
   if (summaryReporter !== undefined && noticeCount() > noticesInSummary) await write(summaryReporter);
   return { written: [...new Set(written)], failures };
 }
