@@ -24,17 +24,21 @@ export interface WrittenRunFiles {
  */
 export async function writeRunFiles(
   run: RunData,
-  summary: Summary,
+  summary: Summary | (() => Summary),
   outputDirectory: string,
   reporterNames: readonly string[] = DEFAULT_REPORTER_NAMES,
 ): Promise<string[]> {
   return (await writeRunFilesReportingFailures(run, summary, outputDirectory, reporterNames)).written;
 }
 
-/** `writeRunFiles`, telling also which reporters failed (and how). */
+/**
+ * `writeRunFiles`, telling also which reporters failed (and how). The summary may be given as the function that works
+ * it out: it is then worked out when a reporter first reads it, so that a concurrent reporter that does not (parquet)
+ * starts before it.
+ */
 export async function writeRunFilesReportingFailures(
   run: RunData,
-  summary: Summary,
+  summary: Summary | (() => Summary),
   outputDirectory: string,
   reporterNames: readonly string[] = DEFAULT_REPORTER_NAMES,
 ): Promise<WrittenRunFiles> {
@@ -43,7 +47,15 @@ export async function writeRunFilesReportingFailures(
   const written: string[] = [];
   const failures: ReporterFailure[] = [];
   // One context for all: reporters may cache work on it (the HTML and chart reporters share their rendered SVGs).
-  const context = { run, summary, outputDirectory };
+  let workedOut = typeof summary === 'function' ? undefined : summary;
+  const context = {
+    run,
+    get summary(): Summary {
+      workedOut ??= (summary as () => Summary)();
+      return workedOut;
+    },
+    outputDirectory,
+  };
   const noticeCount = (): number => run.notices?.length ?? 0;
   let summaryReporter: Reporter | undefined;
   let noticesInSummary = 0;

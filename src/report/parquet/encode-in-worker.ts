@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { encodePackedParquet, packedTransferList, type PackedParquet } from './parquet-columns.js';
-import type { FromParquetWorkerMessage } from './parquet-worker-messages.js';
+import { encodePackedParquet, rowGroupTransferList, type PackedParquet } from './parquet-columns.js';
+import type { FromParquetWorkerMessage, ToParquetWorkerMessage } from './parquet-worker-messages.js';
 
 /**
  * The parquet worker's entry script. From the built package it is this file's sibling; when servelab runs from its
@@ -18,7 +18,8 @@ export function parquetWorkerScriptPath(): string | null {
 
 /**
  * requests.parquet's bytes, encoded on a worker thread so that the main thread can write the other files meanwhile
- * (encoding is most of the file's cost). The packed columns are moved to the worker: `packed` is unusable after. Without
+ * (encoding is most of the file's cost). Each row group is posted as soon as it is packed, so that the worker encodes
+ * one while this thread packs the next; its columns are moved there, not copied (unusable here after). Without
  * a worker script (null: sources not built) it encodes on this thread: the same bytes, later.
  */
 export function encodeParquetInWorker(packed: PackedParquet, scriptPath: string | null = parquetWorkerScriptPath()): Promise<Uint8Array> {
@@ -38,6 +39,13 @@ export function encodeParquetInWorker(packed: PackedParquet, scriptPath: string 
     });
     worker.on('error', (error) => settle(() => reject(new Error(`the parquet worker crashed: ${error.message}`, { cause: error }))));
     worker.on('exit', (code) => settle(() => reject(new Error(`the parquet worker stopped (exit code ${code}) before it sent the file`))));
-    worker.postMessage(packed, packedTransferList(packed));
+    const post = (message: ToParquetWorkerMessage, transfer: ArrayBuffer[] = []): void => worker.postMessage(message, transfer);
+    try {
+      post({ type: 'header', header: { t0: packed.t0, columns: packed.columns, rowGroupRows: packed.rowGroupRows } });
+      for (const rowGroup of packed.rowGroups) post({ type: 'rowGroup', rowGroup }, rowGroupTransferList(rowGroup));
+      post({ type: 'end' });
+    } catch (error) {
+      settle(() => reject(error));
+    }
   });
 }

@@ -22,14 +22,18 @@ const ABSENT_BOOLEAN = 2;
  */
 export type PackedColumn = Float64Array | Uint8Array | (string | null)[];
 
-/** requests.parquet's content before encoding: the schema, t0, and the row groups' packed columns. */
-export interface PackedParquet {
+/** What requests.parquet's encoder needs before its rows: the schema, t0 and the row group size. */
+export interface ParquetHeader {
   t0: number;
   columns: { name: string; type: ParquetColumnType }[];
   /** Rows per row group (the last may hold fewer). */
   rowGroupRows: number;
-  /** One entry per row group, each with one packed column per entry of `columns`. */
-  rowGroups: PackedColumn[][];
+}
+
+/** requests.parquet's content before encoding: its header and its row groups' packed columns. */
+export interface PackedParquet extends ParquetHeader {
+  /** One entry per row group, each with one packed column per entry of `columns`; packed as it is read. */
+  rowGroups: Iterable<PackedColumn[]>;
 }
 
 const RECORD_COLUMN_BY_NAME = new Map<string, RecordColumn>(RECORD_COLUMNS.map((column) => [column.column, column]));
@@ -166,19 +170,23 @@ function packRowGroup(plan: readonly ParquetColumnPlan[], records: readonly Requ
   });
 }
 
-/** The requests.csv rows (warmups left out) as packed columns, in row groups of `rowGroupRows`. */
+/**
+ * The requests.csv rows (warmups left out) as packed columns, in row groups of `rowGroupRows`: each row group is packed
+ * when it is read from `rowGroups`, so that its encoding can start before the next one is packed.
+ */
 export function packRequestColumns(records: readonly RequestRecord[], t0: number, rowGroupRows = PARQUET_ROW_GROUP_ROWS): PackedParquet {
   const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
   const plan = columnPlan(kept);
-  const rowGroups: PackedColumn[][] = [];
-  for (let from = 0; from < kept.length; from += rowGroupRows) rowGroups.push(packRowGroup(plan, kept.slice(from, from + rowGroupRows), t0));
-  return { t0, columns: plan.map(({ name, type }) => ({ name, type })), rowGroupRows, rowGroups };
+  function* rowGroups(): Generator<PackedColumn[]> {
+    for (let from = 0; from < kept.length; from += rowGroupRows) yield packRowGroup(plan, kept.slice(from, from + rowGroupRows), t0);
+  }
+  return { t0, columns: plan.map(({ name, type }) => ({ name, type })), rowGroupRows, rowGroups: rowGroups() };
 }
 
-/** The buffers of a packed file's numeric and boolean columns: moved, not copied, when it is posted to a worker. */
-export function packedTransferList(packed: PackedParquet): ArrayBuffer[] {
+/** The buffers of a packed row group's numeric and boolean columns: moved, not copied, when it is posted to a worker. */
+export function rowGroupTransferList(rowGroup: readonly PackedColumn[]): ArrayBuffer[] {
   const buffers: ArrayBuffer[] = [];
-  for (const group of packed.rowGroups) for (const column of group) if (!Array.isArray(column)) buffers.push(column.buffer as ArrayBuffer);
+  for (const column of rowGroup) if (!Array.isArray(column)) buffers.push(column.buffer as ArrayBuffer);
   return buffers;
 }
 
@@ -203,23 +211,39 @@ function cellsOf(column: PackedColumn): Cell[] {
 }
 
 /**
- * The bytes of requests.parquet from its packed columns, Snappy-compressed, one row group per packed one. Each row
- * group's cells are built when it is encoded and dropped after, so that a million-record run never holds a
- * million-element array of boxed values per column; the packed row group is dropped too (`packed` is emptied).
+ * Encodes requests.parquet one row group at a time, Snappy-compressed. Each row group's cells are built when it is
+ * added and dropped after, so that a million-record run never holds a million-element array of boxed values per column.
  */
-export function encodePackedParquet(packed: PackedParquet): Uint8Array {
-  const schema = schemaFromColumnData({
-    columnData: packed.columns.map((column) => ({ name: column.name, type: column.type, nullable: true, data: [] })),
-  });
-  const writer = new ByteWriter();
-  const parquet = new ParquetWriter({ writer, schema, createdBy: 'servelab', kvMetadata: [{ key: 'servelab.t0', value: String(packed.t0) }] });
-  const rowGroups = packed.rowGroups;
-  for (let index = 0; index < rowGroups.length; index++) {
-    const group = rowGroups[index] as PackedColumn[];
-    rowGroups[index] = [];
-    const columnData = packed.columns.map((column, position): ColumnSource => ({ name: column.name, data: cellsOf(group[position] as PackedColumn) }));
-    void parquet.write({ columnData, rowGroupSize: packed.rowGroupRows });
+export class ParquetEncoder {
+  readonly #header: ParquetHeader;
+  readonly #writer = new ByteWriter();
+  readonly #parquet: ParquetWriter;
+
+  constructor(header: ParquetHeader) {
+    this.#header = header;
+    const schema = schemaFromColumnData({
+      columnData: header.columns.map((column) => ({ name: column.name, type: column.type, nullable: true, data: [] })),
+    });
+    this.#parquet = new ParquetWriter({ writer: this.#writer, schema, createdBy: 'servelab', kvMetadata: [{ key: 'servelab.t0', value: String(header.t0) }] });
   }
-  void parquet.finish();
-  return writer.getBytes();
+
+  /** One row group: one packed column per column of the header. */
+  add(rowGroup: readonly PackedColumn[]): void {
+    if (rowGroup.length !== this.#header.columns.length) throw new Error(`a parquet row group has ${rowGroup.length} columns, the schema ${this.#header.columns.length}`);
+    const columnData = this.#header.columns.map((column, position): ColumnSource => ({ name: column.name, data: cellsOf(rowGroup[position] as PackedColumn) }));
+    void this.#parquet.write({ columnData, rowGroupSize: this.#header.rowGroupRows });
+  }
+
+  /** The file's bytes, once every row group was added. */
+  finish(): Uint8Array {
+    void this.#parquet.finish();
+    return this.#writer.getBytes();
+  }
+}
+
+/** The bytes of requests.parquet from its packed columns, encoded on this thread. */
+export function encodePackedParquet(packed: PackedParquet): Uint8Array {
+  const encoder = new ParquetEncoder(packed);
+  for (const rowGroup of packed.rowGroups) encoder.add(rowGroup);
+  return encoder.finish();
 }
