@@ -1,7 +1,7 @@
 import { parquetReadObjects } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
-import { encodeParquetInWorker, parquetWorkerScriptPath } from '../../src/report/parquet/encode-in-worker.js';
-import { encodePackedParquet, packRequestColumns } from '../../src/report/parquet/parquet-columns.js';
+import { PARQUET_ROW_GROUPS_IN_FLIGHT, encodeParquetInWorker, parquetWorkerScriptPath } from '../../src/report/parquet/encode-in-worker.js';
+import { encodePackedParquet, packRequestColumns, type PackedColumn } from '../../src/report/parquet/parquet-columns.js';
 import { requestsParquetBytes } from '../../src/report/parquet/parquet-reporter.js';
 import { T0, fullyTracedRecord, recordAt } from '../analysis/records.js';
 import { sampleRoutingRun } from './sample-run.js';
@@ -41,6 +41,24 @@ describe('the parquet worker', () => {
     expect(rows[25]?.success).toBe(false);
     expect(rows[25]?.first_token_time).toBeNull();
     expect(rows[26]?.held_for_concurrency).toBe(true);
+  });
+
+  it('packs a row group only when the worker is fewer than PARQUET_ROW_GROUPS_IN_FLIGHT behind, and all of them in the end', async () => {
+    const run = records();
+    const packed = packRequestColumns(run, T0, 5);
+    let packedCount = 0;
+    function* counted(): Generator<PackedColumn[]> {
+      for (const rowGroup of packed.rowGroups) {
+        packedCount++;
+        yield rowGroup;
+      }
+    }
+    const encoding = encodeParquetInWorker({ ...packed, rowGroups: counted() });
+    // Before the worker answered anything, only the first row groups were packed.
+    expect(packedCount).toBe(PARQUET_ROW_GROUPS_IN_FLIGHT);
+    const bytes = await encoding;
+    expect(packedCount).toBe(6);
+    expect(Buffer.from(bytes).equals(Buffer.from(requestsParquetBytes(run, T0, 5)))).toBe(true);
   });
 
   it('encodes on this thread, with the same bytes, when there is no worker script', async () => {

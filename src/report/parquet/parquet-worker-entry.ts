@@ -21,7 +21,11 @@ if (port !== null) {
     try {
       if (message.type === 'header') encoder = new ParquetEncoder(message.header);
       else if (encoder === undefined) throw new Error(`a "${message.type}" message came before the header`);
-      else if (message.type === 'rowGroup') encoder.add(message.rowGroup);
+      else if (message.type === 'rowGroup') {
+        encoder.add(message.rowGroup);
+        const reply: FromParquetWorkerMessage = { type: 'rowGroupEncoded' };
+        port.postMessage(reply);
+      }
       else {
         const bytes = encoder.finish();
         const reply: FromParquetWorkerMessage = { type: 'bytes', bytes };
