@@ -7,6 +7,7 @@ import { roundToMicroseconds } from '../report/relative-time.js';
 import { writeRunFilesReportingFailures } from '../report/write-run-files.js';
 import type { MeasuredRun } from '../orchestration/measured-run.js';
 import type { RunData, RunNotice } from '../types/run.js';
+import type { Summary } from '../types/summary.js';
 import { servelabVersion } from '../utils/version.js';
 import { toTestResult, type TestResult } from './test-result.js';
 
@@ -47,8 +48,10 @@ export async function finishRun(options: MeasuredRun): Promise<TestResult> {
   // Server instants are now on the client's clock where the requests proved an offset: anything still outside the
   // run (with SERVER_TIME_TOLERANCE_S) or running backwards is left empty and counted (data-quality.ts).
   screenRecords(run.records, runWindowOf(run.records, run.info.endTime));
-  const summary = summarize(run, { slo: options.slo });
-  const { written, failures } = await writeRunFilesReportingFailures(run, summary, options.outputDirectory);
+  // Worked out when a reporter first needs it: the parquet worker starts before it.
+  let summary: Summary | undefined;
+  const summaryOfRun = (): Summary => (summary ??= summarize(run, { slo: options.slo }));
+  const { written, failures } = await writeRunFilesReportingFailures(run, summaryOfRun, options.outputDirectory);
   const diskFull = failures.find((failure) => isServelabError(failure.error) && failure.error.code === 'DISK_FULL');
   if (diskFull !== undefined) {
     // Name the file the disk filled up under first: the records' own, when it was that one.
@@ -58,5 +61,5 @@ export async function finishRun(options: MeasuredRun): Promise<TestResult> {
     }
     throw diskFull.error;
   }
-  return toTestResult(run, summary, options.outputDirectory, written);
+  return toTestResult(run, summaryOfRun(), options.outputDirectory, written);
 }

@@ -16,24 +16,29 @@ export interface WrittenRunFiles {
 }
 
 /**
- * Writes the run directory: each named reporter in turn (built-in names or module paths), each file atomically.
+ * Writes the run directory: each named reporter in turn (built-in names or module paths), each file atomically; a
+ * concurrent reporter (parquet) is started first and finishes beside the others.
  * Resolves every name before writing anything, so a typo fails fast instead of leaving half a directory. A reporter
  * that fails does not stop the others: it becomes a notice on the run (in summary.json, which is written again at the
  * end when a notice came after it) and a failure in the result.
  */
 export async function writeRunFiles(
   run: RunData,
-  summary: Summary,
+  summary: Summary | (() => Summary),
   outputDirectory: string,
   reporterNames: readonly string[] = DEFAULT_REPORTER_NAMES,
 ): Promise<string[]> {
   return (await writeRunFilesReportingFailures(run, summary, outputDirectory, reporterNames)).written;
 }
 
-/** `writeRunFiles`, telling also which reporters failed (and how). */
+/**
+ * `writeRunFiles`, telling also which reporters failed (and how). The summary may be given as the function that works
+ * it out: it is then worked out when a reporter first reads it, so that a concurrent reporter that does not (parquet)
+ * starts before it.
+ */
 export async function writeRunFilesReportingFailures(
   run: RunData,
-  summary: Summary,
+  summary: Summary | (() => Summary),
   outputDirectory: string,
   reporterNames: readonly string[] = DEFAULT_REPORTER_NAMES,
 ): Promise<WrittenRunFiles> {
@@ -42,7 +47,15 @@ export async function writeRunFilesReportingFailures(
   const written: string[] = [];
   const failures: ReporterFailure[] = [];
   // One context for all: reporters may cache work on it (the HTML and chart reporters share their rendered SVGs).
-  const context = { run, summary, outputDirectory };
+  let workedOut = typeof summary === 'function' ? undefined : summary;
+  const context = {
+    run,
+    get summary(): Summary {
+      workedOut ??= (summary as () => Summary)();
+      return workedOut;
+    },
+    outputDirectory,
+  };
   const noticeCount = (): number => run.notices?.length ?? 0;
   let summaryReporter: Reporter | undefined;
   let noticesInSummary = 0;
@@ -60,7 +73,14 @@ export async function writeRunFilesReportingFailures(
       return [];
     }
   };
-  for (const reporter of reporters) written.push(...(await write(reporter)));
+  // Concurrent reporters start first, so that their work off the main thread overlaps the others'; the paths keep the
+  // reporters' order.
+  const pathsByReporter = new Array<Promise<string[]> | string[]>(reporters.length);
+  reporters.forEach((reporter, index) => {
+    if (reporter.concurrent === true) pathsByReporter[index] = write(reporter);
+  });
+  for (const [index, reporter] of reporters.entries()) if (reporter.concurrent !== true) pathsByReporter[index] = await write(reporter);
+  for (const paths of pathsByReporter) written.push(...(await paths as string[]));
   if (summaryReporter !== undefined && noticeCount() > noticesInSummary) await write(summaryReporter);
   return { written: [...new Set(written)], failures };
 }

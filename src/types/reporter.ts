@@ -12,6 +12,11 @@ export interface ReportContext {
 /** Writes one kind of output file (or a few related ones). Writes are atomic: readers never see a torn file. */
 export interface Reporter {
   readonly name: string;
+  /**
+   * Its write does most of its work off the main thread (a worker) once started: a run starts it before the others
+   * and lets them run meanwhile, instead of waiting for it in turn.
+   */
+  readonly concurrent?: boolean;
   /** Resolves to the paths it wrote. */
   write(context: ReportContext): Promise<string[]>;
 }

@@ -32,6 +32,25 @@ describe('a reporter that fails', () => {
   });
 });
 
+describe('a concurrent reporter', () => {
+  it('starts before the others, keeps its place among the written paths, and its late failure still reaches summary.json', async () => {
+    const directory = join(root, 'concurrent');
+    const started: string[] = [];
+    (globalThis as { servelabStarted?: string[] }).servelabStarted = started;
+    const late = join(root, 'late-reporter.mjs');
+    await writeFile(late, "export default { name: 'late', concurrent: true, async write() { globalThis.servelabStarted.push('late'); await new Promise((resolve) => setTimeout(resolve, 50)); throw new Error('ran out late'); } };\n");
+    const marker = join(root, 'marker-reporter.mjs');
+    await writeFile(marker, "export default { name: 'marker', async write() { globalThis.servelabStarted.push('marker'); return ['marker-path']; } };\n");
+    const run = runOf([fullyTracedRecord(0), fullyTracedRecord(1)]);
+    const { written, failures } = await writeRunFilesReportingFailures(run, summarize(run), directory, [marker, 'summary', late, 'csv', 'parquet']);
+    expect(started).toEqual(['late', 'marker']);
+    expect(failures.map((failure) => failure.reporter)).toEqual(['late']);
+    expect(written.map((path) => (path.startsWith(directory) ? path.slice(directory.length + 1) : path))).toEqual(['marker-path', 'summary.json', 'requests.csv', 'requests.parquet']);
+    const summary = JSON.parse(await readFile(join(directory, 'summary.json'), 'utf8')) as { notices?: { source: string; message: string }[] };
+    expect(summary.notices).toEqual([{ source: 'reporter:late', message: 'the late reporter failed: ran out late' }]);
+  });
+});
+
 describe('the run journal', () => {
   it('writes config.json at once, records relative to t0 as they finish, and a provisional summary with t0, events and notices', async () => {
     const directory = join(root, 'journal');

@@ -1,0 +1,249 @@
+import { ByteWriter, ParquetWriter, schemaFromColumnData } from 'hyparquet-writer';
+import type { ColumnSource } from 'hyparquet-writer';
+import { DERIVED_COLUMNS, deriveColumnArrays } from '../../analysis/derive.js';
+import type { RequestRecord } from '../../types/record.js';
+import type { DerivedColumnName } from '../../types/summary.js';
+import { REQUESTS_CSV_COLUMNS } from '../csv/csv-reporter.js';
+import { FIRST_USERS_COMPUTED_COLUMNS, RECORD_COLUMNS, type ComputedColumn, type RecordColumn } from '../record-columns.js';
+
+/** Parquet type of each kind of record column: times and durations are seconds after t0 as float64. */
+export type ParquetColumnType = 'DOUBLE' | 'INT32' | 'BOOLEAN' | 'STRING';
+
+/** Rows per row group: also how many records are turned into column arrays at a time. */
+export const PARQUET_ROW_GROUP_ROWS = 100_000;
+
+/** A boolean cell in a packed column: 0 false, 1 true, this for absent. */
+const ABSENT_BOOLEAN = 2;
+
+/**
+ * One column of one row group, packed so that it crosses to a worker thread without copying: numbers as float64 with
+ * NaN for an absent value (a time or count is never NaN: non-finite values are written as absent), booleans as bytes,
+ * strings as an array.
+ */
+export type PackedColumn = Float64Array | Uint8Array | (string | null)[];
+
+/** What requests.parquet's encoder needs before its rows: the schema, t0 and the row group size. */
+export interface ParquetHeader {
+  t0: number;
+  columns: { name: string; type: ParquetColumnType }[];
+  /** Rows per row group (the last may hold fewer). */
+  rowGroupRows: number;
+}
+
+/** requests.parquet's content before encoding: its header and its row groups' packed columns. */
+export interface PackedParquet extends ParquetHeader {
+  /** One entry per row group, each with one packed column per entry of `columns`; packed as it is read. */
+  rowGroups: Iterable<PackedColumn[]>;
+}
+
+const RECORD_COLUMN_BY_NAME = new Map<string, RecordColumn>(RECORD_COLUMNS.map((column) => [column.column, column]));
+const DERIVED_NAMES = new Set<string>(DERIVED_COLUMNS.map((column) => column.name));
+const COMPUTED_BY_NAME = new Map<string, ComputedColumn>(FIRST_USERS_COMPUTED_COLUMNS.map((column) => [column.column, column]));
+
+/** Seconds rounded to the microsecond, as requests.csv writes them, so that both files hold the very same numbers. */
+function microseconds(value: number): number {
+  return Number.isFinite(value) ? Math.round(value * 1e6) / 1e6 : Number.NaN;
+}
+
+/** An integer column holds int32 values only when every present value is one; otherwise it is kept as float64. */
+function isInt32(value: number): boolean {
+  return Number.isInteger(value) && value >= -2147483648 && value <= 2147483647;
+}
+
+/** One requests.csv column: its record field (or derived column) and its parquet type. */
+interface ParquetColumnPlan {
+  name: string;
+  type: ParquetColumnType;
+  /** A stored field of the record, or undefined for a derived duration or a computed column. */
+  spec?: RecordColumn;
+  /** A column computed from the record (the first users' own). */
+  computed?: ComputedColumn;
+}
+
+const FIELD_TYPES: Record<RecordColumn['kind'], ParquetColumnType> = { time: 'DOUBLE', number: 'INT32', float: 'DOUBLE', boolean: 'BOOLEAN', string: 'STRING' };
+
+/**
+ * The columns in the order and under the names of requests.csv. An integer column falls back to float64 when some
+ * value in the whole run is not a 32-bit integer, so that no value is truncated and every row group has one schema.
+ */
+function columnPlan(records: readonly RequestRecord[]): ParquetColumnPlan[] {
+  const decodeLength = RECORD_COLUMN_BY_NAME.get('actual_output_tokens') as RecordColumn;
+  return REQUESTS_CSV_COLUMNS.map((name): ParquetColumnPlan => {
+    if (DERIVED_NAMES.has(name)) return { name, type: 'DOUBLE' };
+    const computed = COMPUTED_BY_NAME.get(name);
+    if (computed) {
+      let type = FIELD_TYPES[computed.kind];
+      if (type === 'INT32' && records.some((record) => { const value = computed.compute(record); return typeof value === 'number' && !isInt32(value); })) type = 'DOUBLE';
+      return { name, type, computed };
+    }
+    const spec = name === 'decode_length' ? decodeLength : RECORD_COLUMN_BY_NAME.get(name);
+    if (!spec) throw new Error(`requests.csv column "${name}" has no record field or derivation`);
+    let type = FIELD_TYPES[spec.kind];
+    if (type === 'INT32') {
+      for (const record of records) {
+        const value = record[spec.field] as number | undefined;
+        if (typeof value === 'number' && Number.isFinite(value) && !isInt32(value)) {
+          type = 'DOUBLE';
+          break;
+        }
+      }
+    }
+    return { name, type, spec };
+  });
+}
+
+/** A computed column's values: absent (or empty-string) values as absent. */
+function computedValues(computed: ComputedColumn, records: readonly RequestRecord[]): PackedColumn {
+  const count = records.length;
+  if (computed.kind === 'string') {
+    const data = new Array<string | null>(count);
+    for (let index = 0; index < count; index++) {
+      const value = computed.compute(records[index] as RequestRecord);
+      data[index] = value === undefined || value === '' ? null : String(value);
+    }
+    return data;
+  }
+  if (computed.kind === 'boolean') {
+    const data = new Uint8Array(count);
+    for (let index = 0; index < count; index++) {
+      const value = computed.compute(records[index] as RequestRecord);
+      data[index] = typeof value === 'boolean' ? Number(value) : ABSENT_BOOLEAN;
+    }
+    return data;
+  }
+  const data = new Float64Array(count);
+  for (let index = 0; index < count; index++) {
+    const value = computed.compute(records[index] as RequestRecord);
+    data[index] = typeof value === 'number' ? value : Number.NaN;
+  }
+  return data;
+}
+
+/** One stored field's values for a slice of records: times relative to t0, absent (or empty-string) values as absent. */
+function fieldValues(spec: RecordColumn, records: readonly RequestRecord[], t0: number): PackedColumn {
+  const count = records.length;
+  const field = spec.field;
+  if (spec.kind === 'time') {
+    const data = new Float64Array(count);
+    for (let index = 0; index < count; index++) {
+      const value = (records[index] as RequestRecord)[field] as number | undefined;
+      data[index] = value === undefined ? Number.NaN : microseconds(value - t0);
+    }
+    return data;
+  }
+  if (spec.kind === 'number' || spec.kind === 'float') {
+    const data = new Float64Array(count);
+    for (let index = 0; index < count; index++) {
+      const value = (records[index] as RequestRecord)[field] as number | undefined;
+      data[index] = typeof value === 'number' && Number.isFinite(value) ? value : Number.NaN;
+    }
+    return data;
+  }
+  if (spec.kind === 'boolean') {
+    const data = new Uint8Array(count);
+    for (let index = 0; index < count; index++) {
+      const value = (records[index] as RequestRecord)[field] as boolean | undefined;
+      data[index] = typeof value === 'boolean' ? Number(value) : ABSENT_BOOLEAN;
+    }
+    return data;
+  }
+  const data = new Array<string | null>(count);
+  for (let index = 0; index < count; index++) {
+    const value = (records[index] as RequestRecord)[field] as string | undefined;
+    // requests.csv writes an empty string as an empty cell, which reads back as absent: the same here.
+    data[index] = value === undefined || value === null || value === '' ? null : String(value);
+  }
+  return data;
+}
+
+function packRowGroup(plan: readonly ParquetColumnPlan[], records: readonly RequestRecord[], t0: number): PackedColumn[] {
+  const derived = deriveColumnArrays(records);
+  return plan.map((column): PackedColumn => {
+    if (column.computed) return computedValues(column.computed, records);
+    if (!column.spec) {
+      const values = derived[column.name as DerivedColumnName];
+      const data = new Float64Array(records.length);
+      for (let index = 0; index < records.length; index++) data[index] = microseconds(values[index] as number);
+      return data;
+    }
+    return fieldValues(column.spec, records, t0);
+  });
+}
+
+/**
+ * The requests.csv rows (warmups left out) as packed columns, in row groups of `rowGroupRows`: each row group is packed
+ * when it is read from `rowGroups`, so that its encoding can start before the next one is packed.
+ */
+export function packRequestColumns(records: readonly RequestRecord[], t0: number, rowGroupRows = PARQUET_ROW_GROUP_ROWS): PackedParquet {
+  const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
+  const plan = columnPlan(kept);
+  function* rowGroups(): Generator<PackedColumn[]> {
+    for (let from = 0; from < kept.length; from += rowGroupRows) yield packRowGroup(plan, kept.slice(from, from + rowGroupRows), t0);
+  }
+  return { t0, columns: plan.map(({ name, type }) => ({ name, type })), rowGroupRows, rowGroups: rowGroups() };
+}
+
+/** The buffers of a packed row group's numeric and boolean columns: moved, not copied, when it is posted to a worker. */
+export function rowGroupTransferList(rowGroup: readonly PackedColumn[]): ArrayBuffer[] {
+  const buffers: ArrayBuffer[] = [];
+  for (const column of rowGroup) if (!Array.isArray(column)) buffers.push(column.buffer as ArrayBuffer);
+  return buffers;
+}
+
+type Cell = number | string | boolean | null;
+
+/** A packed column as the cells the parquet writer takes. */
+function cellsOf(column: PackedColumn): Cell[] {
+  if (Array.isArray(column)) return column;
+  const cells = new Array<Cell>(column.length);
+  if (column instanceof Uint8Array) {
+    for (let index = 0; index < column.length; index++) {
+      const value = column[index] as number;
+      cells[index] = value === ABSENT_BOOLEAN ? null : value === 1;
+    }
+  } else {
+    for (let index = 0; index < column.length; index++) {
+      const value = column[index] as number;
+      cells[index] = Number.isNaN(value) ? null : value;
+    }
+  }
+  return cells;
+}
+
+/**
+ * Encodes requests.parquet one row group at a time, Snappy-compressed. Each row group's cells are built when it is
+ * added and dropped after, so that a million-record run never holds a million-element array of boxed values per column.
+ */
+export class ParquetEncoder {
+  readonly #header: ParquetHeader;
+  readonly #writer = new ByteWriter();
+  readonly #parquet: ParquetWriter;
+
+  constructor(header: ParquetHeader) {
+    this.#header = header;
+    const schema = schemaFromColumnData({
+      columnData: header.columns.map((column) => ({ name: column.name, type: column.type, nullable: true, data: [] })),
+    });
+    this.#parquet = new ParquetWriter({ writer: this.#writer, schema, createdBy: 'servelab', kvMetadata: [{ key: 'servelab.t0', value: String(header.t0) }] });
+  }
+
+  /** One row group: one packed column per column of the header. */
+  add(rowGroup: readonly PackedColumn[]): void {
+    if (rowGroup.length !== this.#header.columns.length) throw new Error(`a parquet row group has ${rowGroup.length} columns, the schema ${this.#header.columns.length}`);
+    const columnData = this.#header.columns.map((column, position): ColumnSource => ({ name: column.name, data: cellsOf(rowGroup[position] as PackedColumn) }));
+    void this.#parquet.write({ columnData, rowGroupSize: this.#header.rowGroupRows });
+  }
+
+  /** The file's bytes, once every row group was added. */
+  finish(): Uint8Array {
+    void this.#parquet.finish();
+    return this.#writer.getBytes();
+  }
+}
+
+/** The bytes of requests.parquet from its packed columns, encoded on this thread. */
+export function encodePackedParquet(packed: PackedParquet): Uint8Array {
+  const encoder = new ParquetEncoder(packed);
+  for (const rowGroup of packed.rowGroups) encoder.add(rowGroup);
+  return encoder.finish();
+}
