@@ -282,7 +282,6 @@ describe('calibrating through injected noise', () => {
     const server = await startSimServer({ profile: KNOWN_PROFILE, maxRunningRequests: 16, chunkedPrefillSize: 2048 });
     // Every fifth whole answer's decode span 4x: with two repeats a point, some batch-1 points get one stalled repeat.
     const proxy = await startNoisyProxy(server.url, 4);
-    const progress: string[] = [];
     try {
       const result = await calibrateProfile({
         url: proxy.url,
@@ -291,7 +290,6 @@ describe('calibrating through injected noise', () => {
         batchSizes: [2],
         promptLengths: [64, 256, 512, 1024, 2048],
         mixedSweep: false,
-        onProgress: (message) => progress.push(message),
       });
       const batchOne = result.measurements.observations.filter((o) => o.kind === 'decode' && o.size === 1);
       const settled = batchOne.filter((o) => (o.samplesMs ?? []).length === 3);
