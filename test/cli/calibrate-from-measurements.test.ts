@@ -33,6 +33,8 @@ describe('servelab calibrate --from-measurements', () => {
     const measuredProfile = JSON.parse(readFileSync(measured, 'utf8')) as MeasuredProfile;
     expect(measuredProfile.derivation.join(' ')).toMatch(/Slow repeats: 2 points had a repeat/);
     expect(readFileSync(roofline, 'utf8')).toMatch(/Slow repeats: 2 points had a repeat/);
+    // A file from before the concurrency sweep's lengths were recorded: the derivation names none.
+    expect(readFileSync(roofline, 'utf8')).toContain('B requests at once at several prompt lengths');
     const table = measuredProfile.table;
     const observations = (JSON.parse(readFileSync(FIXTURE, 'utf8')) as { observations: StepObservation[] }).observations;
     // The table passes through the mixed steps it was built from: the engine's dear full-batch mixed steps included.

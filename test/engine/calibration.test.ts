@@ -106,6 +106,8 @@ describe('the concurrency sweep\'s prompt lengths', () => {
       expect(perSequence[0]).toBeLessThan(100);
       expect(perSequence[1]).toBeGreaterThan(300);
       expect(perSequence[1]).toBeLessThan(360);
+      // The profile says which lengths it was measured at.
+      expect(result.profile.derivation.join(' ')).toContain('B requests at once at 40- and 300-token prompts');
       // Port 9 has no server: a refusal that came after the first request would be a connection error instead.
       await expect(calibrateProfile({ url: 'http://127.0.0.1:9', ...sweep, concurrencyPromptLengths: [] })).rejects.toThrow(/concurrency prompt lengths/);
       await expect(calibrateProfile({ url: 'http://127.0.0.1:9', ...sweep, concurrencyPromptLengths: [32, 0.5] })).rejects.toThrow(/whole numbers of tokens/);

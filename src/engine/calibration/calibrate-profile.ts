@@ -137,7 +137,7 @@ export async function calibrateProfile(
     derivation: [
       measuredLine,
       'Input-length sweep at batch 1: one prefill step per prompt length (prefill_finished_time - forward_entry_time), then decode at batch 1.',
-      'Concurrency sweep: B requests at once at 32-, 128-, 256- and 512-token prompts, run with N and then N + K tokens each, N enough that all B decode together: the K extra steps of the requests prefilled last all run at batch B.',
+      `Concurrency sweep: B requests at once at ${describeTokenLengths(measurements.concurrencyPromptLengths)}, run with N and then N + K tokens each, N enough that all B decode together: the K extra steps of the requests prefilled last all run at batch B.`,
       `Floor-bound steps (within 3% of the fastest) give overhead + floor = ${(c.stepOverheadMs + c.weightsFloorMs).toFixed(3)} ms; a joint non-negative least-squares fit over the ${fit.aboveFloorCount} steps above it gives the overhead (intercept) and the four slopes.`,
       describeQuality(rooflineQuality),
       ...notes,
@@ -168,6 +168,14 @@ export async function calibrateProfile(
           ...latency,
         };
   return { profile, fit, rooflineQuality, measuredProfile, measuredQuality, measurements };
+}
+
+/** "32-, 128- and 512-token prompts"; files from before the lengths were recorded say only "several prompt lengths". */
+function describeTokenLengths(lengths: readonly number[] | undefined): string {
+  if (lengths === undefined || lengths.length === 0) return 'several prompt lengths';
+  const named = lengths.map((length) => `${length}-`);
+  const listed = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} and ${named[named.length - 1]}`;
+  return `${listed}token prompts`;
 }
 
 /** The points with a stalled repeat (see slowRepeats) in one sentence, or null when there are none. */

@@ -50,6 +50,8 @@ export interface CalibrationMeasurements {
   rejectedSamples: number;
   /** Third repeats taken because a point's two repeats disagreed by 1.3x or more (absent in files from before). */
   settlingRepeats?: number;
+  /** Prompt lengths of the concurrency sweep, ascending (absent in files from before they could be chosen). */
+  concurrencyPromptLengths?: number[];
   /** The duration forecast before the sweep began, and what it took (ms). */
   estimatedMs: number;
   elapsedMs: number;
@@ -112,7 +114,8 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const longestPrompt = Math.min(chunkLimit, limits.contextLength - decodeTokens - 8, Math.floor(limits.maxTotalTokens / 2));
   const promptLengths = options.promptLengths ?? prefillSweepLengths(Math.min(longestPrompt, 8192));
   const batchSizes = options.batchSizes ?? powersOfTwo(2, Math.min(limits.maxRunningRequests, 512));
-  const concurrencyPoints = [...new Set(concurrencyPromptLengths)].sort((a, b) => a - b).flatMap((promptTokens) =>
+  const sweptPromptLengths = [...new Set(concurrencyPromptLengths)].sort((a, b) => a - b);
+  const concurrencyPoints = sweptPromptLengths.flatMap((promptTokens) =>
     batchSizes
       .filter((batch) => batch * (promptTokens + 2 * (batchPointTokens(batch, promptTokens, chunkLimit, decodeTokens).prefillSteps + decodeTokens + 2)) <= limits.maxTotalTokens * 0.7)
       .map((batch) => ({ promptTokens, batch })),
@@ -258,6 +261,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     usedServerTimestamps: serverTimestamps,
     rejectedSamples,
     settlingRepeats,
+    concurrencyPromptLengths: sweptPromptLengths,
     estimatedMs,
     elapsedMs: performance.now() - startedMs,
     ...(ingressSamplesMs.length === 0

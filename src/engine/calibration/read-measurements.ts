@@ -46,6 +46,9 @@ export function readMeasurements(path: string): CalibrationMeasurements {
     usedServerTimestamps: file.usedServerTimestamps === true,
     rejectedSamples: typeof file.rejectedSamples === 'number' ? file.rejectedSamples : 0,
     ...(typeof file.settlingRepeats === 'number' ? { settlingRepeats: file.settlingRepeats } : {}),
+    ...(Array.isArray(file.concurrencyPromptLengths) && file.concurrencyPromptLengths.every((length: unknown) => typeof length === 'number')
+      ? { concurrencyPromptLengths: file.concurrencyPromptLengths as number[] }
+      : {}),
     estimatedMs: typeof file.estimatedMs === 'number' ? file.estimatedMs : 0,
     elapsedMs: typeof file.elapsedMs === 'number' ? file.elapsedMs : 0,
     ...(servingLatencyOf(file.servingLatency) ?? {}),
