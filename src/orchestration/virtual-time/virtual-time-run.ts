@@ -122,7 +122,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
         const worker = workers[engineIndex] as MutableWorker;
         worker.inFlight--;
         const latency = simulator.servingLatency(engineIndex);
-        const roundTripMs = latency.ingressMs + latency.deliveryMs;
+        const roundTripMs = roundTripMsOf(latency);
         if (cap === Infinity || roundTripMs === 0) inFlightCount--;
         else insertSorted(slotReturnsMs, slotReturnsHead, timeMs + roundTripMs);
         const success = request.finishReason?.type !== 'abort';
@@ -212,7 +212,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
     warmupRecords: [],
     startTime: originEpochS,
     // The last answer reaches its client the serving latency after its engine's last step.
-    endTime: toEpoch(endMs + Math.max(...workers.map(({ index }) => simulator.servingLatency(index).ingressMs + simulator.servingLatency(index).deliveryMs))),
+    endTime: toEpoch(endMs + Math.max(...workers.map(({ index }) => roundTripMsOf(simulator.servingLatency(index))))),
     interrupted: false,
   };
 }
@@ -301,4 +301,9 @@ function nextAfter(value: number): number {
   const bits = new BigInt64Array(buffer.buffer);
   bits[0] = (bits[0] as bigint) + (value >= 0 ? 1n : -1n);
   return buffer[0] as number;
+}
+
+/** From the client sending a request to the engine seeing it, plus from the engine's last token to the client reading it. */
+function roundTripMsOf(latency: ServingLatency): number {
+  return latency.ingressMs + latency.deliveryMs;
 }
