@@ -40,7 +40,7 @@ fi
 if [ "$mode" = calibrate ]; then
   # Calibration alone, on an idle engine (no node tests): to re-measure with a newer servelab when device time is short.
   echo "== calibration only"
-  python3 "$HERE/face.py" --port 30000 --request-log "$OUT/engine-requests.jsonl" ${FACE_ARGS:---cuda-graph on} > "$OUT/face.log" 2>&1 &
+  python3 "$HERE/face.py" --port 30000 --request-log "$OUT/engine-requests.jsonl" --engine-events "$OUT/engine-events.jsonl" ${FACE_ARGS:---cuda-graph on} > "$OUT/face.log" 2>&1 &
   face=$!
   for i in $(seq 1 "${FACE_WAIT_S:-300}"); do curl -sf localhost:30000/health >/dev/null && break; sleep 1; done
   echo "face ready after ${i}s"

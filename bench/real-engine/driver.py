@@ -94,6 +94,7 @@ def real(args) -> None:
     face_log = open(os.path.join(args.out, "face.log"), "w")
     face = subprocess.Popen([sys.executable, os.path.join(HERE, "face.py"), "--port", str(args.port), "--engine",
                              args.engine, "--request-log", os.path.join(args.out, "engine-requests.jsonl"),
+                             "--engine-events", os.path.join(args.out, "engine-events.jsonl"),
                              *shlex.split(args.face_args)], stdout=face_log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     started = time.time()

@@ -59,6 +59,11 @@ class EngineSettings:
     # "full": capture a CUDA graph for every padded step shape before serving (see _capture_every_shape);
     # "engine": only transformers' own warmup (one varlen graph), the rest captured lazily while serving.
     graph_warmup: str = "full"
+    # The full warmup captures graphs for steps whose longest sequence is up to this many tokens (padded to a power of
+    # two from 1024); a longer sequence's steps are captured lazily, and logged to engine_events.
+    graph_max_seq: int = 2048
+    # Where the engine logs what stalls its loop while serving (lazy graph captures, long garbage collections).
+    engine_events: str | None = None
     # Where the engine writes one JSON line per finished request: its own clock readings of every token.
     request_log: str | None = None
 
@@ -116,6 +121,8 @@ class TransformersEngine:
         graph_warmup = {"mode": self.settings.graph_warmup}
         if self.settings.graph_warmup == "full":
             graph_warmup.update(self._capture_every_shape(manager, model))
+        offset = epoch_offset()
+        self._trace_serving(manager, offset)
         manager.start()
         resolved = manager.continuous_batching_config
         processor = manager.batch_processor
@@ -144,7 +151,6 @@ class TransformersEngine:
             "graph_warmup": graph_warmup,
         }
         self.outbox.put(("ready", info))
-        offset = epoch_offset()
         stop = threading.Event()
         self.prompt_tokens: dict[str, int] = {}
         reader = threading.Thread(target=self._forward_outputs, args=(manager, offset, stop), daemon=True)
@@ -166,51 +172,156 @@ class TransformersEngine:
         manager.stop(block=True, timeout=30)
 
     def _capture_every_shape(self, manager, model) -> dict:
-        """Captures a CUDA graph for every padded (query tokens, KV read) shape a step can take, before serving.
+        """Captures, before serving, the CUDA graph of every padded step shape that serving will ask for.
 
-        With max_blocks_per_request 0 every step (prefill, decode or mixed) takes transformers' varlen path, whose
-        graphs are keyed by the query tokens padded to q_padding_interval_size and the KV tokens read padded to
-        kv_padding_interval_size. Its own warmup captures one shape (the largest); every other shape would be captured
-        the first time a step has it, adding a capture (about 100-150 ms, seen as the first of each calibration point's
-        repeats) to that step. SGLang captures its graphs at start-up, so the engine does so too: a twin should not
-        have to predict a one-off compilation cost."""
+        With max_blocks_per_request 0 every step (prefill, decode or mixed) takes transformers' varlen path. In 5.17
+        its graphs are keyed by three padded sizes (inputs_and_outputs._get_graph_key): the step's query tokens (to
+        q_padding_interval_size), the KV tokens it reads from the cache, summed over its requests (to
+        kv_padding_interval_size), and its longest sequence (to a power of two, at least 1024). The engine's own
+        warmup captures one key; every other key is captured the first time a step has it, which adds the capture
+        (100-300 ms) to that step. A full batch whose KV first passes 16,384 tokens meets a new key at each query
+        size, so such stalls cluster in the first seconds of a burst (10 steps of 172 took 189-297 ms instead of
+        70-120 in the burst of results/2026-11-23-four-lengths/).
+
+        SGLang captures its graphs at start-up, so the engine does so too, for every key with a longest sequence up
+        to graph_max_seq tokens: one batch of made-up prefilling requests per key, sized so that the batch pads to
+        it (the key read back from the engine after padding is what is stored, so a mismatch is seen, not assumed).
+        Keys the warmup could not make are captured lazily while serving, and `_trace_serving` logs each."""
         processor = getattr(manager, "batch_processor", None)
         runner = getattr(processor, "model_runner", None)
-        if not hasattr(runner, "run_one_warmup"):
+        io = getattr(runner, "inputs_and_outputs", None)
+        needed = ("maybe_pad_inputs", "_capture_graph", "_get_forward_fn", "logit_processor")
+        try:
+            from transformers.generation.continuous_batching.requests import RequestStatus
+            from transformers.generation.continuous_batching.utils import create_warmup_future_states
+        except ImportError:
             runner = None
-            for name in dir(processor):
-                candidate = None if name.startswith("__") else getattr(processor, name, None)
-                if hasattr(candidate, "run_one_warmup") and hasattr(candidate, "maybe_pad_inputs"):
-                    runner = candidate
-                    break
-        if runner is None:
-            return {"captured": 0, "note": "no model runner with run_one_warmup found; graphs are captured lazily"}
+        if runner is None or io is None or not all(hasattr(runner, name) for name in needed) \
+                or not hasattr(io, "_get_graph_key") or not hasattr(io, "graphs"):
+            return {"captured": 0, "note": "this transformers has no model runner this warmup knows; graphs are captured lazily"}
+        import inspect
+        import math
+
+        import torch
+
         config = manager.continuous_batching_config
         cache = runner.cache
         q_step = int(getattr(config, "q_padding_interval_size", 0) or 64)
         kv_step = int(getattr(config, "kv_padding_interval_size", 0) or 16384)
         max_q = int(cache.max_batch_tokens)
-        total_kv = int(cache.num_blocks) * int(cache.block_size)
-        import torch
+        block = int(cache.block_size)
+        num_blocks = int(cache.num_blocks)
+        total_kv = num_blocks * block
+        max_requests = int(getattr(config, "max_requests_per_batch", 0) or 64)
+        seq_buckets = [1024]
+        while seq_buckets[-1] * 2 <= self.settings.graph_max_seq:
+            seq_buckets.append(seq_buckets[-1] * 2)
+        takes_padding_flag = "use_padding" in inspect.signature(io.prepare_batch_tensors).parameters
+
+        def batch_for(q: int, kv: int, seq: int) -> tuple[int, int, int] | None:
+            """n requests of q_each query and kv_each cached tokens whose padded step is (q, kv, seq), or None."""
+            for n in range(1, max_requests + 1):
+                q_each = q // n
+                if q_each < 1 or n * q_each <= q - q_step:
+                    continue
+                kv_each = min(kv // n, seq - q_each)
+                if kv_each < 0 or (seq > 1024 and q_each + kv_each <= seq // 2):
+                    continue
+                if not (kv - kv_step < n * kv_each <= kv or (kv == kv_step and n * kv_each == 0)):
+                    continue
+                if n * math.ceil((q_each + kv_each) / block) > num_blocks:
+                    continue
+                return n, q_each, kv_each
+            return None
 
         started = time.perf_counter()
-        shapes = set()
-        captured = 0
+        captured, unreachable, mismatched = 0, 0, []
         try:
             with torch.inference_mode():  # as transformers' own warmup runs
-                for q in range(q_step, max_q + 1, q_step):
-                    for kv in [0, *range(kv_step, total_kv + 1, kv_step)]:
-                        kv_read = max(0, min(kv, total_kv - q))
-                        shape = runner.maybe_pad_inputs(num_q_tokens=q, max_kv_read=kv_read, use_decode_fast_path=False)
-                        if shape in shapes:
-                            continue
-                        shapes.add(shape)
-                        if runner.run_one_warmup(model=model, num_q_tokens=q, max_kv_read=kv_read) > 0:
-                            captured += 1
+                for seq in seq_buckets:
+                    for q in range(q_step, max_q + 1, q_step):
+                        for kv in range(kv_step, total_kv + 1, kv_step):
+                            shape = batch_for(q, kv, seq)
+                            if shape is None:
+                                unreachable += 1
+                                continue
+                            n, q_each, kv_each = shape
+                            states = create_warmup_future_states(n, RequestStatus.PREFILLING, q_each, kv_each, cache)
+                            try:
+                                if len(states) < n:
+                                    unreachable += 1
+                                    continue
+                                padded_q, padded_kv = runner.maybe_pad_inputs(
+                                    num_q_tokens=n * q_each, max_kv_read=n * kv_each, use_decode_fast_path=False)
+                                args = [states, runner.logit_processor, False, padded_q, padded_kv]
+                                io.prepare_batch_tensors(*args, True) if takes_padding_flag else io.prepare_batch_tensors(*args)
+                                batch_data = io.get_model_kwargs(use_padding=True)
+                                key = tuple(int(k) for k in io._get_graph_key())
+                                if key != (q, kv, seq):
+                                    mismatched.append([[q, kv, seq], list(key)])
+                                if io.graphs.get_graph(key) is not None:
+                                    continue
+                                forward_fn, use_graph = runner._get_forward_fn(use_block_table=io.use_block_table)
+                                if not use_graph:
+                                    return {"captured": captured, "note": "CUDA graphs are off for the varlen path"}
+                                carry_over_ids, prev_output_ids, output_ids = io.get_cb_kwargs()
+                                runner._capture_graph(forward_fn, io.compute_stream, model, batch_data, carry_over_ids,
+                                                      prev_output_ids, output_ids)
+                                captured += 1
+                            finally:
+                                for state in states:
+                                    cache.free_blocks(state.state.request_id)
         except Exception as error:  # noqa: BLE001 - an engine that serves with lazy captures beats no engine
             return {"captured": captured, "note": f"stopped: {error!r}"}
-        return {"captured": captured, "shapes": len(shapes), "q_step": q_step, "kv_step": kv_step,
+        return {"captured": captured, "unreachable": unreachable, "mismatched": mismatched[:8],
+                "mismatched_count": len(mismatched), "q_step": q_step, "kv_step": kv_step, "seq_buckets": seq_buckets,
                 "seconds": round(time.perf_counter() - started, 2)}
+
+    def _trace_serving(self, manager, offset: float) -> None:
+        """Logs what stalls the generation loop while serving, one JSON line each, to engine_events: a CUDA graph
+        captured lazily (its key, how long) and a garbage collection of 10 ms or more. Both would be invisible in the
+        request log, which only shows that a step took long."""
+        if not self.settings.engine_events:
+            return
+        import gc
+
+        events = open(self.settings.engine_events, "a", buffering=1)
+        lock = threading.Lock()
+
+        def write(record: dict) -> None:
+            with lock:
+                events.write(json.dumps(record) + "\n")
+
+        processor = getattr(manager, "batch_processor", None)
+        runner = getattr(processor, "model_runner", None)
+        io = getattr(runner, "inputs_and_outputs", None)
+        if runner is not None and hasattr(runner, "_capture_graph"):
+            capture = runner._capture_graph
+
+            def traced_capture(*args, **kwargs):
+                began = time.perf_counter()
+                try:
+                    return capture(*args, **kwargs)
+                finally:
+                    key = list(io._get_graph_key()) if hasattr(io, "_get_graph_key") else None
+                    write({"event": "graph_capture", "time": round(began + offset, 6),
+                           "ms": round((time.perf_counter() - began) * 1000, 2), "key": key})
+
+            runner._capture_graph = traced_capture
+        collecting: dict = {}
+
+        def on_gc(phase: str, info: dict) -> None:
+            if phase == "start":
+                collecting["began"] = time.perf_counter()
+                return
+            began = collecting.pop("began", None)
+            if began is not None and time.perf_counter() - began >= 0.010:
+                write({"event": "gc", "time": round(began + offset, 6), "generation": info.get("generation"),
+                       "ms": round((time.perf_counter() - began) * 1000, 2), "collected": info.get("collected")})
+
+        gc.callbacks.append(on_gc)
+        write({"event": "serving", "time": round(time.perf_counter() + offset, 6),
+               "graphs": len(getattr(getattr(io, "graphs", None), "_storage", ()) or ())})
 
     def _cb_config(self, transformers):
         from dataclasses import fields

@@ -353,6 +353,11 @@ def main() -> None:
     parser.add_argument("--graph-warmup", choices=["full", "engine"], default="full",
                         help="full: capture every padded step shape's CUDA graph before serving (as SGLang captures at "
                              "start-up); engine: transformers' own warmup only, other shapes captured while serving")
+    parser.add_argument("--graph-max-seq", type=int, default=2048,
+                        help="the full warmup captures the graphs of steps whose longest sequence is up to this many "
+                             "tokens (longer ones are captured while serving, and logged to --engine-events)")
+    parser.add_argument("--engine-events", help="the engine logs what stalls its loop while serving here, one JSON "
+                                                "line each: CUDA graphs captured lazily, garbage collections of 10 ms or more")
     parser.add_argument("--request-log", help="the engine writes one JSON line per finished request here: its clock "
                                               "readings of arrival, leaving the queue, every token and the finish")
     args = parser.parse_args()
@@ -362,6 +367,7 @@ def main() -> None:
         num_layers=args.num_layers, attn_implementation=args.attn_implementation,
         use_cuda_graph=None if args.cuda_graph == "auto" else args.cuda_graph == "on", fake_step_ms=args.fake_step_ms,
         torch_threads=args.torch_threads, graph_warmup=args.graph_warmup, request_log=args.request_log,
+        graph_max_seq=args.graph_max_seq, engine_events=args.engine_events,
     )
     face = Face(settings, args.port)
     face.start_engine()

@@ -111,6 +111,15 @@ def main() -> None:
         real = statistics.median(ms for ms, _ in group)
         priced = statistics.median(p for _, p in group)
         print(f"{batch:>8} {kind:>8} {f'{kv}-{kv + 8}':>7} {len(group):>6} {real:>10.1f} {priced:>9.1f} {(priced - real) / real * 100:>+8.1f}")
+    # What stalled the engine's loop in this run (face.py --engine-events): lazy graph captures, long collections.
+    events_path = os.path.join(args.out, "engine-events.jsonl")
+    if os.path.exists(events_path):
+        events = [json.loads(line) for line in open(events_path)]
+        stalls = [e for e in events if e["event"] in ("graph_capture", "gc") and started <= e["time"] <= ended]
+        for kind in ("graph_capture", "gc"):
+            chosen = [e for e in stalls if e["event"] == kind]
+            print(f"{kind}: {len(chosen)} in this run, {sum(e['ms'] for e in chosen):.0f} ms in all"
+                  + (f"; keys {[e.get('key') for e in chosen][:6]}" if kind == "graph_capture" and chosen else ""))
 
 
 if __name__ == "__main__":
