@@ -31,6 +31,7 @@ if [ "$mode" = bench ] || [ "$mode" = all ]; then
 fi
 if [ "$mode" = real ] || [ "$mode" = all ]; then
   echo "== real engine runs"
+  rm -rf /tmp/harness  # a machine kept warm between calls still has the last call's runs, which servelab will not overwrite
   python3 "$HERE/driver.py" real --servelab "$SERVELAB" --out /tmp/harness --face-args "${FACE_ARGS:---cuda-graph on}"
   if [ "${SKIP_TWIN:-0}" != 1 ]; then
     python3 "$HERE/driver.py" twin --servelab "$SERVELAB" --out /tmp/harness --profile /tmp/harness/calibrated-measured.json --label twin-measured
