@@ -40,9 +40,10 @@ export const SLOW_REPEAT_FACTOR = 1.3;
 
 /**
  * The points one of whose repeats took at least SLOW_REPEAT_FACTOR times the figure kept. The median keeps one stalled
- * repeat from moving a point, which is right for a one-off; a stall the server has again and again (one full-batch
- * mixed step in five took 1.5-2.5x its median on the real engine of bench/real-engine) costs throughput that no kept
- * figure shows, so calibration names such points instead of hiding them.
+ * repeat from moving a point, which is right for a one-off; a stall the server has again and again costs throughput
+ * that no kept figure shows, so calibration names such points instead of hiding them. (On the real engine of
+ * bench/real-engine they were the first sign of CUDA graphs captured while serving: one full-batch mixed step in five
+ * took 1.5-2.5x its median until the harness captured every graph before serving.)
  */
 export function slowRepeats<T extends { stepMs: number; samplesMs?: number[] }>(points: readonly T[]): T[] {
   return points.filter((point) => (point.samplesMs ?? []).some((sampleMs) => sampleMs >= point.stepMs * SLOW_REPEAT_FACTOR));
@@ -51,7 +52,8 @@ export function slowRepeats<T extends { stepMs: number; samplesMs?: number[] }>(
 /**
  * True when a point has exactly two repeats and one took SLOW_REPEAT_FACTOR times the other or more. Their median is
  * their mean, so a stall in one would move the point by half of it (on the real engine of bench/real-engine, two repeats
- * of one full-batch mixed step took 157 and 275 ms, and the point was kept at 216). A third repeat decides.
+ * of one full-batch mixed step took 157 and 275 ms, the second paying a graph captured on the spot, and the point was
+ * kept at 216). A third repeat decides.
  */
 export function repeatsDisagree(samplesMs: readonly number[]): boolean {
   if (samplesMs.length !== 2) return false;
