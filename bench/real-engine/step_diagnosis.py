@@ -63,13 +63,14 @@ def rebuild_steps(requests: list[dict], step_budget: int) -> list[dict]:
         else:
             steps.append({"time": time, "tokens": [(index, request)]})
     remaining = {request["rid"]: request["prompt_tokens"] for request in requests}
+    by_admission = sorted(requests, key=lambda r: r["left_queue"])
     rebuilt = []
     for previous, step in zip(steps, steps[1:]):
         decoding = [(index, request) for index, request in step["tokens"] if index > 0]
         budget = step_budget - len(decoding)
         prefill = 0
         # Prompts admitted before this step and not yet through their prefill, oldest first.
-        for request in sorted(requests, key=lambda r: r["left_queue"]):
+        for request in by_admission:
             if budget <= 0:
                 break
             if request["left_queue"] <= step["time"] and remaining[request["rid"]] > 0 and request["tokens"][0] >= step["time"]:
