@@ -73,6 +73,13 @@ def epoch_offset() -> float:
     return time.time() - time.perf_counter()
 
 
+def model_runner_of(manager) -> tuple:
+    """transformers' model runner behind a continuous-batching manager and its inputs/outputs (graphs, padding), or
+    None for either where this transformers has no such attribute."""
+    runner = getattr(getattr(manager, "batch_processor", None), "model_runner", None)
+    return runner, getattr(runner, "inputs_and_outputs", None)
+
+
 def serve(settings: EngineSettings, inbox, outbox) -> None:
     try:
         if settings.engine == "fake":
@@ -187,9 +194,7 @@ class TransformersEngine:
         to graph_max_seq tokens: one batch of made-up prefilling requests per key, sized so that the batch pads to
         it (the key read back from the engine after padding is what is stored, so a mismatch is seen, not assumed).
         Keys the warmup could not make are captured lazily while serving, and `_trace_serving` logs each."""
-        processor = getattr(manager, "batch_processor", None)
-        runner = getattr(processor, "model_runner", None)
-        io = getattr(runner, "inputs_and_outputs", None)
+        runner, io = model_runner_of(manager)
         needed = ("maybe_pad_inputs", "_capture_graph", "_get_forward_fn", "logit_processor")
         try:
             from transformers.generation.continuous_batching.requests import RequestStatus
@@ -292,9 +297,7 @@ class TransformersEngine:
             with lock:
                 events.write(json.dumps(record) + "\n")
 
-        processor = getattr(manager, "batch_processor", None)
-        runner = getattr(processor, "model_runner", None)
-        io = getattr(runner, "inputs_and_outputs", None)
+        runner, io = model_runner_of(manager)
         if runner is not None and hasattr(runner, "_capture_graph"):
             capture = runner._capture_graph
 
