@@ -7,7 +7,7 @@ import { writeFailure } from './write-failure.js';
  * Writes a file so that readers see either the old content or the whole new content, never a torn file: write to a
  * temporary sibling, flush it to disk, then rename over the target (rename is atomic within one filesystem).
  */
-export async function writeFileAtomic(path: string, content: string | Uint8Array | Iterable<string>): Promise<void> {
+export async function writeFileAtomic(path: string, content: string | Uint8Array | Iterable<string | Uint8Array>): Promise<void> {
   try {
     await writeAtomically(path, content);
   } catch (error) {
@@ -31,7 +31,7 @@ export async function removeStaleTemporaryFiles(directory: string): Promise<stri
   return stale;
 }
 
-async function writeAtomically(path: string, content: string | Uint8Array | Iterable<string>): Promise<void> {
+async function writeAtomically(path: string, content: string | Uint8Array | Iterable<string | Uint8Array>): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temporaryPath = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temporaryPath, 'w');
@@ -43,6 +43,14 @@ async function writeAtomically(path: string, content: string | Uint8Array | Iter
       let buffered: string[] = [];
       let bufferedLength = 0;
       for (const piece of content) {
+        if (typeof piece !== 'string') {
+          // Bytes go out as they come (after any text before them).
+          if (buffered.length > 0) await handle.write(buffered.join(''));
+          buffered = [];
+          bufferedLength = 0;
+          await handle.writeFile(piece);
+          continue;
+        }
         buffered.push(piece);
         bufferedLength += piece.length;
         if (bufferedLength > 1 << 20) {

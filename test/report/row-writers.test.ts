@@ -78,13 +78,14 @@ describe('row writers', () => {
   });
 });
 
-describe('formatNanoseconds', () => {
-  it('writes gaps to the nanosecond like rounding then printing the double', async () => {
-    const { formatNanoseconds } = await import('../../src/report/jsonl/jsonl-reporter.js');
-    for (const gap of [0.004823117, 0.02, 1.5, 0.000000001, 0, -0.25, 12.3456789012]) {
-      expect(Number(formatNanoseconds(gap)), String(gap)).toBe(Math.round(gap * 1e9) / 1e9);
-    }
-    expect(formatNanoseconds(0.02)).toBe('0.02');
-    expect(formatNanoseconds(Number.NaN)).toBe('null');
+describe('per-token gaps in the JSON line', () => {
+  it('are written to the nanosecond like rounding then printing the double', () => {
+    const gaps = [0.004823117, 0.02, 1.5, 0.000000001, 0, -0.25, 12.3456789012, 1e-10];
+    const line = recordToJsonLine(fullyTracedRecord(1, { interTokenLatencies: gaps }), T0);
+    const written = (JSON.parse(line) as { inter_token_latencies: number[] }).inter_token_latencies;
+    expect(written).toEqual(gaps.map((gap) => Math.round(gap * 1e9) / 1e9));
+    expect(line).toContain('"inter_token_latencies":[0.004823117,0.02,1.5,0.000000001,0,-0.25,12.345678901,0]');
+    // A gap whose nanoseconds overflow is no measurement: null.
+    expect(recordToJsonLine(fullyTracedRecord(1, { interTokenLatencies: [Number.NaN, 1e300, 0.5] }), T0)).toContain('"inter_token_latencies":[null,null,0.5]');
   });
 });

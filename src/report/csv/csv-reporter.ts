@@ -16,7 +16,8 @@ import {
   TOKEN_COLUMNS,
   WORKLOAD_COLUMNS,
 } from '../record-columns.js';
-import { csvField, csvLine, formatSeconds } from './csv-format.js';
+import { asciiBytes, TextBytesWriter } from '../../utils/text-bytes-writer.js';
+import { csvField, csvLine, decimalOfUnits } from './csv-format.js';
 
 export const REQUESTS_CSV = 'requests.csv';
 
@@ -40,91 +41,179 @@ export const REQUESTS_CSV_COLUMNS: readonly string[] = [
 
 const CHUNK_RECORDS = 4096;
 
-function relative(time: number | undefined, t0: number): string {
-  return time === undefined ? '' : formatSeconds(time - t0);
+/**
+ * One row given the record and its derived values (read at `index` of the column arrays), written as bytes. Fields
+ * are read by name, in the order of REQUESTS_CSV_COLUMNS (a test checks the header and the cells agree), because a
+ * generic loop over column descriptors costs a megamorphic lookup per cell and this runs for every request of a
+ * million-request run.
+ */
+function writeCsvRow(out: TextBytesWriter, record: RequestRecord, t0: number, derived: Record<DerivedColumnName, Float64Array>, index: number): void {
+  textCell(out, record.requestId);
+  out.byte(COMMA);
+  timeCell(out, record.scheduledTime, t0);
+  out.byte(COMMA);
+  timeCell(out, record.arrivalTime, t0);
+  out.byte(COMMA);
+  timeCell(out, record.routerSendTime, t0);
+  out.byte(COMMA);
+  timeCell(out, record.serverCreatedTime, t0);
+  out.byte(COMMA);
+  timeCell(out, record.queueTimeStart, t0);
+  out.byte(COMMA);
+  timeCell(out, record.queueTimeEnd, t0);
+  out.byte(COMMA);
+  timeCell(out, record.serverFirstTokenTime, t0);
+  out.byte(COMMA);
+  timeCell(out, record.firstTokenTime, t0);
+  out.byte(COMMA);
+  timeCell(out, record.finishTime, t0);
+  out.byte(COMMA);
+  textCell(out, record.host);
+  out.byte(COMMA);
+  secondsCell(out, derived.total_latency[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.server_latency[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.ttft[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.server_ttft[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.queue_time_in_router[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.network_time[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.tokenize_time[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.pure_queue_time[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.queue_time_in_server[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.prefill_time[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.decode_time[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.tpot[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.send_lag[index]);
+  out.byte(COMMA);
+  secondsCell(out, derived.intended_latency[index]);
+  out.byte(COMMA);
+  countCell(out, record.inputLength);
+  out.byte(COMMA);
+  countCell(out, record.expectedOutputLength);
+  out.byte(COMMA);
+  countCell(out, record.actualPromptTokens);
+  out.byte(COMMA);
+  countCell(out, record.actualOutputTokens);
+  out.byte(COMMA);
+  countCell(out, record.cachedTokens);
+  out.byte(COMMA);
+  countCell(out, record.actualOutputTokens);
+  out.byte(COMMA);
+  countCell(out, record.prefixGroup);
+  out.byte(COMMA);
+  textCell(out, record.sessionId);
+  out.byte(COMMA);
+  countCell(out, record.datasetIndex);
+  out.byte(COMMA);
+  flagCell(out, record.success);
+  out.byte(COMMA);
+  textCell(out, record.error);
+  out.byte(COMMA);
+  countCell(out, record.httpStatus);
+  out.byte(COMMA);
+  countCell(out, record.numRetractions);
+  out.byte(COMMA);
+  countCell(out, record.retries);
+  out.byte(COMMA);
+  textCell(out, record.finishReason);
+  out.byte(COMMA);
+  textCell(out, record.errorMessage);
+  out.byte(COMMA);
+  timeCell(out, record.dispatchTime, t0);
+  out.byte(COMMA);
+  flagCell(out, record.heldForConcurrency);
+  out.byte(COMMA);
+  timeCell(out, record.serverDispatchTime, t0);
+  out.byte(COMMA);
+  timeCell(out, record.serverResponseSentTime, t0);
+  out.byte(COMMA);
+  timeCell(out, record.serverFinishTime, t0);
+  out.byte(COMMA);
+  countCell(out, record.prefillWaitingLatency);
+  out.byte(COMMA);
+  countCell(out, record.prefillLaunchLatency);
+  out.byte(COMMA);
+  countCell(out, record.decodeThroughputTokensPerSecond);
+  out.byte(COMMA);
+  countCell(out, record.serverStatusCode);
+  out.byte(COMMA);
+  textCell(out, record.dataQuality);
+  out.byte(COMMA);
+  textCell(out, record.requestId);
+  out.byte(COMMA);
+  flagCell(out, hasGeneratedText(record));
+  out.byte(COMMA);
+  countCell(out, actualTotalTokens(record));
+  out.byte(COMMA);
+  countCell(out, record.outputTokensFromTrace);
+  out.byte(NEWLINE);
+}
+
+const COMMA = 0x2c;
+const NEWLINE = 0x0a;
+const TRUE = asciiBytes('true');
+const FALSE = asciiBytes('false');
+const secondsText = (micros: number): string => decimalOfUnits(micros, 1e6, 6);
+
+/** Seconds as `formatSeconds` writes them: to the microsecond, empty when absent or not finite. */
+function secondsCell(out: TextBytesWriter, seconds: number | undefined): void {
+  if (seconds !== undefined && Number.isFinite(seconds)) out.fixedPoint(Math.round(seconds * 1e6), 6, secondsText);
+}
+
+function timeCell(out: TextBytesWriter, time: number | undefined, t0: number): void {
+  if (time !== undefined) secondsCell(out, time - t0);
 }
 
 /**
- * One row given the record and its derived values (read at `index` of the column arrays). Fields are read by name, in
- * the order of REQUESTS_CSV_COLUMNS (a test checks the header and the cells agree), because a generic loop over column
- * descriptors costs a megamorphic lookup per cell and this runs for every request of a million-request run.
+ * A count as `csvField` writes it: empty when absent or not finite. The cells below take `csvField`'s own way for a
+ * value of another type than the field's (a record read back from a hand-edited requests.jsonl, say).
  */
-function csvRow(record: RequestRecord, t0: number, derived: Record<DerivedColumnName, Float64Array>, index: number): string {
-  const d = (name: DerivedColumnName): string => formatSeconds(derived[name][index]);
-  return csvLine([
-    csvField(record.requestId),
-    relative(record.scheduledTime, t0),
-    relative(record.arrivalTime, t0),
-    relative(record.routerSendTime, t0),
-    relative(record.serverCreatedTime, t0),
-    relative(record.queueTimeStart, t0),
-    relative(record.queueTimeEnd, t0),
-    relative(record.serverFirstTokenTime, t0),
-    relative(record.firstTokenTime, t0),
-    relative(record.finishTime, t0),
-    csvField(record.host),
-    d('total_latency'),
-    d('server_latency'),
-    d('ttft'),
-    d('server_ttft'),
-    d('queue_time_in_router'),
-    d('network_time'),
-    d('tokenize_time'),
-    d('pure_queue_time'),
-    d('queue_time_in_server'),
-    d('prefill_time'),
-    d('decode_time'),
-    d('tpot'),
-    d('send_lag'),
-    d('intended_latency'),
-    csvField(record.inputLength),
-    csvField(record.expectedOutputLength),
-    csvField(record.actualPromptTokens),
-    csvField(record.actualOutputTokens),
-    csvField(record.cachedTokens),
-    csvField(record.actualOutputTokens),
-    csvField(record.prefixGroup),
-    csvField(record.sessionId),
-    csvField(record.datasetIndex),
-    csvField(record.success),
-    csvField(record.error),
-    csvField(record.httpStatus),
-    csvField(record.numRetractions),
-    csvField(record.retries),
-    csvField(record.finishReason),
-    csvField(record.errorMessage),
-    relative(record.dispatchTime, t0),
-    csvField(record.heldForConcurrency),
-    relative(record.serverDispatchTime, t0),
-    relative(record.serverResponseSentTime, t0),
-    relative(record.serverFinishTime, t0),
-    csvField(record.prefillWaitingLatency),
-    csvField(record.prefillLaunchLatency),
-    csvField(record.decodeThroughputTokensPerSecond),
-    csvField(record.serverStatusCode),
-    csvField(record.dataQuality),
-    csvField(record.requestId),
-    csvField(hasGeneratedText(record)),
-    csvField(actualTotalTokens(record)),
-    csvField(record.outputTokensFromTrace),
-  ]);
+function countCell(out: TextBytesWriter, value: number | undefined): void {
+  if (typeof value === 'number') {
+    if (Number.isFinite(value)) out.number(value);
+  } else if (value !== undefined) out.text(csvField(value));
+}
+
+function flagCell(out: TextBytesWriter, value: boolean | undefined): void {
+  if (typeof value === 'boolean') out.bytes(value ? TRUE : FALSE);
+  else if (value !== undefined) out.text(csvField(value));
+}
+
+/** Text as `csvField` writes it: quoted where needed, a would-be formula neutralised. */
+function textCell(out: TextBytesWriter, value: string | undefined): void {
+  if (value !== undefined && value !== '') out.text(csvField(value));
 }
 
 /** One row of requests.csv for a record; times relative to t0 and every duration in seconds, to the microsecond. */
 export function requestsCsvRow(record: RequestRecord, t0: number): string {
-  return csvRow(record, t0, deriveColumnArrays([record]), 0);
+  writeCsvRow(rowWriter, record, t0, deriveColumnArrays([record]), 0);
+  return rowWriter.takeText();
 }
 
-function* requestsCsvLines(records: readonly RequestRecord[], t0: number): Generator<string> {
+/** `requestsCsvRow`'s scratch. */
+const rowWriter = new TextBytesWriter(4096);
+
+function* requestsCsvLines(records: readonly RequestRecord[], t0: number): Generator<string | Uint8Array> {
   yield csvLine(REQUESTS_CSV_COLUMNS.map((name) => csvField(name)));
+  const out = new TextBytesWriter(1 << 20);
   const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
   // Derived columns a chunk at a time: the fast columnar path, without holding a million-row copy of them.
   for (let from = 0; from < kept.length; from += CHUNK_RECORDS) {
     const chunk = kept.slice(from, from + CHUNK_RECORDS);
     const derived = deriveColumnArrays(chunk);
-    const lines: string[] = new Array(chunk.length);
-    for (let index = 0; index < chunk.length; index++) lines[index] = csvRow(chunk[index] as RequestRecord, t0, derived, index);
-    yield lines.join('');
+    for (let index = 0; index < chunk.length; index++) writeCsvRow(out, chunk[index] as RequestRecord, t0, derived, index);
+    yield out.take();
   }
 }
 

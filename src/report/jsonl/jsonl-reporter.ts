@@ -3,8 +3,9 @@ import type { RequestRecord } from '../../types/record.js';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { INTER_TOKEN_LATENCIES_KEY, RECORD_COLUMNS } from '../record-columns.js';
-import { decimalOfUnits, formatSeconds } from '../csv/csv-format.js';
+import { decimalOfUnits } from '../csv/csv-format.js';
 import { roundToMicroseconds } from '../relative-time.js';
+import { asciiBytes, TextBytesWriter } from '../../utils/text-bytes-writer.js';
 
 export const REQUESTS_JSONL = 'requests.jsonl';
 
@@ -60,97 +61,168 @@ export function canonicalizeRecord(record: RequestRecord, t0: number): void {
 
 const CHUNK_RECORDS = 4096;
 
-/** JSON text of a number as our files write it: non-finite numbers (which JSON lacks) as null. */
-function jsonNumber(value: number): string {
-  return Number.isFinite(value) ? String(value) : 'null';
-}
-
 /**
- * Seconds rounded to the nanosecond as JSON text, from integer arithmetic: converting a double to its shortest decimal
- * text is the slowest part of writing a million records with sixteen gaps each, converting an integer is not.
- */
-export function formatNanoseconds(seconds: number): string {
-  const nanos = Math.round(seconds * 1e9);
-  // A gap so large that its nanoseconds overflow is not a measurement either.
-  return Number.isFinite(nanos) ? decimalOfUnits(nanos, 1e9, 9) : 'null';
-}
-
-/** A time field as JSON text: seconds after t0 to the microsecond, null where not finite. */
-function timeJson(value: number, t0: number): string {
-  const text = formatSeconds(value - t0);
-  return text === '' ? 'null' : text;
-}
-
-/** Any other field as JSON text: numbers as our files write them, the rest as JSON.stringify does. */
-function scalarJson(value: unknown): string {
-  return typeof value === 'number' ? jsonNumber(value) : JSON.stringify(value);
-}
-
-/**
- * The same object as `JSON.stringify(recordToJsonObject(record, t0))`, built as text directly (a test checks they
- * agree, key order included), with times and gaps formatted from integers. Fields are read by name, in the order of
+ * The same object as `JSON.stringify(recordToJsonObject(record, t0))`, written as bytes (a test checks they agree, key
+ * order included), with times and gaps formatted from integers. Fields are read by name, in the order of
  * RECORD_COLUMNS (a test checks every column is written, in that order), not by a loop over the column descriptors:
  * that loop's one lookup site for every field cost most of the 11 µs a record took, and this runs for every request
  * as it finishes (the run journal) and again for every request at the end.
  */
-export function recordToJsonLine(record: RequestRecord, t0: number): string {
-  // Every field starts with a comma; the first one's is dropped at the end.
-  let text = '';
-  if (record.requestId !== undefined) text += `,"request_id":${scalarJson(record.requestId)}`;
-  if (record.scheduledTime !== undefined) text += `,"scheduled_time":${timeJson(record.scheduledTime, t0)}`;
-  if (record.arrivalTime !== undefined) text += `,"arrival_time":${timeJson(record.arrivalTime, t0)}`;
-  if (record.routerSendTime !== undefined) text += `,"router_send_time":${timeJson(record.routerSendTime, t0)}`;
-  if (record.serverCreatedTime !== undefined) text += `,"server_created_time":${timeJson(record.serverCreatedTime, t0)}`;
-  if (record.queueTimeStart !== undefined) text += `,"queue_time_start":${timeJson(record.queueTimeStart, t0)}`;
-  if (record.queueTimeEnd !== undefined) text += `,"queue_time_end":${timeJson(record.queueTimeEnd, t0)}`;
-  if (record.serverFirstTokenTime !== undefined) text += `,"server_first_token_time":${timeJson(record.serverFirstTokenTime, t0)}`;
-  if (record.firstTokenTime !== undefined) text += `,"first_token_time":${timeJson(record.firstTokenTime, t0)}`;
-  if (record.finishTime !== undefined) text += `,"finish_time":${timeJson(record.finishTime, t0)}`;
-  if (record.host !== undefined) text += `,"host":${scalarJson(record.host)}`;
-  if (record.inputLength !== undefined) text += `,"input_length":${scalarJson(record.inputLength)}`;
-  if (record.expectedOutputLength !== undefined) text += `,"expected_output_length":${scalarJson(record.expectedOutputLength)}`;
-  if (record.actualPromptTokens !== undefined) text += `,"actual_prompt_tokens":${scalarJson(record.actualPromptTokens)}`;
-  if (record.actualOutputTokens !== undefined) text += `,"actual_output_tokens":${scalarJson(record.actualOutputTokens)}`;
-  if (record.cachedTokens !== undefined) text += `,"cached_tokens":${scalarJson(record.cachedTokens)}`;
-  if (record.prefixGroup !== undefined) text += `,"prefix_group":${scalarJson(record.prefixGroup)}`;
-  if (record.sessionId !== undefined) text += `,"session_id":${scalarJson(record.sessionId)}`;
-  if (record.datasetIndex !== undefined) text += `,"dataset_index":${scalarJson(record.datasetIndex)}`;
-  if (record.success !== undefined) text += `,"success":${scalarJson(record.success)}`;
-  if (record.error !== undefined) text += `,"error":${scalarJson(record.error)}`;
-  if (record.httpStatus !== undefined) text += `,"http_status":${scalarJson(record.httpStatus)}`;
-  if (record.numRetractions !== undefined) text += `,"num_retractions":${scalarJson(record.numRetractions)}`;
-  if (record.retries !== undefined) text += `,"retries":${scalarJson(record.retries)}`;
-  if (record.finishReason !== undefined) text += `,"finish_reason":${scalarJson(record.finishReason)}`;
-  if (record.errorMessage !== undefined) text += `,"error_message":${scalarJson(record.errorMessage)}`;
-  if (record.dispatchTime !== undefined) text += `,"dispatch_time":${timeJson(record.dispatchTime, t0)}`;
-  if (record.heldForConcurrency !== undefined) text += `,"held_for_concurrency":${scalarJson(record.heldForConcurrency)}`;
-  if (record.serverDispatchTime !== undefined) text += `,"server_dispatch_time":${timeJson(record.serverDispatchTime, t0)}`;
-  if (record.serverResponseSentTime !== undefined) text += `,"server_response_sent_time":${timeJson(record.serverResponseSentTime, t0)}`;
-  if (record.serverFinishTime !== undefined) text += `,"server_finish_time":${timeJson(record.serverFinishTime, t0)}`;
-  if (record.prefillWaitingLatency !== undefined) text += `,"prefill_waiting_latency_s":${scalarJson(record.prefillWaitingLatency)}`;
-  if (record.prefillLaunchLatency !== undefined) text += `,"prefill_launch_latency_s":${scalarJson(record.prefillLaunchLatency)}`;
-  if (record.decodeThroughputTokensPerSecond !== undefined) text += `,"decode_throughput_tok_s":${scalarJson(record.decodeThroughputTokensPerSecond)}`;
-  if (record.serverStatusCode !== undefined) text += `,"server_status_code":${scalarJson(record.serverStatusCode)}`;
-  if (record.dataQuality !== undefined) text += `,"data_quality":${scalarJson(record.dataQuality)}`;
-  if (record.outputTokensFromTrace !== undefined) text += `,"output_tokens_from_trace":${scalarJson(record.outputTokensFromTrace)}`;
+export function writeRecordJsonLine(out: TextBytesWriter, record: RequestRecord, t0: number): void {
+  // Every key starts with a comma; the first field's is replaced by the opening brace.
+  const first = out.length;
+  if (record.requestId !== undefined) scalarField(out, KEYS.requestId, record.requestId);
+  if (record.scheduledTime !== undefined) timeField(out, KEYS.scheduledTime, record.scheduledTime, t0);
+  if (record.arrivalTime !== undefined) timeField(out, KEYS.arrivalTime, record.arrivalTime, t0);
+  if (record.routerSendTime !== undefined) timeField(out, KEYS.routerSendTime, record.routerSendTime, t0);
+  if (record.serverCreatedTime !== undefined) timeField(out, KEYS.serverCreatedTime, record.serverCreatedTime, t0);
+  if (record.queueTimeStart !== undefined) timeField(out, KEYS.queueTimeStart, record.queueTimeStart, t0);
+  if (record.queueTimeEnd !== undefined) timeField(out, KEYS.queueTimeEnd, record.queueTimeEnd, t0);
+  if (record.serverFirstTokenTime !== undefined) timeField(out, KEYS.serverFirstTokenTime, record.serverFirstTokenTime, t0);
+  if (record.firstTokenTime !== undefined) timeField(out, KEYS.firstTokenTime, record.firstTokenTime, t0);
+  if (record.finishTime !== undefined) timeField(out, KEYS.finishTime, record.finishTime, t0);
+  if (record.host !== undefined) scalarField(out, KEYS.host, record.host);
+  if (record.inputLength !== undefined) scalarField(out, KEYS.inputLength, record.inputLength);
+  if (record.expectedOutputLength !== undefined) scalarField(out, KEYS.expectedOutputLength, record.expectedOutputLength);
+  if (record.actualPromptTokens !== undefined) scalarField(out, KEYS.actualPromptTokens, record.actualPromptTokens);
+  if (record.actualOutputTokens !== undefined) scalarField(out, KEYS.actualOutputTokens, record.actualOutputTokens);
+  if (record.cachedTokens !== undefined) scalarField(out, KEYS.cachedTokens, record.cachedTokens);
+  if (record.prefixGroup !== undefined) scalarField(out, KEYS.prefixGroup, record.prefixGroup);
+  if (record.sessionId !== undefined) scalarField(out, KEYS.sessionId, record.sessionId);
+  if (record.datasetIndex !== undefined) scalarField(out, KEYS.datasetIndex, record.datasetIndex);
+  if (record.success !== undefined) scalarField(out, KEYS.success, record.success);
+  if (record.error !== undefined) scalarField(out, KEYS.error, record.error);
+  if (record.httpStatus !== undefined) scalarField(out, KEYS.httpStatus, record.httpStatus);
+  if (record.numRetractions !== undefined) scalarField(out, KEYS.numRetractions, record.numRetractions);
+  if (record.retries !== undefined) scalarField(out, KEYS.retries, record.retries);
+  if (record.finishReason !== undefined) scalarField(out, KEYS.finishReason, record.finishReason);
+  if (record.errorMessage !== undefined) scalarField(out, KEYS.errorMessage, record.errorMessage);
+  if (record.dispatchTime !== undefined) timeField(out, KEYS.dispatchTime, record.dispatchTime, t0);
+  if (record.heldForConcurrency !== undefined) scalarField(out, KEYS.heldForConcurrency, record.heldForConcurrency);
+  if (record.serverDispatchTime !== undefined) timeField(out, KEYS.serverDispatchTime, record.serverDispatchTime, t0);
+  if (record.serverResponseSentTime !== undefined) timeField(out, KEYS.serverResponseSentTime, record.serverResponseSentTime, t0);
+  if (record.serverFinishTime !== undefined) timeField(out, KEYS.serverFinishTime, record.serverFinishTime, t0);
+  if (record.prefillWaitingLatency !== undefined) scalarField(out, KEYS.prefillWaitingLatency, record.prefillWaitingLatency);
+  if (record.prefillLaunchLatency !== undefined) scalarField(out, KEYS.prefillLaunchLatency, record.prefillLaunchLatency);
+  if (record.decodeThroughputTokensPerSecond !== undefined) scalarField(out, KEYS.decodeThroughputTokensPerSecond, record.decodeThroughputTokensPerSecond);
+  if (record.serverStatusCode !== undefined) scalarField(out, KEYS.serverStatusCode, record.serverStatusCode);
+  if (record.dataQuality !== undefined) scalarField(out, KEYS.dataQuality, record.dataQuality);
+  if (record.outputTokensFromTrace !== undefined) scalarField(out, KEYS.outputTokensFromTrace, record.outputTokensFromTrace);
   const gaps = record.interTokenLatencies;
   if (gaps) {
-    text += `,"${INTER_TOKEN_LATENCIES_KEY}":[`;
-    for (let index = 0; index < gaps.length; index++) text += index === 0 ? formatNanoseconds(gaps[index] as number) : `,${formatNanoseconds(gaps[index] as number)}`;
-    text += ']';
+    out.bytes(GAPS_KEY);
+    for (let index = 0; index < gaps.length; index++) {
+      if (index > 0) out.byte(COMMA);
+      nanosecondsField(out, gaps[index] as number);
+    }
+    out.byte(CLOSE_BRACKET);
   }
-  return `{${text.slice(1)}}\n`;
+  // The first field's comma becomes the opening brace; a record without fields is `{}`.
+  if (out.length === first) out.byte(OPEN_BRACE);
+  else out.setByteAt(first, OPEN_BRACE);
+  out.byte(CLOSE_BRACE);
+  out.byte(NEWLINE);
 }
 
-function* requestsJsonLines(records: readonly RequestRecord[], t0: number): Generator<string> {
+const KEYS = {
+  requestId: asciiBytes(',"request_id":'),
+  scheduledTime: asciiBytes(',"scheduled_time":'),
+  arrivalTime: asciiBytes(',"arrival_time":'),
+  routerSendTime: asciiBytes(',"router_send_time":'),
+  serverCreatedTime: asciiBytes(',"server_created_time":'),
+  queueTimeStart: asciiBytes(',"queue_time_start":'),
+  queueTimeEnd: asciiBytes(',"queue_time_end":'),
+  serverFirstTokenTime: asciiBytes(',"server_first_token_time":'),
+  firstTokenTime: asciiBytes(',"first_token_time":'),
+  finishTime: asciiBytes(',"finish_time":'),
+  host: asciiBytes(',"host":'),
+  inputLength: asciiBytes(',"input_length":'),
+  expectedOutputLength: asciiBytes(',"expected_output_length":'),
+  actualPromptTokens: asciiBytes(',"actual_prompt_tokens":'),
+  actualOutputTokens: asciiBytes(',"actual_output_tokens":'),
+  cachedTokens: asciiBytes(',"cached_tokens":'),
+  prefixGroup: asciiBytes(',"prefix_group":'),
+  sessionId: asciiBytes(',"session_id":'),
+  datasetIndex: asciiBytes(',"dataset_index":'),
+  success: asciiBytes(',"success":'),
+  error: asciiBytes(',"error":'),
+  httpStatus: asciiBytes(',"http_status":'),
+  numRetractions: asciiBytes(',"num_retractions":'),
+  retries: asciiBytes(',"retries":'),
+  finishReason: asciiBytes(',"finish_reason":'),
+  errorMessage: asciiBytes(',"error_message":'),
+  dispatchTime: asciiBytes(',"dispatch_time":'),
+  heldForConcurrency: asciiBytes(',"held_for_concurrency":'),
+  serverDispatchTime: asciiBytes(',"server_dispatch_time":'),
+  serverResponseSentTime: asciiBytes(',"server_response_sent_time":'),
+  serverFinishTime: asciiBytes(',"server_finish_time":'),
+  prefillWaitingLatency: asciiBytes(',"prefill_waiting_latency_s":'),
+  prefillLaunchLatency: asciiBytes(',"prefill_launch_latency_s":'),
+  decodeThroughputTokensPerSecond: asciiBytes(',"decode_throughput_tok_s":'),
+  serverStatusCode: asciiBytes(',"server_status_code":'),
+  dataQuality: asciiBytes(',"data_quality":'),
+  outputTokensFromTrace: asciiBytes(',"output_tokens_from_trace":'),
+} as const;
+
+/** `recordToJsonLine`'s scratch: one line at a time. */
+const lineWriter = new TextBytesWriter(8192);
+
+/** One record's line of requests.jsonl, as text (the writers themselves write bytes: `writeRecordJsonLine`). */
+export function recordToJsonLine(record: RequestRecord, t0: number): string {
+  writeRecordJsonLine(lineWriter, record, t0);
+  return lineWriter.takeText();
+}
+
+const GAPS_KEY = asciiBytes(`,"${INTER_TOKEN_LATENCIES_KEY}":[`);
+const NULL = asciiBytes('null');
+const TRUE = asciiBytes('true');
+const FALSE = asciiBytes('false');
+const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+const NEWLINE = 0x0a;
+
+const secondsText = (micros: number): string => decimalOfUnits(micros, 1e6, 6);
+const nanosecondsText = (nanos: number): string => decimalOfUnits(nanos, 1e9, 9);
+
+/** A time field: seconds after t0 to the microsecond (`formatSeconds`), null where not finite. */
+function timeField(out: TextBytesWriter, key: Uint8Array, value: number, t0: number): void {
+  out.bytes(key);
+  const seconds = value - t0;
+  if (Number.isFinite(seconds)) out.fixedPoint(Math.round(seconds * 1e6), 6, secondsText);
+  else out.bytes(NULL);
+}
+
+/** Any other field: numbers as `String` writes them (null where not finite), the rest as JSON.stringify does. */
+function scalarField(out: TextBytesWriter, key: Uint8Array, value: string | number | boolean): void {
+  out.bytes(key);
+  if (typeof value === 'number') {
+    if (Number.isFinite(value)) out.number(value);
+    else out.bytes(NULL);
+  } else if (typeof value === 'boolean') {
+    out.bytes(value ? TRUE : FALSE);
+  } else {
+    out.text(JSON.stringify(value));
+  }
+}
+
+/** A per-token gap: seconds rounded to the nanosecond (`formatNanoseconds`). */
+function nanosecondsField(out: TextBytesWriter, seconds: number): void {
+  const nanos = Math.round(seconds * 1e9);
+  if (Number.isFinite(nanos)) out.fixedPoint(nanos, 9, nanosecondsText);
+  else out.bytes(NULL);
+}
+
+function* requestsJsonLines(records: readonly RequestRecord[], t0: number): Generator<Uint8Array> {
+  const out = new TextBytesWriter(1 << 20);
   for (let from = 0; from < records.length; from += CHUNK_RECORDS) {
-    const lines: string[] = [];
     const to = Math.min(records.length, from + CHUNK_RECORDS);
     for (let index = from; index < to; index++) {
       const record = records[index] as RequestRecord;
-      if (!record.warmup) lines.push(recordToJsonLine(record, t0));
+      if (!record.warmup) writeRecordJsonLine(out, record, t0);
     }
-    yield lines.join('');
+    yield out.take();
   }
 }
 

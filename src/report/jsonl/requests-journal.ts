@@ -11,15 +11,15 @@ import { CONFIG_JSON } from '../config/config-reporter.js';
 import { toJson } from '../json-format.js';
 import { roundToMicroseconds } from '../relative-time.js';
 import { SUMMARY_FORMAT_VERSION, SUMMARY_JSON, encodeSummaryFile, noticesToFile } from '../summary/summary-file.js';
-import { REQUESTS_JSONL, recordToJsonLine } from './jsonl-reporter.js';
+import { TextBytesWriter } from '../../utils/text-bytes-writer.js';
+import { REQUESTS_JSONL, writeRecordJsonLine } from './jsonl-reporter.js';
 
 /** How often buffered records go to disk: a SIGKILL loses at most this much of finished work. */
 const FLUSH_INTERVAL_MS = 200;
 /**
- * Lines are encoded into byte blocks of this size as they come, and a full block is written at once, whatever the
- * time. Encoding at once lets each line's string die young: strings held until the next flush (200 ms) outlived two
- * scavenges, were promoted to the old generation and, as garbage there, grew the heap (and RSS) by about 1 kB per
- * request until the next full collection.
+ * Lines are written as bytes as they come, and a block of this size is written at once, whatever the time. Lines held
+ * as strings until the next flush (200 ms) outlived two scavenges, were promoted to the old generation and, as garbage
+ * there, grew the heap (and RSS) by about 1 kB per request until the next full collection.
  */
 const BLOCK_BYTES = 1 << 18;
 
@@ -36,8 +36,7 @@ export class RequestsJournal implements RunJournal {
   #t0: EpochSeconds | undefined;
   /** Records finished before t0 was known (none, in practice: only warmups finish before it). */
   #early: RequestRecord[] = [];
-  #block: Buffer = Buffer.allocUnsafe(BLOCK_BYTES);
-  #blockUsed = 0;
+  #pending = new TextBytesWriter(BLOCK_BYTES + (1 << 16));
   #bufferedRecords = 0;
   #written = 0;
   /** Writes happen one after another, in order. */
@@ -89,14 +88,9 @@ export class RequestsJournal implements RunJournal {
       this.#early.push(record);
       return;
     }
-    const line = recordToJsonLine(record, this.#t0);
-    // A UTF-16 code unit takes at most 3 bytes in UTF-8.
-    if (this.#blockUsed + line.length * 3 > this.#block.length) {
-      this.#flush();
-      if (line.length * 3 > this.#block.length) this.#block = Buffer.allocUnsafe(line.length * 3);
-    }
-    this.#blockUsed += this.#block.write(line, this.#blockUsed);
+    writeRecordJsonLine(this.#pending, record, this.#t0);
     this.#bufferedRecords++;
+    if (this.#pending.length >= BLOCK_BYTES) this.#flush();
   }
 
   notice(notice: RunNotice): void {
@@ -124,12 +118,10 @@ export class RequestsJournal implements RunJournal {
 
   #flush(): void {
     const handle = this.#handle;
-    if (this.#blockUsed === 0 || handle === undefined || this.#failed) return;
-    const bytes = this.#block.subarray(0, this.#blockUsed);
+    if (this.#pending.length === 0 || handle === undefined || this.#failed) return;
+    // A copy: the next lines are written while this one is on its way.
+    const bytes = this.#pending.take();
     const count = this.#bufferedRecords;
-    // The written block stays untouched until its write is done: the next lines go to a new one.
-    this.#block = Buffer.allocUnsafe(BLOCK_BYTES);
-    this.#blockUsed = 0;
     this.#bufferedRecords = 0;
     this.#writing = this.#writing.then(async () => {
       if (this.#failed) return;
