@@ -42,9 +42,9 @@ export interface RoutingRequest {
   /** The client's request id (`x-request-id`, or `rid` in a `/generate` body); may be empty when the client set none. */
   readonly requestId: string;
   /**
-   * The text cache-aware routing matches prefixes on: `text` (or `prompt`), else the stringified `input_ids`, else
-   * the chat messages' contents joined. Empty when the policy does not need it (`needsRoutingKey` false) or the body
-   * has none.
+   * The text cache-aware routing matches prefixes on, as smg takes it: `text` (or `prompt`), else the `input_ids`
+   * joined by spaces, else the chat messages' texts joined by spaces (see routing-key.ts). Empty when the policy does
+   * not need it (`needsRoutingKey` false) or the body has none.
    */
   readonly routingKey: string;
   /**

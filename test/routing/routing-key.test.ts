@@ -2,23 +2,32 @@ import { describe, expect, it } from 'vitest';
 import { requestIdFromBody, routingKeyFromBody, routingKeyFromTokenIds } from '../../src/routing/routing-key.js';
 
 describe('routing key', () => {
-  it('takes /generate text, a batch joined, or the stringified input_ids', () => {
+  // Expected keys as smg's extract_text_for_routing gives them (crates/protocols: generate.rs, completion.rs,
+  // chat.rs; lightseekorg/smg as of 2026-08-07).
+  it('takes /generate text, else the input_ids joined by spaces (a batch flattened)', () => {
     expect(routingKeyFromBody({ text: 'hello', input_ids: [1] })).toBe('hello');
-    expect(routingKeyFromBody({ text: ['ab', 'cd'] })).toBe('abcd');
-    expect(routingKeyFromBody({ input_ids: [1, 2, 3] })).toBe('[1,2,3]');
+    expect(routingKeyFromBody({ input_ids: [1, 2, 3] })).toBe('1 2 3');
+    expect(routingKeyFromBody({ input_ids: [[1, 2], [3]] })).toBe('1 2 3');
   });
 
-  it('takes an OpenAI completions prompt and chat message contents in order', () => {
+  it('takes an OpenAI completions prompt, an array of them joined by spaces', () => {
     expect(routingKeyFromBody({ prompt: 'p' })).toBe('p');
-    expect(routingKeyFromBody({ prompt: [5, 6] })).toBe('[5,6]');
+    expect(routingKeyFromBody({ prompt: ['ab', 'cd'] })).toBe('ab cd');
+    expect(routingKeyFromBody({ prompt: [5, 6] })).toBe('5 6');
+  });
+
+  it('takes the chat messages\' texts joined by spaces, an assistant\'s reasoning after its answer', () => {
     expect(
       routingKeyFromBody({
         messages: [
-          { role: 'system', content: 'Be brief. ' },
-          { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'image_url', image_url: { url: 'x' } }] },
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'image_url', image_url: { url: 'x' } }, { type: 'text', text: 'there' }] },
+          { role: 'assistant', content: 'Hello.', reasoning_content: 'greet back' },
+          { role: 'user', content: '' },
+          { role: 'user', content: 'Bye' },
         ],
       }),
-    ).toBe('Be brief. Hi');
+    ).toBe('Be brief. Hi there Hello. greet back Bye');
   });
 
   it('gives an empty key for anything else', () => {
@@ -38,13 +47,13 @@ describe('routing key', () => {
     for (const held of [ids, Uint16Array.from(ids.filter((id) => id < 65_536)), Uint32Array.from(ids)]) {
       expect(routingKeyFromTokenIds(held)).toBe(routingKeyFromBody({ input_ids: Array.from(held) }));
     }
-    expect(routingKeyFromTokenIds([])).toBe(JSON.stringify([]));
+    expect(routingKeyFromTokenIds([])).toBe('');
   });
 
-  it('gives join\'s key for ids that are not whole numbers below 2^32, and the same key for long prompts', () => {
-    for (const ids of [[1, 2.5, 3], [-1, 4], [2 ** 32, 0], [Number.NaN]]) expect(routingKeyFromTokenIds(ids)).toBe(`[${ids.join(',')}]`);
+  it('gives join\'s key for any ids, long prompts and odd numbers included', () => {
+    for (const ids of [[1, 2.5, 3], [-1, 4], [2 ** 32, 0], [Number.NaN], [2 ** 53, -0, 1e21]]) expect(routingKeyFromTokenIds(ids)).toBe(ids.join(' '));
     const long = Uint32Array.from({ length: 5000 }, (_, index) => (index * 2_654_435_761) % 4_294_967_296);
-    expect(routingKeyFromTokenIds(long)).toBe(JSON.stringify(Array.from(long)));
-    expect(routingKeyFromTokenIds([9, 10, 99, 100, 999_999_999, 1_000_000_000, 4_294_967_295])).toBe('[9,10,99,100,999999999,1000000000,4294967295]');
+    expect(routingKeyFromTokenIds(long)).toBe(Array.from(long).join(' '));
+    expect(routingKeyFromTokenIds([9, 10, 99, 100, 999_999_999, 1_000_000_000, 4_294_967_295])).toBe('9 10 99 100 999999999 1000000000 4294967295');
   });
 });

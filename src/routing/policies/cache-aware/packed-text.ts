@@ -1,4 +1,4 @@
-/** The 16 characters a packed text may hold: a token-id key's (`[1,2,3]`), and space, minus and point. */
+/** The 16 characters a packed text may hold: a token-id key's (`1 2 3`), and comma, brackets, minus and point. */
 const SYMBOLS = '0123456789,[] -.';
 const SYMBOL_CODES = Uint8Array.from(SYMBOLS, (symbol) => symbol.charCodeAt(0));
 /** Byte → its 4-bit symbol, or a negative value (which stays negative when or-ed with a shifted symbol). */
