@@ -73,6 +73,38 @@ export class TextBytesWriter {
     this.text(String(value));
   }
 
+  /** Numbers joined by one separator byte, as `Array.prototype.join` writes them (a prompt's token ids, say). */
+  joined(values: ArrayLike<number>, separator: number): void {
+    for (let index = 0; index < values.length; index++) {
+      const value = values[index] as number;
+      if (!(value >= 0 && value < INT32_LIMIT && (value | 0) === value)) {
+        if (index > 0) this.byte(separator);
+        this.number(value);
+        continue;
+      }
+      // Token ids are non-negative int32s: their digits in int32 arithmetic, with one check for room.
+      this.#reserve(11);
+      const bytes = this.#bytes;
+      let at = this.#length;
+      if (index > 0) bytes[at++] = separator;
+      const count = value < 100_000 ? (value < 10 ? 1 : value < 100 ? 2 : value < 1000 ? 3 : value < 10_000 ? 4 : 5) : value < 1e6 ? 6 : value < 1e7 ? 7 : value < 1e8 ? 8 : value < 1e9 ? 9 : 10;
+      let rest = value;
+      for (let digit = at + count - 1; digit >= at; digit--) {
+        const next = (rest / 10) | 0;
+        bytes[digit] = ZERO + (rest - next * 10);
+        rest = next;
+      }
+      this.#length = at + count;
+    }
+  }
+
+  /** The bytes written so far as Latin-1 text (for bytes written as ASCII); the writer is emptied for reuse. */
+  takeAscii(): string {
+    const text = this.#bytes.toString('latin1', 0, this.#length);
+    this.#length = 0;
+    return text;
+  }
+
   /**
    * `units / 10^width` in decimal without trailing zeros (`1500000` µs with width 6 is `1.5`): the text of
    * `decimalOfUnits` in csv-format.ts, which stays the reference for values this fast path does not take.
