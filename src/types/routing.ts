@@ -48,6 +48,11 @@ export interface RoutingRequest {
    */
   readonly routingKey: string;
   /**
+   * The token ids `routingKey` was made of (joined by spaces), when the caller keeps them unchanged for the whole run
+   * (a virtual-time run's prompts): cache-aware routing then holds views of them instead of copies of the key's text.
+   */
+  readonly routingKeyTokenIds?: ArrayLike<number>;
+  /**
    * The request's headers, names lower-cased (consistent_hashing reads `x-smg-routing-key`, `x-smg-target-worker`,
    * `authorization`, `x-forwarded-for` and `cookie`). Absent where there are none (virtual-time runs).
    */

@@ -137,7 +137,12 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
   const send = (position: number, atMs: number): void => {
     const request = workload.requests[position] as WorkloadRequest;
     const record = records[position] as RequestRecord;
-    const routingRequest: RoutingRequest = { requestId: record.requestId, routingKey: policy?.needsRoutingKey === true ? routingKeyOf(request) : '' };
+    const keyed = policy?.needsRoutingKey === true;
+    const routingRequest: RoutingRequest =
+      keyed && keyedOnTokenIds(request)
+        ? // The workload's ids stay as they are for the whole run, so the policy may keep views of them.
+          { requestId: record.requestId, routingKey: routingKeyFromTokenIds(request.inputIds), routingKeyTokenIds: request.inputIds }
+        : { requestId: record.requestId, routingKey: keyed ? routingKeyOf(request) : '' };
     let engineIndex = 0;
     if (policy !== undefined) {
       if (policy.usesPolledLoad === true) {
@@ -270,8 +275,13 @@ function finishRecord(
 
 /** The key the builtin router would take from this request's body (routingKeyFromBody), built without the body. */
 function routingKeyOf(request: WorkloadRequest): string {
-  if (request.prompt === undefined && request.inputIds !== undefined) return routingKeyFromTokenIds(request.inputIds);
+  if (keyedOnTokenIds(request)) return routingKeyFromTokenIds(request.inputIds);
   return routingKeyFromBody({ text: request.prompt, messages: request.messages });
+}
+
+/** Whether the request's routing key is its token ids (a body of `input_ids` only). */
+function keyedOnTokenIds(request: WorkloadRequest): request is WorkloadRequest & { inputIds: ArrayLike<number> } {
+  return request.prompt === undefined && request.inputIds !== undefined;
 }
 
 /** The prompt as the simulated server tokenizes it (one token per word), or the exact ids it was given. */

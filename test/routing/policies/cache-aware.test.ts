@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ApproximatePrefixTree } from '../../../src/routing/policies/cache-aware/approximate-tree.js';
 import { CacheAwarePolicy } from '../../../src/routing/policies/cache-aware/cache-aware-policy.js';
 import { PackedText } from '../../../src/routing/policies/cache-aware/packed-text.js';
+import { TokenIdsText } from '../../../src/routing/policies/cache-aware/token-ids-text.js';
+import { routingKeyFromTokenIds } from '../../../src/routing/routing-key.js';
 import { SeededRandom } from '../../../src/utils/random.js';
 import { makeWorkers, request } from './worker-fixture.js';
 
@@ -179,32 +181,68 @@ describe('approximate prefix tree', () => {
     expect(PackedText.pack('[12,\u0130\u0130\u0130]', 2)).toBeUndefined();
   });
 
-  it('matches, splits, sizes and evicts token-id keys (kept packed) as the same texts held as they are', () => {
+  it('matches, splits, sizes and evicts token-id keys (packed, or views of the ids) as the same texts held as they are', () => {
     const random = new SeededRandom(5);
     const shared = Array.from({ length: 40 }, () => random.integer(0, 31_999));
-    const keys = Array.from({ length: 60 }, (_, index) => {
+    const idLists = Array.from({ length: 60 }, (_, index) => {
       const own = Array.from({ length: random.integer(10, 60) }, () => random.integer(0, 31_999));
-      return JSON.stringify(index % 3 === 0 ? own : [...shared.slice(0, random.integer(0, 40)), ...own]);
+      // Every key starts with the same id, so the reference's extra first character sits in a node all keys share.
+      return Uint16Array.from(index % 3 === 0 ? [7, ...own] : [7, ...shared.slice(0, random.integer(0, 40)), ...own]);
     });
+    const keys = idLists.map((ids) => routingKeyFromTokenIds(ids));
     // A text with one character outside the packed alphabet is held as it is: the reference.
     const plain = (key: string): string => `x${key}`;
     const packed = new ApproximatePrefixTree();
+    const views = new ApproximatePrefixTree();
     const reference = new ApproximatePrefixTree();
     keys.forEach((key, index) => {
       packed.insert(key, `t${index % 4}`);
+      views.insert(key, `t${index % 4}`, idLists[index]);
       reference.insert(plain(key), `t${index % 4}`);
     });
-    for (const key of [...keys, JSON.stringify(shared), `${keys[5]!.slice(0, -3)}`, '[1,2,3]']) {
-      const got = packed.prefixMatch(key, (tenant) => tenant !== 't1');
+    for (const key of [...keys, routingKeyFromTokenIds([7, ...shared]), `${keys[5]!.slice(0, -3)}`, '1 2 3', `${keys[7]!} 5`]) {
       const want = reference.prefixMatch(plain(key), (tenant) => tenant !== 't1');
-      expect({ ...got, matchedLength: got.matchedLength + 1 }).toEqual(want);
+      for (const tree of [packed, views]) {
+        const got = tree.prefixMatch(key, (tenant) => tenant !== 't1');
+        expect({ ...got, matchedLength: got.matchedLength + 1 }).toEqual(want);
+      }
     }
-    expect(packed.nodeCount()).toBe(reference.nodeCount());
-    for (const tenant of ['t0', 't1', 't2', 't3']) expect(packed.sizeOf(tenant)).toBe(reference.sizeOf(tenant) - 1);
-    packed.evictTenant('t2', 500);
+    for (const tree of [packed, views]) {
+      expect(tree.nodeCount()).toBe(reference.nodeCount());
+      for (const tenant of ['t0', 't1', 't2', 't3']) expect(tree.sizeOf(tenant)).toBe(reference.sizeOf(tenant) - 1);
+      tree.evictTenant('t2', 500);
+    }
     reference.evictTenant('t2', 501);
-    expect(packed.sizeOf('t2')).toBe(reference.sizeOf('t2') - 1);
-    for (const key of keys) expect(packed.prefixMatch(key, () => true).matchedLength + 1).toBe(reference.prefixMatch(plain(key), () => true).matchedLength);
+    for (const tree of [packed, views]) {
+      expect(tree.sizeOf('t2')).toBe(reference.sizeOf('t2') - 1);
+      for (const key of keys) expect(tree.prefixMatch(key, () => true).matchedLength + 1).toBe(reference.prefixMatch(plain(key), () => true).matchedLength);
+    }
+  });
+
+  it('reads a view of token ids as the text of the ids joined by spaces, from any offset and cut anywhere', () => {
+    const random = new SeededRandom(9);
+    const ids = Uint32Array.from({ length: 50 }, (_, index) => (index === 3 ? 0 : index === 4 ? 2 ** 31 - 1 : random.integer(0, 10 ** random.integer(0, 6))));
+    const key = routingKeyFromTokenIds(ids);
+    for (let from = 0; from < key.length; from += random.integer(1, 9)) {
+      const view = TokenIdsText.at(ids, from, key.length)!;
+      const text = key.slice(from);
+      expect(view.length).toBe(text.length);
+      expect(view.head(view.length)).toBe(text);
+      expect(view.charCodeAt(0)).toBe(text.charCodeAt(0));
+      const cut = random.integer(0, text.length - 1);
+      expect(view.tail(cut).head(text.length - cut)).toBe(text.slice(cut));
+      expect(view.charCodeAt(cut)).toBe(text.charCodeAt(cut));
+      expect(view.sharedPrefixLength(key, from)).toBe(text.length);
+      const other = `${key.slice(0, from + cut)}x`;
+      expect(view.sharedPrefixLength(other, from)).toBe(cut);
+      expect(view.sharedPrefixLength(key.slice(0, from + cut), from)).toBe(cut);
+    }
+    // Ids whose text is not plain digits, and a key that was not made of these ids, get no view.
+    expect(TokenIdsText.at([1, 2.5], 0, 5)).toBeUndefined();
+    expect(TokenIdsText.at([1, -2], 0, 4)).toBeUndefined();
+    expect(TokenIdsText.at([1, 2 ** 31], 0, 12)).toBeUndefined();
+    expect(TokenIdsText.at([1, 22], 0, 5)).toBeUndefined();
+    expect(TokenIdsText.at([1, 22], 0, 4)?.head(4)).toBe('1 22');
   });
 
   it('removes a tenant entirely while others keep shared nodes', () => {

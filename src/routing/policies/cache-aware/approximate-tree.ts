@@ -1,4 +1,8 @@
 import { PackedText } from './packed-text.js';
+import { TokenIdsText } from './token-ids-text.js';
+
+/** A node's characters: a string, or a long leaf tail held compactly (both read like a string). */
+type NodeText = string | PackedText | TokenIdsText;
 
 /**
  * A character-level radix tree shared by all workers ("tenants"), the data structure behind cache-aware routing.
@@ -13,15 +17,18 @@ import { PackedText } from './packed-text.js';
  * Unicode scalar values; the two differ only for characters outside the Basic Multilingual Plane).
  */
 class TreeNode {
-  /** A long leaf tail of a token-id key is packed (PackedText); a split unpacks the part it cuts off. */
-  text: string | PackedText;
+  /**
+   * A long leaf tail of a token-id key is a view of the ids (TokenIdsText) when the caller keeps them, else packed
+   * (PackedText); a split makes the part it cuts off a string.
+   */
+  text: NodeText;
   parent: TreeNode | undefined;
   /** Keyed by the first code unit of the child's text; made with the first child (most nodes are leaves). */
   children: Map<number, TreeNode> | undefined = undefined;
   /** Tenant → logical time of its last use of this node. */
   tenants: Map<string, number>;
 
-  constructor(text: string | PackedText, parent: TreeNode | undefined, tenants: Map<string, number> = new Map()) {
+  constructor(text: NodeText, parent: TreeNode | undefined, tenants: Map<string, number> = new Map()) {
     this.text = text;
     this.parent = parent;
     this.tenants = tenants;
@@ -55,8 +62,12 @@ export class ApproximatePrefixTree {
     return [...this.#sizes.keys()];
   }
 
-  /** Records that `tenant` was sent `text`: every node on its path is marked as used by `tenant` now. */
-  insert(text: string, tenant: string): void {
+  /**
+   * Records that `tenant` was sent `text`: every node on its path is marked as used by `tenant` now. `tokenIds`, when
+   * given, are the ids `text` was made of (joined by spaces) and are never changed afterwards: a new leaf is then a
+   * view of them rather than a copy of its characters.
+   */
+  insert(text: string, tenant: string, tokenIds?: ArrayLike<number>): void {
     const tick = ++this.#tick;
     if (!this.#sizes.has(tenant)) this.#sizes.set(tenant, 0);
     this.#root.tenants.set(tenant, tick);
@@ -65,7 +76,7 @@ export class ApproximatePrefixTree {
     while (position < text.length) {
       const existing = node.children?.get(text.charCodeAt(position));
       if (existing === undefined) {
-        const leaf = new TreeNode(leafText(text, position), node, new Map([[tenant, tick]]));
+        const leaf = new TreeNode(leafText(text, position, tokenIds), node, new Map([[tenant, tick]]));
         (node.children ??= new Map()).set(text.charCodeAt(position), leaf);
         this.#grow(tenant, leaf.text.length);
         return;
@@ -182,19 +193,20 @@ export class ApproximatePrefixTree {
 /** Tails at least this long are packed when they can be: shorter ones save too little for the work. */
 const PACK_MIN_LENGTH = 64;
 
-function leafText(text: string, from: number): string | PackedText {
-  return (text.length - from >= PACK_MIN_LENGTH ? PackedText.pack(text, from) : undefined) ?? text.slice(from);
+function leafText(text: string, from: number, tokenIds: ArrayLike<number> | undefined): NodeText {
+  if (text.length - from < PACK_MIN_LENGTH) return text.slice(from);
+  return (tokenIds === undefined ? undefined : TokenIdsText.at(tokenIds, from, text.length)) ?? PackedText.pack(text, from) ?? text.slice(from);
 }
 
-function headOf(nodeText: string | PackedText, count: number): string {
+function headOf(nodeText: NodeText, count: number): string {
   return typeof nodeText === 'string' ? nodeText.slice(0, count) : nodeText.head(count);
 }
 
-function tailOf(nodeText: string | PackedText, from: number): string | PackedText {
+function tailOf(nodeText: NodeText, from: number): NodeText {
   return typeof nodeText === 'string' ? nodeText.slice(from) : nodeText.tail(from);
 }
 
-function sharedPrefixLength(nodeText: string | PackedText, text: string, offset: number): number {
+function sharedPrefixLength(nodeText: NodeText, text: string, offset: number): number {
   if (typeof nodeText !== 'string') return nodeText.sharedPrefixLength(text, offset);
   // Most steps match a whole node (a shared system prompt): the native comparison settles those at once.
   if (text.startsWith(nodeText, offset)) return nodeText.length;

@@ -56,7 +56,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
     const text = request.routingKey;
     const chosen = this.#isImbalanced(eligible) ? leastInFlight(eligible) : this.#byCache(text, eligible);
     if (chosen === undefined) return undefined;
-    this.#tree.insert(text, chosen.url);
+    this.#tree.insert(text, chosen.url, request.routingKeyTokenIds);
     const size = this.#tree.sizeOf(chosen.url);
     if (size > this.settings.maxTreeSize) {
       this.#tree.evictTenant(chosen.url, Math.floor(this.settings.maxTreeSize * EVICTION_LOW_WATER));
