@@ -4,7 +4,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock, systemClock } from '../../src/clock/clock.js';
+import { ManualClock, anchoredSystemClock, systemClock } from '../../src/clock/clock.js';
+import { collectServerMetrics } from '../../src/orchestration/server-metrics.js';
 import { startScraper } from '../../src/scrape/scraper.js';
 import { parseServerMetrics, seriesOf } from '../../src/scrape/server-metrics-file.js';
 
@@ -73,5 +74,38 @@ describe('metrics scraper', () => {
     const byUrl = Object.fromEntries(samples.map((sample) => [sample.url, sample]));
     expect(byUrl[`${baseUrl}/nope`]).toMatchObject({ ok: false, error: 'HTTP 404', time: 1_700_000_000 });
     expect(byUrl[closedUrl]).toMatchObject({ ok: false, error: 'ECONNREFUSED', metrics: [] });
+  });
+
+  it('polls on a worker thread during a run, with sample times on the run clock, and writes them at the end', async () => {
+    // A run's clock is anchored anew (not the process's systemClock): the thread must read instants on it.
+    const clock = anchoredSystemClock();
+    const answeredAt: number[] = [];
+    const timed = createServer((request, response) => {
+      answeredAt.push(clock.nowEpochSeconds());
+      response.writeHead(200, { 'content-type': 'text/plain' }).end(`sglang:num_running_reqs ${answeredAt.length}\n`);
+    });
+    await new Promise<void>((resolve) => timed.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(timed.address() as AddressInfo).port}/metrics`;
+      const collection = collectServerMetrics([url, 'http://127.0.0.1:9/metrics'], clock);
+      // Until two answers have come back (the thread starts, then polls at once and every 500 ms).
+      while (answeredAt.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      const t0 = clock.nowEpochSeconds();
+      const written = await collection.finish(t0, directory);
+      const samples = parseServerMetrics(await readFile(join(directory, 'server-metrics.jsonl'), 'utf8'));
+      expect(written).toBe(samples.length);
+      const good = samples.filter((sample) => sample.url === url);
+      expect(samples.some((sample) => !sample.ok && sample.url !== url)).toBe(true);
+      expect(good.length).toBe(answeredAt.length);
+      good.forEach((sample, index) => {
+        // Stamped when the answer arrived: after the server sent it, on the same clock (an anchor handed over wrongly,
+        // in seconds for milliseconds say, puts it far off).
+        expect(sample.time + t0).toBeGreaterThanOrEqual((answeredAt[index] as number) - 0.0005);
+        expect(sample.time + t0).toBeLessThan((answeredAt[index] as number) + 0.25);
+        expect(sample.metrics[0]?.value).toBe(index + 1);
+      });
+    } finally {
+      await new Promise<void>((resolve) => timed.close(() => resolve()));
+    }
   });
 });

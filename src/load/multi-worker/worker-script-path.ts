@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { ServelabError } from '../../errors/servelab-error.js';
+import { workerScript } from '../../utils/worker-script.js';
 
 /**
  * The load worker's entry script. From the built package it is this file's sibling; when servelab runs from its
@@ -8,12 +7,10 @@ import { ServelabError } from '../../errors/servelab-error.js';
  * which `npm test` builds first.
  */
 export function loadWorkerScriptPath(): string {
-  const sibling = fileURLToPath(new URL('./worker-entry.js', import.meta.url));
-  if (existsSync(sibling)) return sibling;
-  const built = fileURLToPath(new URL('../../../dist/src/load/multi-worker/worker-entry.js', import.meta.url));
-  if (existsSync(built)) return built;
+  const script = workerScript(import.meta.url, 'worker-entry.js');
+  if (script.path !== null) return script.path;
   throw new ServelabError(
     'FILE_NOT_FOUND',
-    `the load worker script is missing (looked for ${sibling} and ${built}); build servelab (npm run build) or use one client worker`,
+    `the load worker script is missing (looked for ${script.lookedAt.join(' and ')}); build servelab (npm run build) or use one client worker`,
   );
 }

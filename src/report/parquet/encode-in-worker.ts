@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerScript } from '../../utils/worker-script.js';
 import { encodePackedParquet, rowGroupTransferList, type PackedParquet } from './parquet-columns.js';
 import type { FromParquetWorkerMessage, ToParquetWorkerMessage } from './parquet-worker-messages.js';
 
@@ -16,10 +15,7 @@ export const PARQUET_ROW_GROUPS_IN_FLIGHT = 2;
  * null when neither exists.
  */
 export function parquetWorkerScriptPath(): string | null {
-  const sibling = fileURLToPath(new URL('./parquet-worker-entry.js', import.meta.url));
-  if (existsSync(sibling)) return sibling;
-  const built = fileURLToPath(new URL('../../../dist/src/report/parquet/parquet-worker-entry.js', import.meta.url));
-  return existsSync(built) ? built : null;
+  return workerScript(import.meta.url, 'parquet-worker-entry.js').path;
 }
 
 /**

@@ -1,0 +1,25 @@
+/**
+ * The scraper's worker thread: polls the `/metrics` endpoints and parses their text off the client's event loop (on
+ * the main thread, parsing five endpoints' text twice a second was the client's longest work while arrivals ran, and
+ * doubled its event-loop delay p99 in the demo). On any message it stops and sends every sample back.
+ *
+ * Its clock is the main thread's: the same `performance.now()` scale (converted through both threads' time origins)
+ * and the same epoch anchor, so sample times line up with the records as they did on the main thread.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Clock } from '../types/clock.js';
+import { startScraper } from './scraper.js';
+import type { ScraperWorkerData } from './scraper-worker-data.js';
+
+const data = workerData as ScraperWorkerData;
+const toMainMs = performance.timeOrigin - data.mainTimeOrigin;
+const clock: Clock = {
+  nowMs: () => toMainMs + performance.now(),
+  nowEpochSeconds: () => (data.epochAtMainZeroMs + toMainMs + performance.now()) / 1000,
+  toEpochSeconds: (monotonicMs) => (data.epochAtMainZeroMs + monotonicMs) / 1000,
+};
+const scraper = startScraper({ urls: data.urls, clock, intervalMs: data.intervalMs });
+const port = parentPort;
+port?.once('message', () => {
+  void scraper.stop().then((samples) => port.postMessage(samples));
+});
