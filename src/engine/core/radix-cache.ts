@@ -1,4 +1,5 @@
 import type { Milliseconds } from '../../types/time.js';
+import { MinHeap } from '../../utils/min-heap.js';
 import type { CacheInsert, CacheMatch, PrefixCache, TokenSource } from './prefix-cache.js';
 
 /**
@@ -49,11 +50,11 @@ export class RadixCache implements PrefixCache {
    * eviction cost grow with the cache). Entries go stale when a leaf is used again or stops being a leaf; they are
    * checked when they come out, and the heap is rebuilt when stale entries outnumber live ones.
    */
-  #candidates = new LeafHeap();
+  #candidates = new MinHeap<RadixNode>();
 
   #markEvictable(node: RadixNode): void {
     this.#evictableLeaves.add(node);
-    this.#candidates.push(node, node.lastAccessMs);
+    this.#candidates.push(node.lastAccessMs, node);
   }
 
   get totalTokens(): number {
@@ -162,19 +163,20 @@ export class RadixCache implements PrefixCache {
   evict(tokens: number): number {
     if (tokens <= 0 || this.#evictableTokens === 0) return 0;
     if (this.#candidates.size > 2 * this.#evictableLeaves.size + 1024) {
-      this.#candidates = new LeafHeap();
-      for (const leaf of this.#evictableLeaves) this.#candidates.push(leaf, leaf.lastAccessMs);
+      this.#candidates = new MinHeap<RadixNode>();
+      for (const leaf of this.#evictableLeaves) this.#candidates.push(leaf.lastAccessMs, leaf);
     }
     // Unlocked leaves, least recently used first; a parent whose last child goes becomes a leaf and a candidate itself.
     const heap = this.#candidates;
     let freed = 0;
     while (freed < tokens) {
-      const entry = heap.pop();
-      if (entry === undefined) break;
-      const leaf = entry.node;
+      // The key it was pushed with: the leaf's last access then.
+      const keyMs = heap.peekKey();
+      const leaf = heap.pop();
+      if (leaf === undefined) break;
       if (!this.#evictableLeaves.has(leaf)) continue;
-      if (leaf.lastAccessMs !== entry.keyMs) {
-        heap.push(leaf, leaf.lastAccessMs);
+      if (leaf.lastAccessMs !== keyMs) {
+        heap.push(leaf.lastAccessMs, leaf);
         continue;
       }
       const parent = leaf.parent as RadixNode;
@@ -191,7 +193,7 @@ export class RadixCache implements PrefixCache {
 
   reset(): void {
     this.#evictableLeaves = new Set();
-    this.#candidates = new LeafHeap();
+    this.#candidates = new MinHeap<RadixNode>();
     this.#root = new RadixNode(EMPTY, 0, 0, null, 0);
     this.#totalTokens = 0;
     this.#evictableTokens = 0;
@@ -218,61 +220,4 @@ function sharedLength(node: RadixNode, tokens: TokenSource, position: number, li
   let index = 0;
   while (index < most && source[offset + index] === tokens.tokenAt(position + index)) index++;
   return index;
-}
-
-/** A binary min-heap of nodes by the last-access time they had when pushed (`keyMs`). */
-class LeafHeap {
-  readonly #nodes: RadixNode[] = [];
-  readonly #keys: number[] = [];
-
-  get size(): number {
-    return this.#nodes.length;
-  }
-
-  push(node: RadixNode, keyMs: Milliseconds): void {
-    const nodes = this.#nodes;
-    const keys = this.#keys;
-    let index = nodes.length;
-    nodes.push(node);
-    keys.push(keyMs);
-    while (index > 0) {
-      const parentIndex = (index - 1) >> 1;
-      if ((keys[parentIndex] as number) <= keyMs) break;
-      nodes[index] = nodes[parentIndex] as RadixNode;
-      keys[index] = keys[parentIndex] as number;
-      index = parentIndex;
-    }
-    nodes[index] = node;
-    keys[index] = keyMs;
-  }
-
-  pop(): { node: RadixNode; keyMs: Milliseconds } | undefined {
-    const nodes = this.#nodes;
-    const keys = this.#keys;
-    if (nodes.length === 0) return undefined;
-    const top = { node: nodes[0] as RadixNode, keyMs: keys[0] as number };
-    const lastNode = nodes.pop() as RadixNode;
-    const lastKey = keys.pop() as number;
-    if (nodes.length > 0) {
-      let index = 0;
-      for (;;) {
-        const left = index * 2 + 1;
-        const right = left + 1;
-        let smallest = index;
-        let smallestKey = lastKey;
-        if (left < nodes.length && (keys[left] as number) < smallestKey) {
-          smallest = left;
-          smallestKey = keys[left] as number;
-        }
-        if (right < nodes.length && (keys[right] as number) < smallestKey) smallest = right;
-        if (smallest === index) break;
-        nodes[index] = nodes[smallest] as RadixNode;
-        keys[index] = keys[smallest] as number;
-        index = smallest;
-      }
-      nodes[index] = lastNode;
-      keys[index] = lastKey;
-    }
-    return top;
-  }
 }

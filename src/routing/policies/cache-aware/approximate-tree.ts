@@ -1,3 +1,4 @@
+import { MinHeap } from '../../../utils/min-heap.js';
 import { PackedText } from './packed-text.js';
 import { TokenIdsText } from './token-ids-text.js';
 
@@ -242,54 +243,4 @@ function mostRecentCandidate(node: TreeNode, isCandidate: (tenant: string) => bo
 function usedBelow(node: TreeNode, tenant: string): boolean {
   for (const child of childrenOf(node)) if (child.tenants.has(tenant)) return true;
   return false;
-}
-
-/** A binary min-heap keyed by number, for LRU order. */
-class MinHeap<T> {
-  readonly #keys: number[] = [];
-  readonly #values: T[] = [];
-
-  push(key: number, value: T): void {
-    let index = this.#keys.length;
-    this.#keys.push(key);
-    this.#values.push(value);
-    while (index > 0) {
-      const parent = (index - 1) >> 1;
-      if ((this.#keys[parent] as number) <= key) break;
-      this.#swap(index, parent);
-      index = parent;
-    }
-  }
-
-  pop(): T | undefined {
-    if (this.#keys.length === 0) return undefined;
-    const top = this.#values[0];
-    const lastKey = this.#keys.pop() as number;
-    const lastValue = this.#values.pop() as T;
-    if (this.#keys.length > 0) {
-      this.#keys[0] = lastKey;
-      this.#values[0] = lastValue;
-      let index = 0;
-      for (;;) {
-        const left = index * 2 + 1;
-        const right = left + 1;
-        let smallest = index;
-        if (left < this.#keys.length && (this.#keys[left] as number) < (this.#keys[smallest] as number)) smallest = left;
-        if (right < this.#keys.length && (this.#keys[right] as number) < (this.#keys[smallest] as number)) smallest = right;
-        if (smallest === index) break;
-        this.#swap(index, smallest);
-        index = smallest;
-      }
-    }
-    return top;
-  }
-
-  #swap(a: number, b: number): void {
-    const key = this.#keys[a] as number;
-    this.#keys[a] = this.#keys[b] as number;
-    this.#keys[b] = key;
-    const value = this.#values[a] as T;
-    this.#values[a] = this.#values[b] as T;
-    this.#values[b] = value;
-  }
 }
