@@ -42,120 +42,66 @@ export const REQUESTS_CSV_COLUMNS: readonly string[] = [
 const CHUNK_RECORDS = 4096;
 
 /**
- * One row given the record and its derived values (read at `index` of the column arrays), written as bytes. Fields
- * are read by name, in the order of REQUESTS_CSV_COLUMNS (a test checks the header and the cells agree), because a
+ * One row given the record and its derived values (read at `index` of the column arrays), written as bytes; every
+ * cell but the first writes its own leading comma. Fields are read by name, in the order of REQUESTS_CSV_COLUMNS (a test checks the header and the cells agree), because a
  * generic loop over column descriptors costs a megamorphic lookup per cell and this runs for every request of a
  * million-request run.
  */
 function writeCsvRow(out: TextBytesWriter, record: RequestRecord, t0: number, derived: Record<DerivedColumnName, Float64Array>, index: number): void {
-  textCell(out, record.requestId);
-  out.byte(COMMA);
+  if (record.requestId !== undefined && record.requestId !== '') out.text(csvField(record.requestId));
   timeCell(out, record.scheduledTime, t0);
-  out.byte(COMMA);
   timeCell(out, record.arrivalTime, t0);
-  out.byte(COMMA);
   timeCell(out, record.routerSendTime, t0);
-  out.byte(COMMA);
   timeCell(out, record.serverCreatedTime, t0);
-  out.byte(COMMA);
   timeCell(out, record.queueTimeStart, t0);
-  out.byte(COMMA);
   timeCell(out, record.queueTimeEnd, t0);
-  out.byte(COMMA);
   timeCell(out, record.serverFirstTokenTime, t0);
-  out.byte(COMMA);
   timeCell(out, record.firstTokenTime, t0);
-  out.byte(COMMA);
   timeCell(out, record.finishTime, t0);
-  out.byte(COMMA);
   textCell(out, record.host);
-  out.byte(COMMA);
   secondsCell(out, derived.total_latency[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.server_latency[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.ttft[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.server_ttft[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.queue_time_in_router[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.network_time[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.tokenize_time[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.pure_queue_time[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.queue_time_in_server[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.prefill_time[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.decode_time[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.tpot[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.send_lag[index]);
-  out.byte(COMMA);
   secondsCell(out, derived.intended_latency[index]);
-  out.byte(COMMA);
   countCell(out, record.inputLength);
-  out.byte(COMMA);
   countCell(out, record.expectedOutputLength);
-  out.byte(COMMA);
   countCell(out, record.actualPromptTokens);
-  out.byte(COMMA);
   countCell(out, record.actualOutputTokens);
-  out.byte(COMMA);
   countCell(out, record.cachedTokens);
-  out.byte(COMMA);
   countCell(out, record.actualOutputTokens);
-  out.byte(COMMA);
   countCell(out, record.prefixGroup);
-  out.byte(COMMA);
   textCell(out, record.sessionId);
-  out.byte(COMMA);
   countCell(out, record.datasetIndex);
-  out.byte(COMMA);
   flagCell(out, record.success);
-  out.byte(COMMA);
   textCell(out, record.error);
-  out.byte(COMMA);
   countCell(out, record.httpStatus);
-  out.byte(COMMA);
   countCell(out, record.numRetractions);
-  out.byte(COMMA);
   countCell(out, record.retries);
-  out.byte(COMMA);
   textCell(out, record.finishReason);
-  out.byte(COMMA);
   textCell(out, record.errorMessage);
-  out.byte(COMMA);
   timeCell(out, record.dispatchTime, t0);
-  out.byte(COMMA);
   flagCell(out, record.heldForConcurrency);
-  out.byte(COMMA);
   timeCell(out, record.serverDispatchTime, t0);
-  out.byte(COMMA);
   timeCell(out, record.serverResponseSentTime, t0);
-  out.byte(COMMA);
   timeCell(out, record.serverFinishTime, t0);
-  out.byte(COMMA);
   countCell(out, record.prefillWaitingLatency);
-  out.byte(COMMA);
   countCell(out, record.prefillLaunchLatency);
-  out.byte(COMMA);
   countCell(out, record.decodeThroughputTokensPerSecond);
-  out.byte(COMMA);
   countCell(out, record.serverStatusCode);
-  out.byte(COMMA);
   textCell(out, record.dataQuality);
-  out.byte(COMMA);
   textCell(out, record.requestId);
-  out.byte(COMMA);
   flagCell(out, hasGeneratedText(record));
-  out.byte(COMMA);
   countCell(out, actualTotalTokens(record));
-  out.byte(COMMA);
   countCell(out, record.outputTokensFromTrace);
   out.byte(NEWLINE);
 }
@@ -166,13 +112,14 @@ const TRUE = asciiBytes('true');
 const FALSE = asciiBytes('false');
 const secondsText = (micros: number): string => decimalOfUnits(micros, 1e6, 6);
 
-/** Seconds as `formatSeconds` writes them: to the microsecond, empty when absent or not finite. */
+/** Seconds as `formatSeconds` writes them: to the microsecond, empty when absent or not finite. Each cell writes its comma first. */
 function secondsCell(out: TextBytesWriter, seconds: number | undefined): void {
+  out.byte(COMMA);
   if (seconds !== undefined && Number.isFinite(seconds)) out.fixedPoint(Math.round(seconds * 1e6), 6, secondsText);
 }
 
 function timeCell(out: TextBytesWriter, time: number | undefined, t0: number): void {
-  if (time !== undefined) secondsCell(out, time - t0);
+  secondsCell(out, time === undefined ? undefined : time - t0);
 }
 
 /**
@@ -180,18 +127,21 @@ function timeCell(out: TextBytesWriter, time: number | undefined, t0: number): v
  * value of another type than the field's (a record read back from a hand-edited requests.jsonl, say).
  */
 function countCell(out: TextBytesWriter, value: number | undefined): void {
+  out.byte(COMMA);
   if (typeof value === 'number') {
     if (Number.isFinite(value)) out.number(value);
   } else if (value !== undefined) out.text(csvField(value));
 }
 
 function flagCell(out: TextBytesWriter, value: boolean | undefined): void {
+  out.byte(COMMA);
   if (typeof value === 'boolean') out.bytes(value ? TRUE : FALSE);
   else if (value !== undefined) out.text(csvField(value));
 }
 
 /** Text as `csvField` writes it: quoted where needed, a would-be formula neutralised. */
 function textCell(out: TextBytesWriter, value: string | undefined): void {
+  out.byte(COMMA);
   if (value !== undefined && value !== '') out.text(csvField(value));
 }
 
