@@ -142,7 +142,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
       keyed && keyedOnTokenIds(request)
         ? // The workload's ids stay as they are for the whole run, so the policy may keep views of them.
           { requestId: record.requestId, routingKey: routingKeyFromTokenIds(request.inputIds), routingKeyTokenIds: request.inputIds }
-        : { requestId: record.requestId, routingKey: keyed ? routingKeyOf(request) : '' };
+        : { requestId: record.requestId, routingKey: keyed ? routingKeyFromBody({ text: request.prompt, messages: request.messages }) : '' };
     let engineIndex = 0;
     if (policy !== undefined) {
       if (policy.usesPolledLoad === true) {
@@ -273,13 +273,10 @@ function finishRecord(
   }
 }
 
-/** The key the builtin router would take from this request's body (routingKeyFromBody), built without the body. */
-function routingKeyOf(request: WorkloadRequest): string {
-  if (keyedOnTokenIds(request)) return routingKeyFromTokenIds(request.inputIds);
-  return routingKeyFromBody({ text: request.prompt, messages: request.messages });
-}
-
-/** Whether the request's routing key is its token ids (a body of `input_ids` only). */
+/**
+ * Whether the request's routing key is its token ids (a body of `input_ids` only): then it is built from the ids
+ * (routingKeyFromTokenIds), the key routingKeyFromBody gives the body, without the body.
+ */
 function keyedOnTokenIds(request: WorkloadRequest): request is WorkloadRequest & { inputIds: ArrayLike<number> } {
   return request.prompt === undefined && request.inputIds !== undefined;
 }

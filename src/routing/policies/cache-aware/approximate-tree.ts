@@ -191,7 +191,7 @@ export class ApproximatePrefixTree {
   }
 }
 
-/** Tails at least this long are packed when they can be: shorter ones save too little for the work. */
+/** Tails at least this long are held compactly when they can be: shorter ones save too little for the work. */
 const PACK_MIN_LENGTH = 64;
 
 function leafText(text: string, from: number, tokenIds: ArrayLike<number> | undefined): NodeText {
