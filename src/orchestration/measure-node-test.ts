@@ -56,7 +56,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
     throwIfInterrupted(options.signal);
     const target = server;
     watch.watch('server', target.exited, 0);
-    const serverMetrics = collectServerMetrics([`${target.url}/metrics`], clock);
+    const serverMetrics = await collectServerMetrics([`${target.url}/metrics`], clock);
     // In a node test the client talks to the server directly: the "router send" is the arrival itself.
     const completeRecord = (record: RequestRecord): RequestRecord => {
       record.routerSendTime ??= record.arrivalTime;

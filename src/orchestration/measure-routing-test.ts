@@ -91,7 +91,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     }
     const metricsUrls = config.collectPerNodeMetrics ? servers.map((server) => `${server.url}/metrics`) : [];
     if (router.metricsUrl !== undefined && !attachedRouterOnly) metricsUrls.push(router.metricsUrl);
-    const serverMetrics = collectServerMetrics(metricsUrls, clock);
+    const serverMetrics = await collectServerMetrics(metricsUrls, clock);
     const load = await measureLoad({
       config,
       baseUrl: router.handle.url,

@@ -1,4 +1,5 @@
 import type { Milliseconds } from '../types/time.js';
+import type { Sample } from './scraper.js';
 
 /** What the scraper's worker thread is started with. */
 export interface ScraperWorkerData {
@@ -8,3 +9,6 @@ export interface ScraperWorkerData {
   epochAtMainZeroMs: number;
   mainTimeOrigin: number;
 }
+
+/** What the scraper's worker thread sends: `ready` after its first scrapes, then its samples when told to stop. */
+export type FromScraperWorker = { type: 'ready' } | { type: 'samples'; samples: Sample[] };

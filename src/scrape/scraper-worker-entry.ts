@@ -1,7 +1,8 @@
 /**
  * The scraper's worker thread: polls the `/metrics` endpoints and parses their text off the client's event loop (on
  * the main thread, parsing five endpoints' text twice a second was the client's longest work while arrivals ran, and
- * doubled its event-loop delay p99 in the demo). On any message it stops and sends every sample back.
+ * doubled its event-loop delay p99 in the demo). It says `ready` once its first scrapes have answered (the thread's
+ * start-up, loading the HTTP client included, is then over); on any message it stops and sends every sample back.
  *
  * Its clock is the main thread's: the same `performance.now()` scale (converted through both threads' time origins)
  * and the same epoch anchor, so sample times line up with the records as they did on the main thread.
@@ -9,7 +10,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Clock } from '../types/clock.js';
 import { startScraper } from './scraper.js';
-import type { ScraperWorkerData } from './scraper-worker-data.js';
+import type { FromScraperWorker, ScraperWorkerData } from './scraper-worker-data.js';
 
 const data = workerData as ScraperWorkerData;
 const toMainMs = performance.timeOrigin - data.mainTimeOrigin;
@@ -20,6 +21,9 @@ const clock: Clock = {
 };
 const scraper = startScraper({ urls: data.urls, clock, intervalMs: data.intervalMs });
 const port = parentPort;
-port?.once('message', () => {
-  void scraper.stop().then((samples) => port.postMessage(samples));
-});
+if (port !== null) {
+  void scraper.firstRound.then(() => port.postMessage({ type: 'ready' } satisfies FromScraperWorker));
+  port.once('message', () => {
+    void scraper.stop().then((samples) => port.postMessage({ type: 'samples', samples } satisfies FromScraperWorker));
+  });
+}

@@ -33,6 +33,8 @@ export interface ScraperOptions {
 }
 
 export interface Scraper {
+  /** Settles once every URL's first scrape has answered, failed or timed out. */
+  readonly firstRound: Promise<void>;
   /** Stops polling, waits for scrapes in flight, writes the file when asked, and returns every sample. */
   stop(): Promise<Sample[]>;
 }
@@ -107,8 +109,10 @@ export function startScraper(options: ScraperOptions): Scraper {
     timer.unref();
   };
   tick();
+  const firstRound = Promise.all(inFlight.values()).then(() => undefined);
 
   return {
+    firstRound,
     async stop(): Promise<Sample[]> {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -87,8 +87,10 @@ describe('metrics scraper', () => {
     await new Promise<void>((resolve) => timed.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(timed.address() as AddressInfo).port}/metrics`;
-      const collection = collectServerMetrics([url, 'http://127.0.0.1:9/metrics'], clock);
-      // Until two answers have come back (the thread starts, then polls at once and every 500 ms).
+      const collection = await collectServerMetrics([url, 'http://127.0.0.1:9/metrics'], clock);
+      // Ready means the first scrapes have answered.
+      expect(answeredAt.length).toBeGreaterThanOrEqual(1);
+      // Until a second answer has come back (the thread polls every 500 ms).
       while (answeredAt.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
       const t0 = clock.nowEpochSeconds();
       const written = await collection.finish(t0, directory);
