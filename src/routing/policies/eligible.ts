@@ -10,17 +10,7 @@ export function isEligible(worker: WorkerState): boolean {
  * request was about 1 KB of garbage a request over 64 workers).
  */
 export function eligibleWorkers(workers: readonly WorkerState[]): readonly WorkerState[] {
-  let all = true;
-  for (const worker of workers) {
-    if (!isEligible(worker)) {
-      all = false;
-      break;
-    }
-  }
-  if (all) return workers;
-  const eligible: WorkerState[] = [];
-  for (const worker of workers) if (isEligible(worker)) eligible.push(worker);
-  return eligible;
+  return workers.every(isEligible) ? workers : workers.filter(isEligible);
 }
 
 /**
