@@ -1,3 +1,5 @@
+import { decimalDigitCount, decimalOfUnits } from './decimal-text.js';
+
 /**
  * Text built as bytes in one growing buffer: the writer of requests.jsonl and requests.csv, which format tens of
  * numbers for each of a million records. Formatting a number as a string and joining strings allocated about 11 KB
@@ -76,25 +78,11 @@ export class TextBytesWriter {
   /** Numbers joined by one separator byte, as `Array.prototype.join` writes them (a prompt's token ids, say). */
   joined(values: ArrayLike<number>, separator: number): void {
     for (let index = 0; index < values.length; index++) {
+      if (index > 0) this.byte(separator);
       const value = values[index] as number;
-      if (!(value >= 0 && value < INT32_LIMIT && (value | 0) === value)) {
-        if (index > 0) this.byte(separator);
-        this.number(value);
-        continue;
-      }
-      // Token ids are non-negative int32s: their digits in int32 arithmetic, with one check for room.
-      this.#reserve(11);
-      const bytes = this.#bytes;
-      let at = this.#length;
-      if (index > 0) bytes[at++] = separator;
-      const count = value < 100_000 ? (value < 10 ? 1 : value < 100 ? 2 : value < 1000 ? 3 : value < 10_000 ? 4 : 5) : value < 1e6 ? 6 : value < 1e7 ? 7 : value < 1e8 ? 8 : value < 1e9 ? 9 : 10;
-      let rest = value;
-      for (let digit = at + count - 1; digit >= at; digit--) {
-        const next = (rest / 10) | 0;
-        bytes[digit] = ZERO + (rest - next * 10);
-        rest = next;
-      }
-      this.#length = at + count;
+      // Token ids are non-negative int32s: their digits without the general path's checks.
+      if (value >= 0 && value < INT32_LIMIT && (value | 0) === value) this.#smallDigits(value);
+      else this.number(value);
     }
   }
 
@@ -107,11 +95,11 @@ export class TextBytesWriter {
 
   /**
    * `units / 10^width` in decimal without trailing zeros (`1500000` µs with width 6 is `1.5`): the text of
-   * `decimalOfUnits` in csv-format.ts, which stays the reference for values this fast path does not take.
+   * `decimalOfUnits`, which stays the reference and writes the values this fast path does not take.
    */
-  fixedPoint(units: number, width: number, fallback: (units: number) => string): void {
+  fixedPoint(units: number, width: number): void {
     if (!Number.isSafeInteger(units)) {
-      this.text(fallback(units));
+      this.text(decimalOfUnits(units, POWERS_OF_TEN[width] as number, width));
       return;
     }
     if (units === 0) {
@@ -167,7 +155,7 @@ export class TextBytesWriter {
 
   /** The decimal digits of a non-negative int32, in int32 arithmetic. */
   #smallDigits(value: number): void {
-    const count = value < 100_000 ? (value < 10 ? 1 : value < 100 ? 2 : value < 1000 ? 3 : value < 10_000 ? 4 : 5) : value < 1e6 ? 6 : value < 1e7 ? 7 : value < 1e8 ? 8 : value < 1e9 ? 9 : 10;
+    const count = decimalDigitCount(value);
     this.#reserve(count);
     const bytes = this.#bytes;
     let rest = value;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decimalOfUnits } from '../../src/report/csv/csv-format.js';
+import { decimalOfUnits } from '../../src/utils/decimal-text.js';
 import { SeededRandom } from '../../src/utils/random.js';
 import { TextBytesWriter } from '../../src/utils/text-bytes-writer.js';
 
@@ -33,7 +33,7 @@ describe('TextBytesWriter', () => {
     }
     const out = new TextBytesWriter(4);
     for (const [units, width] of cases) {
-      out.fixedPoint(units, width, (value) => referenceFixed(value, width));
+      out.fixedPoint(units, width);
       expect(out.takeText(), `${units} / 10^${width}`).toBe(referenceFixed(units, width));
     }
   });

@@ -1,3 +1,6 @@
+import { decimalOfUnits } from '../../utils/decimal-text.js';
+import type { TextBytesWriter } from '../../utils/text-bytes-writer.js';
+
 /**
  * RFC 4180 field: quoted when it holds a comma, a quote, a line break, or leading/trailing spaces; quotes doubled.
  * An absent value is an empty field, which pandas reads as NaN and spreadsheets as a blank cell.
@@ -40,24 +43,11 @@ export function formatSeconds(value: number | undefined): string {
   return decimalOfUnits(Math.round(value * 1e6), 1e6, 6);
 }
 
-/**
- * The decimal text of `units / scale` (scale = 10^width) without trailing zeros, from integers: the fraction's digits
- * are those of `fraction + scale` after its leading 1, so no division or padding per digit.
- */
-export function decimalOfUnits(units: number, scale: number, width: number): string {
-  if (units === 0) return '0';
-  const negative = units < 0;
-  const absolute = negative ? -units : units;
-  const whole = Math.floor(absolute / scale);
-  const fraction = absolute - whole * scale;
-  let text = String(whole);
-  if (fraction !== 0) {
-    const digits = String(fraction + scale);
-    let end = width + 1;
-    while (digits.charCodeAt(end - 1) === 48) end--;
-    text += `.${digits.slice(1, end)}`;
-  }
-  return negative ? `-${text}` : text;
+/** `formatSeconds` written as bytes; false (and nothing written) when the value is absent or not finite. */
+export function writeSeconds(out: TextBytesWriter, value: number | undefined): boolean {
+  if (value === undefined || !Number.isFinite(value)) return false;
+  out.fixedPoint(Math.round(value * 1e6), 6);
+  return true;
 }
 
 /**

@@ -17,7 +17,7 @@ import {
   WORKLOAD_COLUMNS,
 } from '../record-columns.js';
 import { asciiBytes, TextBytesWriter } from '../../utils/text-bytes-writer.js';
-import { csvField, csvLine, decimalOfUnits } from './csv-format.js';
+import { csvField, csvLine, writeSeconds } from './csv-format.js';
 
 export const REQUESTS_CSV = 'requests.csv';
 
@@ -43,9 +43,9 @@ const CHUNK_RECORDS = 4096;
 
 /**
  * One row given the record and its derived values (read at `index` of the column arrays), written as bytes; every
- * cell but the first writes its own leading comma. Fields are read by name, in the order of REQUESTS_CSV_COLUMNS (a test checks the header and the cells agree), because a
- * generic loop over column descriptors costs a megamorphic lookup per cell and this runs for every request of a
- * million-request run.
+ * cell but the first writes its own leading comma. Fields are read by name, in the order of REQUESTS_CSV_COLUMNS (a
+ * test checks the header and the cells agree), because a generic loop over column descriptors costs a megamorphic
+ * lookup per cell and this runs for every request of a million-request run.
  */
 function writeCsvRow(out: TextBytesWriter, record: RequestRecord, t0: number, derived: Record<DerivedColumnName, Float64Array>, index: number): void {
   if (record.requestId !== undefined && record.requestId !== '') out.text(csvField(record.requestId));
@@ -110,12 +110,11 @@ const COMMA = 0x2c;
 const NEWLINE = 0x0a;
 const TRUE = asciiBytes('true');
 const FALSE = asciiBytes('false');
-const secondsText = (micros: number): string => decimalOfUnits(micros, 1e6, 6);
 
-/** Seconds as `formatSeconds` writes them: to the microsecond, empty when absent or not finite. Each cell writes its comma first. */
+/** Seconds as `formatSeconds` writes them (empty when absent or not finite). Each cell writes its comma first. */
 function secondsCell(out: TextBytesWriter, seconds: number | undefined): void {
   out.byte(COMMA);
-  if (seconds !== undefined && Number.isFinite(seconds)) out.fixedPoint(Math.round(seconds * 1e6), 6, secondsText);
+  writeSeconds(out, seconds);
 }
 
 function timeCell(out: TextBytesWriter, time: number | undefined, t0: number): void {

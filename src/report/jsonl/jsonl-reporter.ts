@@ -3,7 +3,7 @@ import type { RequestRecord } from '../../types/record.js';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { INTER_TOKEN_LATENCIES_KEY, RECORD_COLUMNS } from '../record-columns.js';
-import { decimalOfUnits } from '../csv/csv-format.js';
+import { writeSeconds } from '../csv/csv-format.js';
 import { roundToMicroseconds } from '../relative-time.js';
 import { asciiBytes, TextBytesWriter } from '../../utils/text-bytes-writer.js';
 
@@ -183,15 +183,10 @@ const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
 const NEWLINE = 0x0a;
 
-const secondsText = (micros: number): string => decimalOfUnits(micros, 1e6, 6);
-const nanosecondsText = (nanos: number): string => decimalOfUnits(nanos, 1e9, 9);
-
 /** A time field: seconds after t0 to the microsecond (`formatSeconds`), null where not finite. */
 function timeField(out: TextBytesWriter, key: Uint8Array, value: number, t0: number): void {
   out.bytes(key);
-  const seconds = value - t0;
-  if (Number.isFinite(seconds)) out.fixedPoint(Math.round(seconds * 1e6), 6, secondsText);
-  else out.bytes(NULL);
+  if (!writeSeconds(out, value - t0)) out.bytes(NULL);
 }
 
 /** Any other field: numbers as `String` writes them (null where not finite), the rest as JSON.stringify does. */
@@ -210,7 +205,7 @@ function scalarField(out: TextBytesWriter, key: Uint8Array, value: string | numb
 /** A per-token gap: seconds rounded to the nanosecond (`formatNanoseconds`). */
 function nanosecondsField(out: TextBytesWriter, seconds: number): void {
   const nanos = Math.round(seconds * 1e9);
-  if (Number.isFinite(nanos)) out.fixedPoint(nanos, 9, nanosecondsText);
+  if (Number.isFinite(nanos)) out.fixedPoint(nanos, 9);
   else out.bytes(NULL);
 }
 

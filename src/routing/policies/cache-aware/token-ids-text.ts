@@ -1,3 +1,5 @@
+import { decimalDigitCount } from '../../../utils/decimal-text.js';
+
 /**
  * A leaf tail of a routing key made of token ids joined by spaces (`routingKeyFromTokenIds`), read from the ids
  * themselves: nothing of the text is held. A virtual-time run keeps every prompt's ids for the whole run anyway, so a
@@ -33,7 +35,7 @@ export class TokenIdsText {
     for (let index = 0; index < ids.length; index++) {
       const value = ids[index] as number;
       if (!(value >= 0 && value < 2 ** 31 && (value | 0) === value)) return undefined;
-      const width = digitCount(value) + (index > 0 ? 1 : 0);
+      const width = decimalDigitCount(value) + (index > 0 ? 1 : 0);
       // An id's characters are its space (but the first's) and its digits: the view starts in the id holding `from`.
       if (startId < 0 && position + width > from) {
         startId = index;
@@ -56,7 +58,7 @@ export class TokenIdsText {
     let written = 0;
     for (let id = this.#id, skip = this.#skip; written < count; id++, skip = 0) {
       const value = this.#ids[id] as number;
-      const width = digitCount(value) + (id > 0 ? 1 : 0);
+      const width = decimalDigitCount(value) + (id > 0 ? 1 : 0);
       for (let character = skip; character < width && written < count; character++) scratch[written++] = charOf(value, id, character);
     }
     return scratch.toString('latin1', 0, count);
@@ -67,7 +69,7 @@ export class TokenIdsText {
     let id = this.#id;
     let skip = this.#skip + from;
     for (;;) {
-      const width = digitCount(this.#ids[id] as number) + (id > 0 ? 1 : 0);
+      const width = decimalDigitCount(this.#ids[id] as number) + (id > 0 ? 1 : 0);
       if (skip < width) break;
       skip -= width;
       id++;
@@ -81,7 +83,7 @@ export class TokenIdsText {
     let matched = 0;
     for (let id = this.#id, skip = this.#skip; matched < limit; id++, skip = 0) {
       const value = this.#ids[id] as number;
-      const width = digitCount(value) + (id > 0 ? 1 : 0);
+      const width = decimalDigitCount(value) + (id > 0 ? 1 : 0);
       for (let character = skip; character < width && matched < limit; character++) {
         if (charOf(value, id, character) !== text.charCodeAt(offset + matched)) return matched;
         matched++;
@@ -98,15 +100,10 @@ const POWERS_OF_TEN = Array.from({ length: 11 }, (_, exponent) => 10 ** exponent
 /** Reused by `head`. */
 let scratch = Buffer.allocUnsafe(1024);
 
-function digitCount(value: number): number {
-  if (value < 100_000) return value < 10 ? 1 : value < 100 ? 2 : value < 1000 ? 3 : value < 10_000 ? 4 : 5;
-  return value < 1e6 ? 6 : value < 1e7 ? 7 : value < 1e8 ? 8 : value < 1e9 ? 9 : 10;
-}
-
 /** Character `character` of id number `id` (value `value`): a space before every id but the first, then its digits. */
 function charOf(value: number, id: number, character: number): number {
   const digit = id > 0 ? character - 1 : character;
   if (digit < 0) return SPACE;
-  const below = POWERS_OF_TEN[digitCount(value) - 1 - digit] as number;
+  const below = POWERS_OF_TEN[decimalDigitCount(value) - 1 - digit] as number;
   return ZERO + (((value / below) | 0) % 10);
 }
