@@ -1,7 +1,8 @@
 import { parquetReadObjects } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { PARQUET_ROW_GROUPS_IN_FLIGHT, encodeParquetInWorker, parquetWorkerScriptPath } from '../../src/report/parquet/encode-in-worker.js';
-import { encodePackedParquet, packRequestColumns, type PackedColumn } from '../../src/report/parquet/parquet-columns.js';
+import type { PackedColumn } from '../../src/report/parquet/packed-columns.js';
+import { encodePackedParquet, packRequestColumns } from '../../src/report/parquet/parquet-columns.js';
 import { requestsParquetBytes } from '../../src/report/parquet/parquet-reporter.js';
 import { T0, fullyTracedRecord, recordAt } from '../analysis/records.js';
 import { sampleRoutingRun } from './sample-run.js';

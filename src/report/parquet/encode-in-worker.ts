@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { workerScript } from '../../utils/worker-script.js';
-import { encodePackedParquet, rowGroupTransferList, type PackedParquet } from './parquet-columns.js';
+import type { PackedParquet } from './packed-columns.js';
+import { encodePackedParquet, rowGroupTransferList } from './parquet-columns.js';
 import type { FromParquetWorkerMessage, ToParquetWorkerMessage } from './parquet-worker-messages.js';
 
 /**

@@ -1,40 +1,13 @@
-import { ByteWriter, ParquetWriter, schemaFromColumnData } from 'hyparquet-writer';
-import type { ColumnSource } from 'hyparquet-writer';
 import { DERIVED_COLUMNS, deriveColumnArrays } from '../../analysis/derive.js';
 import type { RequestRecord } from '../../types/record.js';
 import type { DerivedColumnName } from '../../types/summary.js';
 import { REQUESTS_CSV_COLUMNS } from '../csv/csv-reporter.js';
 import { FIRST_USERS_COMPUTED_COLUMNS, RECORD_COLUMNS, type ComputedColumn, type RecordColumn } from '../record-columns.js';
-
-/** Parquet type of each kind of record column: times and durations are seconds after t0 as float64. */
-export type ParquetColumnType = 'DOUBLE' | 'INT32' | 'BOOLEAN' | 'STRING';
+import { ABSENT_BOOLEAN, type PackedColumn, type PackedParquet, type ParquetColumnType } from './packed-columns.js';
+import { ParquetEncoder } from './parquet-encoder.js';
 
 /** Rows per row group: also how many records are turned into column arrays at a time. */
 export const PARQUET_ROW_GROUP_ROWS = 100_000;
-
-/** A boolean cell in a packed column: 0 false, 1 true, this for absent. */
-const ABSENT_BOOLEAN = 2;
-
-/**
- * One column of one row group, packed so that it crosses to a worker thread without copying: numbers as float64 with
- * NaN for an absent value (a time or count is never NaN: non-finite values are written as absent), booleans as bytes,
- * strings as an array.
- */
-export type PackedColumn = Float64Array | Uint8Array | (string | null)[];
-
-/** What requests.parquet's encoder needs before its rows: the schema, t0 and the row group size. */
-export interface ParquetHeader {
-  t0: number;
-  columns: { name: string; type: ParquetColumnType }[];
-  /** Rows per row group (the last may hold fewer). */
-  rowGroupRows: number;
-}
-
-/** requests.parquet's content before encoding: its header and its row groups' packed columns. */
-export interface PackedParquet extends ParquetHeader {
-  /** One entry per row group, each with one packed column per entry of `columns`; packed as it is read. */
-  rowGroups: Iterable<PackedColumn[]>;
-}
 
 const RECORD_COLUMN_BY_NAME = new Map<string, RecordColumn>(RECORD_COLUMNS.map((column) => [column.column, column]));
 const DERIVED_NAMES = new Set<string>(DERIVED_COLUMNS.map((column) => column.name));
@@ -180,7 +153,7 @@ export function packRequestColumns(records: readonly RequestRecord[], t0: number
   function* rowGroups(): Generator<PackedColumn[]> {
     for (let from = 0; from < kept.length; from += rowGroupRows) yield packRowGroup(plan, kept.slice(from, from + rowGroupRows), t0);
   }
-  return { t0, columns: plan.map(({ name, type }) => ({ name, type })), rowGroupRows, rowGroups: rowGroups() };
+  return { t0, columns: plan.map(({ name, type, spec }) => ({ name, type, ...(spec?.kind === 'time' ? { mostlyDistinct: true } : {}) })), rowGroupRows, rowGroups: rowGroups() };
 }
 
 /** The buffers of a packed row group's numeric and boolean columns: moved, not copied, when it is posted to a worker. */
@@ -188,57 +161,6 @@ export function rowGroupTransferList(rowGroup: readonly PackedColumn[]): ArrayBu
   const buffers: ArrayBuffer[] = [];
   for (const column of rowGroup) if (!Array.isArray(column)) buffers.push(column.buffer as ArrayBuffer);
   return buffers;
-}
-
-type Cell = number | string | boolean | null;
-
-/** A packed column as the cells the parquet writer takes. */
-function cellsOf(column: PackedColumn): Cell[] {
-  if (Array.isArray(column)) return column;
-  const cells = new Array<Cell>(column.length);
-  if (column instanceof Uint8Array) {
-    for (let index = 0; index < column.length; index++) {
-      const value = column[index] as number;
-      cells[index] = value === ABSENT_BOOLEAN ? null : value === 1;
-    }
-  } else {
-    for (let index = 0; index < column.length; index++) {
-      const value = column[index] as number;
-      cells[index] = Number.isNaN(value) ? null : value;
-    }
-  }
-  return cells;
-}
-
-/**
- * Encodes requests.parquet one row group at a time, Snappy-compressed. Each row group's cells are built when it is
- * added and dropped after, so that a million-record run never holds a million-element array of boxed values per column.
- */
-export class ParquetEncoder {
-  readonly #header: ParquetHeader;
-  readonly #writer = new ByteWriter();
-  readonly #parquet: ParquetWriter;
-
-  constructor(header: ParquetHeader) {
-    this.#header = header;
-    const schema = schemaFromColumnData({
-      columnData: header.columns.map((column) => ({ name: column.name, type: column.type, nullable: true, data: [] })),
-    });
-    this.#parquet = new ParquetWriter({ writer: this.#writer, schema, createdBy: 'servelab', kvMetadata: [{ key: 'servelab.t0', value: String(header.t0) }] });
-  }
-
-  /** One row group: one packed column per column of the header. */
-  add(rowGroup: readonly PackedColumn[]): void {
-    if (rowGroup.length !== this.#header.columns.length) throw new Error(`a parquet row group has ${rowGroup.length} columns, the schema ${this.#header.columns.length}`);
-    const columnData = this.#header.columns.map((column, position): ColumnSource => ({ name: column.name, data: cellsOf(rowGroup[position] as PackedColumn) }));
-    void this.#parquet.write({ columnData, rowGroupSize: this.#header.rowGroupRows });
-  }
-
-  /** The file's bytes, once every row group was added. */
-  finish(): Uint8Array {
-    void this.#parquet.finish();
-    return this.#writer.getBytes();
-  }
 }
 
 /** The bytes of requests.parquet from its packed columns, encoded on this thread. */

@@ -8,7 +8,7 @@ import { PARQUET_ROW_GROUP_ROWS, encodePackedParquet, packRequestColumns } from 
 export const REQUESTS_PARQUET = 'requests.parquet';
 
 /**
- * The bytes of requests.parquet: the requests.csv rows (warmups left out), Snappy-compressed, in row groups of
+ * The bytes of requests.parquet: the requests.csv rows (warmups left out), in row groups of
  * `rowGroupRows` (PARQUET_ROW_GROUP_ROWS by default), encoded on this thread. The reporter encodes the same packed
  * columns on a worker thread.
  */
@@ -19,15 +19,18 @@ export function requestsParquetBytes(records: readonly RequestRecord[], t0: numb
 /**
  * `requests.parquet`: the columns of requests.csv with types (float64 seconds after t0, int32 counts, booleans, UTF-8
  * strings, nulls where a value is absent), for `pandas.read_parquet` on runs too large to parse as text. The columns
- * are read from the records here; encoding them runs on a worker thread, beside the reporters that follow.
+ * are read from the records here. A run of more than one row group is encoded on a worker thread, beside the reporters
+ * that follow; a smaller one here: the worker costs about 80 ms of CPU to start (an isolate, its modules, its code
+ * compiled afresh), more than encoding 100,000 rows takes once the encoder runs warm.
  */
 export const parquetReporter: Reporter = {
   name: 'parquet',
   concurrent: true,
   async write(context: ReportContext): Promise<string[]> {
     const path = join(context.outputDirectory, REQUESTS_PARQUET);
-    const packed = packRequestColumns(context.run.records, context.run.info.startTime);
-    await writeFileAtomic(path, await encodeParquetInWorker(packed));
+    const records = context.run.records;
+    const packed = packRequestColumns(records, context.run.info.startTime);
+    await writeFileAtomic(path, records.length > PARQUET_ROW_GROUP_ROWS ? await encodeParquetInWorker(packed) : encodePackedParquet(packed));
     return [path];
   },
 };

@@ -4,7 +4,7 @@
  * writes the file, so that a full disk is reported as for every other file.
  */
 import { parentPort } from 'node:worker_threads';
-import { ParquetEncoder } from './parquet-columns.js';
+import { ParquetEncoder } from './parquet-encoder.js';
 import type { FromParquetWorkerMessage, ToParquetWorkerMessage } from './parquet-worker-messages.js';
 
 const port = parentPort;

@@ -1,4 +1,4 @@
-import type { PackedColumn, ParquetHeader } from './parquet-columns.js';
+import type { PackedColumn, ParquetHeader } from './packed-columns.js';
 
 /** What the main thread sends the parquet worker, in this order: the header, each row group, then the end. */
 export type ToParquetWorkerMessage = { type: 'header'; header: ParquetHeader } | { type: 'rowGroup'; rowGroup: PackedColumn[] } | { type: 'end' };
