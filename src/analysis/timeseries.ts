@@ -109,19 +109,26 @@ export function sweepIntervals(intervals: Intervals, windowStart: number, window
   let previousTime = windowStart;
   let startIndex = 0;
   let endIndex = 0;
+  const width = binWidth ?? 0;
 
-  const binOf = (time: number): number => Math.min(binCount - 1, Math.max(0, Math.floor((time - windowStart) / (binWidth as number))));
-  // Adds `open` requests held from previousTime to time, clipped to the window, to the totals and bins.
-  const advanceTo = (time: number): void => {
+  // One loop without helper closures: a closure made per call is a new call target each call, and the optimised code
+  // of this function (a few hundred milliseconds to compile) was thrown away and compiled again on every call.
+  while (startIndex < starts.length || endIndex < ends.length) {
+    const nextStart = startIndex < starts.length ? (starts[startIndex] as number) : Number.POSITIVE_INFINITY;
+    const nextEnd = endIndex < ends.length ? (ends[endIndex] as number) : Number.POSITIVE_INFINITY;
+    // Ends first at equal times: half-open intervals.
+    const isEnd = nextEnd <= nextStart;
+    const time = isEnd ? nextEnd : nextStart;
+    // Adds `open` requests held from previousTime to time, clipped to the window, to the totals and bins.
     const from = Math.max(previousTime, windowStart);
     const to = Math.min(time, windowEnd);
     if (to > from && open > 0) {
       integral += open * (to - from);
       if (binIntegrals && binPeaks) {
-        let bin = binOf(from);
+        let bin = Math.min(binCount - 1, Math.max(0, Math.floor((from - windowStart) / width)));
         let cursor = from;
         while (cursor < to) {
-          const binEnd = Math.min(to, windowStart + (bin + 1) * (binWidth as number));
+          const binEnd = Math.min(to, windowStart + (bin + 1) * width);
           binIntegrals[bin] = (binIntegrals[bin] as number) + open * (binEnd - cursor);
           if (open > (binPeaks[bin] as number)) binPeaks[bin] = open;
           cursor = binEnd;
@@ -131,23 +138,15 @@ export function sweepIntervals(intervals: Intervals, windowStart: number, window
       }
     }
     if (time > previousTime) previousTime = time;
-  };
-
-  while (startIndex < starts.length || endIndex < ends.length) {
-    const nextStart = startIndex < starts.length ? (starts[startIndex] as number) : Number.POSITIVE_INFINITY;
-    const nextEnd = endIndex < ends.length ? (ends[endIndex] as number) : Number.POSITIVE_INFINITY;
-    // Ends first at equal times: half-open intervals.
-    if (nextEnd <= nextStart) {
-      advanceTo(nextEnd);
+    if (isEnd) {
       open--;
       endIndex++;
     } else {
-      advanceTo(nextStart);
       open++;
       startIndex++;
       if (nextStart < windowEnd && open > peak) peak = open;
       if (binPeaks && nextStart < windowEnd) {
-        const bin = binOf(nextStart);
+        const bin = Math.min(binCount - 1, Math.max(0, Math.floor((nextStart - windowStart) / width)));
         if (open > (binPeaks[bin] as number)) binPeaks[bin] = open;
       }
     }
