@@ -3,15 +3,17 @@ import type { RunOptions } from '../orchestration/measured-run.js';
 import { formatTerminalSummary } from '../report/terminal/format-terminal-summary.js';
 import { EXIT_OK } from './exit-codes.js';
 import { abortOnSignals, exitCodeFor } from './interrupts.js';
+import { limitInliningForRealTime } from './jit-inlining.js';
 import { createProgressDisplay, type ProgressMode } from './progress-display.js';
 
 export interface RunnableTest {
-  config: { progress: ProgressMode; quiet: boolean };
+  config: { progress: ProgressMode; quiet: boolean; virtualTime?: boolean };
   run(options: RunOptions): Promise<TestResult>;
 }
 
 /** Runs a test with Ctrl-C handling and a progress display, prints the summary, and returns the exit code. */
 export async function executeTest(test: RunnableTest): Promise<number> {
+  if (test.config.virtualTime !== true) limitInliningForRealTime();
   const progress = createProgressDisplay(test.config.progress);
   const interrupts = abortOnSignals((signal) => {
     progress.finish();
