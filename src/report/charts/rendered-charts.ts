@@ -19,11 +19,7 @@ export function renderedCharts(context: ReportContext): Promise<RenderedChart[]>
     rendered = (async () => {
       const metricsPath = join(context.outputDirectory, SERVER_METRICS_JSONL);
       const samples = existsSync(metricsPath) ? await readServerMetrics(metricsPath) : [];
-      const charts: RenderedChart[] = [];
-      for (const definition of chartDefinitions(context.run, context.summary, samples)) {
-        charts.push({ ...definition, svg: await renderSvg(definition.spec) });
-      }
-      return charts;
+      return chartDefinitions(context.run, context.summary, samples).map((definition) => ({ ...definition, svg: renderSvg(definition.chart) }));
     })();
     cache.set(context, rendered);
   }

@@ -29,13 +29,13 @@ describe('linear scale and nice ticks', () => {
   it('0.0013 to 0.27: steps of 0.05 from 0 to 0.3, two decimals', () => {
     const result = scale([0.0013, 0.27]);
     expectNiceAxis(result, 0.0013, 0.27);
-    expect(result.ticks.map((tick) => tick.label)).toEqual(['0', '0.05', '0.10', '0.15', '0.20', '0.25', '0.30']);
+    expect(result.ticks.map((tick) => tick.label)).toEqual(['0.00', '0.05', '0.10', '0.15', '0.20', '0.25', '0.30']);
   });
 
   it('0 to 1: steps of 0.2, and 0.6 prints as 0.6', () => {
     const result = scale([0, 1]);
     expectNiceAxis(result, 0, 1);
-    expect(result.ticks.map((tick) => tick.label)).toEqual(['0', '0.2', '0.4', '0.6', '0.8', '1.0']);
+    expect(result.ticks.map((tick) => tick.label)).toEqual(['0.0', '0.2', '0.4', '0.6', '0.8', '1.0']);
   });
 
   it('3 to 3: a span around the single value, or from zero when the axis includes it', () => {

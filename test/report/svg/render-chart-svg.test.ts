@@ -72,6 +72,18 @@ describe('SVG chart renderer', () => {
     expect(svg).toContain('>40</text>');
   });
 
+  it('keeps rotated percentile labels apart and off the y axis when their rules are close together', () => {
+    const rules = [0.2, 0.3, 0.5].map((value, index) => ({ value, colour: ['#111111', '#222222', '#333333'][index] as string, label: `p${index} ${value} ms` }));
+    const svg = renderSvg(chartOf([{ kind: 'rule', axis: 'x', rules, dashPx: [3, 3], strokeWidthPx: 1, labelPlacement: 'along-bottom' }], { x: { kind: 'linear', title: 'x', domain: [0, 100] } }));
+    expectStandalone(svg);
+    const baselines = [...svg.matchAll(/<text transform="translate\(([\d.]+),[\d.]+\) rotate\(-90\)" fill=/g)].map((match) => Number(match[1]));
+    expect(baselines).toHaveLength(3);
+    const plotLeft = Number(/<g class="y-axis"><path d="M([\d.]+),/.exec(svg)?.[1]);
+    // A rotated 10 px label's glyphs reach 8 px left of its baseline and 2.5 px right of it.
+    expect((baselines[0] as number) - 8).toBeGreaterThanOrEqual(plotLeft);
+    for (let index = 1; index < baselines.length; index++) expect((baselines[index] as number) - (baselines[index - 1] as number)).toBeGreaterThanOrEqual(10.5);
+  });
+
   it('draws bars in band rows with value labels, and stacks that start where the previous one ended', () => {
     const svg = renderSvg(
       chartOf(

@@ -2,7 +2,7 @@ import type { Legend, LegendEntry } from '../chart-model.js';
 import { AXIS_TITLE_FONT_PX, LABEL_FONT_PX, MAX_LEGEND_LABEL_PX, TEXT_COLOUR } from './chart-style.js';
 import { px } from './pixel-text.js';
 import { MIDDLE_BASELINE_EM } from './plot-box.js';
-import { textWidthPx, truncateToWidth } from './text-width.js';
+import { boldTextWidthPx, textWidthPx, truncateToWidth } from './text-width.js';
 import { escapeXml } from './xml-text.js';
 
 const ROW_HEIGHT_PX = 16;
@@ -33,7 +33,7 @@ export function legendsSvg(legends: readonly Legend[], left: number, top: number
     if (legend.entries.length === 0) continue;
     if (y > top) y += GAP_BETWEEN_LEGENDS_PX;
     parts.push(`<text x="${px(left)}" y="${px(y + AXIS_TITLE_FONT_PX)}" font-size="${AXIS_TITLE_FONT_PX}" font-weight="bold">${escapeXml(legend.title)}</text>`);
-    widthPx = Math.max(widthPx, textWidthPx(legend.title, AXIS_TITLE_FONT_PX));
+    widthPx = Math.max(widthPx, boldTextWidthPx(legend.title, AXIS_TITLE_FONT_PX));
     y += AXIS_TITLE_FONT_PX + 6;
     for (const entry of legend.entries) {
       const centreY = y + ROW_HEIGHT_PX / 2;

@@ -58,7 +58,7 @@ export function renderChartSvg(chart: ChartModel): string {
   const band = chart.y.kind === 'band' ? bandScale(chart.y.categories, plotTop, chart.plotHeightPx) : undefined;
   const yLabels = chart.y.kind === 'linear' ? (y?.ticks ?? []).map((tick) => tick.label) : chart.y.showLabels ? chart.y.categories.map((category) => truncateToWidth(category, MAX_BAND_LABEL_PX, LABEL_FONT_PX)) : [];
   const yTitleX = PADDING_PX + AXIS_TITLE_FONT_PX;
-  const left = yTitleX + 8 + yLabelsWidthPx(yLabels, (text) => textWidthPx(text, LABEL_FONT_PX));
+  const left = yTitleX + 12 + yLabelsWidthPx(yLabels, (text) => textWidthPx(text, LABEL_FONT_PX));
   const x = linearScale({
     extent: extents.x,
     ...(chart.x.domain === undefined ? {} : { fixedDomain: chart.x.domain }),

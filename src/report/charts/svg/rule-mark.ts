@@ -8,18 +8,44 @@ import { escapeXml } from './xml-text.js';
 
 const LABEL_OFFSET_PX = 3;
 
-/** A vertical rule's label: at the top of the plot to its right, or rotated to read upward along it from the bottom. */
-function verticalLabel(rule: Rule & { label: string }, xPx: number, mark: RuleMark, context: MarkContext): { svg: string; overflowPx: number } {
+/** How far glyphs reach from a rotated label's baseline: the ascent to the left, the descent to the right. */
+const ASCENT_PX = LABEL_FONT_PX * 0.8;
+const DESCENT_PX = LABEL_FONT_PX * 0.25;
+
+/**
+ * Baselines for labels rotated to read upward along their rules, in the rules' order from left to right: each sits
+ * just left of its rule, unless that would cross the y axis or the previous label; then it moves right of its rule,
+ * and further right until it clears the previous label (close percentiles would otherwise print over each other).
+ */
+function alongBottomBaselines(positionsPx: readonly number[], plotLeftPx: number): number[] {
+  let usedUpToPx = plotLeftPx;
+  return positionsPx.map((xPx) => {
+    let baseline = xPx - LABEL_OFFSET_PX - DESCENT_PX;
+    if (baseline - ASCENT_PX < usedUpToPx) baseline = Math.max(xPx + LABEL_OFFSET_PX + ASCENT_PX, usedUpToPx + ASCENT_PX + 1);
+    usedUpToPx = baseline + DESCENT_PX;
+    return baseline;
+  });
+}
+
+/** A vertical rule's label at the top of the plot, to the rule's right; returns how far it reaches past the plot. */
+function topLabel(rule: Rule & { label: string }, xPx: number, context: MarkContext): { svg: string; overflowPx: number } {
   const { plot } = context;
-  const text = escapeXml(rule.label);
-  const fill = escapeXml(rule.colour);
-  if (mark.labelPlacement === 'along-bottom') {
-    const anchorY = plot.top + plot.height - LABEL_OFFSET_PX;
-    return { svg: `<text transform="translate(${px(xPx - LABEL_OFFSET_PX - 1)},${px(anchorY)}) rotate(-90)" fill="${fill}">${text}</text>`, overflowPx: 0 };
-  }
   const x = xPx + LABEL_OFFSET_PX;
-  const svg = `<text x="${px(x)}" y="${px(plot.top + 2 + LABEL_FONT_PX * TOP_BASELINE_EM)}" fill="${fill}">${text}</text>`;
+  const svg = `<text x="${px(x)}" y="${px(plot.top + 2 + LABEL_FONT_PX * TOP_BASELINE_EM)}" fill="${escapeXml(rule.colour)}">${escapeXml(rule.label)}</text>`;
   return { svg, overflowPx: x + textWidthPx(rule.label, LABEL_FONT_PX) - (plot.left + plot.width) };
+}
+
+/** Labels rotated along their rules from the bottom of the plot, placed by alongBottomBaselines. */
+function alongBottomLabels(rules: readonly { rule: Rule & { label: string }; xPx: number }[], context: MarkContext): { svg: string; overflowPx: number } {
+  const { plot } = context;
+  const sorted = [...rules].sort((a, b) => a.xPx - b.xPx);
+  const baselines = alongBottomBaselines(sorted.map((entry) => entry.xPx), plot.left);
+  const anchorY = plot.top + plot.height - LABEL_OFFSET_PX;
+  const svg = sorted
+    .map(({ rule }, index) => `<text transform="translate(${px(baselines[index] as number)},${px(anchorY)}) rotate(-90)" fill="${escapeXml(rule.colour)}">${escapeXml(rule.label)}</text>`)
+    .join('');
+  const last = baselines[baselines.length - 1];
+  return { svg, overflowPx: last === undefined ? 0 : last + DESCENT_PX - (plot.left + plot.width) };
 }
 
 /** A horizontal rule's label, right-aligned just above it at the plot's right end. */
@@ -34,6 +60,7 @@ export function ruleMarkSvg(mark: RuleMark, context: MarkContext): DrawnMark {
   const lines: string[] = [];
   const labels: string[] = [];
   let rightOverflowPx = 0;
+  const alongBottom: { rule: Rule & { label: string }; xPx: number }[] = [];
   const dash = mark.dashPx.length === 0 ? '' : ` stroke-dasharray="${mark.dashPx.join(' ')}"`;
   for (const rule of mark.rules) {
     if (!Number.isFinite(rule.value)) continue;
@@ -41,8 +68,11 @@ export function ruleMarkSvg(mark: RuleMark, context: MarkContext): DrawnMark {
     if (mark.axis === 'x') {
       const xPx = x.position(rule.value);
       lines.push(`<path d="M${px(xPx)},${px(plot.top)}v${px(plot.height)}" ${stroke}/>`);
-      if (rule.label !== undefined) {
-        const label = verticalLabel({ ...rule, label: rule.label }, xPx, mark, context);
+      if (rule.label === undefined) continue;
+      if (mark.labelPlacement === 'along-bottom') {
+        alongBottom.push({ rule: { ...rule, label: rule.label }, xPx });
+      } else {
+        const label = topLabel({ ...rule, label: rule.label }, xPx, context);
         labels.push(label.svg);
         rightOverflowPx = Math.max(rightOverflowPx, label.overflowPx);
       }
@@ -52,6 +82,12 @@ export function ruleMarkSvg(mark: RuleMark, context: MarkContext): DrawnMark {
       if (rule.label !== undefined) labels.push(horizontalLabel({ ...rule, label: rule.label }, yPx, context));
     }
   }
-  const text = labels.length === 0 ? '' : `<g font-size="${LABEL_FONT_PX}">${labels.join('')}</g>`;
+  if (alongBottom.length > 0) {
+    const placed = alongBottomLabels(alongBottom, context);
+    labels.push(placed.svg);
+    rightOverflowPx = Math.max(rightOverflowPx, placed.overflowPx);
+  }
+  // A white halo behind each label keeps it readable where a line or the grid crosses it.
+  const text = labels.length === 0 ? '' : `<g font-size="${LABEL_FONT_PX}" stroke="white" stroke-width="3" stroke-linejoin="round" paint-order="stroke">${labels.join('')}</g>`;
   return { svg: `<g class="mark-rule" fill="none">${lines.join('')}${text}</g>`, rightOverflowPx };
 }

@@ -17,6 +17,11 @@ export function textWidthPx(text: string, fontSizePx: number): number {
   return em * fontSizePx;
 }
 
+/** Bold DejaVu Sans is about a tenth wider than regular. */
+export function boldTextWidthPx(text: string, fontSizePx: number): number {
+  return textWidthPx(text, fontSizePx) * 1.1;
+}
+
 /** The text cut to fit maxWidthPx, with an ellipsis where it was cut. */
 export function truncateToWidth(text: string, maxWidthPx: number, fontSizePx: number): string {
   if (textWidthPx(text, fontSizePx) <= maxWidthPx) return text;

@@ -6,9 +6,8 @@ import type { NiceStep } from './nice-step.js';
  * zeros.
  */
 export function tickLabel(value: number, step: NiceStep, largestMagnitude: number): string {
-  if (value === 0) return '0';
   const decimals = Math.max(0, -step.exponent);
-  if (decimals > 6 || largestMagnitude >= 1e9) return exponentLabel(value, step);
+  if (decimals > 6 || largestMagnitude >= 1e9) return value === 0 ? '0' : exponentLabel(value, step);
   const [whole, fraction] = Math.abs(value).toFixed(decimals).split('.') as [string, string | undefined];
   const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
   return `${value < 0 ? '−' : ''}${grouped}${fraction === undefined ? '' : `.${fraction}`}`;
