@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { empiricalCdf, strideSample } from '../../analysis/cdf.js';
 import { deriveColumnArrays } from '../../analysis/derive.js';
-import { pooledInterTokenLatencies } from '../../analysis/summarize.js';
+import { sampledInterTokenLatencies } from '../../analysis/sampled-gaps.js';
 import type { RunData } from '../../types/run.js';
 import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
@@ -215,7 +215,8 @@ export function comparisonCharts(runs: readonly ComparedRun[]): ComparisonChart[
   const metrics: [string, string, (run: RunData) => ArrayLike<number>, string][] = [
     ['compare-cdf-ttft', 'TTFT', (run) => succeededColumn(run, 'ttft'), 'requests'],
     ['compare-cdf-tpot', 'TPOT', (run) => succeededColumn(run, 'tpot'), 'requests'],
-    ['compare-cdf-itl', 'ITL', (run) => pooledInterTokenLatencies(strideSample(run.records.filter((record) => !record.warmup), CDF_SAMPLE_RECORDS / 10)), 'inter-token gaps'],
+    // The gaps are thinned too: a long-output run has hundreds of them per request (see the report's ITL CDF).
+    ['compare-cdf-itl', 'ITL', (run) => sampledInterTokenLatencies(strideSample(run.records.filter((record) => !record.warmup), CDF_SAMPLE_RECORDS / 10), CDF_SAMPLE_RECORDS), 'inter-token gaps'],
     ['compare-cdf-total-latency', 'End-to-end latency', (run) => succeededColumn(run, 'total_latency'), 'requests'],
   ];
   const charts: ComparisonChart[] = [];
@@ -259,7 +260,7 @@ export function trendCharts(runs: readonly ComparedRun[]): ComparisonChart[] {
       title,
       plotWidthPx: PLOT_WIDTH_PX,
       plotHeightPx: PLOT_HEIGHT_PX,
-      x: { kind: 'linear', title: setting },
+      x: { kind: 'linear', title: setting, includeZero: false },
       y: { kind: 'linear', title: yTitle },
       marks: [{ kind: 'line', interpolation: 'linear', strokeWidthPx: 1.5, pointRadiusPx: 3, series }],
       legends: [lineLegend('metric', series)],
