@@ -99,3 +99,11 @@ export interface ChartModel {
   /** Stacked to the right of the plot, never over it. */
   legends: readonly Legend[];
 }
+
+/** One chart of the report: file name (without extension), title, what it shows, and what to draw. */
+export interface ChartDefinition {
+  name: string;
+  title: string;
+  description: string;
+  chart: ChartModel;
+}

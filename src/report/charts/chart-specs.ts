@@ -8,42 +8,23 @@ import type { RunData } from '../../types/run.js';
 import type { Statistics, Summary } from '../../types/summary.js';
 import type { StoredSample } from '../../scrape/server-metrics-file.js';
 import { seriesOf } from '../../scrape/server-metrics-file.js';
-import type { BarMark, ChartModel, Legend, LegendEntry, LineSeries, Mark } from './chart-model.js';
+import type { Bar, ChartDefinition, LegendEntry, LineSeries, Mark } from './chart-model.js';
+import { lineOverTime } from './line-over-time.js';
+import { SeriesBuilder } from './series-builder.js';
+import { PLOT_HEIGHT_PX, PLOT_WIDTH_PX, TIME_AXIS_TITLE } from './plot-size.js';
+import { eventMarks, type EventMark } from './run-events.js';
 import { seriesColour } from './series-palette.js';
 import { stageColour, stageLegend } from './stage-palette.js';
 import { targetRatePhrase } from '../rate-text.js';
 import { NOT_MODELLED, unmodelledColumns } from '../unmodelled-stages.js';
 
-/** One chart of the report: file name (without extension), title, what it shows, and what to draw. */
-export interface ChartDefinition {
-  name: string;
-  title: string;
-  description: string;
-  chart: ChartModel;
-}
-
-const WIDTH = 640;
-const HEIGHT = 220;
 const MAX_CDF_POINTS = 400;
 const TIMELINE_REQUESTS = 60;
 const CDF_SAMPLE_RECORDS = 100_000;
 
-interface EventMark {
-  time: number;
-  label: string;
-}
-
-const EVENT_COLOUR = '#c0392b';
 const CDF_COLOUR = '#2c7fb8';
 const NODE_SHARE_COLOUR = '#41ab5d';
 const TARGET_COLOUR = '#333333';
-const TIME_AXIS_TITLE = 'time since t0 (s)';
-
-/** Vertical rules with labels at the run's events (node failures, restores), on a time axis in seconds after t0. */
-function eventMarks(events: readonly EventMark[]): Mark[] {
-  if (events.length === 0) return [];
-  return [{ kind: 'rule', axis: 'x', rules: events.map((event) => ({ value: event.time, colour: EVENT_COLOUR, label: event.label })), dashPx: [4, 3], strokeWidthPx: 1.5, labelPlacement: 'top' }];
-}
 
 /** An empirical CDF with percentile marks; the curve is thinned to at most MAX_CDF_POINTS points. */
 /** `unit` is what one value of the distribution is (a request, or an inter-token gap for ITL): the y axis's fraction. */
@@ -58,8 +39,8 @@ function cdfChart(name: string, label: string, valuesSeconds: ArrayLike<number>,
     description: `Empirical distribution of ${label} over ${statistics.count} ${unit}, with p50, p90 and p99 marked.`,
     chart: {
       title: `${label}: cumulative distribution`,
-      plotWidthPx: WIDTH,
-      plotHeightPx: HEIGHT,
+      plotWidthPx: PLOT_WIDTH_PX,
+      plotHeightPx: PLOT_HEIGHT_PX,
       // From the fastest request, not from 0: a CDF's interest is its spread.
       x: { kind: 'linear', title: `${label} (ms)`, includeZero: false },
       y: { kind: 'linear', title: `fraction of ${unit}`, domain: [0, 1] },
@@ -115,7 +96,7 @@ function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statist
   const labelOf = (component: string): string => (component === 'tokenize' && !tokenizeModelled ? `tokenize (${NOT_MODELLED})` : component);
   const labels = LIFECYCLE_COMPONENTS.map(([component]) => labelOf(component));
   // Each band's stages stacked left to right in lifecycle order, each starting where the previous one ended.
-  const bars: BarMark['bars'][number][] = [];
+  const bars: Bar[] = [];
   const categories: string[] = [];
   bandNames.forEach((band, bandIndex) => {
     const category = `${band} (${members[bandIndex]})`;
@@ -138,8 +119,8 @@ function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statist
       `Requests grouped by their end-to-end latency percentile band; each bar stacks the mean time spent in each stage of the lifecycle (router queue, network, tokenize, server queue, prefill, first token delivery, decode).${tokenizeModelled ? '' : ` The simulated engine does not model tokenization: its tokenize time is 0 by construction (${NOT_MODELLED}), not a measured 0.`}`,
     chart: {
       title: 'Where the time goes, by end-to-end latency band',
-      plotWidthPx: WIDTH,
-      plotHeightPx: HEIGHT,
+      plotWidthPx: PLOT_WIDTH_PX,
+      plotHeightPx: PLOT_HEIGHT_PX,
       x: { kind: 'linear', title: 'mean time (ms)' },
       y: { kind: 'band', title: 'latency band (requests)', categories, showLabels: true },
       marks: [{ kind: 'bar', bars }],
@@ -157,7 +138,7 @@ function timelineChart(records: readonly RequestRecord[], t0: number, events: re
   const sample: RequestRecord[] = [];
   for (let index = 0; index < sent.length; index += step) sample.push(sent[index] as RequestRecord);
   sample.sort((a, b) => (a.arrivalTime as number) - (b.arrivalTime as number));
-  const bars: BarMark['bars'][number][] = [];
+  const bars: Bar[] = [];
   const phases: string[] = [];
   const categories = new Set<string>();
   for (const record of sample) {
@@ -188,65 +169,13 @@ function timelineChart(records: readonly RequestRecord[], t0: number, events: re
     description: `Every ${step === 1 ? '' : `${step}th `}request in arrival order (${Math.ceil(sent.length / step)} of ${sent.length}), its lifecycle stages on the run's time axis.`,
     chart: {
       title: 'Request timeline (a uniform sample, in arrival order)',
-      plotWidthPx: WIDTH,
-      plotHeightPx: Math.max(HEIGHT, categories.size * 8),
+      plotWidthPx: PLOT_WIDTH_PX,
+      plotHeightPx: Math.max(PLOT_HEIGHT_PX, categories.size * 8),
       x: { kind: 'linear', title: TIME_AXIS_TITLE },
       // One 8 px row per request: its number says nothing to a reader, so only the row shows.
       y: { kind: 'band', title: 'request', categories: [...categories], showLabels: false },
       marks: [{ kind: 'bar', bars, thicknessPx: 6 }, ...eventMarks(events)],
       legends: [stageLegend('stage', phases)],
-    },
-  };
-}
-
-/** Series built point by point, in the order their names first appear. */
-class SeriesBuilder {
-  private readonly byName = new Map<string, { xs: number[]; ys: number[] }>();
-  add(name: string, x: number, y: number): void {
-    let series = this.byName.get(name);
-    if (!series) {
-      series = { xs: [], ys: [] };
-      this.byName.set(name, series);
-    }
-    series.xs.push(x);
-    series.ys.push(y);
-  }
-  /** The series, coloured by colourOf (default: the series palette in order of appearance). */
-  build(colourOf: (name: string, index: number) => string = (_name, index) => seriesColour(index)): LineSeries[] {
-    return [...this.byName].map(([name, points], index) => ({ name, colour: colourOf(name, index), ...points }));
-  }
-}
-
-interface LineOverTime {
-  name: string;
-  title: string;
-  subtitle?: string;
-  description: string;
-  series: readonly LineSeries[];
-  yTitle: string;
-  legendTitle: string;
-  events: readonly EventMark[];
-  extra?: readonly Mark[];
-  extraLegendEntries?: readonly LegendEntry[];
-}
-
-/** Step lines over the run's time axis, one per series with a colour legend, and the run's events marked. */
-function lineOverTime(line: LineOverTime): ChartDefinition {
-  const entries: LegendEntry[] = line.series.map((series) => ({ label: series.name, colour: series.colour, symbol: 'line' }));
-  const legend: Legend = { title: line.legendTitle, entries: [...entries, ...(line.extraLegendEntries ?? [])] };
-  return {
-    name: line.name,
-    title: line.title,
-    description: line.description,
-    chart: {
-      title: line.title,
-      ...(line.subtitle === undefined ? {} : { subtitle: line.subtitle }),
-      plotWidthPx: WIDTH,
-      plotHeightPx: HEIGHT,
-      x: { kind: 'linear', title: TIME_AXIS_TITLE },
-      y: { kind: 'linear', title: line.yTitle },
-      marks: [{ kind: 'line', interpolation: 'step-after', strokeWidthPx: 1.5, series: line.series }, ...(line.extra ?? []), ...eventMarks(line.events)],
-      legends: [legend],
     },
   };
 }
@@ -355,7 +284,7 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
       description: `Share of requests each server received. Imbalance: max/mean ${summary.routing.imbalanceMaxOverMean.toFixed(3)}, CV ${summary.routing.imbalanceCv.toFixed(3)}.`,
       chart: {
         title: 'Requests per node',
-        plotWidthPx: WIDTH,
+        plotWidthPx: PLOT_WIDTH_PX,
         plotHeightPx: Math.max(120, nodes.length * 22),
         x: { kind: 'linear', title: 'requests' },
         y: { kind: 'band', title: 'node', categories: nodes.map((node) => node.host), showLabels: true },

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ReportContext } from '../../types/reporter.js';
 import { SERVER_METRICS_JSONL, readServerMetrics } from '../../scrape/server-metrics-file.js';
-import { chartDefinitions, type ChartDefinition } from './chart-specs.js';
+import type { ChartDefinition } from './chart-model.js';
+import { chartDefinitions } from './chart-specs.js';
 import { renderSvg } from './render-chart.js';
 
 export interface RenderedChart extends ChartDefinition {

@@ -1,4 +1,4 @@
-import type { Legend, LegendEntry } from './chart-model.js';
+import type { Legend } from './chart-model.js';
 
 /**
  * One colour per lifecycle stage, for every chart that shows stages (lifecycle breakdown, request timeline, concurrency
@@ -30,6 +30,6 @@ export function stageColour(label: string): string {
 }
 
 /** A legend giving each stage label present its palette colour, in the order given (each label once). */
-export function stageLegend(title: string, labels: readonly string[], symbol: LegendEntry['symbol'] = 'square'): Legend {
-  return { title, entries: [...new Set(labels)].map((label) => ({ label, colour: stageColour(label), symbol })) };
+export function stageLegend(title: string, labels: readonly string[]): Legend {
+  return { title, entries: [...new Set(labels)].map((label) => ({ label, colour: stageColour(label), symbol: 'square' })) };
 }
