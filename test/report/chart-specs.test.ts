@@ -6,43 +6,47 @@ import { formatTerminalSummary } from '../../src/report/terminal/format-terminal
 import { fullyTracedRecord, runOf } from '../analysis/records.js';
 import { sampleRoutingRun } from './sample-run.js';
 
-interface LayerSpec {
-  data?: { values: { time: number; value: number; series: string }[] };
-  encoding?: { y?: { title?: string } };
-}
+import type { BarMark, ChartModel, LineMark } from '../../src/report/charts/chart-model.js';
 
 describe('chart specs', () => {
   const run = sampleRoutingRun();
   const charts = chartDefinitions(run, summarize(run));
   const chart = (name: string) => charts.find((candidate) => candidate.name === name);
-  const firstLayer = (name: string) => ((chart(name)?.spec as { layer: LayerSpec[] }).layer[0] as LayerSpec);
+  const model = (name: string): ChartModel => chart(name)?.chart as ChartModel;
+  const firstLine = (name: string): LineMark => model(name).marks.find((mark) => mark.kind === 'line') as LineMark;
+  const stageColours = (name: string): Map<string, string> => new Map(model(name).legends.flatMap((legend) => legend.entries.map((entry) => [entry.label, entry.colour] as const)));
 
   it('labels the ITL CDF as a fraction of inter-token gaps and the others as a fraction of requests', () => {
-    expect(firstLayer('cdf-itl').encoding?.y?.title).toBe('fraction of inter-token gaps');
+    expect(model('cdf-itl').y.title).toBe('fraction of inter-token gaps');
     expect(chart('cdf-itl')?.description).toContain('inter-token gaps');
-    expect(firstLayer('cdf-ttft').encoding?.y?.title).toBe('fraction of requests');
+    expect(model('cdf-ttft').y.title).toBe('fraction of requests');
+    expect(model('cdf-ttft').x.title).toBe('TTFT (ms)');
   });
 
   it('colours each stage the same in the lifecycle breakdown, the request timeline and the concurrency chart', () => {
-    type ColourEncoding = { scale?: { domain: string[]; range: string[] } };
-    const lifecycle = (chart('lifecycle-breakdown')?.spec as { encoding: { color: ColourEncoding } }).encoding.color.scale;
-    const timeline = (firstLayer('request-timeline') as { encoding?: { color?: ColourEncoding } }).encoding?.color?.scale;
-    const concurrency = (firstLayer('concurrency') as { encoding?: { color?: ColourEncoding } }).encoding?.color?.scale;
-    const colourOf = (scale: { domain: string[]; range: string[] } | undefined, stage: string) => scale?.range[scale.domain.findIndex((name) => name.startsWith(stage))];
-    for (const scale of [lifecycle, timeline, concurrency]) expect(scale?.domain.length).toBe(scale?.range.length);
+    const [lifecycle, timeline, concurrency] = ['lifecycle-breakdown', 'request-timeline', 'concurrency'].map(stageColours) as [Map<string, string>, Map<string, string>, Map<string, string>];
+    const colourOf = (colours: Map<string, string>, stage: string) => [...colours].find(([name]) => name.startsWith(stage))?.[1];
     expect(colourOf(timeline, 'router queue')).toBe(colourOf(lifecycle, 'router queue'));
     expect(colourOf(timeline, 'prefill')).toBe(colourOf(lifecycle, 'prefill'));
     expect(colourOf(timeline, 'decode')).toBe(colourOf(lifecycle, 'decode'));
     expect(colourOf(timeline, 'waiting on server')).toBe(colourOf(lifecycle, 'server queue'));
     expect(colourOf(concurrency, 'waiting_in_server_queue')).toBe(colourOf(lifecycle, 'server queue'));
     expect(colourOf(concurrency, 'in_router')).toBe(colourOf(lifecycle, 'router queue'));
+    expect(colourOf(lifecycle, 'decode')).toBeDefined();
+    // The bars and lines are drawn in their legend's colours.
+    for (const name of ['lifecycle-breakdown', 'request-timeline']) {
+      const bars = model(name).marks.find((mark) => mark.kind === 'bar') as BarMark;
+      expect(bars.bars.length).toBeGreaterThan(0);
+      for (const bar of bars.bars) expect([...stageColours(name).values()]).toContain(bar.colour);
+    }
+    for (const series of firstLine('concurrency').series) expect(concurrency.get(series.name)).toBe(series.colour);
     // Distinct stages are told apart.
-    expect(new Set(lifecycle?.range).size).toBe(lifecycle?.range.length);
+    expect(new Set(lifecycle.values()).size).toBe(lifecycle.size);
   });
 
   it('labels the simulated engine\'s tokenize stage as not modelled, and a real server\'s as measured', () => {
     const lifecycle = (definitions: ReturnType<typeof chartDefinitions>) =>
-      (definitions.find((candidate) => candidate.name === 'lifecycle-breakdown')?.spec as { encoding: { color: { sort: string[] } } }).encoding.color.sort;
+      (definitions.find((candidate) => candidate.name === 'lifecycle-breakdown')?.chart as ChartModel).legends.flatMap((legend) => legend.entries.map((entry) => entry.label));
     expect(lifecycle(charts)).toContain('tokenize (not modelled by the simulated engine)');
     expect(chart('lifecycle-breakdown')?.description).toContain('does not model tokenization');
     const real = sampleRoutingRun();
@@ -77,17 +81,17 @@ describe('chart specs', () => {
     const gauge = chartDefinitions(run, summarize(run), samples).find((candidate) => candidate.name === 'server-num-queue-reqs');
     expect(gauge?.description).toContain('every 0.5 s');
     expect(gauge?.description).toContain('a queue that forms and drains between two readings never shows');
-    expect((gauge?.spec as { title: { subtitle: string } }).title.subtitle).toContain('every 0.5 s');
+    expect(gauge?.chart.subtitle).toContain('every 0.5 s');
   });
 
   it('draws arrival and completion rates in bins of at least 0.5 s', () => {
     for (const name of ['offered-load', 'throughput']) {
-      const times = [...new Set((firstLayer(name).data?.values ?? []).map((row) => row.time))];
+      const times = [...new Set(firstLine(name).series.flatMap((series) => [...(series.xs as Float64Array)]))];
       expect(times.length).toBeGreaterThan(2);
       for (let index = 1; index < times.length; index++) expect((times[index] as number) - (times[index - 1] as number)).toBeGreaterThanOrEqual(0.5 - 1e-9);
     }
     // 20 req/s over 6 s: about 20 arrivals/s in each full bin, never a 50 ms spike of 40 or 60.
-    const arrivals = (firstLayer('offered-load').data?.values ?? []).map((row) => row.value);
+    const arrivals = firstLine('offered-load').series.flatMap((series) => [...(series.ys as Float64Array)]);
     expect(Math.max(...arrivals)).toBeLessThan(25);
     expect(chart('offered-load')?.description).toMatch(/in 0\.5\d* s bins/);
   });
@@ -116,13 +120,13 @@ describe('other measurements in report.html', () => {
 
 describe('comparison charts', () => {
   it('count inter-token gaps on the ITL CDF\'s axis and requests on the others', async () => {
-    const { comparisonChartSpecs } = await import('../../src/report/compare/compare-runs.js');
+    const { comparisonCharts } = await import('../../src/report/compare/compare-runs.js');
     const first = sampleRoutingRun();
-    const specs = comparisonChartSpecs([
+    const charts = comparisonCharts([
       { label: 'a', run: first, summary: summarize(first) },
       { label: 'b', run: first, summary: summarize(first) },
     ] as never);
-    const yTitle = (name: string) => (specs.find((spec) => spec.name === name)?.spec as { encoding: { y: { title: string } } }).encoding.y.title;
+    const yTitle = (name: string) => charts.find((chart) => chart.name === name)?.chart.y.title;
     expect(yTitle('compare-cdf-itl')).toBe('fraction of inter-token gaps');
     expect(yTitle('compare-cdf-ttft')).toBe('fraction of requests');
   });

@@ -122,7 +122,7 @@ describe('servelab report and compare', () => {
 
 describe('comparison labels, rows and trend', () => {
   it('labels runs by the one setting that differs, drops rows empty or zero in every run, and draws the trend against it', async () => {
-    const { comparisonRows, comparisonChartSpecs, formatComparisonTable, settingLabels } = await import('../../src/report/compare/compare-runs.js');
+    const { comparisonRows, comparisonCharts, formatComparisonTable, settingLabels } = await import('../../src/report/compare/compare-runs.js');
     const runs = [64, 128, 256].map((maxRunningRequests, index) => {
       const run = runOf(Array.from({ length: 20 }, (_, request) => fullyTracedRecord(request * 0.1 + index * 0.01)), { runId: `node-${index}`, requestRate: 10 });
       run.config = { test: 'node', runId: `node-${index}`, outputDir: `/tmp/run-${index}`, requestRate: 10, maxRunningRequests };
@@ -141,10 +141,11 @@ describe('comparison labels, rows and trend', () => {
     for (const dropped of ['nodes', 'node imbalance CV', 'requests failed', 'goodput']) expect(metrics).not.toContain(dropped);
     for (const row of rows) expect(row.values.some((value) => value !== null && value !== 0 && value !== '')).toBe(true);
     expect(formatComparisonTable(compared).split('\n')[0]).toMatch(/^metric\s+max_running_requests=64\s+max_running_requests=128\s+max_running_requests=256$/);
-    const trend = comparisonChartSpecs(compared).filter((spec) => spec.name.startsWith('compare-trend'));
-    expect(trend.map((spec) => spec.name)).toEqual(['compare-trend-throughput', 'compare-trend-p99-latency']);
-    const points = (trend[0]?.spec as { data: { values: { setting: number }[] }; encoding: { x: { title: string } } });
-    expect(points.data.values.map((point) => point.setting)).toEqual([64, 128, 256]);
-    expect(points.encoding.x.title).toBe('max_running_requests');
+    const trend = comparisonCharts(compared).filter((chart) => chart.name.startsWith('compare-trend'));
+    expect(trend.map((chart) => chart.name)).toEqual(['compare-trend-throughput', 'compare-trend-p99-latency']);
+    const throughput = trend[0]?.chart;
+    const line = throughput?.marks[0];
+    expect(line?.kind === 'line' ? [...line.series.flatMap((series) => [...(series.xs as number[])])] : []).toEqual([64, 128, 256]);
+    expect(throughput?.x.title).toBe('max_running_requests');
   });
 });

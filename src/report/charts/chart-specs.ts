@@ -1,97 +1,55 @@
-import type { TopLevelSpec } from 'vega-lite';
 import { CONCURRENCY_STAGES, concurrencyTimeSeries, rateTimeSeries, sweepIntervals, collectIntervals } from '../../analysis/timeseries.js';
 import { empiricalCdf, strideSample } from '../../analysis/cdf.js';
 import { deriveColumnArrays } from '../../analysis/derive.js';
 import { groupByHost, nodeInFlightEnd, nodeInFlightStart } from '../../analysis/nodes.js';
-import { pooledInterTokenLatencies } from '../../analysis/summarize.js';
+import { sampledInterTokenLatencies } from '../../analysis/sampled-gaps.js';
 import type { RequestRecord } from '../../types/record.js';
 import type { RunData } from '../../types/run.js';
 import type { Statistics, Summary } from '../../types/summary.js';
 import type { StoredSample } from '../../scrape/server-metrics-file.js';
 import { seriesOf } from '../../scrape/server-metrics-file.js';
-import { stageColourScale } from './stage-palette.js';
+import type { Bar, ChartDefinition, LegendEntry, LineSeries, Mark } from './chart-model.js';
+import { lineOverTime } from './line-over-time.js';
+import { SeriesBuilder } from './series-builder.js';
+import { PLOT_HEIGHT_PX, PLOT_WIDTH_PX, TIME_AXIS_TITLE } from './plot-size.js';
+import { eventMarks, type EventMark } from './run-events.js';
+import { seriesColour } from './series-palette.js';
+import { stageColour, stageLegend } from './stage-palette.js';
 import { targetRatePhrase } from '../rate-text.js';
 import { NOT_MODELLED, unmodelledColumns } from '../unmodelled-stages.js';
 
-/** One chart of the report: file name (without extension), title, what it shows, and its Vega-Lite spec. */
-export interface ChartDefinition {
-  name: string;
-  title: string;
-  description: string;
-  spec: TopLevelSpec;
-}
-
-const WIDTH = 640;
-const HEIGHT = 220;
 const MAX_CDF_POINTS = 400;
 const TIMELINE_REQUESTS = 60;
 const CDF_SAMPLE_RECORDS = 100_000;
 
-interface EventMark {
-  time: number;
-  label: string;
-}
-
-const base = (title: string): Partial<TopLevelSpec> => ({
-  $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-  title,
-  width: WIDTH,
-  height: HEIGHT,
-  background: 'white',
-  config: { font: 'DejaVu Sans, Helvetica, Arial, sans-serif', view: { stroke: '#ddd' }, legend: { labelLimit: 360 } },
-});
-
-/** Vertical rules with labels at the run's events (node failures, restores), on a time axis in seconds after t0. */
-function eventLayers(events: readonly EventMark[]): object[] {
-  if (events.length === 0) return [];
-  return [
-    {
-      data: { values: events },
-      mark: { type: 'rule', color: '#c0392b', strokeDash: [4, 3], strokeWidth: 1.5 },
-      encoding: { x: { field: 'time', type: 'quantitative' } },
-    },
-    {
-      data: { values: events },
-      mark: { type: 'text', color: '#c0392b', align: 'left', baseline: 'top', dx: 3, dy: 2, fontSize: 10 },
-      encoding: { x: { field: 'time', type: 'quantitative' }, y: { value: 0 }, text: { field: 'label' } },
-    },
-  ];
-}
+const CDF_COLOUR = '#2c7fb8';
+const NODE_SHARE_COLOUR = '#41ab5d';
+const TARGET_COLOUR = '#333333';
 
 /** An empirical CDF with percentile marks; the curve is thinned to at most MAX_CDF_POINTS points. */
 /** `unit` is what one value of the distribution is (a request, or an inter-token gap for ITL): the y axis's fraction. */
 function cdfChart(name: string, label: string, valuesSeconds: ArrayLike<number>, statistics: Statistics | null, unit = 'requests'): ChartDefinition | undefined {
   const points = empiricalCdf(valuesSeconds, MAX_CDF_POINTS);
   if (points.length === 0 || !statistics) return undefined;
-  const curve = points.map((point) => ({ ms: point.value * 1000, fraction: point.fraction }));
-  const marks = (['p50', 'p90', 'p99'] as const).map((key) => ({ percentile: key, ms: statistics[key] * 1000, label: `${key} ${(statistics[key] * 1000).toFixed(2)} ms` }));
+  const percentiles = ['p50', 'p90', 'p99'] as const;
+  const rules = percentiles.map((key, index) => ({ value: statistics[key] * 1000, colour: seriesColour(index), label: `${key} ${(statistics[key] * 1000).toFixed(2)} ms` }));
   return {
     name,
     title: `${label} CDF`,
     description: `Empirical distribution of ${label} over ${statistics.count} ${unit}, with p50, p90 and p99 marked.`,
-    spec: {
-      ...base(`${label}: cumulative distribution`),
-      layer: [
-        {
-          data: { values: curve },
-          mark: { type: 'line', interpolate: 'step-after', color: '#2c7fb8' },
-          encoding: {
-            x: { field: 'ms', type: 'quantitative', title: `${label} (ms)` },
-            y: { field: 'fraction', type: 'quantitative', title: `fraction of ${unit}`, scale: { domain: [0, 1] } },
-          },
-        },
-        {
-          data: { values: marks },
-          mark: { type: 'rule', strokeDash: [3, 3] },
-          encoding: { x: { field: 'ms', type: 'quantitative' }, color: { field: 'percentile', type: 'nominal', title: 'percentile', legend: { orient: 'bottom-right' } } },
-        },
-        {
-          data: { values: marks },
-          mark: { type: 'text', angle: 270, align: 'left', dy: -4, fontSize: 10 },
-          encoding: { x: { field: 'ms', type: 'quantitative' }, y: { value: HEIGHT - 4 }, text: { field: 'label' } },
-        },
+    chart: {
+      title: `${label}: cumulative distribution`,
+      plotWidthPx: PLOT_WIDTH_PX,
+      plotHeightPx: PLOT_HEIGHT_PX,
+      // From the fastest request, not from 0: a CDF's interest is its spread.
+      x: { kind: 'linear', title: `${label} (ms)`, includeZero: false },
+      y: { kind: 'linear', title: `fraction of ${unit}`, domain: [0, 1] },
+      marks: [
+        { kind: 'line', interpolation: 'step-after', strokeWidthPx: 1.5, series: [{ name: label, colour: CDF_COLOUR, xs: points.map((point) => point.value * 1000), ys: points.map((point) => point.fraction) }] },
+        { kind: 'rule', axis: 'x', rules, dashPx: [3, 3], strokeWidthPx: 1, labelPlacement: 'along-bottom' },
       ],
-    } as TopLevelSpec,
+      legends: [{ title: 'percentile', entries: percentiles.map((key, index) => ({ label: key, colour: seriesColour(index), symbol: 'dashed-line' })) }],
+    },
   };
 }
 
@@ -137,31 +95,37 @@ function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statist
   // The simulated engine has no tokenizer stage: its tokenize time is 0 by construction, not a measurement of 0.
   const labelOf = (component: string): string => (component === 'tokenize' && !tokenizeModelled ? `tokenize (${NOT_MODELLED})` : component);
   const labels = LIFECYCLE_COMPONENTS.map(([component]) => labelOf(component));
-  const rows: { band: string; component: string; order: number; ms: number }[] = [];
+  // Each band's stages stacked left to right in lifecycle order, each starting where the previous one ended.
+  const bars: Bar[] = [];
+  const categories: string[] = [];
   bandNames.forEach((band, bandIndex) => {
+    const category = `${band} (${members[bandIndex]})`;
+    let startMs = 0;
     LIFECYCLE_COMPONENTS.forEach(([component], order) => {
       const count = counts[bandIndex]![order]!;
-      if (count > 0) rows.push({ band: `${band} (${members[bandIndex]})`, component: labelOf(component), order, ms: (sums[bandIndex]![order]! / count) * 1000 });
+      if (count === 0) return;
+      const endMs = startMs + (sums[bandIndex]![order]! / count) * 1000;
+      if (categories[categories.length - 1] !== category) categories.push(category);
+      const stage = labelOf(component);
+      bars.push({ category, startX: startMs, endX: endMs, colour: stageColour(stage) });
+      startMs = endMs;
     });
   });
-  if (rows.length === 0) return undefined;
+  if (bars.length === 0) return undefined;
   return {
     name: 'lifecycle-breakdown',
     title: 'Lifecycle breakdown by latency percentile',
     description:
       `Requests grouped by their end-to-end latency percentile band; each bar stacks the mean time spent in each stage of the lifecycle (router queue, network, tokenize, server queue, prefill, first token delivery, decode).${tokenizeModelled ? '' : ` The simulated engine does not model tokenization: its tokenize time is 0 by construction (${NOT_MODELLED}), not a measured 0.`}`,
-    spec: {
-      ...base('Where the time goes, by end-to-end latency band'),
-      data: { values: rows },
-      mark: 'bar',
-      encoding: {
-        y: { field: 'band', type: 'nominal', title: 'latency band (requests)', sort: null },
-        x: { field: 'ms', type: 'quantitative', title: 'mean time (ms)', stack: 'zero' },
-        color: { field: 'component', type: 'nominal', title: 'stage', sort: labels, scale: stageColourScale(labels) },
-        order: { field: 'order', type: 'quantitative' },
-        tooltip: [{ field: 'component' }, { field: 'ms', format: '.2f' }],
-      },
-    } as TopLevelSpec,
+    chart: {
+      title: 'Where the time goes, by end-to-end latency band',
+      plotWidthPx: PLOT_WIDTH_PX,
+      plotHeightPx: PLOT_HEIGHT_PX,
+      x: { kind: 'linear', title: 'mean time (ms)' },
+      y: { kind: 'band', title: 'latency band (requests)', categories, showLabels: true },
+      marks: [{ kind: 'bar', bars }],
+      legends: [stageLegend('stage', labels)],
+    },
   };
 }
 
@@ -174,12 +138,16 @@ function timelineChart(records: readonly RequestRecord[], t0: number, events: re
   const sample: RequestRecord[] = [];
   for (let index = 0; index < sent.length; index += step) sample.push(sent[index] as RequestRecord);
   sample.sort((a, b) => (a.arrivalTime as number) - (b.arrivalTime as number));
-  const rows: { request: string; phase: string; start: number; end: number }[] = [];
+  const bars: Bar[] = [];
+  const phases: string[] = [];
+  const categories = new Set<string>();
   for (const record of sample) {
     const label = `#${record.datasetIndex}`;
+    categories.add(label);
     const push = (phase: string, start: number | undefined, end: number | undefined): void => {
       if (start === undefined || end === undefined || end < start) return;
-      rows.push({ request: label, phase, start: start - t0, end: end - t0 });
+      bars.push({ category: label, startX: start - t0, endX: end - t0, colour: stageColour(phase) });
+      phases.push(phase);
     };
     if (!record.success) {
       push(`failed (${record.error ?? 'unknown'})`, record.arrivalTime, record.finishTime ?? (record.arrivalTime as number) + 0.001);
@@ -199,60 +167,16 @@ function timelineChart(records: readonly RequestRecord[], t0: number, events: re
     name: 'request-timeline',
     title: 'Request timeline (sample)',
     description: `Every ${step === 1 ? '' : `${step}th `}request in arrival order (${Math.ceil(sent.length / step)} of ${sent.length}), its lifecycle stages on the run's time axis.`,
-    spec: {
-      ...base('Request timeline (a uniform sample, in arrival order)'),
-      height: Math.max(HEIGHT, Math.ceil(sent.length / step) * 8),
-      layer: [
-        {
-          data: { values: rows },
-          mark: { type: 'bar', height: 6 },
-          encoding: {
-            y: { field: 'request', type: 'ordinal', sort: null, title: 'request', axis: { labels: false, ticks: false } },
-            x: { field: 'start', type: 'quantitative', title: 'time since t0 (s)' },
-            x2: { field: 'end' },
-            color: { field: 'phase', type: 'nominal', title: 'stage', scale: stageColourScale(rows.map((row) => row.phase)) },
-            tooltip: [{ field: 'request' }, { field: 'phase' }, { field: 'start', format: '.4f' }, { field: 'end', format: '.4f' }],
-          },
-        },
-        ...eventLayers(events),
-      ],
-    } as TopLevelSpec,
-  };
-}
-
-function lineOverTime(
-  name: string,
-  title: string,
-  description: string,
-  rows: object[],
-  yTitle: string,
-  colorTitle: string,
-  events: readonly EventMark[],
-  extra: object[] = [],
-  colourScale?: { domain: string[]; range: string[] },
-  subtitle?: string,
-): ChartDefinition {
-  return {
-    name,
-    title,
-    description,
-    spec: {
-      ...base(title),
-      ...(subtitle === undefined ? {} : { title: { text: title, subtitle } }),
-      layer: [
-        {
-          data: { values: rows },
-          mark: { type: 'line', interpolate: 'step-after', strokeWidth: 1.5 },
-          encoding: {
-            x: { field: 'time', type: 'quantitative', title: 'time since t0 (s)' },
-            y: { field: 'value', type: 'quantitative', title: yTitle },
-            color: { field: 'series', type: 'nominal', title: colorTitle, ...(colourScale === undefined ? {} : { scale: colourScale }) },
-          },
-        },
-        ...extra,
-        ...eventLayers(events),
-      ],
-    } as TopLevelSpec,
+    chart: {
+      title: 'Request timeline (a uniform sample, in arrival order)',
+      plotWidthPx: PLOT_WIDTH_PX,
+      plotHeightPx: Math.max(PLOT_HEIGHT_PX, categories.size * 8),
+      x: { kind: 'linear', title: TIME_AXIS_TITLE },
+      // One 8 px row per request: its number says nothing to a reader, so only the row shows.
+      y: { kind: 'band', title: 'request', categories: [...categories], showLabels: false },
+      marks: [{ kind: 'bar', bars, thicknessPx: 6 }, ...eventMarks(events)],
+      legends: [stageLegend('stage', phases)],
+    },
   };
 }
 
@@ -281,7 +205,10 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
   const columns = deriveColumnArrays(sampled);
   charts.push(cdfChart('cdf-ttft', 'TTFT', columns.ttft, summary.latencies.ttft));
   charts.push(cdfChart('cdf-tpot', 'TPOT', columns.tpot, summary.latencies.tpot));
-  charts.push(cdfChart('cdf-itl', 'ITL', pooledInterTokenLatencies(strideSample(sampled, CDF_SAMPLE_RECORDS / 10)), summary.interTokenLatency, 'inter-token gaps'));
+  // Gaps are thinned too: 10,000 requests of 500 tokens have 5 million gaps, whose pooling and sort took 0.9 s of CPU
+  // to draw the same 400-point curve that CDF_SAMPLE_RECORDS of them draw.
+  const gaps = sampledInterTokenLatencies(strideSample(sampled, CDF_SAMPLE_RECORDS / 10), CDF_SAMPLE_RECORDS);
+  charts.push(cdfChart('cdf-itl', 'ITL', gaps, summary.interTokenLatency, 'inter-token gaps'));
   charts.push(cdfChart('cdf-total-latency', 'End-to-end latency', columns.total_latency, summary.latencies.total_latency));
   charts.push(lifecycleChart(records, summary.latencies.total_latency, !unmodelledColumns(run).has('tokenize_time')));
   charts.push(timelineChart(records, t0, events));
@@ -289,70 +216,63 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
   const series = concurrencyTimeSeries(run.records);
   if (series) {
     const offset = series.windowStart - t0;
-    const time = (bin: number): number => offset + bin * series.resolutionSeconds;
-    const concurrencyRows: object[] = [];
+    const times = Float64Array.from({ length: series.binCount }, (_, bin) => offset + bin * series.resolutionSeconds);
+    const stageSeries: LineSeries[] = [];
     for (const stage of CONCURRENCY_STAGES) {
       const values = series.stages[stage];
-      if (!values) continue;
-      for (let bin = 0; bin < series.binCount; bin++) concurrencyRows.push({ time: time(bin), series: stage, value: values.mean[bin] });
+      if (values) stageSeries.push({ name: stage, colour: stageColour(stage), xs: times, ys: values.mean });
     }
     charts.push(
-      lineOverTime(
-        'concurrency',
-        'Concurrency over time, per stage',
-        `Time-weighted mean number of requests in each stage per ${series.resolutionSeconds} s bin, reconstructed from the records; failure events are marked.`,
-        concurrencyRows,
-        'requests',
-        'stage',
+      lineOverTime({
+        name: 'concurrency',
+        title: 'Concurrency over time, per stage',
+        description: `Time-weighted mean number of requests in each stage per ${series.resolutionSeconds} s bin, reconstructed from the records; failure events are marked.`,
+        series: stageSeries,
+        yTitle: 'requests',
+        legendTitle: 'stage',
         events,
-        [],
-        stageColourScale(CONCURRENCY_STAGES.filter((stage) => series.stages[stage] !== undefined)),
-      ),
+      }),
     );
   }
   // Rates in coarser bins than concurrency (see rateBinning): a count over a 50 ms bin is a multiple of 20 req/s.
   const rates = rateTimeSeries(run.records);
   if (rates) {
-    const rateTime = (bin: number): number => rates.windowStart - t0 + bin * rates.binSeconds;
     const binText = `${Number(rates.binSeconds.toPrecision(3))} s`;
-    const rateRows: object[] = [];
     // Bin starts, plus the window's end repeating the last bin: a step-after line then draws the last bin's width too.
-    for (let bin = 0; bin <= rates.binCount; bin++) {
-      const index = Math.min(bin, rates.binCount - 1);
-      rateRows.push({ time: rateTime(bin), series: 'completed/s', value: rates.completionsPerSecond[index] });
-      rateRows.push({ time: rateTime(bin), series: 'failed/s', value: rates.failuresPerSecond[index] });
-    }
+    const times = Float64Array.from({ length: rates.binCount + 1 }, (_, bin) => rates.windowStart - t0 + bin * rates.binSeconds);
+    const withEnd = (values: ArrayLike<number>): Float64Array => Float64Array.from({ length: rates.binCount + 1 }, (_, bin) => values[Math.min(bin, rates.binCount - 1)] as number);
     charts.push(
-      lineOverTime(
-        'throughput',
-        'Completions and failures over time',
-        `Requests completed (by finish time) and failed (when the client saw the failure) per second, in ${binText} bins; failure events are marked.`,
-        rateRows,
-        'requests per second',
-        'outcome',
+      lineOverTime({
+        name: 'throughput',
+        title: 'Completions and failures over time',
+        description: `Requests completed (by finish time) and failed (when the client saw the failure) per second, in ${binText} bins; failure events are marked.`,
+        series: [
+          { name: 'completed/s', colour: seriesColour(0), xs: times, ys: withEnd(rates.completionsPerSecond) },
+          { name: 'failed/s', colour: seriesColour(2), xs: times, ys: withEnd(rates.failuresPerSecond) },
+        ],
+        yTitle: 'requests per second',
+        legendTitle: 'outcome',
         events,
-      ),
+      }),
     );
-    const arrivalRows: object[] = [];
-    for (let bin = 0; bin <= rates.binCount; bin++) {
-      arrivalRows.push({ time: rateTime(bin), series: 'achieved arrivals/s', value: rates.arrivalsPerSecond[Math.min(bin, rates.binCount - 1)] });
-    }
     const target = summary.offeredLoad.targetRate;
-    const targetLayer = target !== null && Number.isFinite(target)
-      ? [{ data: { values: [{ target }] }, mark: { type: 'rule', color: '#333', strokeDash: [6, 3] }, encoding: { y: { field: 'target', type: 'quantitative' } } }]
-      : [];
+    // The target is named in the legend, not on the plot, where the arrivals line would cross its label.
+    const hasTarget = target !== null && Number.isFinite(target);
+    const targetMarks: Mark[] = hasTarget ? [{ kind: 'rule', axis: 'y', rules: [{ value: target, colour: TARGET_COLOUR }], dashPx: [6, 3], strokeWidthPx: 1.5, labelPlacement: 'end' }] : [];
+    const targetEntries: LegendEntry[] = hasTarget ? [{ label: `target ${Number(target.toPrecision(4))} req/s`, colour: TARGET_COLOUR, symbol: 'dashed-line' }] : [];
     const load = summary.offeredLoad;
     charts.push(
-      lineOverTime(
-        'offered-load',
-        'Offered load: arrivals per second vs target',
-        `Arrivals per second in ${binText} bins against the target rate (dashed when there is one; this run: ${targetRatePhrase(target)}). Scheduled ${load.scheduledRate?.toFixed(2) ?? '-'} req/s, achieved ${load.achievedRate?.toFixed(2) ?? '-'} req/s, inter-arrival CV ${load.interArrivalCv?.toFixed(3) ?? '-'}.`,
-        arrivalRows,
-        'arrivals per second',
-        'series',
+      lineOverTime({
+        name: 'offered-load',
+        title: 'Offered load: arrivals per second vs target',
+        description: `Arrivals per second in ${binText} bins against the target rate (dashed when there is one; this run: ${targetRatePhrase(target)}). Scheduled ${load.scheduledRate?.toFixed(2) ?? '-'} req/s, achieved ${load.achievedRate?.toFixed(2) ?? '-'} req/s, inter-arrival CV ${load.interArrivalCv?.toFixed(3) ?? '-'}.`,
+        series: [{ name: 'achieved arrivals/s', colour: seriesColour(0), xs: times, ys: withEnd(rates.arrivalsPerSecond) }],
+        yTitle: 'arrivals per second',
+        legendTitle: 'series',
         events,
-        targetLayer,
-      ),
+        extra: targetMarks,
+        extraLegendEntries: targetEntries,
+      }),
     );
   }
 
@@ -362,18 +282,23 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
       name: 'node-share',
       title: 'Requests per node',
       description: `Share of requests each server received. Imbalance: max/mean ${summary.routing.imbalanceMaxOverMean.toFixed(3)}, CV ${summary.routing.imbalanceCv.toFixed(3)}.`,
-      spec: {
-        ...base('Requests per node'),
-        height: Math.max(120, nodes.length * 22),
-        data: { values: nodes.map((node) => ({ host: node.host, requests: node.requests, share: `${(node.share * 100).toFixed(1)}%` })) },
-        layer: [
-          { mark: { type: 'bar', color: '#41ab5d' }, encoding: { y: { field: 'host', type: 'nominal', sort: null, title: 'node' }, x: { field: 'requests', type: 'quantitative' } } },
-          { mark: { type: 'text', align: 'left', dx: 3 }, encoding: { y: { field: 'host', type: 'nominal', sort: null }, x: { field: 'requests', type: 'quantitative' }, text: { field: 'share' } } },
+      chart: {
+        title: 'Requests per node',
+        plotWidthPx: PLOT_WIDTH_PX,
+        plotHeightPx: Math.max(120, nodes.length * 22),
+        x: { kind: 'linear', title: 'requests' },
+        y: { kind: 'band', title: 'node', categories: nodes.map((node) => node.host), showLabels: true },
+        marks: [
+          {
+            kind: 'bar',
+            bars: nodes.map((node) => ({ category: node.host, startX: 0, endX: node.requests, colour: NODE_SHARE_COLOUR, label: `${(node.share * 100).toFixed(1)}%` })),
+          },
         ],
-      } as TopLevelSpec,
+        legends: [],
+      },
     });
     if (series) {
-      const inFlightRows: object[] = [];
+      const inFlight = new SeriesBuilder();
       const groups = groupByHost(records);
       for (const [host, indices] of groups) {
         const nodeRecords = indices.map((index) => records[index] as RequestRecord);
@@ -384,9 +309,19 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
           series.resolutionSeconds,
         );
         const means = sweep.binMeans ?? new Float64Array(0);
-        for (let bin = 0; bin < means.length; bin++) inFlightRows.push({ time: series.windowStart - t0 + bin * series.resolutionSeconds, series: host, value: means[bin] });
+        for (let bin = 0; bin < means.length; bin++) inFlight.add(host, series.windowStart - t0 + bin * series.resolutionSeconds, means[bin] as number);
       }
-      charts.push(lineOverTime('node-in-flight', 'In flight per node over time', 'Time-weighted mean number of requests in flight on each node (router send to finish); failure events are marked.', inFlightRows, 'requests in flight', 'node', events));
+      charts.push(
+        lineOverTime({
+          name: 'node-in-flight',
+          title: 'In flight per node over time',
+          description: 'Time-weighted mean number of requests in flight on each node (router send to finish); failure events are marked.',
+          series: inFlight.build(),
+          yTitle: 'requests in flight',
+          legendTitle: 'node',
+          events,
+        }),
+      );
     }
   }
 
@@ -397,23 +332,21 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
   ] as const) {
     const perUrl = seriesOf(serverSamples, metric);
     if (perUrl.size === 0) continue;
-    const rows: object[] = [];
-    for (const [url, points] of perUrl) for (const [time, value] of points) rows.push({ time, series: url, value });
+    const gauges = new SeriesBuilder();
+    for (const [url, points] of perUrl) for (const [time, value] of points) gauges.add(url, time, value);
     const interval = samplingIntervalText(perUrl);
     const caveat = `A gauge read every ${interval}: a queue that forms and drains between two readings never shows, so short queues look flat.`;
     charts.push(
-      lineOverTime(
-        `server-${metric.slice('sglang:'.length).replaceAll('_', '-')}`,
-        label,
-        `${metric} scraped from each server's /metrics on the run's clock, every ${interval} (the median gap between readings). ${caveat} The request records' waiting_in_server_queue (concurrency chart) sees every queued request.`,
-        rows,
-        `${metric} (sampled)`,
-        'server',
+      lineOverTime({
+        name: `server-${metric.slice('sglang:'.length).replaceAll('_', '-')}`,
+        title: label,
+        subtitle: caveat,
+        description: `${metric} scraped from each server's /metrics on the run's clock, every ${interval} (the median gap between readings). ${caveat} The request records' waiting_in_server_queue (concurrency chart) sees every queued request.`,
+        series: gauges.build(),
+        yTitle: `${metric} (sampled)`,
+        legendTitle: 'server',
         events,
-        [],
-        undefined,
-        caveat,
-      ),
+      }),
     );
   }
   return charts.filter((chart): chart is ChartDefinition => chart !== undefined);

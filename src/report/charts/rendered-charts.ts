@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ReportContext } from '../../types/reporter.js';
 import { SERVER_METRICS_JSONL, readServerMetrics } from '../../scrape/server-metrics-file.js';
-import { chartDefinitions, type ChartDefinition } from './chart-specs.js';
+import type { ChartDefinition } from './chart-model.js';
+import { chartDefinitions } from './chart-specs.js';
 import { renderSvg } from './render-chart.js';
 
 export interface RenderedChart extends ChartDefinition {
@@ -19,11 +20,7 @@ export function renderedCharts(context: ReportContext): Promise<RenderedChart[]>
     rendered = (async () => {
       const metricsPath = join(context.outputDirectory, SERVER_METRICS_JSONL);
       const samples = existsSync(metricsPath) ? await readServerMetrics(metricsPath) : [];
-      const charts: RenderedChart[] = [];
-      for (const definition of chartDefinitions(context.run, context.summary, samples)) {
-        charts.push({ ...definition, svg: await renderSvg(definition.spec) });
-      }
-      return charts;
+      return chartDefinitions(context.run, context.summary, samples).map((definition) => ({ ...definition, svg: renderSvg(definition.chart) }));
     })();
     cache.set(context, rendered);
   }

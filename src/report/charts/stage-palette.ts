@@ -1,3 +1,5 @@
+import type { Legend } from './chart-model.js';
+
 /**
  * One colour per lifecycle stage, for every chart that shows stages (lifecycle breakdown, request timeline, concurrency
  * over time), so that a stage reads the same everywhere. The names of a stage differ by chart (a timeline bar
@@ -27,8 +29,7 @@ export function stageColour(label: string): string {
   return STAGE_COLOURS[label.replace(/ \(.*\)$/, '')] ?? UNLISTED;
 }
 
-/** A vega-lite colour scale giving each stage label present its palette colour, in the order given. */
-export function stageColourScale(labels: readonly string[]): { domain: string[]; range: string[] } {
-  const domain = [...new Set(labels)];
-  return { domain, range: domain.map(stageColour) };
+/** A legend giving each stage label present its palette colour, in the order given (each label once). */
+export function stageLegend(title: string, labels: readonly string[]): Legend {
+  return { title, entries: [...new Set(labels)].map((label) => ({ label, colour: stageColour(label), symbol: 'square' })) };
 }

@@ -1,13 +1,14 @@
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { TopLevelSpec } from 'vega-lite';
 import { empiricalCdf, strideSample } from '../../analysis/cdf.js';
 import { deriveColumnArrays } from '../../analysis/derive.js';
-import { pooledInterTokenLatencies } from '../../analysis/summarize.js';
+import { sampledInterTokenLatencies } from '../../analysis/sampled-gaps.js';
 import type { RunData } from '../../types/run.js';
 import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
+import type { ChartModel, LineSeries } from '../charts/chart-model.js';
 import { renderPng, renderSvg } from '../charts/render-chart.js';
+import { seriesColour } from '../charts/series-palette.js';
 import { csvField, csvLine } from '../csv/csv-format.js';
 import { escapeHtml } from '../html/html-reporter.js';
 
@@ -182,98 +183,103 @@ function nodesCsv(runs: readonly ComparedRun[]): string | undefined {
   return lines.join('');
 }
 
-/** Thinned empirical CDF points of one metric per run, in milliseconds. */
-function cdfRows(runs: readonly ComparedRun[], values: (run: RunData) => ArrayLike<number>): { run: string; ms: number; fraction: number }[] {
-  const rows: { run: string; ms: number; fraction: number }[] = [];
-  for (const compared of runs) {
-    for (const point of empiricalCdf(values(compared.run), MAX_CDF_POINTS)) rows.push({ run: compared.label, ms: point.value * 1000, fraction: point.fraction });
-  }
-  return rows;
+/** A chart of the comparison: file name (without extension), title, and what to draw. */
+export interface ComparisonChart {
+  name: string;
+  title: string;
+  chart: ChartModel;
+}
+
+const PLOT_WIDTH_PX = 640;
+const PLOT_HEIGHT_PX = 240;
+
+/** Thinned empirical CDF of one metric per run, in milliseconds: one series per run, in the runs' order. */
+function cdfSeries(runs: readonly ComparedRun[], values: (run: RunData) => ArrayLike<number>): LineSeries[] {
+  return runs.map((compared, index) => {
+    const points = empiricalCdf(values(compared.run), MAX_CDF_POINTS);
+    return { name: compared.label, colour: seriesColour(index), xs: points.map((point) => point.value * 1000), ys: points.map((point) => point.fraction) };
+  });
 }
 
 function succeededColumn(run: RunData, column: DerivedColumnName): Float64Array {
   return deriveColumnArrays(strideSample(run.records.filter((record) => record.success && !record.warmup), CDF_SAMPLE_RECORDS))[column];
 }
 
-/** Overlaid CDF chart specs: TTFT, TPOT, ITL and end-to-end latency, one line per run. */
-export function comparisonChartSpecs(runs: readonly ComparedRun[]): { name: string; title: string; spec: TopLevelSpec }[] {
+function lineLegend(title: string, series: readonly LineSeries[]): ChartModel['legends'][number] {
+  return { title, entries: series.map((line) => ({ label: line.name, colour: line.colour, symbol: 'line' })) };
+}
+
+/** Overlaid CDF charts: TTFT, TPOT, ITL and end-to-end latency, one line per run; then the trend charts, if any. */
+export function comparisonCharts(runs: readonly ComparedRun[]): ComparisonChart[] {
   // The last entry is what one value is: the y axis counts requests, except ITL's, which counts inter-token gaps.
   const metrics: [string, string, (run: RunData) => ArrayLike<number>, string][] = [
     ['compare-cdf-ttft', 'TTFT', (run) => succeededColumn(run, 'ttft'), 'requests'],
     ['compare-cdf-tpot', 'TPOT', (run) => succeededColumn(run, 'tpot'), 'requests'],
-    ['compare-cdf-itl', 'ITL', (run) => pooledInterTokenLatencies(strideSample(run.records.filter((record) => !record.warmup), CDF_SAMPLE_RECORDS / 10)), 'inter-token gaps'],
+    // The gaps are thinned too: a long-output run has hundreds of them per request (see the report's ITL CDF).
+    ['compare-cdf-itl', 'ITL', (run) => sampledInterTokenLatencies(strideSample(run.records.filter((record) => !record.warmup), CDF_SAMPLE_RECORDS / 10), CDF_SAMPLE_RECORDS), 'inter-token gaps'],
     ['compare-cdf-total-latency', 'End-to-end latency', (run) => succeededColumn(run, 'total_latency'), 'requests'],
   ];
-  const specs: { name: string; title: string; spec: TopLevelSpec }[] = [];
-  const trend = trendChartSpecs(runs);
+  const charts: ComparisonChart[] = [];
   for (const [name, label, values, unit] of metrics) {
-    const rows = cdfRows(runs, values);
-    if (rows.length === 0) continue;
-    specs.push({
+    const series = cdfSeries(runs, values);
+    if (series.every((line) => line.xs.length === 0)) continue;
+    charts.push({
       name,
       title: `${label} CDF by run`,
-      spec: {
-        $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+      chart: {
         title: `${label}: cumulative distribution by run`,
-        width: 640,
-        height: 240,
-        background: 'white',
-        config: { font: 'DejaVu Sans, Helvetica, Arial, sans-serif', legend: { labelLimit: 360 } },
-        data: { values: rows },
-        mark: { type: 'line', interpolate: 'step-after' },
-        encoding: {
-          x: { field: 'ms', type: 'quantitative', title: `${label} (ms)` },
-          y: { field: 'fraction', type: 'quantitative', title: `fraction of ${unit}`, scale: { domain: [0, 1] } },
-          color: { field: 'run', type: 'nominal', title: 'run', sort: runs.map((run) => run.label) },
-        },
-      } as TopLevelSpec,
+        plotWidthPx: PLOT_WIDTH_PX,
+        plotHeightPx: PLOT_HEIGHT_PX,
+        x: { kind: 'linear', title: `${label} (ms)`, includeZero: false },
+        y: { kind: 'linear', title: `fraction of ${unit}`, domain: [0, 1] },
+        marks: [{ kind: 'line', interpolation: 'step-after', strokeWidthPx: 1.5, series }],
+        legends: [lineLegend('run', series)],
+      },
     });
   }
-  return [...specs, ...trend];
+  return [...charts, ...trendCharts(runs)];
 }
 
 /**
  * When the runs differ in one numeric setting (a sweep over `max_running_requests`, the request rate, ...), how
  * throughput and p99 latency follow it: one point per run, against the setting.
  */
-export function trendChartSpecs(runs: readonly ComparedRun[]): { name: string; title: string; spec: TopLevelSpec }[] {
+export function trendCharts(runs: readonly ComparedRun[]): ComparisonChart[] {
   const configs = runs.map((run) => run.run.config);
   const keys = differingSettings(configs);
   if (runs.length < 2 || keys.length !== 1) return [];
   const key = keys[0] as string;
   const settingValues = configs.map((config) => config[key]);
   if (!settingValues.every((value) => typeof value === 'number' && Number.isFinite(value))) return [];
+  const settings = settingValues as number[];
   const setting = snakeCase(key);
-  const chart = (name: string, title: string, yTitle: string, rows: { setting: number; series: string; value: number }[]) => ({
+  const chart = (name: string, title: string, yTitle: string, series: LineSeries[]): ComparisonChart => ({
     name,
     title,
-    spec: {
-      $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    chart: {
       title,
-      width: 640,
-      height: 240,
-      background: 'white',
-      config: { font: 'DejaVu Sans, Helvetica, Arial, sans-serif', legend: { labelLimit: 360 } },
-      data: { values: rows },
-      mark: { type: 'line', point: true },
-      encoding: {
-        x: { field: 'setting', type: 'quantitative', title: setting },
-        y: { field: 'value', type: 'quantitative', title: yTitle },
-        color: { field: 'series', type: 'nominal', title: 'metric' },
-      },
-    } as TopLevelSpec,
+      plotWidthPx: PLOT_WIDTH_PX,
+      plotHeightPx: PLOT_HEIGHT_PX,
+      x: { kind: 'linear', title: setting, includeZero: false },
+      y: { kind: 'linear', title: yTitle },
+      marks: [{ kind: 'line', interpolation: 'linear', strokeWidthPx: 1.5, pointRadiusPx: 3, series }],
+      legends: [lineLegend('metric', series)],
+    },
   });
-  const throughputRows = runs.map((run, index) => ({ setting: settingValues[index] as number, series: 'request throughput', value: run.summary.throughput.requestsPerSecond }));
-  const latencyRows: { setting: number; series: string; value: number }[] = [];
-  for (const [series, column] of [['ttft p99', 'ttft'], ['total_latency p99', 'total_latency'], ['server_latency p99', 'server_latency']] as const) {
-    runs.forEach((run, index) => {
-      const statistics = run.summary.latencies[column];
-      if (statistics) latencyRows.push({ setting: settingValues[index] as number, series, value: statistics.p99 * 1000 });
-    });
-  }
+  // Points in the setting's order, so the line runs left to right whatever order the runs were given in.
+  const order = settings.map((_, index) => index).sort((a, b) => (settings[a] as number) - (settings[b] as number));
+  const line = (name: string, colourIndex: number, value: (run: ComparedRun) => number | undefined): LineSeries | undefined => {
+    const kept = order.filter((index) => value(runs[index] as ComparedRun) !== undefined);
+    if (kept.length === 0) return undefined;
+    return { name, colour: seriesColour(colourIndex), xs: kept.map((index) => settings[index] as number), ys: kept.map((index) => value(runs[index] as ComparedRun) as number) };
+  };
+  const throughput = line('request throughput', 0, (run) => run.summary.throughput.requestsPerSecond);
+  const latencies = ([['ttft p99', 'ttft'], ['total_latency p99', 'total_latency'], ['server_latency p99', 'server_latency']] as const)
+    .map(([name, column], index) => line(name, index, (run) => (run.summary.latencies[column] ? (run.summary.latencies[column] as Statistics).p99 * 1000 : undefined)))
+    .filter((series): series is LineSeries => series !== undefined);
   return [
-    chart('compare-trend-throughput', `Request throughput against ${setting}`, 'requests per second', throughputRows),
-    ...(latencyRows.length > 0 ? [chart('compare-trend-p99-latency', `p99 latency against ${setting}`, 'p99 latency (ms)', latencyRows)] : []),
+    ...(throughput ? [chart('compare-trend-throughput', `Request throughput against ${setting}`, 'requests per second', [throughput])] : []),
+    ...(latencies.length > 0 ? [chart('compare-trend-p99-latency', `p99 latency against ${setting}`, 'p99 latency (ms)', latencies)] : []),
   ];
 }
 
@@ -293,8 +299,8 @@ export async function writeComparison(runs: readonly ComparedRun[], outputDirect
   const nodes = nodesCsv(runs);
   if (nodes !== undefined) await write('compare-nodes.csv', nodes);
   const figures: string[] = [];
-  for (const chart of comparisonChartSpecs(runs)) {
-    const svg = await renderSvg(chart.spec);
+  for (const chart of comparisonCharts(runs)) {
+    const svg = renderSvg(chart.chart);
     await write(join('charts', `${chart.name}.svg`), svg);
     await write(join('charts', `${chart.name}.png`), await renderPng(svg));
     figures.push(`<figure class="chart" data-chart="${escapeHtml(chart.name)}"><figcaption><h3>${escapeHtml(chart.title)}</h3></figcaption>${svg}</figure>`);
