@@ -3,7 +3,7 @@ import type { RunOptions } from '../orchestration/measured-run.js';
 import { formatTerminalSummary } from '../report/terminal/format-terminal-summary.js';
 import { EXIT_OK } from './exit-codes.js';
 import { abortOnSignals, exitCodeFor } from './interrupts.js';
-import { limitInliningForRealTime } from './jit-inlining.js';
+import { applyRealTimeV8Flags } from './real-time-v8-flags.js';
 import { createProgressDisplay, type ProgressMode } from './progress-display.js';
 
 export interface RunnableTest {
@@ -13,7 +13,7 @@ export interface RunnableTest {
 
 /** Runs a test with Ctrl-C handling and a progress display, prints the summary, and returns the exit code. */
 export async function executeTest(test: RunnableTest): Promise<number> {
-  if (test.config.virtualTime !== true) limitInliningForRealTime();
+  if (test.config.virtualTime !== true) applyRealTimeV8Flags();
   const progress = createProgressDisplay(test.config.progress);
   const interrupts = abortOnSignals((signal) => {
     progress.finish();

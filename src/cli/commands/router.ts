@@ -6,7 +6,7 @@ import { DEFAULT_MAX_RETRIES, startRouter, type RouterHandle } from '../../routi
 import { TAP_RECORDS_PATH } from '../../routing/tap/index.js';
 import { parseInteger } from '../options/option-table.js';
 import { untilStopSignal } from '../stop-signal.js';
-import { limitInliningForRealTime } from '../jit-inlining.js';
+import { applyRealTimeV8Flags } from '../real-time-v8-flags.js';
 
 export interface RouterCommandOptions {
   port: number;
@@ -85,7 +85,7 @@ export function registerRouterCommand(program: Command): void {
       ].join('\n'),
     )
     .action(async (options: RouterCommandOptions) => {
-      limitInliningForRealTime();
+      applyRealTimeV8Flags();
       const stopped = untilStopSignal();
       const handle = await runRouterCommand(options, (line) => process.stdout.write(`${line}
 `));

@@ -4,7 +4,7 @@ import { untilStopSignal } from '../stop-signal.js';
 import { builtinProfileNames, DEFAULT_PROFILE_NAME } from '../../engine/profile/load-profile.js';
 import { ENGINE_DEFAULTS } from '../../engine/create-engine.js';
 import { startSimServer } from '../../engine/http/start-sim-server.js';
-import { limitInliningForRealTime } from '../jit-inlining.js';
+import { applyRealTimeV8Flags } from '../real-time-v8-flags.js';
 
 /** SGLang's ready line; launchers wait for it. */
 export const SGLANG_READY_LINE = 'The server is fired up and ready to roll!';
@@ -115,7 +115,7 @@ export function registerSimServerCommand(program: Command): void {
         ].join('\n'),
     )
     .action(async (flags: SimServerFlags) => {
-      limitInliningForRealTime();
+      applyRealTimeV8Flags();
       const server = await startSimServer({
         host: flags.host,
         port: flags.port,

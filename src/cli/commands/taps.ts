@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { untilStopSignal } from '../stop-signal.js';
 import { systemClock } from '../../clock/clock.js';
 import { startTaps, TAP_RECORDS_PATH, type TapsHandle } from '../../routing/tap/index.js';
-import { limitInliningForRealTime } from '../jit-inlining.js';
+import { applyRealTimeV8Flags } from '../real-time-v8-flags.js';
 
 export interface TapsCommandOptions {
   upstream: string[];
@@ -31,7 +31,7 @@ export function registerTapsCommand(program: Command): void {
     .requiredOption('--upstream <url...>', 'base URL of a server to front (repeat, or list several)')
     .option('--host <host>', 'address the taps listen on', '127.0.0.1')
     .action(async (options: TapsCommandOptions) => {
-      limitInliningForRealTime();
+      applyRealTimeV8Flags();
       const stopped = untilStopSignal();
       const handle = await runTapsCommand(options, (line) => process.stdout.write(`${line}
 `));
