@@ -2,8 +2,8 @@ import type { RequestRecord } from '../types/record.js';
 
 /**
  * Finished requests in column form: one typed array per field, in chunks of CHUNK_ROWS rows, so a million records take
- * about 150 MB less than a million objects, and a finished request costs a fixed ~150 bytes (its per-token gaps aside)
- * however many optional fields it has. Strings that repeat (hosts, sessions, finish reasons, error classes) are stored
+ * about 150 MB less than a million objects, and a finished request costs at most ~210 bytes (its per-token gaps aside),
+ * 4-8 bytes for each field that some request of its chunk has (about 95 bytes for a plain streamed request). Strings that repeat (hosts, sessions, finish reasons, error classes) are stored
  * once and referenced by number; request ids of the form `${requestIdPrefix}${integer}` are stored as the integer.
  * Absent values are NaN (times) or a sentinel (integers), so `get` gives back exactly the record that was added.
  * Fields this store does not know are kept aside per record, so nothing is ever lost. Per-token gaps go end to end
@@ -70,10 +70,15 @@ const KNOWN_FIELDS = new Set<string>([
   'interTokenLatencies',
 ]);
 
+/**
+ * One chunk of rows. A field's column is allocated when the chunk's first value of that field comes, filled with the
+ * field's absent marker: rows are written once, so a row that lacks the field keeps the marker. A field no request
+ * has (server-side trace instants without tracing, say) costs nothing, instead of 4-8 bytes a request.
+ */
 interface Chunk {
-  times: Float64Array; // TIME_FIELDS.length per row
-  integers: Int32Array; // INTEGER_FIELDS.length per row
-  interned: Int32Array; // INTERNED_FIELDS.length per row (-1 = absent)
+  times: (Float64Array | undefined)[]; // one per TIME_FIELDS entry, NaN = absent
+  integers: (Int32Array | undefined)[]; // one per INTEGER_FIELDS entry, ABSENT_INT = absent
+  interned: (Int32Array | undefined)[]; // one per INTERNED_FIELDS entry, -1 = absent
   requestIdNumbers: Float64Array; // the id's integer suffix, or NaN when the id is kept as a string
   gapStarts: Float64Array; // where the row's per-token gaps start in the gap blocks (NaN: the record has none)
   gapCounts: Int32Array;
@@ -82,9 +87,9 @@ interface Chunk {
 
 function newChunk(): Chunk {
   return {
-    times: new Float64Array(CHUNK_ROWS * TIME_FIELDS.length),
-    integers: new Int32Array(CHUNK_ROWS * INTEGER_FIELDS.length),
-    interned: new Int32Array(CHUNK_ROWS * INTERNED_FIELDS.length),
+    times: new Array<Float64Array | undefined>(TIME_FIELDS.length).fill(undefined),
+    integers: new Array<Int32Array | undefined>(INTEGER_FIELDS.length).fill(undefined),
+    interned: new Array<Int32Array | undefined>(INTERNED_FIELDS.length).fill(undefined),
     requestIdNumbers: new Float64Array(CHUNK_ROWS),
     gapStarts: new Float64Array(CHUNK_ROWS),
     gapCounts: new Int32Array(CHUNK_ROWS),
@@ -143,17 +148,29 @@ export class RecordStore {
 
     for (let field = 0; field < TIME_FIELDS.length; field++) {
       const value = fields[TIME_FIELDS[field] as string];
-      chunk.times[slot * TIME_FIELDS.length + field] = typeof value === 'number' ? value : Number.NaN;
+      if (typeof value !== 'number' || Number.isNaN(value)) continue;
+      let column = chunk.times[field];
+      if (column === undefined) chunk.times[field] = column = new Float64Array(CHUNK_ROWS).fill(Number.NaN);
+      column[slot] = value;
     }
     for (let field = 0; field < INTEGER_FIELDS.length; field++) {
       const value = fields[INTEGER_FIELDS[field] as string];
+      if (value === undefined) continue;
       const fits = typeof value === 'number' && Number.isInteger(value) && value > ABSENT_INT && value <= 2147483647;
-      if (!fits && value !== undefined) this.#extra(row)[INTEGER_FIELDS[field] as string] = value;
-      chunk.integers[slot * INTEGER_FIELDS.length + field] = fits ? value : ABSENT_INT;
+      if (!fits) {
+        this.#extra(row)[INTEGER_FIELDS[field] as string] = value;
+        continue;
+      }
+      let column = chunk.integers[field];
+      if (column === undefined) chunk.integers[field] = column = new Int32Array(CHUNK_ROWS).fill(ABSENT_INT);
+      column[slot] = value;
     }
     for (let field = 0; field < INTERNED_FIELDS.length; field++) {
       const value = fields[INTERNED_FIELDS[field] as string];
-      chunk.interned[slot * INTERNED_FIELDS.length + field] = typeof value === 'string' ? this.#strings.intern(value) : -1;
+      if (typeof value !== 'string') continue;
+      let column = chunk.interned[field];
+      if (column === undefined) chunk.interned[field] = column = new Int32Array(CHUNK_ROWS).fill(-1);
+      column[slot] = this.#strings.intern(value);
     }
     chunk.requestIdNumbers[slot] = this.#requestIdNumber(record.requestId);
     if (Number.isNaN(chunk.requestIdNumbers[slot])) this.#requestIdStrings.set(row, record.requestId);
@@ -186,16 +203,16 @@ export class RecordStore {
       warmup: (flags & FLAG_WARMUP) !== 0,
     };
     for (let field = 0; field < TIME_FIELDS.length; field++) {
-      const value = chunk.times[slot * TIME_FIELDS.length + field] as number;
-      if (!Number.isNaN(value)) record[TIME_FIELDS[field] as string] = value;
+      const value = chunk.times[field]?.[slot];
+      if (value !== undefined && !Number.isNaN(value)) record[TIME_FIELDS[field] as string] = value;
     }
     for (let field = 0; field < INTEGER_FIELDS.length; field++) {
-      const value = chunk.integers[slot * INTEGER_FIELDS.length + field] as number;
-      if (value !== ABSENT_INT) record[INTEGER_FIELDS[field] as string] = value;
+      const value = chunk.integers[field]?.[slot];
+      if (value !== undefined && value !== ABSENT_INT) record[INTEGER_FIELDS[field] as string] = value;
     }
     for (let field = 0; field < INTERNED_FIELDS.length; field++) {
-      const index = chunk.interned[slot * INTERNED_FIELDS.length + field] as number;
-      if (index >= 0) record[INTERNED_FIELDS[field] as string] = this.#strings.lookup(index);
+      const index = chunk.interned[field]?.[slot];
+      if (index !== undefined && index >= 0) record[INTERNED_FIELDS[field] as string] = this.#strings.lookup(index);
     }
     if ((flags & FLAG_HELD_PRESENT) !== 0) record['heldForConcurrency'] = (flags & FLAG_HELD) !== 0;
     const errorMessage = this.#errorMessages.get(row);
@@ -213,7 +230,7 @@ export class RecordStore {
     const column = new Float64Array(this.#size);
     for (let row = 0; row < this.#size; row++) {
       const chunk = this.#chunks[Math.floor(row / CHUNK_ROWS)] as Chunk;
-      column[row] = chunk.times[(row % CHUNK_ROWS) * TIME_FIELDS.length + fieldIndex] as number;
+      column[row] = chunk.times[fieldIndex]?.[row % CHUNK_ROWS] ?? Number.NaN;
     }
     return column;
   }
@@ -226,10 +243,14 @@ export class RecordStore {
     return Array.from(this);
   }
 
-  /** Bytes held by the fixed columns, per stored record (the chunk not yet full included). */
+  /** Bytes held by the columns, per stored record (the chunk not yet full included; per-token gaps not). */
   fixedBytesPerRecord(): number {
-    const perChunk = this.#chunks[0] === undefined ? 0 : Object.values(this.#chunks[0]).reduce((sum, array: ArrayBufferView) => sum + array.byteLength, 0);
-    return this.#size === 0 ? 0 : (perChunk * this.#chunks.length) / this.#size;
+    let bytes = 0;
+    for (const chunk of this.#chunks) {
+      for (const column of [...chunk.times, ...chunk.integers, ...chunk.interned]) bytes += column?.byteLength ?? 0;
+      bytes += chunk.requestIdNumbers.byteLength + chunk.gapStarts.byteLength + chunk.gapCounts.byteLength + chunk.flags.byteLength;
+    }
+    return this.#size === 0 ? 0 : bytes / this.#size;
   }
 
   #appendGaps(gaps: readonly number[]): void {
