@@ -93,10 +93,10 @@ describe('RecordStore', () => {
 
   it('spends nothing on a field no request of a chunk has, and reads it back absent there and present elsewhere', () => {
     const store = new RecordStore({ requestIdPrefix: 'r-' });
-    const plain = (index: number) => ({ requestId: `r-${index}`, warmup: false, success: true, scheduledTime: 1000 + index, finishTime: 1001 + index, inputLength: 8 });
+    const plain = (index: number) => ({ requestId: `r-${index}`, warmup: false, success: true, scheduledTime: 1000 + index, finishTime: 1001 + index, datasetIndex: index, inputLength: 8, expectedOutputLength: 4 });
     for (let index = 0; index < 8192; index++) store.add(plain(index));
-    // 2 times and 1 integer a row, besides the id, the gap bookkeeping and the flags: 8 + 8 + 4 + 8 + 8 + 4 + 1 bytes.
-    expect(store.fixedBytesPerRecord()).toBe(41);
+    // 2 times and 3 integers a row, besides the id, the gap bookkeeping and the flags: 2 × 8 + 3 × 4 + 8 + 8 + 4 + 1 bytes.
+    expect(store.fixedBytesPerRecord()).toBe(49);
     // A field that only the third chunk's requests have: allocated for that chunk alone.
     for (let index = 8192; index < 8200; index++) store.add({ ...plain(index), serverFinishTime: 2000 + index, host: 'node-a' });
     expect(store.get(8199)).toMatchObject({ serverFinishTime: 2000 + 8199, host: 'node-a' });
