@@ -19,7 +19,8 @@ import type {
 } from '../types/summary.js';
 import { DERIVED_COLUMN_NAMES, deriveColumnArrays } from './derive.js';
 import { describeEvents } from './events.js';
-import { Float64Arena, takeFloat64 } from './float-arena.js';
+import { Float64Arena } from './float-arena.js';
+import { countInterTokenLatencies, pooledInterTokenLatencies } from './inter-token-gaps.js';
 import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisticsInPlace } from './statistics.js';
 import { succeededOnly, summarizeRouting } from './nodes.js';
 import { analysisWindow, analyzeStages, rememberTimeSeries } from './timeseries.js';
@@ -104,27 +105,6 @@ function countTokens(records: readonly RequestRecord[]): SummaryTokens {
     totalCached += record.cachedTokens ?? 0;
   }
   return { totalInput, totalOutput, totalCached };
-}
-
-function countInterTokenLatencies(records: readonly RequestRecord[]): number {
-  let total = 0;
-  for (const record of records) if (record.success && record.interTokenLatencies) total += record.interTokenLatencies.length;
-  return total;
-}
-
-/** Every inter-token latency of the succeeded records in one Float64Array (NaN dropped). */
-export function pooledInterTokenLatencies(records: readonly RequestRecord[], arena?: Float64Arena): Float64Array {
-  const pooled = takeFloat64(arena, countInterTokenLatencies(records));
-  let offset = 0;
-  for (const record of records) {
-    const gaps = record.interTokenLatencies;
-    if (!record.success || !gaps) continue;
-    for (let index = 0; index < gaps.length; index++) {
-      const gap = gaps[index] as number;
-      if (gap === gap) pooled[offset++] = gap; // skip NaN, should a client ever produce one
-    }
-  }
-  return pooled.subarray(0, offset);
 }
 
 /** (n − 1) / (last − first) over the scheduled times: the rate the arrival process actually drew. */

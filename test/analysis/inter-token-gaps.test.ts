@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { strideSample } from '../../src/analysis/cdf.js';
-import { sampledInterTokenLatencies } from '../../src/analysis/sampled-gaps.js';
-import { pooledInterTokenLatencies } from '../../src/analysis/summarize.js';
+import { pooledInterTokenLatencies, sampledInterTokenLatencies } from '../../src/analysis/inter-token-gaps.js';
 import { recordAt } from './records.js';
 
 describe('sampledInterTokenLatencies', () => {

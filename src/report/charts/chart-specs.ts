@@ -2,7 +2,7 @@ import { CONCURRENCY_STAGES, concurrencyTimeSeries, rateTimeSeries, sweepInterva
 import { empiricalCdf, strideSample } from '../../analysis/cdf.js';
 import { deriveColumnArrays } from '../../analysis/derive.js';
 import { groupByHost, nodeInFlightEnd, nodeInFlightStart } from '../../analysis/nodes.js';
-import { sampledInterTokenLatencies } from '../../analysis/sampled-gaps.js';
+import { sampledInterTokenLatencies } from '../../analysis/inter-token-gaps.js';
 import type { RequestRecord } from '../../types/record.js';
 import type { RunData } from '../../types/run.js';
 import type { Statistics, Summary } from '../../types/summary.js';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { empiricalCdf, strideSample } from '../../analysis/cdf.js';
 import { deriveColumnArrays } from '../../analysis/derive.js';
-import { sampledInterTokenLatencies } from '../../analysis/sampled-gaps.js';
+import { sampledInterTokenLatencies } from '../../analysis/inter-token-gaps.js';
 import type { RunData } from '../../types/run.js';
 import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
