@@ -2,9 +2,10 @@ import type { RequestRecord } from '../types/record.js';
 
 /**
  * Finished requests in column form: one typed array per field, in chunks of CHUNK_ROWS rows, so a million records take
- * about 150 MB less than a million objects, and a finished request costs at most ~210 bytes (its per-token gaps aside),
- * 4-8 bytes for each field that some request of its chunk has (about 95 bytes for a plain streamed request). Strings that repeat (hosts, sessions, finish reasons, error classes) are stored
- * once and referenced by number; request ids of the form `${requestIdPrefix}${integer}` are stored as the integer.
+ * about 150 MB less than a million objects, and a finished request costs at most ~210 bytes (its per-token gaps
+ * aside): 4-8 bytes for each field that some request of its chunk has, about 105 bytes for a streamed request to an
+ * attached server. Strings that repeat (hosts, sessions, finish reasons, error classes) are stored once and referenced
+ * by number; request ids of the form `${requestIdPrefix}${integer}` are stored as the integer.
  * Absent values are NaN (times) or a sentinel (integers), so `get` gives back exactly the record that was added.
  * Fields this store does not know are kept aside per record, so nothing is ever lost. Per-token gaps go end to end
  * into shared blocks of doubles (8 bytes a gap, exact), not into one array per record: a small typed array per record

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { EXIT_INTERRUPTED, EXIT_OK } from '../exit-codes.js';
 import { readSettingsFile } from '../read-settings-file.js';
+import { applyRealTimeV8Flags } from '../real-time-v8-flags.js';
 
 export function registerSweepCommand(program: Command): void {
   program
@@ -38,6 +39,8 @@ export function registerSweepCommand(program: Command): void {
         import('../interrupts.js'),
       ]);
       const plan = parseSweepPlan(parsed);
+      // Real-time runs in the grid get the V8 settings a single run gets (see real-time-v8-flags.ts).
+      if (plan.settings['virtualTime'] !== true && !(plan.grid['virtualTime'] ?? []).includes(true)) applyRealTimeV8Flags();
       const outputDirectory = resolve(options.outputDir ?? `results/sweep-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}`);
       const gridSize = gridPoints(plan.grid).length;
       const interrupts = abortOnSignals(() => process.stderr.write('servelab sweep: stopping after writing what was measured\n'));
