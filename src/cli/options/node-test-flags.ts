@@ -63,7 +63,7 @@ export const workloadFlags: FlagSpec[] = [
   { flag: 'gsp-ordered', key: 'gspOrdered', kind: 'boolean', group: WORKLOAD, description: 'shared-prefix: keep requests in generated order instead of shuffling' },
   { flag: 'mooncake-num-rounds', key: 'mooncakeNumRounds', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: WORKLOAD, description: 'mooncake: rounds per session (SGLang --mooncake-num-rounds)' },
   { flag: 'tokenizer', key: 'tokenizerPath', kind: 'value', valueName: 'tokenizer.json', group: WORKLOAD, description: 'a local tokenizer.json (Hugging Face format): prompts get exactly the drawn token counts for that model (never downloaded)' },
-  { flag: 'warmup-requests', key: 'warmupRequests', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: WORKLOAD, description: 'requests sent first and left out of the results' },
+  { flag: 'warmup-requests', key: 'warmupRequests', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: WORKLOAD, description: 'requests sent first, one after another, and left out of the results (more of them also warm servelab\'s own client before t0: see docs/workloads.md)' },
   { flag: 'seed', key: 'seed', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: WORKLOAD, description: 'seed for prompts, lengths and arrivals: the same seed gives the same run' },
   { flag: 'max-concurrency', key: 'maxConcurrency', kind: 'value', valueName: 'n', parse: parseInteger, group: WORKLOAD, description: 'cap on requests in flight; held-back arrivals are reported (intended_latency)' },
 ];
