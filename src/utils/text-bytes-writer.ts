@@ -2,7 +2,7 @@ import { decimalDigitCount, decimalOfUnits } from './decimal-text.js';
 
 /**
  * Text built as bytes in one growing buffer: the writer of requests.jsonl and requests.csv, which format tens of
- * numbers for each of a million records. Formatting a number as a string and joining strings allocated about 11 KB
+ * numbers for each of a million records (requests.parquet's encoder writes its binary values into it too). Formatting a number as a string and joining strings allocated about 11 KB
  * per record (most of it the per-token gaps), which the young generation then had to collect; writing digits straight
  * into bytes allocates nothing per number.
  *

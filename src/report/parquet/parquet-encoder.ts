@@ -1,4 +1,5 @@
-import { ByteSink } from './byte-sink.js';
+import { TextBytesWriter } from '../../utils/text-bytes-writer.js';
+import { numberBytes, patchInt32, writeFloat64, writeInt32, writeLengthPrefixedUtf8, writeVarint } from './little-endian-bytes.js';
 import { ABSENT_BOOLEAN, type PackedColumn, type ParquetColumnType, type ParquetHeader } from './packed-columns.js';
 import { CompactType, ThriftCompactWriter } from './thrift-compact.js';
 
@@ -41,9 +42,8 @@ interface RowGroupPlace {
  * Values `[from, to)`, each `bitWidth` bits, packed eight at a time, first value in the lowest bits (parquet's
  * bit-packed order); a last group of fewer than eight is padded with zeros.
  */
-function packBits(sink: ByteSink, values: Uint8Array | Int32Array, from: number, to: number, bitWidth: number): void {
+function packBits(sink: TextBytesWriter, values: Uint8Array | Int32Array, from: number, to: number, bitWidth: number): void {
   const groups = Math.ceil((to - from) / 8);
-  sink.reserve(groups * bitWidth);
   let accumulator = 0;
   let accumulatedBits = 0;
   for (let index = from; index < to; index++) {
@@ -73,7 +73,7 @@ const MIN_RLE_RUN = 8;
  * except at the very end (a reader would take padding in the middle for values), so a run first lends values to the
  * stretch before it until that one is a whole number of groups.
  */
-function writeHybrid(sink: ByteSink, values: Uint8Array | Int32Array, from: number, to: number, bitWidth: number): void {
+function writeHybrid(sink: TextBytesWriter, values: Uint8Array | Int32Array, from: number, to: number, bitWidth: number): void {
   let literalStart = from;
   let index = from;
   while (index < to) {
@@ -83,17 +83,17 @@ function writeHybrid(sink: ByteSink, values: Uint8Array | Int32Array, from: numb
     const runStart = index + ((8 - ((index - literalStart) % 8)) % 8);
     if (runEnd - runStart >= MIN_RLE_RUN) {
       if (runStart > literalStart) {
-        sink.varint(((runStart - literalStart) / 8) * 2 + 1);
+        writeVarint(sink, ((runStart - literalStart) / 8) * 2 + 1);
         packBits(sink, values, literalStart, runStart, bitWidth);
       }
-      sink.varint((runEnd - runStart) * 2);
+      writeVarint(sink, (runEnd - runStart) * 2);
       for (let byte = 0; byte < Math.ceil(bitWidth / 8); byte++) sink.byte((value >>> (8 * byte)) & 0xff);
       literalStart = runEnd;
     }
     index = runEnd;
   }
   if (to > literalStart) {
-    sink.varint(Math.ceil((to - literalStart) / 8) * 2 + 1);
+    writeVarint(sink, Math.ceil((to - literalStart) / 8) * 2 + 1);
     packBits(sink, values, literalStart, to, bitWidth);
   }
 }
@@ -114,7 +114,7 @@ export class ParquetEncoder {
   #offset = MAGIC.length;
   readonly #rowGroups: RowGroupPlace[] = [];
   /** A page's body, reused from page to page. */
-  readonly #body = new ByteSink(1 << 16);
+  readonly #body = new TextBytesWriter(1 << 16);
   /** Presence of each cell of the column chunk being encoded (1 present, 0 absent), reused. */
   #present = new Uint8Array(0);
 
@@ -142,8 +142,8 @@ export class ParquetEncoder {
   /** The file's bytes, once every row group was added. */
   finish(): Uint8Array {
     const footer = this.#footer();
-    const tail = new ByteSink(8);
-    tail.int32(footer.length);
+    const tail = new TextBytesWriter(8);
+    writeInt32(tail, footer.length);
     tail.bytes(Buffer.from(MAGIC, 'latin1'));
     this.#pieces.push(footer, tail.take());
     return Buffer.concat(this.#pieces);
@@ -159,17 +159,17 @@ export class ParquetEncoder {
     let dictionaryPageOffset: number | undefined;
     if (dictionary !== undefined) {
       dictionaryPageOffset = this.#offset;
-      if (type === 'STRING') for (const value of dictionary.values) body.lengthPrefixedUtf8(value as string);
-      else if (type === 'INT32') for (const value of dictionary.values) body.int32(value as number);
-      else for (const value of dictionary.values) body.float64(value as number);
+      if (type === 'STRING') for (const value of dictionary.values) writeLengthPrefixedUtf8(body, value as string);
+      else if (type === 'INT32') for (const value of dictionary.values) writeInt32(body, value as number);
+      else for (const value of dictionary.values) writeFloat64(body, value as number);
       this.#page(DICTIONARY_PAGE, dictionary.values.length, PLAIN);
     }
     const dataPageOffset = this.#offset;
     // Definition levels (1 present, 0 null; max level 1, so one bit each) after their byte length.
     const lengthAt = body.length;
-    body.int32(0);
+    writeInt32(body, 0);
     writeHybrid(body, present, 0, rowCount, 1);
-    body.patchInt32(lengthAt, body.length - lengthAt - 4);
+    patchInt32(body, lengthAt, body.length - lengthAt - 4);
     if (dictionary !== undefined) {
       const bitWidth = Math.max(1, 32 - Math.clz32(dictionary.values.length - 1));
       body.byte(bitWidth);
@@ -180,8 +180,8 @@ export class ParquetEncoder {
       const values = presentValues(column as Float64Array, present, rowCount, presentCount);
       const typed = type === 'DOUBLE' ? values : new Int32Array(values);
       if (LITTLE_ENDIAN) body.bytes(new Uint8Array(typed.buffer, typed.byteOffset, typed.byteLength));
-      else if (type === 'DOUBLE') for (const value of typed) body.float64(value);
-      else for (const value of typed) body.int32(value);
+      else if (type === 'DOUBLE') for (const value of typed) writeFloat64(body, value);
+      else for (const value of typed) writeInt32(body, value);
     } else if (type === 'BOOLEAN') {
       const values = column as Uint8Array;
       const bits = new Uint8Array(presentCount);
@@ -190,7 +190,7 @@ export class ParquetEncoder {
       packBits(body, bits, 0, presentCount, 1);
     } else {
       const values = column as (string | null)[];
-      for (let index = 0; index < rowCount; index++) if (present[index] === 1) body.lengthPrefixedUtf8(values[index] as string);
+      for (let index = 0; index < rowCount; index++) if (present[index] === 1) writeLengthPrefixedUtf8(body, values[index] as string);
     }
     this.#page(DATA_PAGE, rowCount, dictionary !== undefined ? RLE_DICTIONARY : PLAIN);
     const bounds = type === 'DOUBLE' || type === 'INT32' ? numericBounds(column as Float64Array, present, rowCount, type) : undefined;
@@ -209,7 +209,7 @@ export class ParquetEncoder {
   /** Writes the page in `#body` after its header (uncompressed: both sizes are the body's length). */
   #page(pageType: number, valueCount: number, encoding: number): void {
     const body = this.#body.take();
-    const header = new ThriftCompactWriter(new ByteSink(64));
+    const header = new ThriftCompactWriter(new TextBytesWriter(64));
     header.i32(1, pageType);
     header.i32(2, body.length);
     header.i32(3, body.length);
@@ -235,7 +235,7 @@ export class ParquetEncoder {
   /** FileMetaData: the schema, the row groups' column chunks, the key-value metadata (servelab.t0). */
   #footer(): Uint8Array {
     const columns = this.#header.columns;
-    const footer = new ThriftCompactWriter(new ByteSink(4096 + this.#rowGroups.length * columns.length * 64));
+    const footer = new ThriftCompactWriter(new TextBytesWriter(4096 + this.#rowGroups.length * columns.length * 64));
     footer.i32(1, FILE_FORMAT_VERSION);
     footer.beginList(2, CompactType.Struct, columns.length + 1);
     footer.beginStructElement();
@@ -353,13 +353,7 @@ function numericBounds(column: Float64Array, present: Uint8Array, rowCount: numb
     if (value > maximum) maximum = value;
   }
   if (minimum > maximum) return undefined;
-  const bytes = (value: number): Uint8Array => {
-    const sink = new ByteSink(8);
-    if (type === 'DOUBLE') sink.float64(value);
-    else sink.int32(value);
-    return sink.take();
-  };
-  return { minimum: bytes(minimum === 0 ? -0 : minimum), maximum: bytes(maximum === 0 ? 0 : maximum) };
+  return { minimum: numberBytes(minimum === 0 ? -0 : minimum, type), maximum: numberBytes(maximum === 0 ? 0 : maximum, type) };
 }
 
 /** The present values of a numeric column chunk (the column itself when none is absent). */

@@ -1,4 +1,5 @@
-import { ByteSink } from './byte-sink.js';
+import { TextBytesWriter } from '../../utils/text-bytes-writer.js';
+import { writeVarint } from './little-endian-bytes.js';
 
 /** Type codes of Thrift's compact protocol, as parquet's page headers and footer use them. */
 export const CompactType = { BooleanTrue: 1, BooleanFalse: 2, I32: 5, I64: 6, Binary: 8, List: 9, Struct: 12 } as const;
@@ -15,10 +16,10 @@ function zigZag(value: number): number {
  * struct. Fields must be written in increasing id order within a struct (as parquet's definitions number them).
  */
 export class ThriftCompactWriter {
-  readonly sink: ByteSink;
+  readonly sink: TextBytesWriter;
   readonly #lastFieldIds: number[] = [0];
 
-  constructor(sink: ByteSink = new ByteSink()) {
+  constructor(sink: TextBytesWriter = new TextBytesWriter(256)) {
     this.sink = sink;
   }
 
@@ -28,20 +29,20 @@ export class ThriftCompactWriter {
     if (delta > 0 && delta <= 15) this.sink.byte((delta << 4) | type);
     else {
       this.sink.byte(type);
-      this.sink.varint(zigZag(id));
+      writeVarint(this.sink, zigZag(id));
     }
     this.#lastFieldIds[last] = id;
   }
 
   i32(id: number, value: number): void {
     this.#fieldHeader(id, CompactType.I32);
-    this.sink.varint(zigZag(value));
+    writeVarint(this.sink, zigZag(value));
   }
 
   /** An i64 field, from a number (parquet's sizes and offsets stay far below 2^53). */
   i64(id: number, value: number): void {
     this.#fieldHeader(id, CompactType.I64);
-    this.sink.varint(zigZag(value));
+    writeVarint(this.sink, zigZag(value));
   }
 
   boolean(id: number, value: boolean): void {
@@ -55,7 +56,7 @@ export class ThriftCompactWriter {
 
   binary(id: number, value: Uint8Array): void {
     this.#fieldHeader(id, CompactType.Binary);
-    this.sink.varint(value.length);
+    writeVarint(this.sink, value.length);
     this.sink.bytes(value);
   }
 
@@ -76,7 +77,7 @@ export class ThriftCompactWriter {
     if (size < 15) this.sink.byte((size << 4) | elementType);
     else {
       this.sink.byte(0xf0 | elementType);
-      this.sink.varint(size);
+      writeVarint(this.sink, size);
     }
   }
 
@@ -86,7 +87,7 @@ export class ThriftCompactWriter {
   }
 
   i32Element(value: number): void {
-    this.sink.varint(zigZag(value));
+    writeVarint(this.sink, zigZag(value));
   }
 
   stringElement(value: string): void {
@@ -100,7 +101,7 @@ export class ThriftCompactWriter {
 
   #stringValue(value: string): void {
     const bytes = Buffer.from(value, 'utf8');
-    this.sink.varint(bytes.length);
+    writeVarint(this.sink, bytes.length);
     this.sink.bytes(bytes);
   }
 }
