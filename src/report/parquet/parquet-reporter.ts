@@ -8,9 +8,8 @@ import { PARQUET_ROW_GROUP_ROWS, encodePackedParquet, packRequestColumns } from 
 export const REQUESTS_PARQUET = 'requests.parquet';
 
 /**
- * The bytes of requests.parquet: the requests.csv rows (warmups left out), in row groups of
- * `rowGroupRows` (PARQUET_ROW_GROUP_ROWS by default), encoded on this thread. The reporter encodes the same packed
- * columns on a worker thread.
+ * The bytes of requests.parquet: the requests.csv rows (warmups left out), in row groups of `rowGroupRows`
+ * (PARQUET_ROW_GROUP_ROWS by default), encoded on this thread, as the reporter does for a run of one row group.
  */
 export function requestsParquetBytes(records: readonly RequestRecord[], t0: number, rowGroupRows = PARQUET_ROW_GROUP_ROWS): Uint8Array {
   return encodePackedParquet(packRequestColumns(records, t0, rowGroupRows));
