@@ -1,6 +1,7 @@
-import type { ChartDefinition, Legend, LegendEntry, LineSeries, Mark } from './chart-model.js';
+import type { ChartDefinition, LegendEntry, LineSeries, Mark } from './chart-model.js';
 import { PLOT_HEIGHT_PX, PLOT_WIDTH_PX, TIME_AXIS_TITLE } from './plot-size.js';
 import { eventMarks, type EventMark } from './run-events.js';
+import { lineLegend } from './series-palette.js';
 
 export interface LineOverTime {
   name: string;
@@ -17,8 +18,6 @@ export interface LineOverTime {
 
 /** Step lines over the run's time axis, one per series with a colour legend, and the run's events marked. */
 export function lineOverTime(line: LineOverTime): ChartDefinition {
-  const entries: LegendEntry[] = line.series.map((series) => ({ label: series.name, colour: series.colour, symbol: 'line' }));
-  const legend: Legend = { title: line.legendTitle, entries: [...entries, ...(line.extraLegendEntries ?? [])] };
   return {
     name: line.name,
     title: line.title,
@@ -31,7 +30,7 @@ export function lineOverTime(line: LineOverTime): ChartDefinition {
       x: { kind: 'linear', title: TIME_AXIS_TITLE },
       y: { kind: 'linear', title: line.yTitle },
       marks: [{ kind: 'line', interpolation: 'step-after', strokeWidthPx: 1.5, series: line.series }, ...(line.extra ?? []), ...eventMarks(line.events)],
-      legends: [legend],
+      legends: [lineLegend(line.legendTitle, line.series, line.extraLegendEntries)],
     },
   };
 }

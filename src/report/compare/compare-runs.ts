@@ -8,7 +8,7 @@ import type { DerivedColumnName, Statistics, Summary } from '../../types/summary
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import type { ChartModel, LineSeries } from '../charts/chart-model.js';
 import { renderPng, renderSvg } from '../charts/render-chart.js';
-import { seriesColour } from '../charts/series-palette.js';
+import { lineLegend, seriesColour } from '../charts/series-palette.js';
 import { csvField, csvLine } from '../csv/csv-format.js';
 import { escapeHtml } from '../html/html-reporter.js';
 
@@ -203,10 +203,6 @@ function cdfSeries(runs: readonly ComparedRun[], values: (run: RunData) => Array
 
 function succeededColumn(run: RunData, column: DerivedColumnName): Float64Array {
   return deriveColumnArrays(strideSample(run.records.filter((record) => record.success && !record.warmup), CDF_SAMPLE_RECORDS))[column];
-}
-
-function lineLegend(title: string, series: readonly LineSeries[]): ChartModel['legends'][number] {
-  return { title, entries: series.map((line) => ({ label: line.name, colour: line.colour, symbol: 'line' })) };
 }
 
 /** Overlaid CDF charts: TTFT, TPOT, ITL and end-to-end latency, one line per run; then the trend charts, if any. */
