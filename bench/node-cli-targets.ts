@@ -15,17 +15,21 @@
  * - Memory: VmRSS of the CLI process at the first measured arrival and when the stub finished its last answer, over
  *   the requests of the run; the per-token gaps (15 per request here, 8 bytes each) are counted apart.
  *
- * Baseline measured in the same run: the do-nothing floor pacer (`runFloorPacer`), on the same core, following the
- * same schedule: it reads the clock on every turn of its event loop and "sends" by noting the instant, so the CV and
- * lag it shows are the machine's own noise, the best any event-loop pacer can do here. SGLang's own client
- * (`python -m sglang.bench_serving`) would be the natural CPU baseline; it cannot be installed here (no PyPI), so the
- * CPU figures stand against their targets only.
+ * Baselines measured in the same run, on the same core, following the same schedule:
+ * - the do-nothing floor pacer (`runFloorPacer`): it reads the clock on every turn of its event loop and "sends" by
+ *   noting the instant, so the CV and lag it shows are the machine's own noise, the best any event-loop pacer can do
+ *   here;
+ * - the bare Node client (floor-client.ts), against a fresh stub: sockets, timers and a pre-built request, nothing
+ *   parsed or kept, so its CPU per request is what the runtime itself costs on this machine for this traffic, the
+ *   floor under any Node client's figure.
+ * SGLang's own client (`python -m sglang.bench_serving`) would be the natural CPU baseline; it cannot be installed here
+ * (no PyPI).
  *
  * Run: npm run bench -- node-cli-targets   (BENCH_SCALE=0.2 shortens every run; BENCH_PHASES=cpu,rate,memory picks;
  * BENCH_KEEP=1 keeps the run directories).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +37,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { canPin } from './stub/pinning.js';
 import { startStreamingStub, stopStreamingStub } from './stub/start-streaming-stub.js';
+import type { FloorClientFigures } from './floor-client.js';
 import { rateAndCv, runFloorPacer, type FloorFigures } from './floor-pacer.js';
 
 const SCALE = Number(process.env['BENCH_SCALE'] ?? 1);
@@ -41,6 +46,7 @@ const TOKENS = 16;
 const CLOCK_TICKS_PER_S = 100;
 const SAMPLE_INTERVAL_MS = 5;
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const FLOOR_CLIENT = fileURLToPath(new URL('./floor-client.js', import.meta.url));
 
 interface Sample {
   epochMs: number;
@@ -134,6 +140,21 @@ async function floorOf(pinned: boolean, scheduledS: Float64Array): Promise<Floor
   }
 }
 
+/** The bare Node client (floor-client.ts) on the CLI's core, following the run's schedule against a fresh stub. */
+async function runFloorClient(pinned: boolean, scheduledS: Float64Array, directory: string): Promise<FloorClientFigures> {
+  const scheduleFile = join(directory, 'floor-client-schedule.txt');
+  writeFileSync(scheduleFile, `${Array.from(scheduledS, (instant) => ((instant - (scheduledS[0] as number)) * 1000).toFixed(3)).join('\n')}\n`);
+  const { child: stub, baseUrl } = await startStreamingStub(pinned);
+  try {
+    const command = pinned ? 'taskset' : process.execPath;
+    const args = pinned ? ['-c', '0', process.execPath, FLOOR_CLIENT, baseUrl, scheduleFile] : [FLOOR_CLIENT, baseUrl, scheduleFile];
+    const output = execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 120_000 });
+    return JSON.parse(output.trim().split('\n').pop() ?? '') as FloorClientFigures;
+  } finally {
+    await stopStreamingStub(stub);
+  }
+}
+
 async function runCli(pinned: boolean, rate: number, count: number, directory: string, name: string): Promise<CliRun> {
   const arrivalsFile = join(directory, `${name}-arrivals.txt`);
   const outputDir = join(directory, name);
@@ -197,6 +218,7 @@ async function cpuPhase(pinned: boolean, directory: string): Promise<void> {
   console.log(`\n1,000 req/s Poisson, ${count} requests of ${TOKENS} streamed tokens: servelab node --target attach`);
   const run = await runCli(pinned, 1000, count, directory, 'rate-1000');
   const floor = await floorOf(pinned, run.scheduledS);
+  const bareClient = await runFloorClient(pinned, run.scheduledS, directory);
   const arrivals = run.arrivalsMs;
   const firstMs = arrivals[0] as number;
   const lastMs = arrivals[arrivals.length - 1] as number;
@@ -208,7 +230,7 @@ async function cpuPhase(pinned: boolean, directory: string): Promise<void> {
   const lagP99 = quantile(run.lagsMs, 0.99);
   const lagMax = run.lagsMs[run.lagsMs.length - 1] as number;
   console.log(`  exit code ${run.exitCode}; ${arrivals.length} measured requests reached the stub; ${run.failed} failed${run.errors}; whole CLI process CPU ${run.totalCpuS.toFixed(2)} s`);
-  row('client CPU per request while arrivals run', `${cpuPerRequestUs.toFixed(1)} µs`, '≤ 100 µs', cpuPerRequestUs <= 100, `(${cpuArrivalsS.toFixed(2)} s over ${((lastMs - firstMs) / 1000).toFixed(1)} s of arrivals)`);
+  row('client CPU per request while arrivals run', `${cpuPerRequestUs.toFixed(1)} µs`, '≤ 100 µs', cpuPerRequestUs <= 100, `bare Node client ${bareClient.cpuPerRequestUs.toFixed(1)} µs (${bareClient.readsPerAnswer.toFixed(1)} reads per answer); ${cpuArrivalsS.toFixed(2)} s over ${((lastMs - firstMs) / 1000).toFixed(1)} s of arrivals`);
   row('inter-arrival CV as the server sees it', server.cv.toFixed(3), '0.97–1.03', server.cv >= 0.97 && server.cv <= 1.03, `schedule ${schedule.cv.toFixed(3)}; ${floorText(floor, (f) => f.cv.toFixed(3))}`);
   row('achieved rate at the server / schedule', (server.rate / schedule.rate).toFixed(4), '1 ± 0.01', Math.abs(server.rate / schedule.rate - 1) <= 0.01, `${server.rate.toFixed(1)} of ${schedule.rate.toFixed(1)} req/s`);
   row('send lag p99', `${lagP99.toFixed(3)} ms`, '< 1 ms', lagP99 < 1, floorText(floor, (f) => `${f.lagP99Ms.toFixed(3)} ms`));
@@ -251,7 +273,7 @@ async function main(): Promise<void> {
   console.log(pinned ? 'CLI pinned to CPU 0, stub to CPU 1' : 'CLI and stub are not pinned (no taskset, or BENCH_PIN=0)');
   const load = loadavg()[0] as number;
   console.log(`load average before the run: ${load.toFixed(2)}${load > 0.5 ? ' (a busy machine: the figures include other processes\' interference)' : ''}`);
-  console.log("SGLang's client (bench_serving) as a baseline: not installable here (no PyPI); the floor pacer is the same-run baseline");
+  console.log("SGLang's client (bench_serving) as a baseline: not installable here (no PyPI); the same-run baselines are the floor pacer (pacing) and the bare Node client (CPU)");
   const directory = await mkdtemp(join(tmpdir(), 'servelab-bench-cli-'));
   try {
     if (PHASES.includes('cpu')) await cpuPhase(pinned, directory);
