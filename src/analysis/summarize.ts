@@ -23,7 +23,7 @@ import { Float64Arena } from './float-arena.js';
 import { countInterTokenLatencies, pooledInterTokenLatencies } from './inter-token-gaps.js';
 import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisticsInPlace } from './statistics.js';
 import { succeededOnly, summarizeRouting } from './nodes.js';
-import { analysisWindow, analyzeStages, rememberTimeSeries } from './timeseries.js';
+import { analysisWindow, measuredStageAnalysis } from './timeseries.js';
 
 export interface SummarizeOptions {
   slo?: SloTargets;
@@ -250,8 +250,7 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     if (value === value) sumOfLatencies += value;
   }
 
-  const stageAnalysis = analyzeStages(records, arena);
-  rememberTimeSeries(run.records, stageAnalysis.series);
+  const stageAnalysis = measuredStageAnalysis(run.records, arena);
 
   const harness = harnessMeasurementsOf(run.extras);
   const summary: Summary = {

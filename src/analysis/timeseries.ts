@@ -291,9 +291,12 @@ export function rateTimeSeries(records: readonly RequestRecord[]): RateTimeSerie
   return { windowStart: window.start, binSeconds, binCount, arrivalsPerSecond: arrivals, completionsPerSecond: completions, failuresPerSecond: failures };
 }
 
-// Time series at the default resolution, by the records array they were computed from: summarize() computes them
-// with the stage summary (one sweep per stage gives both), and the reporters of the same run reuse them.
-const seriesCache = new WeakMap<readonly RequestRecord[], ConcurrencyTimeSeries | null>();
+type StageAnalysis = ReturnType<typeof analyzeStages>;
+
+// The stage analysis of a run's measured records at the default resolution, by the records array (warmups included)
+// it was worked out from: one sweep per stage gives both the summary's stage figures and the reporters' time series,
+// whichever of summarize() and the timeseries reporter asks first.
+const measuredAnalysisCache = new WeakMap<readonly RequestRecord[], StageAnalysis>();
 
 /**
  * Collects the stage intervals once and sweeps each stage once, giving both the per-stage summary (peak, mean,
@@ -345,19 +348,26 @@ export function analyzeStages(
   };
 }
 
-/** Records the default-resolution series of `records` (as given in RunData, warmups included) for reuse. */
-export function rememberTimeSeries(records: readonly RequestRecord[], series: ConcurrencyTimeSeries | null): void {
-  seriesCache.set(records, series);
+/**
+ * `analyzeStages` of the measured records of `runRecords` (warmups left out) at the default resolution, worked out
+ * once per records array and reused after (see measuredAnalysisCache). `arena` lends the scratch columns of the first
+ * computation.
+ */
+export function measuredStageAnalysis(runRecords: readonly RequestRecord[], arena?: Float64Arena): StageAnalysis {
+  const cached = measuredAnalysisCache.get(runRecords);
+  if (cached !== undefined) return cached;
+  const kept = runRecords.some((record) => record.warmup) ? runRecords.filter((record) => !record.warmup) : runRecords;
+  const analysis = analyzeStages(kept, arena);
+  measuredAnalysisCache.set(runRecords, analysis);
+  return analysis;
 }
 
 /**
  * Concurrency per stage over time, reconstructed from the records at the given resolution (default: about 600 bins);
- * warmup records are left out. The default-resolution result is cached per records array.
+ * warmup records are left out. The default-resolution result is the run's measured stage analysis, worked out once.
  */
 export function concurrencyTimeSeries(records: readonly RequestRecord[], resolutionSeconds?: Seconds): ConcurrencyTimeSeries | null {
-  if (resolutionSeconds === undefined && seriesCache.has(records)) return seriesCache.get(records) ?? null;
+  if (resolutionSeconds === undefined) return measuredStageAnalysis(records).series;
   const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
-  const series = analyzeStages(kept, undefined, resolutionSeconds).series;
-  if (resolutionSeconds === undefined) seriesCache.set(records, series);
-  return series;
+  return analyzeStages(kept, undefined, resolutionSeconds).series;
 }
