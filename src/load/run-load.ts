@@ -139,46 +139,61 @@ class LoadRun {
     };
   }
 
+  /**
+   * Sends the warmup requests all at once, as SGLang's bench_serving does (`asyncio.gather` of every warmup task, at
+   * most `--max-concurrency` at a time), awaits them all and keeps their records in order. Together they warm the
+   * server's batched path and servelab's own client (its hot code compiled, its connections open) before t0.
+   */
   async #runWarmup(): Promise<void> {
+    const { warmupRequests } = this.#options;
+    const records = new Array<RequestRecord | undefined>(warmupRequests.length);
+    let next = 0;
+    const lanes = Math.min(warmupRequests.length, this.#options.maxConcurrency ?? warmupRequests.length);
+    const lane = async (): Promise<void> => {
+      while (next < warmupRequests.length && !this.#aborted) {
+        const index = next++;
+        records[index] = await this.#sendWarmup(index);
+      }
+    };
+    await Promise.all(Array.from({ length: lanes }, lane));
+    for (const record of records) if (record !== undefined) this.#warmupRecords.push(record);
+  }
+
+  async #sendWarmup(index: number): Promise<RequestRecord> {
     const { clock, client, warmupRequests } = this.#options;
-    for (let index = 0; index < warmupRequests.length; index++) {
-      if (this.#aborted) return;
-      const workload = warmupRequests[index] as WorkloadRequest;
-      const requestId = `${this.#requestIdPrefix}warmup-${index}`;
-      const scheduledTime = clock.nowEpochSeconds();
-      let outcome: ClientOutcome;
-      // Each warmup request has its own signal: the run's abort cancels it, and so does the warmup deadline.
-      const warmupAbort = new AbortController();
-      const forwardRunAbort = (): void => warmupAbort.abort();
-      this.#abortController.signal.addEventListener('abort', forwardRunAbort, { once: true });
-      let timedOut = false;
-      const timeoutMs = this.#options.warmupTimeoutMs;
-      const timer =
-        timeoutMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              timedOut = true;
-              warmupAbort.abort();
-            }, timeoutMs);
-      try {
-        outcome = await client.send({ requestId, workload, signal: warmupAbort.signal });
-      } catch (error) {
-        outcome = outcomeFromThrow(error, this.#aborted);
-      } finally {
-        clearTimeout(timer);
-        this.#abortController.signal.removeEventListener('abort', forwardRunAbort);
-      }
-      if (timedOut && !this.#aborted && !outcome.success) {
-        outcome = {
-          ...outcome,
-          error: 'total_timeout',
-          errorMessage: `the warmup request got no complete answer within the warmup timeout of ${timeoutMs} ms (setting warmupTimeoutMs)`,
-        };
-      }
-      this.#warmupRecords.push(
-        buildRequestRecord(workload, { requestId, warmup: true, scheduledTime, dispatchTime: scheduledTime, heldForConcurrency: false }, outcome),
-      );
+    const workload = warmupRequests[index] as WorkloadRequest;
+    const requestId = `${this.#requestIdPrefix}warmup-${index}`;
+    const scheduledTime = clock.nowEpochSeconds();
+    let outcome: ClientOutcome;
+    // Each warmup request has its own signal: the run's abort cancels it, and so does the warmup deadline.
+    const warmupAbort = new AbortController();
+    const forwardRunAbort = (): void => warmupAbort.abort();
+    this.#abortController.signal.addEventListener('abort', forwardRunAbort, { once: true });
+    let timedOut = false;
+    const timeoutMs = this.#options.warmupTimeoutMs;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            warmupAbort.abort();
+          }, timeoutMs);
+    try {
+      outcome = await client.send({ requestId, workload, signal: warmupAbort.signal });
+    } catch (error) {
+      outcome = outcomeFromThrow(error, this.#aborted);
+    } finally {
+      clearTimeout(timer);
+      this.#abortController.signal.removeEventListener('abort', forwardRunAbort);
     }
+    if (timedOut && !this.#aborted && !outcome.success) {
+      outcome = {
+        ...outcome,
+        error: 'total_timeout',
+        errorMessage: `the warmup request got no complete answer within the warmup timeout of ${timeoutMs} ms (setting warmupTimeoutMs)`,
+      };
+    }
+    return buildRequestRecord(workload, { requestId, warmup: true, scheduledTime, dispatchTime: scheduledTime, heldForConcurrency: false }, outcome);
   }
 
   /** An open-loop instant came: send now, or hold the request while the concurrency cap is reached. */

@@ -57,7 +57,10 @@ export type LoadMode = OpenLoopMode | ClosedLoopMode;
 export interface RunLoadOptions {
   /** Measured requests, in sending order. */
   requests: WorkloadRequest[];
-  /** Sent first, one after another, and awaited; recorded in `warmupRecords`, never in `records`. */
+  /**
+   * Sent first, all at once (at most `maxConcurrency` at a time), as SGLang's bench_serving sends its warmups, and
+   * awaited; recorded in `warmupRecords` in this order, never in `records`.
+   */
   warmupRequests: WorkloadRequest[];
   /**
    * How long one warmup request may take; past it the request is cancelled, recorded as `total_timeout`, and the run

@@ -183,11 +183,12 @@ describe('runLoad (open loop)', () => {
     expect(result.records.every((record) => record.success)).toBe(true);
   });
 
-  it('sends warmup requests first, one at a time, and keeps them out of the records', async () => {
-    const client = new RecordingClient(15);
+  // SGLang's bench_serving gathers every warmup task at once (asyncio.gather), behind its --max-concurrency semaphore.
+  it('sends warmup requests first, all at once, and keeps them out of the records, in order', async () => {
+    const client = new RecordingClient((request) => (request.requestId === 'w-warmup-0' ? 30 : 15));
     const result = await runLoad({
       requests: workload(4),
-      warmupRequests: workload(2, 100),
+      warmupRequests: workload(3, 100),
       arrivalOffsetsMs: new Float64Array(4),
       client,
       clock: systemClock,
@@ -195,12 +196,30 @@ describe('runLoad (open loop)', () => {
     });
     expect(result.records).toHaveLength(4);
     expect(result.records.every((record) => !record.warmup && record.datasetIndex < 100)).toBe(true);
-    expect(result.warmupRecords.map((record) => record.requestId)).toEqual(['w-warmup-0', 'w-warmup-1']);
+    expect(result.warmupRecords.map((record) => record.requestId)).toEqual(['w-warmup-0', 'w-warmup-1', 'w-warmup-2']);
     expect(result.warmupRecords.every((record) => record.warmup)).toBe(true);
-    const [first, second, ...measured] = client.log;
-    expect(second?.sentMs).toBeGreaterThanOrEqual(first?.finishedMs ?? Infinity);
-    for (const entry of measured) expect(entry.sentMs).toBeGreaterThanOrEqual(second?.finishedMs ?? Infinity);
-    expect(result.startTime * 1000).toBeGreaterThanOrEqual(systemClock.toEpochSeconds(second?.finishedMs ?? 0) * 1000 - 0.01);
+    const warmups = client.log.slice(0, 3);
+    const measured = client.log.slice(3);
+    const firstWarmupFinishedMs = Math.min(...warmups.map((entry) => entry.finishedMs ?? Infinity));
+    const lastWarmupFinishedMs = Math.max(...warmups.map((entry) => entry.finishedMs ?? Infinity));
+    for (const entry of warmups) expect(entry.sentMs).toBeLessThan(firstWarmupFinishedMs);
+    for (const entry of measured) expect(entry.sentMs).toBeGreaterThanOrEqual(lastWarmupFinishedMs);
+    expect(result.startTime * 1000).toBeGreaterThanOrEqual(systemClock.toEpochSeconds(lastWarmupFinishedMs) * 1000 - 0.01);
+  });
+
+  it('sends warmup requests at most maxConcurrency at a time', async () => {
+    const client = new RecordingClient(10);
+    const result = await runLoad({
+      requests: workload(2),
+      warmupRequests: workload(5, 100),
+      arrivalOffsetsMs: new Float64Array(2),
+      maxConcurrency: 2,
+      client,
+      clock: systemClock,
+      requestIdPrefix: 'c-',
+    });
+    expect(result.warmupRecords.map((record) => record.requestId)).toEqual(['c-warmup-0', 'c-warmup-1', 'c-warmup-2', 'c-warmup-3', 'c-warmup-4']);
+    expect(client.maxInFlight).toBe(2);
   });
 
   it('stops on abort: nothing more is sent, in-flight requests are recorded as aborted, and it resolves promptly', async () => {
@@ -392,15 +411,24 @@ describe('runLoad (interrupt before or during warmup)', () => {
     expect(result.warmupRecords).toHaveLength(0);
   });
 
-  it('stops during warmup: the warmup request is aborted and no measured request is sent', async () => {
+  it('stops during warmup: the warmup requests in flight are aborted and no measured request is sent', async () => {
     const client = new RecordingClient(1000);
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 30);
-    const result = await runLoad({ requests: workload(3), warmupRequests: workload(2), arrivalOffsetsMs: new Float64Array(3), client, clock: systemClock, signal: controller.signal });
+    const result = await runLoad({ requests: workload(3), warmupRequests: workload(2), arrivalOffsetsMs: new Float64Array(3), client, clock: systemClock, signal: controller.signal, requestIdPrefix: 'i-' });
     expect(result.interrupted).toBe(true);
-    expect(client.log).toHaveLength(1);
-    expect(result.warmupRecords).toHaveLength(1);
-    expect(result.warmupRecords[0]?.error).toBe('aborted');
+    expect(client.log.map((entry) => entry.requestId)).toEqual(['i-warmup-0', 'i-warmup-1']);
+    expect(result.warmupRecords.map((record) => record.error)).toEqual(['aborted', 'aborted']);
+    expect(result.records).toHaveLength(0);
+  });
+
+  it('stops during a capped warmup: the warmups not yet sent never are', async () => {
+    const client = new RecordingClient(1000);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 30);
+    const result = await runLoad({ requests: workload(3), warmupRequests: workload(3), arrivalOffsetsMs: new Float64Array(3), maxConcurrency: 1, client, clock: systemClock, signal: controller.signal, requestIdPrefix: 'i-' });
+    expect(client.log.map((entry) => entry.requestId)).toEqual(['i-warmup-0']);
+    expect(result.warmupRecords.map((record) => record.error)).toEqual(['aborted']);
     expect(result.records).toHaveLength(0);
   });
 });

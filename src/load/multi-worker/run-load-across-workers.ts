@@ -191,7 +191,7 @@ class MultiWorkerRun {
     );
   }
 
-  /** Warmup requests, one after another in this thread, through `runLoad` with no measured requests. */
+  /** Warmup requests, all at once (at most `maxConcurrency`) in this thread, through `runLoad` with no measured requests. */
   async #runWarmup(): Promise<RequestRecord[]> {
     const { warmupRequests, clock } = this.#options;
     if (warmupRequests.length === 0) return [];
@@ -208,6 +208,7 @@ class MultiWorkerRun {
         clock,
         signal: this.#warmupAbort.signal,
         requestIdPrefix: this.#requestIdPrefix,
+        ...(this.#options.maxConcurrency === undefined ? {} : { maxConcurrency: this.#options.maxConcurrency }),
       });
       return result.warmupRecords;
     } finally {
