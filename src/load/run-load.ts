@@ -147,28 +147,42 @@ class LoadRun {
   async #runWarmup(): Promise<void> {
     const { warmupRequests } = this.#options;
     const records = new Array<RequestRecord | undefined>(warmupRequests.length);
+    // Each warmup has its own controller (its deadline aborts it alone); the run's abort reaches them all through one
+    // listener, not one per warmup on the run's signal (Node warns past ten listeners on one signal).
+    const inFlight = new Set<AbortController>();
+    const abortAll = (): void => {
+      for (const controller of inFlight) controller.abort();
+    };
+    const runSignal = this.#abortController.signal;
+    runSignal.addEventListener('abort', abortAll, { once: true });
     let next = 0;
     const lanes = Math.min(warmupRequests.length, this.#options.maxConcurrency ?? warmupRequests.length);
     const lane = async (): Promise<void> => {
       while (next < warmupRequests.length && !this.#aborted) {
         const index = next++;
-        records[index] = await this.#sendWarmup(index);
+        const controller = new AbortController();
+        inFlight.add(controller);
+        try {
+          records[index] = await this.#sendWarmup(index, controller);
+        } finally {
+          inFlight.delete(controller);
+        }
       }
     };
-    await Promise.all(Array.from({ length: lanes }, lane));
+    try {
+      await Promise.all(Array.from({ length: lanes }, lane));
+    } finally {
+      runSignal.removeEventListener('abort', abortAll);
+    }
     for (const record of records) if (record !== undefined) this.#warmupRecords.push(record);
   }
 
-  async #sendWarmup(index: number): Promise<RequestRecord> {
+  async #sendWarmup(index: number, warmupAbort: AbortController): Promise<RequestRecord> {
     const { clock, client, warmupRequests } = this.#options;
     const workload = warmupRequests[index] as WorkloadRequest;
     const requestId = `${this.#requestIdPrefix}warmup-${index}`;
     const scheduledTime = clock.nowEpochSeconds();
     let outcome: ClientOutcome;
-    // Each warmup request has its own signal: the run's abort cancels it, and so does the warmup deadline.
-    const warmupAbort = new AbortController();
-    const forwardRunAbort = (): void => warmupAbort.abort();
-    this.#abortController.signal.addEventListener('abort', forwardRunAbort, { once: true });
     let timedOut = false;
     const timeoutMs = this.#options.warmupTimeoutMs;
     const timer =
@@ -184,7 +198,6 @@ class LoadRun {
       outcome = outcomeFromThrow(error, this.#aborted);
     } finally {
       clearTimeout(timer);
-      this.#abortController.signal.removeEventListener('abort', forwardRunAbort);
     }
     if (timedOut && !this.#aborted && !outcome.success) {
       outcome = {

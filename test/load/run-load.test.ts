@@ -207,6 +207,20 @@ describe('runLoad (open loop)', () => {
     expect(result.startTime * 1000).toBeGreaterThanOrEqual(systemClock.toEpochSeconds(lastWarmupFinishedMs) * 1000 - 0.01);
   });
 
+  it('sends many warmups at once with one listener on the run\'s signal, not one per warmup (Node warns past ten)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const result = await runLoad({ requests: workload(1), warmupRequests: workload(30, 100), arrivalOffsetsMs: new Float64Array(1), client: new RecordingClient(10), clock: systemClock });
+      expect(result.warmupRecords).toHaveLength(30);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+
   it('sends warmup requests at most maxConcurrency at a time', async () => {
     const client = new RecordingClient(10);
     const result = await runLoad({
