@@ -24,6 +24,7 @@ import { countInterTokenLatencies, pooledInterTokenLatencies } from './inter-tok
 import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisticsInPlace } from './statistics.js';
 import { succeededOnly, summarizeRouting } from './nodes.js';
 import { analysisWindow, measuredStageAnalysis } from './timeseries.js';
+import { measuredRecords } from './measured-records.js';
 
 export interface SummarizeOptions {
   slo?: SloTargets;
@@ -217,7 +218,7 @@ function sinceT0(time: number | null, t0: number): number | null {
 
 /** Per-experiment metrics of a run (SPEC §3). Definitions are written out in docs/metrics.md. */
 export function summarize(run: RunData, options: SummarizeOptions = {}): Summary {
-  const records = run.records.some((record) => record.warmup) ? run.records.filter((record) => !record.warmup) : run.records;
+  const records = measuredRecords(run.records);
   const counts = countOutcomes(records);
   // Every scratch column of the analysis from one allocation: see Float64Arena (a million records need ~30 columns).
   const arena = new Float64Arena(SCRATCH_COLUMNS * records.length + countInterTokenLatencies(records));

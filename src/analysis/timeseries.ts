@@ -3,6 +3,7 @@ import type { ConcurrencyStage, LittlesLawCheck, StageConcurrency } from '../typ
 import type { EpochSeconds, Seconds } from '../types/time.js';
 import { Float64Arena } from './float-arena.js';
 import { checkLittlesLaw, steadyWindowOf } from './littles-law.js';
+import { measuredRecords } from './measured-records.js';
 
 export const CONCURRENCY_STAGES: readonly ConcurrencyStage[] = ['in_system', 'in_router', 'waiting_in_server_queue', 'running'];
 
@@ -266,7 +267,7 @@ export interface RateTimeSeries {
 
 /** Rates over time for the charts, from one pass over the records (warmup records are left out). */
 export function rateTimeSeries(records: readonly RequestRecord[]): RateTimeSeries | null {
-  const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
+  const kept = measuredRecords(records);
   const window = analysisWindow(kept);
   if (!window) return null;
   const { binCount, binSeconds } = rateBinning(window.end - window.start);
@@ -356,7 +357,7 @@ export function analyzeStages(
 export function measuredStageAnalysis(runRecords: readonly RequestRecord[], arena?: Float64Arena): StageAnalysis {
   const cached = measuredAnalysisCache.get(runRecords);
   if (cached !== undefined) return cached;
-  const kept = runRecords.some((record) => record.warmup) ? runRecords.filter((record) => !record.warmup) : runRecords;
+  const kept = measuredRecords(runRecords);
   const analysis = analyzeStages(kept, arena);
   measuredAnalysisCache.set(runRecords, analysis);
   return analysis;
@@ -368,6 +369,6 @@ export function measuredStageAnalysis(runRecords: readonly RequestRecord[], aren
  */
 export function concurrencyTimeSeries(records: readonly RequestRecord[], resolutionSeconds?: Seconds): ConcurrencyTimeSeries | null {
   if (resolutionSeconds === undefined) return measuredStageAnalysis(records).series;
-  const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
+  const kept = measuredRecords(records);
   return analyzeStages(kept, undefined, resolutionSeconds).series;
 }

@@ -18,6 +18,7 @@ import {
 } from '../record-columns.js';
 import { asciiBytes, TextBytesWriter } from '../../utils/text-bytes-writer.js';
 import { csvField, csvLine, writeSeconds } from './csv-format.js';
+import { measuredRecords } from '../../analysis/measured-records.js';
 
 export const REQUESTS_CSV = 'requests.csv';
 
@@ -156,7 +157,7 @@ const rowWriter = new TextBytesWriter(4096);
 function* requestsCsvLines(records: readonly RequestRecord[], t0: number): Generator<string | Uint8Array> {
   yield csvLine(REQUESTS_CSV_COLUMNS.map((name) => csvField(name)));
   const out = new TextBytesWriter(1 << 20);
-  const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
+  const kept = measuredRecords(records);
   // Derived columns a chunk at a time: the fast columnar path, without holding a million-row copy of them.
   for (let from = 0; from < kept.length; from += CHUNK_RECORDS) {
     const chunk = kept.slice(from, from + CHUNK_RECORDS);

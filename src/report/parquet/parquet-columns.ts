@@ -5,6 +5,7 @@ import { REQUESTS_CSV_COLUMNS } from '../csv/csv-reporter.js';
 import { FIRST_USERS_COMPUTED_COLUMNS, RECORD_COLUMNS, type ComputedColumn, type RecordColumn } from '../record-columns.js';
 import { ABSENT_BOOLEAN, type PackedColumn, type PackedParquet, type ParquetColumnType } from './packed-columns.js';
 import { ParquetEncoder } from './parquet-encoder.js';
+import { measuredRecords } from '../../analysis/measured-records.js';
 
 /** Rows per row group: also how many records are turned into column arrays at a time. */
 export const PARQUET_ROW_GROUP_ROWS = 100_000;
@@ -148,7 +149,7 @@ function packRowGroup(plan: readonly ParquetColumnPlan[], records: readonly Requ
  * when it is read from `rowGroups`, so that its encoding can start before the next one is packed.
  */
 export function packRequestColumns(records: readonly RequestRecord[], t0: number, rowGroupRows = PARQUET_ROW_GROUP_ROWS): PackedParquet {
-  const kept = records.some((record) => record.warmup) ? records.filter((record) => !record.warmup) : records;
+  const kept = measuredRecords(records);
   const plan = columnPlan(kept);
   function* rowGroups(): Generator<PackedColumn[]> {
     for (let from = 0; from < kept.length; from += rowGroupRows) yield packRowGroup(plan, kept.slice(from, from + rowGroupRows), t0);
