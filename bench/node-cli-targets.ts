@@ -221,6 +221,14 @@ function floorText(floor: FloorFigures, pick: (figures: FloorFigures) => string)
   return `floor pacer ${pick(floor)}`;
 }
 
+/** The CLI's CPU between the stub's first and last measured arrival, in all and per request (interpolated samples). */
+function cpuWhileArrivalsRun(run: CliRun): { seconds: number; perRequestUs: number; arrivalsSpanS: number } {
+  const firstMs = run.arrivalsMs[0] as number;
+  const lastMs = run.arrivalsMs[run.arrivalsMs.length - 1] as number;
+  const seconds = at(run.samples, lastMs, (sample) => sample.cpuS) - at(run.samples, firstMs, (sample) => sample.cpuS);
+  return { seconds, perRequestUs: (seconds / (run.arrivalsMs.length - 1)) * 1e6, arrivalsSpanS: (lastMs - firstMs) / 1000 };
+}
+
 async function cpuPhase(pinned: boolean, directory: string): Promise<void> {
   const count = Math.round(10_000 * SCALE);
   console.log(`\n1,000 req/s Poisson, ${count} requests of ${TOKENS} streamed tokens: servelab node --target attach`);
@@ -228,17 +236,14 @@ async function cpuPhase(pinned: boolean, directory: string): Promise<void> {
   const floor = await floorOf(pinned, run.scheduledS);
   const bareClient = await runFloorClient(pinned, run.scheduledS, directory);
   const arrivals = run.arrivalsMs;
-  const firstMs = arrivals[0] as number;
-  const lastMs = arrivals[arrivals.length - 1] as number;
-  const cpuArrivalsS = at(run.samples, lastMs, (sample) => sample.cpuS) - at(run.samples, firstMs, (sample) => sample.cpuS);
-  const cpuPerRequestUs = (cpuArrivalsS / (arrivals.length - 1)) * 1e6;
+  const cpu = cpuWhileArrivalsRun(run);
   const writeCpuS = run.totalCpuS - at(run.samples, run.lastAnswerEndMs, (sample) => sample.cpuS);
   const server = rateAndCv(arrivals, 1000);
   const schedule = rateAndCv(run.scheduledS, 1);
   const lagP99 = quantile(run.lagsMs, 0.99);
   const lagMax = run.lagsMs[run.lagsMs.length - 1] as number;
   console.log(`  exit code ${run.exitCode}; ${arrivals.length} measured requests reached the stub; ${run.failed} failed${run.errors}; whole CLI process CPU ${run.totalCpuS.toFixed(2)} s`);
-  row('client CPU per request while arrivals run', `${cpuPerRequestUs.toFixed(1)} µs`, '≤ 100 µs', cpuPerRequestUs <= 100, `bare Node client ${bareClient.cpuPerRequestUs.toFixed(1)} µs (${bareClient.readsPerAnswer.toFixed(1)} reads per answer); ${cpuArrivalsS.toFixed(2)} s over ${((lastMs - firstMs) / 1000).toFixed(1)} s of arrivals`);
+  row('client CPU per request while arrivals run', `${cpu.perRequestUs.toFixed(1)} µs`, '≤ 100 µs', cpu.perRequestUs <= 100, `bare Node client ${bareClient.cpuPerRequestUs.toFixed(1)} µs (${bareClient.readsPerAnswer.toFixed(1)} reads per answer); ${cpu.seconds.toFixed(2)} s over ${cpu.arrivalsSpanS.toFixed(1)} s of arrivals`);
   row('inter-arrival CV as the server sees it', server.cv.toFixed(3), '0.97–1.03', server.cv >= 0.97 && server.cv <= 1.03, `schedule ${schedule.cv.toFixed(3)}; ${floorText(floor, (f) => f.cv.toFixed(3))}`);
   row('achieved rate at the server / schedule', (server.rate / schedule.rate).toFixed(4), '1 ± 0.01', Math.abs(server.rate / schedule.rate - 1) <= 0.01, `${server.rate.toFixed(1)} of ${schedule.rate.toFixed(1)} req/s`);
   row('send lag p99', `${lagP99.toFixed(3)} ms`, '< 1 ms', lagP99 < 1, floorText(floor, (f) => `${f.lagP99Ms.toFixed(3)} ms`));
@@ -255,13 +260,10 @@ async function ratePhase(pinned: boolean, directory: string): Promise<void> {
   const server = rateAndCv(run.arrivalsMs, 1000);
   const schedule = rateAndCv(run.scheduledS, 1);
   const lagMax = run.lagsMs[run.lagsMs.length - 1] as number;
-  const firstMs = run.arrivalsMs[0] as number;
-  const lastMs = run.arrivalsMs[run.arrivalsMs.length - 1] as number;
-  const cpuArrivalsS = at(run.samples, lastMs, (sample) => sample.cpuS) - at(run.samples, firstMs, (sample) => sample.cpuS);
-  const cpuPerRequestUs = (cpuArrivalsS / (run.arrivalsMs.length - 1)) * 1e6;
+  const cpu = cpuWhileArrivalsRun(run);
   console.log(`  exit code ${run.exitCode}; ${run.arrivalsMs.length} measured requests reached the stub; ${run.failed} failed${run.errors}`);
   // No target of its own: it says whether one core can carry this rate at all (rate × CPU per request < 1 s a second).
-  row('client CPU per request while arrivals run', `${cpuPerRequestUs.toFixed(1)} µs`, '', undefined, `bare Node client ${bareClient.cpuPerRequestUs.toFixed(1)} µs: ${((5000 * cpuPerRequestUs) / 1e6).toFixed(2)} vs ${((5000 * bareClient.cpuPerRequestUs) / 1e6).toFixed(2)} cores at 5,000 req/s`);
+  row('client CPU per request while arrivals run', `${cpu.perRequestUs.toFixed(1)} µs`, '', undefined, `bare Node client ${bareClient.cpuPerRequestUs.toFixed(1)} µs: ${((5000 * cpu.perRequestUs) / 1e6).toFixed(2)} vs ${((5000 * bareClient.cpuPerRequestUs) / 1e6).toFixed(2)} cores at 5,000 req/s`);
   row('achieved rate at the server / schedule', (server.rate / schedule.rate).toFixed(4), '1 ± 0.01', Math.abs(server.rate / schedule.rate - 1) <= 0.01, `${server.rate.toFixed(1)} of ${schedule.rate.toFixed(1)} req/s; ${floorText(floor, (f) => (f.rate / schedule.rate).toFixed(4))}`);
   row('inter-arrival CV as the server sees it', server.cv.toFixed(3), '≤ 1.10', server.cv <= 1.1, `schedule ${schedule.cv.toFixed(3)}; ${floorText(floor, (f) => f.cv.toFixed(3))}`);
   row('send lag p99', `${quantile(run.lagsMs, 0.99).toFixed(3)} ms`, '', undefined, floorText(floor, (f) => `${f.lagP99Ms.toFixed(3)} ms`));
