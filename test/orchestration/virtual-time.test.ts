@@ -63,8 +63,10 @@ describe('virtual time', () => {
   it('agrees with a real-time run of the same configuration on server-side latency medians', { retry: 2 }, async () => {
     // A load this machine handles easily (the real-time run is not limited by it), so the two should agree.
     const settings = { requestRate: 25, numPrompts: 120, randomInputLen: 512, randomOutputLen: 48, randomRangeRatio: 0.5, profile: 'llama-3-8b-h100', seed: 5, warmupRequests: 0, progress: 'off' } as const;
-    const virtual = await new NodeTest({ ...settings, virtualTime: true, outputDir: join(workDirectory, 'virtual') }).run();
-    const real = await new NodeTest({ ...settings, outputDir: join(workDirectory, 'real') }).run();
+    // Fresh directories per attempt: a retry into the first attempt's directories would be refused (they hold a run).
+    const attempt = await mkdtemp(join(workDirectory, 'agree-'));
+    const virtual = await new NodeTest({ ...settings, virtualTime: true, outputDir: join(attempt, 'virtual') }).run();
+    const real = await new NodeTest({ ...settings, outputDir: join(attempt, 'real') }).run();
     for (const column of ['tpot', 'decode_time', 'total_latency'] as const) {
       const virtualMedian = median(virtual.run.records, column);
       const realMedian = median(real.run.records, column);
