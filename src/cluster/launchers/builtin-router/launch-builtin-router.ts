@@ -1,9 +1,9 @@
 import { ServelabError } from '../../../errors/servelab-error.js';
-import type { ServerHandle } from '../../../types/cluster.js';
+import type { ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
+import { listeningUrl } from '../../placement/listening-url.js';
+import { localPlacement } from '../../placement/local/local-placement.js';
 import { CONTROL_TOKEN_ENV, newControlToken } from '../../../routing/router/control-auth.js';
-import { childEnv } from '../../process/child-env.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
-import { SupervisedProcess } from '../../process/supervised-process.js';
 
 export interface BuiltinRouterSettings {
   workerUrls: string[];
@@ -15,6 +15,9 @@ export interface BuiltinRouterSettings {
   readyTimeoutMs?: number;
   /** Trace every forwarded request (`servelab router --trace`): the run then needs no tracing taps. */
   trace?: boolean;
+  /** Where the process runs (default: this host). */
+  placement?: ProcessPlacement;
+  node?: string;
 }
 
 const LISTENING_LINE = /servelab router listening on (http:\/\/\S+)/;
@@ -36,24 +39,24 @@ export async function launchBuiltinRouter(settings: BuiltinRouterSettings): Prom
   if (settings.maxRetries !== undefined) args.push('--max-retries', String(settings.maxRetries));
   if (settings.seed !== undefined) args.push('--seed', String(settings.seed));
   if (settings.trace === true) args.push('--trace');
-  const child = new SupervisedProcess({
+  const child = (settings.placement ?? localPlacement).spawn({
     name: 'router',
+    ...(settings.node === undefined ? {} : { node: settings.node }),
     command: process.execPath,
     args,
-    env: childEnv({ [CONTROL_TOKEN_ENV]: controlToken }),
+    env: { [CONTROL_TOKEN_ENV]: controlToken },
     logPath: settings.logPath,
     stopGraceMs: 3_000,
   });
   try {
-    const [, url] = await child.waitForLine(LISTENING_LINE, settings.readyTimeoutMs ?? 20_000, 'start listening');
-    if (url === undefined) throw new ServelabError('INTERNAL', 'the router printed no URL');
+    const url = await listeningUrl(child, LISTENING_LINE, settings.readyTimeoutMs ?? 20_000);
     return {
       handle: { name: 'router', url, pid: child.pid, logPath: child.logPath, exited: child.exited, stop: () => child.stop(), signal: (signal) => child.signal(signal) },
       controlToken,
     };
   } catch (error) {
     await child.stop();
-    if (/EADDRINUSE/.test(child.tail.text())) {
+    if (/EADDRINUSE/.test(child.logTail())) {
       throw new ServelabError('PORT_IN_USE', `the router could not listen on port ${settings.port}: it is already in use; choose another --router-port`);
     }
     throw error;

@@ -1,11 +1,11 @@
-import type { ProcessExit } from '../../../types/cluster.js';
+import type { ProcessExit, ProcessPlacement } from '../../../types/cluster.js';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServelabError } from '../../../errors/servelab-error.js';
-import { SupervisedProcess } from '../../process/supervised-process.js';
-import { answersOk } from '../../readiness.js';
+import { localPlacement } from '../../placement/local/local-placement.js';
 import { findFreePort } from '../../ports.js';
+import { answersOk } from '../../readiness.js';
 import { NGINX_HEALTH_PATH, nginxPaths, renderNginxConfig, type NginxConfigSettings } from './nginx-config.js';
 
 /** Debian's nginx binary. */
@@ -18,6 +18,9 @@ export const DEFAULT_NGINX_PATH = '/usr/sbin/nginx';
 export interface StartNginxOptions extends NginxConfigSettings {
   nginxPath?: string;
   readyTimeoutMs?: number;
+  /** Where nginx runs (default: this host). */
+  placement?: ProcessPlacement;
+  node?: string;
 }
 
 export interface NginxHandle {
@@ -45,8 +48,10 @@ export async function startNginx(options: StartNginxOptions): Promise<NginxHandl
     );
   }
   const runDirectory = resolve(options.runDirectory);
-  const host = options.host ?? '127.0.0.1';
-  const port = options.port === 0 ? await findFreePort(host) : options.port;
+  const placement = options.placement ?? localPlacement;
+  const host = options.host ?? placement.hostOf(options.node);
+  // An explicit listening address is probed there; otherwise the placement knows the node's.
+  const port = options.port !== 0 ? options.port : options.host !== undefined ? await findFreePort(options.host) : await placement.freePort(options.node);
   const logsDirectory = options.logsDirectory === undefined ? undefined : resolve(options.logsDirectory);
   const paths = nginxPaths(runDirectory, logsDirectory);
   mkdirSync(paths.tempDirectory, { recursive: true });
@@ -55,8 +60,9 @@ export async function startNginx(options: StartNginxOptions): Promise<NginxHandl
     paths.configPath,
     renderNginxConfig({ ...options, runDirectory, ...(logsDirectory === undefined ? {} : { logsDirectory }), port, host }),
   );
-  const child = new SupervisedProcess({
+  const child = placement.spawn({
     name: 'nginx',
+    ...(options.node === undefined ? {} : { node: options.node }),
     command: nginxPath,
     args: ['-g', 'daemon off;', '-c', paths.configPath, '-p', runDirectory, '-e', paths.errorLogPath],
     logPath: join(logsDirectory ?? runDirectory, 'nginx.log'),

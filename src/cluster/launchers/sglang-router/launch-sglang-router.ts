@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServelabError } from '../../../errors/servelab-error.js';
-import type { ServerHandle } from '../../../types/cluster.js';
-import { SupervisedProcess } from '../../process/supervised-process.js';
+import type { ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
+import { localPlacement } from '../../placement/local/local-placement.js';
 import { allWorkersHealthy } from '../router-workers-ready.js';
 
 export interface SglangRouterSettings {
@@ -13,6 +13,9 @@ export interface SglangRouterSettings {
   pythonExecutable?: string;
   logPath?: string;
   readyTimeoutMs?: number;
+  /** Where the process runs (default: this host). */
+  placement?: ProcessPlacement;
+  node?: string;
 }
 
 /** `python -m sglang_router.launch_router` arguments (sglang-router 0.3.x, SPEC §6). */
@@ -34,8 +37,9 @@ export function sglangRouterArgs(settings: SglangRouterSettings): string[] {
  */
 export async function launchSglangRouter(settings: SglangRouterSettings): Promise<ServerHandle> {
   const python = settings.pythonExecutable ?? 'python';
-  const child = new SupervisedProcess({ name: 'sglang-router', command: python, args: sglangRouterArgs(settings), logPath: settings.logPath, stopGraceMs: 5_000 });
-  const url = `http://${settings.host ?? '127.0.0.1'}:${settings.port}`;
+  const placement = settings.placement ?? localPlacement;
+  const child = placement.spawn({ name: 'sglang-router', command: python, args: sglangRouterArgs(settings), logPath: settings.logPath, stopGraceMs: 5_000, ...(settings.node === undefined ? {} : { node: settings.node }) });
+  const url = `http://${settings.host ?? placement.hostOf(settings.node)}:${settings.port}`;
   const deadline = performance.now() + (settings.readyTimeoutMs ?? 60_000);
   try {
     while (!(await allWorkersHealthy(url, settings.workerUrls.length))) {
@@ -46,7 +50,7 @@ export async function launchSglangRouter(settings: SglangRouterSettings): Promis
     return { name: 'sglang-router', url, pid: child.pid, logPath: child.logPath, exited: child.exited, stop: () => child.stop(), signal: (signal) => child.signal(signal) };
   } catch (error) {
     await child.stop();
-    const tail = child.tail.text();
+    const tail = child.logTail();
     if (/failed to start .*ENOENT/.test(tail)) {
       throw new ServelabError('NOT_INSTALLED', `sglang-router is unavailable: the Python interpreter "${python}" was not found; install Python with sglang-router, or use --router builtin`);
     }

@@ -1,7 +1,6 @@
-import { childEnv } from '../../process/child-env.js';
 import { ServelabError } from '../../../errors/servelab-error.js';
-import type { ServerHandle } from '../../../types/cluster.js';
-import { SupervisedProcess } from '../../process/supervised-process.js';
+import type { PlacedProcess, ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
+import { localPlacement } from '../../placement/local/local-placement.js';
 import { pollUntilHealthy } from '../../readiness.js';
 import { sglangServerArgs, visibleDevices, type SglangServerSettings } from './sglang-server-args.js';
 
@@ -11,6 +10,9 @@ export interface SglangLaunchSettings extends SglangServerSettings {
   pythonExecutable?: string;
   logPath?: string;
   readyTimeoutMs?: number;
+  /** Where the process runs (default: this host). */
+  placement?: ProcessPlacement;
+  node?: string;
 }
 
 /** SGLang prints this once its HTTP server has answered its own warmup request. */
@@ -22,12 +24,14 @@ const READY_LINE = /The server is fired up and ready to roll!/;
  */
 export async function launchSglangServer(settings: SglangLaunchSettings): Promise<ServerHandle> {
   const python = settings.pythonExecutable ?? 'python';
-  const host = settings.host ?? '127.0.0.1';
-  const child = new SupervisedProcess({
+  const placement = settings.placement ?? localPlacement;
+  const host = settings.host ?? placement.hostOf(settings.node);
+  const child = placement.spawn({
     name: settings.name,
+    ...(settings.node === undefined ? {} : { node: settings.node }),
     command: python,
     args: sglangServerArgs(settings),
-    env: childEnv({ CUDA_VISIBLE_DEVICES: visibleDevices(settings.gpuId, settings.tpSize) }),
+    env: { CUDA_VISIBLE_DEVICES: visibleDevices(settings.gpuId, settings.tpSize) },
     logPath: settings.logPath,
     stopGraceMs: 15_000,
   });
@@ -59,8 +63,8 @@ export async function launchSglangServer(settings: SglangLaunchSettings): Promis
   }
 }
 
-function explainMissingInstall(error: unknown, child: SupervisedProcess, python: string): unknown {
-  const tail = child.tail.text();
+function explainMissingInstall(error: unknown, child: PlacedProcess, python: string): unknown {
+  const tail = child.logTail();
   if (/failed to start .*ENOENT/.test(tail)) {
     return new ServelabError('NOT_INSTALLED', `SGLang is unavailable: the Python interpreter "${python}" was not found; install Python with SGLang, or point --python-executable at one; or add --target sim (target: sim in a config) to run the simulated engine instead`);
   }

@@ -1,7 +1,8 @@
 import { ServelabError } from '../../../errors/servelab-error.js';
-import type { ServerHandle } from '../../../types/cluster.js';
+import type { ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
+import { listeningUrl } from '../../placement/listening-url.js';
+import { localPlacement } from '../../placement/local/local-placement.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
-import { SupervisedProcess } from '../../process/supervised-process.js';
 
 export interface SimServerLaunchSettings {
   name: string;
@@ -17,6 +18,9 @@ export interface SimServerLaunchSettings {
   enableMixedChunk?: boolean;
   seed?: number;
   readyTimeoutMs?: number;
+  /** Where the process runs (default: this host). */
+  placement?: ProcessPlacement;
+  node?: string;
 }
 
 const LISTENING_LINE = /servelab sim-server listening on (http:\/\/\S+)/;
@@ -45,8 +49,9 @@ export function simServerArgs(settings: SimServerLaunchSettings): string[] {
  * there is no race between choosing a port and binding it.
  */
 export async function launchSimServer(settings: SimServerLaunchSettings): Promise<ServerHandle> {
-  const child = new SupervisedProcess({
+  const child = (settings.placement ?? localPlacement).spawn({
     name: settings.name,
+    ...(settings.node === undefined ? {} : { node: settings.node }),
     command: process.execPath,
     args: [servelabCliPath(), ...simServerArgs(settings)],
     logPath: settings.logPath,
@@ -57,9 +62,8 @@ export async function launchSimServer(settings: SimServerLaunchSettings): Promis
     const ready = child.waitForLine(READY_LINE, timeoutMs, 'get ready');
     // Both waits fail together when the child exits early; the second failure is the same news, never unhandled.
     ready.catch(() => undefined);
-    const [, url] = await child.waitForLine(LISTENING_LINE, timeoutMs, 'start listening');
+    const url = await listeningUrl(child, LISTENING_LINE, timeoutMs);
     await ready;
-    if (url === undefined) throw new ServelabError('INTERNAL', `${settings.name} printed no URL`);
     const port = Number(new URL(url).port);
     return {
       name: settings.name,
@@ -74,7 +78,7 @@ export async function launchSimServer(settings: SimServerLaunchSettings): Promis
     };
   } catch (error) {
     await child.stop();
-    if (/EADDRINUSE/.test(child.tail.text())) {
+    if (/EADDRINUSE/.test(child.logTail())) {
       throw new ServelabError('PORT_IN_USE', `${settings.name} could not listen on port ${settings.port}: it is already in use; choose another port`);
     }
     throw error;

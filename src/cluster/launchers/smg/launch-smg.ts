@@ -3,8 +3,8 @@ import { access } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServelabError } from '../../../errors/servelab-error.js';
-import type { ServerHandle } from '../../../types/cluster.js';
-import { SupervisedProcess } from '../../process/supervised-process.js';
+import type { ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
+import { localPlacement } from '../../placement/local/local-placement.js';
 import { allWorkersHealthy } from '../router-workers-ready.js';
 import { smgRouterArgs, type SmgSettings } from './smg-args.js';
 
@@ -15,6 +15,9 @@ export interface SmgLaunchSettings extends SmgSettings {
   readyTimeoutMs?: number;
   /** Where to look for the `smg` command (default: this process's PATH). */
   searchPath?: string;
+  /** Where the process runs (default: this host). */
+  placement?: ProcessPlacement;
+  node?: string;
 }
 
 /** How smg is started: its `smg launch` command when on PATH, else `python -m smg.launch_router`. */
@@ -30,8 +33,9 @@ export async function smgCommand(settings: Pick<SmgLaunchSettings, 'pythonExecut
  */
 export async function launchSmg(settings: SmgLaunchSettings): Promise<ServerHandle> {
   const { command, leadingArgs } = await smgCommand(settings);
-  const child = new SupervisedProcess({ name: 'smg', command, args: [...leadingArgs, ...smgRouterArgs(settings)], logPath: settings.logPath, stopGraceMs: 5_000 });
-  const url = `http://${settings.host ?? '127.0.0.1'}:${settings.port}`;
+  const placement = settings.placement ?? localPlacement;
+  const child = placement.spawn({ name: 'smg', command, args: [...leadingArgs, ...smgRouterArgs(settings)], logPath: settings.logPath, stopGraceMs: 5_000, ...(settings.node === undefined ? {} : { node: settings.node }) });
+  const url = `http://${settings.host ?? placement.hostOf(settings.node)}:${settings.port}`;
   const deadline = performance.now() + (settings.readyTimeoutMs ?? 60_000);
   try {
     while (!(await allWorkersHealthy(url, settings.workerUrls.length))) {
@@ -42,7 +46,7 @@ export async function launchSmg(settings: SmgLaunchSettings): Promise<ServerHand
     return { name: 'smg', url, pid: child.pid, logPath: child.logPath, stop: () => child.stop(), signal: (signal) => child.signal(signal) };
   } catch (error) {
     await child.stop();
-    const tail = child.tail.text();
+    const tail = child.logTail();
     if (/failed to start .*ENOENT/.test(tail) || /No module named ['"]?smg/.test(tail)) {
       throw new ServelabError('NOT_INSTALLED', `smg is not installed: no \`smg\` command on PATH and no smg module for "${command}"; install it (pip install smg) or use --router builtin`);
     }

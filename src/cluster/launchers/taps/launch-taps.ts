@@ -1,9 +1,9 @@
-import type { ProcessExit } from '../../../types/cluster.js';
+import type { ProcessExit, ProcessPlacement } from '../../../types/cluster.js';
+import { localPlacement } from '../../placement/local/local-placement.js';
 import { ServelabError } from '../../../errors/servelab-error.js';
 import { fetchAllTapRecords } from '../../../routing/tap/tap-records-client.js';
 import type { TapOverhead, TapRecord } from '../../../types/routing.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
-import { SupervisedProcess } from '../../process/supervised-process.js';
 
 export interface LaunchedTaps {
   /** One URL per upstream, in the same order: give these to the router instead of the servers' own. */
@@ -21,10 +21,11 @@ const LISTENING_LINE = /servelab taps listening (\[.*\])/;
  * Starts the tracing taps (one listening port per server) in a process of their own: a tap's timestamp is only as
  * good as its event loop's promptness, so it must not share one with the load generator.
  */
-export async function launchTaps(settings: { upstreamUrls: string[]; logPath?: string; readyTimeoutMs?: number }): Promise<LaunchedTaps> {
+export async function launchTaps(settings: { upstreamUrls: string[]; logPath?: string; readyTimeoutMs?: number; placement?: ProcessPlacement; node?: string }): Promise<LaunchedTaps> {
   const args = [servelabCliPath(), 'taps'];
   for (const url of settings.upstreamUrls) args.push('--upstream', url);
-  const child = new SupervisedProcess({ name: 'taps', command: process.execPath, args, logPath: settings.logPath, stopGraceMs: 3_000 });
+  const placement = settings.placement ?? localPlacement;
+  const child = placement.spawn({ name: 'taps', command: process.execPath, args, logPath: settings.logPath, stopGraceMs: 3_000, ...(settings.node === undefined ? {} : { node: settings.node }) });
   let tapUrls: string[];
   try {
     const [, json] = await child.waitForLine(LISTENING_LINE, settings.readyTimeoutMs ?? 20_000, 'start listening');
