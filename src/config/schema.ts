@@ -18,7 +18,8 @@ const requestRate = z.preprocess(
   z.union([z.literal(Infinity), z.number().positive({ message: 'must be a number above 0, or inf to send every request at once' })]),
 );
 
-export const targetSchema = z.enum(['sim', 'sglang', 'attach']);
+/** A builtin target (sim, sglang, attach) or the path of a module that exports a target launcher (docs/placement.md). */
+export const targetSchema = z.string().min(1);
 export const protocolSchema = z.enum(['sglang', 'openai-completions', 'openai-chat']);
 export const arrivalSchema = z.enum(['poisson', 'gamma', 'constant', 'trace']);
 export const datasetNameSchema = z.enum(['sharegpt', 'random', 'random-ids', 'shared-prefix', 'custom', 'mooncake']);

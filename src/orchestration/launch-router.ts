@@ -4,10 +4,10 @@ import { launchSglangRouter } from '../cluster/launchers/sglang-router/launch-sg
 import { launchSmg } from '../cluster/launchers/smg/launch-smg.js';
 import { startNginx } from '../cluster/launchers/nginx/start-nginx.js';
 import { httpRouterControl, type RouterControl } from '../cluster/failures/router-control.js';
-import { findFreePort } from '../cluster/ports.js';
+import { localPlacement } from '../cluster/placement/local/local-placement.js';
 import type { RoutingTestConfig } from '../config/schema.js';
 import { fetchAllTapRecords } from '../routing/tap/tap-records-client.js';
-import type { ServerHandle } from '../types/cluster.js';
+import type { ProcessPlacement, ServerHandle } from '../types/cluster.js';
 import type { TapRecord } from '../types/routing.js';
 
 export interface LaunchedRouter {
@@ -27,9 +27,9 @@ export function routerTracesItself(config: RoutingTestConfig): boolean {
 
 /**
  * Starts the router the config asks for, in front of `workerUrls` (the taps' URLs when taps are on). With taps on, the
- * builtin router traces itself instead (`routerTracesItself`).
+ * builtin router traces itself instead (`routerTracesItself`). It runs where `placement` puts it (this host by default).
  */
-export async function launchRouter(config: RoutingTestConfig, workerUrls: string[], runDirectory: string): Promise<LaunchedRouter> {
+export async function launchRouter(config: RoutingTestConfig, workerUrls: string[], runDirectory: string, placement: ProcessPlacement = localPlacement): Promise<LaunchedRouter> {
   const logsPath = join(runDirectory, 'logs');
   switch (config.router) {
     case 'builtin': {
@@ -41,6 +41,7 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
         seed: config.seed,
         logPath: join(logsPath, 'router.log'),
         trace: config.taps,
+        placement,
       });
       return {
         handle,
@@ -51,33 +52,35 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
     }
     case 'nginx': {
       const method = config.routingPolicy === 'least_conn' || config.routingPolicy === 'shortest_queue' ? 'least_conn' : 'round_robin';
-      const nginx = await startNginx({ serverUrls: workerUrls, method, runDirectory: join(runDirectory, 'nginx'), logsDirectory: logsPath, port: config.routerPort === 0 ? await findFreePort() : config.routerPort });
+      const nginx = await startNginx({ serverUrls: workerUrls, method, runDirectory: join(runDirectory, 'nginx'), logsDirectory: logsPath, port: config.routerPort === 0 ? await placement.freePort() : config.routerPort, placement });
       return { handle: { name: 'nginx', url: nginx.url, pid: nginx.pid, exited: nginx.exited, stop: () => nginx.close() } };
     }
     case 'smg': {
-      const prometheusPort = config.routerPrometheusPort ?? (await findFreePort());
+      const prometheusPort = config.routerPrometheusPort ?? (await placement.freePort());
       const handle = await launchSmg({
         workerUrls,
         policy: config.routingPolicy,
-        port: config.routerPort === 0 ? await findFreePort() : config.routerPort,
+        port: config.routerPort === 0 ? await placement.freePort() : config.routerPort,
         prometheusPort,
         pythonExecutable: config.pythonExecutable,
         logPath: join(logsPath, 'smg.log'),
+        placement,
       });
       // smg's worker API (GET/POST /workers, DELETE /workers/{id}) is the one httpRouterControl speaks.
-      return { handle, control: httpRouterControl(handle.url), metricsUrl: `http://127.0.0.1:${prometheusPort}/metrics` };
+      return { handle, control: httpRouterControl(handle.url), metricsUrl: `http://${placement.hostOf()}:${prometheusPort}/metrics` };
     }
     case 'sglang-router': {
-      const prometheusPort = config.routerPrometheusPort ?? (await findFreePort());
+      const prometheusPort = config.routerPrometheusPort ?? (await placement.freePort());
       const handle = await launchSglangRouter({
         workerUrls,
         policy: config.routingPolicy,
-        port: config.routerPort === 0 ? await findFreePort() : config.routerPort,
+        port: config.routerPort === 0 ? await placement.freePort() : config.routerPort,
         prometheusPort,
         pythonExecutable: config.pythonExecutable,
         logPath: join(logsPath, 'sglang-router.log'),
+        placement,
       });
-      return { handle, control: httpRouterControl(handle.url), metricsUrl: `http://127.0.0.1:${prometheusPort}/metrics` };
+      return { handle, control: httpRouterControl(handle.url), metricsUrl: `http://${placement.hostOf()}:${prometheusPort}/metrics` };
     }
   }
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock/clock.js';
+import type { ProcessPlacement } from '../types/cluster.js';
 import type { LoadResult } from '../types/load.js';
 import type { RunJournal } from '../types/run-journal.js';
 import type { RunEvent, RunNotice, TargetKind, TestLevel } from '../types/run.js';
@@ -12,6 +13,8 @@ export interface RunOptions {
   clock?: Clock;
   /** Puts config.json and each finished record on disk as the run goes (see RunJournal). */
   journal?: RunJournal;
+  /** Where the servers, router and taps run; this host's process groups (localPlacement) unless given. */
+  placement?: ProcessPlacement;
 }
 
 /** Everything a test measured, before analysis and reporters turn it into files. */

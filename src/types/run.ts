@@ -3,7 +3,8 @@ import type { RequestRecord } from './record.js';
 import type { EpochSeconds } from './time.js';
 
 export type TestLevel = 'node' | 'routing';
-export type TargetKind = 'sim' | 'sglang' | 'attach';
+/** A builtin target's name, or the module path of a target launcher (docs/placement.md). */
+export type TargetKind = 'sim' | 'sglang' | 'attach' | (string & {});
 export type RunStatus = 'completed' | 'interrupted' | 'failed';
 
 /** Something that happened to the system under test during a run (a node failure, a restore, a drain). */

@@ -1,0 +1,55 @@
+import { join } from 'node:path';
+import { launchSglangServer } from '../../cluster/launchers/sglang/launch-sglang-server.js';
+import { sglangServerSettings } from '../server-settings.js';
+import { readyTimeoutMs, type TargetLauncher } from './target-launcher.js';
+
+/** Loading a model's weights (and compiling, with --enable-torch-compile) can take minutes. */
+const DEFAULT_READY_TIMEOUT_S = 600;
+
+/** SGLang's own default port, which a node test's server keeps unless `--port` says otherwise. */
+const SGLANG_DEFAULT_PORT = 30000;
+
+/**
+ * Real SGLang servers (`python -m sglang.launch_server`), each pinned to its GPUs, each writing its request log
+ * (`--export-metrics-to-file-dir`) into the run's logs. SGLang takes its port as a flag and does not print one it
+ * picked, so ports are given and checked free before anything starts.
+ */
+export const sglangTarget: TargetLauncher = {
+  name: 'sglang',
+  unmodelledColumns: [],
+  serversReportOnThemselves: false,
+  describeNodeStart: () => 'launching the sglang server',
+  describeClusterStart: (config) => `launching ${config.numGpus} sglang servers`,
+  async launchNode(config, { placement, logsPath }) {
+    const port = config.port ?? SGLANG_DEFAULT_PORT;
+    await placement.assertPortFree(port, '--port');
+    return launchSglangServer({
+      ...sglangServerSettings(config),
+      name: 'sglang',
+      port,
+      gpuId: config.gpuId,
+      logPath: join(logsPath, 'sglang.log'),
+      requestLogDirectory: join(logsPath, 'sglang-request-logs'),
+      readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),
+      placement,
+    });
+  },
+  async prepareCluster(config, { placement }) {
+    // Every port before any server starts: a taken port then costs no model load.
+    for (let index = 0; index < config.numGpus; index += 1) await placement.assertPortFree(config.basePort + index, '--base-port');
+  },
+  launchClusterNode(config, index, { placement, logsPath }) {
+    const name = `node-${index}`;
+    const firstGpu = (Array.isArray(config.gpuId) ? (config.gpuId[0] ?? 0) : config.gpuId) + index * config.tpSize;
+    return launchSglangServer({
+      ...sglangServerSettings(config),
+      name,
+      port: config.basePort + index,
+      gpuId: firstGpu,
+      logPath: join(logsPath, `${name}.log`),
+      requestLogDirectory: join(logsPath, `${name}-request-logs`),
+      readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),
+      placement,
+    });
+  },
+};

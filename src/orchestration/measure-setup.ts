@@ -1,0 +1,174 @@
+import { anchoredSystemClock, type Clock } from '../clock/clock.js';
+import { localPlacement } from '../cluster/placement/local/local-placement.js';
+import { withholdFromChildren } from '../cluster/process/child-env.js';
+import type { NodeTestConfig, RoutingTestConfig } from '../config/schema.js';
+import type { ServerHandle } from '../types/cluster.js';
+import type { LoadResult } from '../types/load.js';
+import type { RunJournal } from '../types/run-journal.js';
+import type { TestLevel } from '../types/run.js';
+import { buildWorkload, targetRateOf, type PlannedWorkload } from './build-workload.js';
+import type { WatchedProcess } from './harness-watch.js';
+import { HarnessWatch } from './harness-watch.js';
+import { raceAbort } from './interruption.js';
+import { launchCluster } from './launch-cluster.js';
+import { loadTargetLauncher } from './launch-targets/registry.js';
+import type { TargetLaunchContext, TargetLauncher } from './launch-targets/target-launcher.js';
+import type { MeasuredRun, RunOptions } from './measured-run.js';
+import type { ProcessWatch } from './process-watch.js';
+import { watchRunProcesses } from './process-watch.js';
+import type { RunProgress } from './progress.js';
+import { createRunDirectory, type RunDirectory } from './run-directory.js';
+import { RunLog } from './run-log.js';
+import { collectServerMetrics } from './server-metrics.js';
+import { joinRunRequestLogs } from './server-request-logs.js';
+
+/** Reports a phase change with no request counts yet. */
+export function phaseReporter(options: RunOptions, clock: Clock, startedMs: number, totalRequests: number) {
+  return (phase: RunProgress['phase'], message?: string): void =>
+    options.onProgress?.({ phase, message, totalRequests, sent: 0, inFlight: 0, completed: 0, failed: 0, elapsedMs: clock.nowMs() - startedMs });
+}
+
+type ScrapedMetrics = Awaited<ReturnType<typeof collectServerMetrics>>;
+
+/**
+ * What a node test and a routing test set up alike around their measurement, in one place: the clock, the target's
+ * launcher and where its processes run, the checked workload, the run directory and journal, the log of events and
+ * notices, the watch over launched processes, the harness watch, the launching of the servers, the scrape, the
+ * request-log join, the result, and the teardown. Each test adds only what differs (a router, taps, failures).
+ */
+export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
+  readonly harness = new HarnessWatch();
+  readonly context: TargetLaunchContext;
+
+  private constructor(
+    readonly config: Config,
+    readonly testLevel: TestLevel,
+    readonly options: RunOptions,
+    readonly clock: Clock,
+    readonly startedMs: number,
+    readonly launcher: TargetLauncher,
+    readonly workload: PlannedWorkload,
+    readonly directory: RunDirectory,
+    readonly log: RunLog,
+    readonly watch: ProcessWatch,
+    /** The caller's signal joined with the process watch's (onProcessExit: stop). */
+    readonly signal: AbortSignal,
+    /** Whether the process watch ended the run early (rather than the caller). */
+    readonly stoppedEarly: () => boolean,
+  ) {
+    this.context = { placement: options.placement ?? localPlacement, logsPath: directory.logsPath };
+  }
+
+  /**
+   * Checks everything that can be checked (the target, the dataset, the arrival trace, the engine profile) before
+   * anything is launched, then creates the run directory and opens the journal.
+   */
+  static async open<Config extends NodeTestConfig>(config: Config, testLevel: TestLevel, options: RunOptions): Promise<RunSetup<Config>> {
+    // Re-anchored at each run's start: a wall-clock step earlier in this process must not shift this run (see anchoredSystemClock).
+    const clock = options.clock ?? anchoredSystemClock();
+    const startedMs = clock.nowMs();
+    const launcher = await loadTargetLauncher(config.target);
+    const workload = await buildWorkload(config);
+    // The API key is for the load generator only: no server, router or tap process gets the variable.
+    withholdFromChildren(config.apiKeyEnv);
+    await launcher.check?.(config);
+    const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel });
+    await options.journal?.open({ outputDirectory: directory.path, runId: directory.runId, testLevel, target: config.target, requestRate: targetRateOf(config), config: { ...config } });
+    const log = new RunLog(options.journal);
+    const { watch, signal, stoppedEarly } = watchRunProcesses(clock, log, config.onProcessExit, options.signal);
+    return new RunSetup(config, testLevel, options, clock, startedMs, launcher, workload, directory, log, watch, signal, stoppedEarly);
+  }
+
+  get journal(): RunJournal | undefined {
+    return this.options.journal;
+  }
+
+  /** Reports a phase change on the run's progress listener. */
+  report(phase: RunProgress['phase'], message?: string): void {
+    phaseReporter(this.options, this.clock, this.startedMs, this.config.numPrompts)(phase, message);
+  }
+
+  /** Starts (or attaches to) a node test's server; an interrupt while it starts stops it. */
+  launchNodeServer(this: RunSetup<NodeTestConfig>): Promise<ServerHandle> {
+    this.report('starting', this.launcher.describeNodeStart(this.config));
+    return raceAbort(this.launcher.launchNode(this.config, this.context), this.options.signal, 'the server was starting');
+  }
+
+  /** Starts (or attaches to) a routing test's servers, all or none; an interrupt while they start stops them. */
+  async launchClusterServers(this: RunSetup<RoutingTestConfig>): Promise<ServerHandle[]> {
+    this.report('starting', this.launcher.describeClusterStart(this.config));
+    const group = await raceAbort(stoppable(launchCluster(this.launcher, this.config, this.context)), this.options.signal, 'the servers were starting');
+    return group.servers;
+  }
+
+  /** The servers that answer the harness endpoint about their own health (launched simulated servers). */
+  harnessServers(servers: readonly ServerHandle[]): WatchedProcess[] {
+    if (!this.launcher.serversReportOnThemselves) return [];
+    return servers.map((server) => ({ name: server.name, role: 'sim-server' as const, url: server.url, node: server.url }));
+  }
+
+  /** Starts scraping these `/metrics` URLs on the run's clock. */
+  scrape(metricsUrls: string[]): Promise<ScrapedMetrics> {
+    return collectServerMetrics(metricsUrls, this.clock);
+  }
+
+  /** Writes what was scraped (server-metrics.jsonl); a failure becomes a notice, never the run's end. */
+  async finishScrape(scraped: ScrapedMetrics, load: LoadResult): Promise<void> {
+    await this.log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.jsonl)', () => scraped.finish(load.startTime, this.directory.path), 0);
+  }
+
+  /**
+   * Joins the servers' request logs to the records (call after the servers stopped: SGLang writes a request's line
+   * after it answered). `whose` names them in the notice when the join fails.
+   */
+  joinRequestLogs(servers: readonly ServerHandle[], load: LoadResult, whose: string) {
+    return this.log.attempt(
+      'request-logs',
+      `${whose} could not be joined to the records`,
+      () =>
+        joinRunRequestLogs({
+          servers,
+          attachedDirectory: this.config.serverRequestLogDir,
+          records: load.records,
+          warmupRecords: load.warmupRecords,
+          runLogsPath: this.directory.logsPath,
+        }),
+      undefined,
+    );
+  }
+
+  /** Everything the run measured, for analysis and reporters. */
+  measured(load: LoadResult, extras: Record<string, unknown>): MeasuredRun {
+    return {
+      runId: this.directory.runId,
+      outputDirectory: this.directory.path,
+      testLevel: this.testLevel,
+      target: this.config.target,
+      requestRate: targetRateOf(this.config),
+      config: { ...this.config },
+      load,
+      events: this.log.events,
+      slo: this.config.slo,
+      extras,
+      notices: this.log.notices,
+      ...(this.journal === undefined ? {} : { journal: this.journal }),
+    };
+  }
+
+  /**
+   * The teardown, whatever happened: the harness and process watches end (what exits from now on is the teardown),
+   * `stopLaunched` stops what the test launched, and the journal closes.
+   */
+  async close(stopLaunched: () => Promise<void>): Promise<void> {
+    this.harness.close();
+    this.watch.stop();
+    await stopLaunched();
+    if (this.journal !== undefined) await this.journal.close();
+  }
+}
+
+/** Wraps a list of servers so an interrupted launch can stop all of them. */
+async function stoppable(launch: Promise<ServerHandle[]>): Promise<{ servers: ServerHandle[]; stop(): Promise<void> }> {
+  const servers = await launch;
+  return { servers, stop: async () => void (await Promise.all(servers.map((server) => server.stop()))) };
+}
