@@ -1,0 +1,44 @@
+import { systemClock } from '../clock/clock.js';
+import type { NodeTestConfig, RoutingTestConfig } from '../config/schema.js';
+import type { MeasuredRun, RunOptions } from '../orchestration/measured-run.js';
+import { measureVirtualTest } from '../orchestration/virtual-time/measure-virtual-test.js';
+import { RequestsJournal } from '../report/jsonl/requests-journal.js';
+import type { RunData, TestLevel } from '../types/run.js';
+import type { SloTargets } from '../types/summary.js';
+import { analyzeResults, visualizeResults, type RunSource } from './analyze-results.js';
+import { finishRun } from './finish-run.js';
+import type { ResultMetrics } from './first-users-names.js';
+import type { TestResult } from './test-result.js';
+
+/**
+ * What a node test and a routing test share as library objects: a validated configuration, `run()` (measured on real
+ * processes, or simulated in virtual time, then analyzed and written), and re-analysis of a run.
+ */
+export abstract class MeasuredTest<Config extends NodeTestConfig | RoutingTestConfig> {
+  readonly config: Config;
+
+  protected constructor(
+    config: Config,
+    private readonly testLevel: TestLevel,
+    private readonly measure: (config: Config, options: RunOptions) => Promise<MeasuredRun>,
+  ) {
+    this.config = config;
+  }
+
+  async run(options: RunOptions = {}): Promise<TestResult> {
+    const measured = this.config.virtualTime
+      ? await measureVirtualTest(this.config, this.testLevel, options.clock ?? systemClock, options.onProgress)
+      : await this.measure(this.config, { ...options, journal: options.journal ?? new RequestsJournal() });
+    return finishRun(measured);
+  }
+
+  /** Analyzes a run again (the result `run()` returned, or a run directory): servelab's metrics and the first users' names. */
+  analyzeResults(source: RunSource, options: { slo?: SloTargets } = {}): Promise<{ run: RunData; metrics: ResultMetrics }> {
+    return analyzeResults(source, options);
+  }
+
+  /** Rewrites a run's report, charts and tables from its records (the result `run()` returned, or a run directory). */
+  visualizeResults(source: RunSource, options: { slo?: SloTargets } = {}): Promise<string[]> {
+    return visualizeResults(source, options);
+  }
+}
