@@ -25,3 +25,8 @@ export type { RunData, RunInfo, RunEvent, RunStatus } from './types/run.js';
 export type { Summary } from './types/summary.js';
 export type { WorkloadRequest } from './types/workload.js';
 export type { ProtocolClient, ProtocolClientOptions } from './types/client.js';
+// Where processes run and what a target launches (docs/placement.md): for a target given as a module path.
+export type { PlacedProcess, PlacementRequest, ProcessExit, ProcessPlacement, ServerHandle } from './types/cluster.js';
+export { localPlacement } from './cluster/placement/local/local-placement.js';
+export { listeningUrl } from './cluster/placement/listening-url.js';
+export type { TargetLauncher, TargetLaunchContext } from './orchestration/launch-targets/target-launcher.js';
