@@ -76,9 +76,14 @@ export function placementConformance(label: string, placement: () => ProcessPlac
       const [, parentPid, grandchildPid] = await child.waitForLine(/^pids (\d+) (\d+)$/, 10_000, 'start its grandchild');
       expect(isAlive(Number(parentPid))).toBe(true);
       expect(isAlive(Number(grandchildPid))).toBe(true);
-      await Promise.all([child.stop(), child.stop()]);
-      expect(child.hasExited).toBe(true);
-      expect(await eventually(() => !isAlive(Number(parentPid)) && !isAlive(Number(grandchildPid)))).toBe(true);
+      try {
+        await Promise.all([child.stop(), child.stop()]);
+        expect(child.hasExited).toBe(true);
+        expect(await eventually(() => !isAlive(Number(parentPid)) && !isAlive(Number(grandchildPid)))).toBe(true);
+      } finally {
+        // Only when the guarantee failed: the test still leaves nothing running.
+        for (const pid of [parentPid, grandchildPid]) if (isAlive(Number(pid))) process.kill(Number(pid), 'SIGKILL');
+      }
     });
 
     it('fails a wait with PROCESS_EXITED and the log tail when the process ends first', async () => {
@@ -98,6 +103,20 @@ export function placementConformance(label: string, placement: () => ProcessPlac
         expect(new URL(url).hostname).toBe(placement().hostOf(node));
         const response = await fetch(url);
         expect(await response.text()).toBe('ok');
+      } finally {
+        await child.stop();
+      }
+    });
+
+    it('puts the address others reach the process at in place of a wildcard address in its line', async () => {
+      // The process says 0.0.0.0, as a server bound to every interface does; it listens on the placement's address only.
+      const host = placement().hostOf(node);
+      const server = `const s = require("node:http").createServer((q, r) => r.end("ok")); s.listen(0, ${JSON.stringify(host)}, () => console.log("listening on http://0.0.0.0:" + s.address().port));`;
+      const child = placement().spawn({ name: 'wildcard-probe', command: process.execPath, args: ['-e', server], ...where });
+      try {
+        const url = await listeningUrl(child, /listening on (http:\/\/\S+)/, 10_000);
+        expect(new URL(url).hostname).toBe(host);
+        expect(await (await fetch(url)).text()).toBe('ok');
       } finally {
         await child.stop();
       }
