@@ -12,7 +12,7 @@ import { HarnessWatch } from './harness-watch.js';
 import { raceAbort } from './interruption.js';
 import { launchCluster } from './launch-cluster.js';
 import { loadTargetLauncher } from './launch-targets/registry.js';
-import type { TargetLaunchContext, TargetLauncher } from './launch-targets/target-launcher.js';
+import { roundRobinNodes, type TargetLaunchContext, type TargetLauncher } from './launch-targets/target-launcher.js';
 import type { MeasuredRun, RunOptions } from './measured-run.js';
 import type { ProcessWatch } from './process-watch.js';
 import { watchRunProcesses } from './process-watch.js';
@@ -56,7 +56,7 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
     /** Whether the process watch ended the run early (rather than the caller). */
     readonly stoppedEarly: () => boolean,
   ) {
-    this.context = { placement: options.placement ?? localPlacement, logsPath: directory.logsPath };
+    this.context = { placement: options.placement ?? localPlacement, logsPath: directory.logsPath, serverNode: roundRobinNodes(options.serverNodes) };
   }
 
   /**

@@ -15,6 +15,11 @@ export interface RunOptions {
   journal?: RunJournal;
   /** Where the servers, router and taps run; this host's process groups (localPlacement) unless given. */
   placement?: ProcessPlacement;
+  /**
+   * The nodes the launched servers run on, by name, as the placement knows them: server i of a routing test runs on
+   * `serverNodes[i % length]`, a node test's server on the first. Absent: the placement's default node.
+   */
+  serverNodes?: readonly string[];
 }
 
 /** Everything a test measured, before analysis and reporters turn it into files. */

@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeTest, RoutingTest, ServelabError } from '../../src/index.js';
 import { builtinTargets, loadTargetLauncher } from '../../src/orchestration/launch-targets/registry.js';
+import { roundRobinNodes } from '../../src/orchestration/launch-targets/target-launcher.js';
+import { isAlive, pidFromLog } from '../helpers/cli.js';
 import { launched } from '../fixtures/targets/sim-on-localhost.js';
 
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
@@ -70,5 +72,42 @@ describe('the target registry', () => {
     expect(routing.status).toBe('completed');
     expect(routing.run.records.every((record) => record.success)).toBe(true);
     expect(launched).toEqual(['node', 'cluster 0', 'cluster 1']);
+  });
+});
+
+describe('placing servers by node name', () => {
+  it('puts server i on nodes[i % n], counting each node\'s servers for its GPU ids', () => {
+    const serverNode = roundRobinNodes(['gpu-a', 'gpu-b']);
+    expect([0, 1, 2, 3, 4].map((index) => serverNode(index))).toEqual([
+      { node: 'gpu-a', indexOnNode: 0 },
+      { node: 'gpu-b', indexOnNode: 0 },
+      { node: 'gpu-a', indexOnNode: 1 },
+      { node: 'gpu-b', indexOnNode: 1 },
+      { node: 'gpu-a', indexOnNode: 2 },
+    ]);
+    expect(roundRobinNodes(undefined)(3)).toEqual({ node: undefined, indexOnNode: 3 });
+  });
+
+  it('runs a routing test whose servers are placed on this host by name', async () => {
+    const outputDir = join(workDirectory, 'named-nodes');
+    const result = await new RoutingTest({ numGpus: 2, requestRate: 200, numPrompts: 12, randomInputLen: 16, randomOutputLen: 4, profile: fastProfile, outputDir, warmupRequests: 0 }).run({ serverNodes: ['localhost', hostname()] });
+    expect(result.status).toBe('completed');
+    expect(new Set(result.run.records.map((record) => record.host)).size).toBe(2);
+  });
+
+  it('refuses a node the placement does not reach, naming it, and leaves no server running', async () => {
+    const outputDir = join(workDirectory, 'unknown-node');
+    const error = await failure(new RoutingTest({ numGpus: 2, numPrompts: 4, profile: fastProfile, outputDir }).run({ serverNodes: ['localhost', 'gpu-node-17'] }));
+    expect(error.code).toBe('INVALID_CONFIG');
+    expect(error.message).toContain('gpu-node-17');
+    const logs = join(outputDir, 'logs');
+    const pids: number[] = [];
+    for (const name of await readdir(logs)) {
+      const pid = pidFromLog(await readFile(join(logs, name), 'utf8'));
+      if (pid !== undefined) pids.push(pid);
+    }
+    // The server placed on localhost had started: it was stopped when its neighbour could not be placed.
+    expect(pids).toHaveLength(1);
+    expect(pids.every((pid) => !isAlive(pid))).toBe(true);
   });
 });

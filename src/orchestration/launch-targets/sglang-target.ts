@@ -20,9 +20,10 @@ export const sglangTarget: TargetLauncher = {
   serversReportOnThemselves: false,
   describeNodeStart: () => 'launching the sglang server',
   describeClusterStart: (config) => `launching ${config.numGpus} sglang servers`,
-  async launchNode(config, { placement, logsPath }) {
+  async launchNode(config, { placement, logsPath, serverNode }) {
+    const { node } = serverNode(0);
     const port = config.port ?? SGLANG_DEFAULT_PORT;
-    await placement.assertPortFree(port, '--port');
+    await placement.assertPortFree(port, '--port', node);
     return launchSglangServer({
       ...sglangServerSettings(config),
       name: 'sglang',
@@ -32,15 +33,18 @@ export const sglangTarget: TargetLauncher = {
       requestLogDirectory: join(logsPath, 'sglang-request-logs'),
       readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),
       placement,
+      ...(node === undefined ? {} : { node }),
     });
   },
-  async prepareCluster(config, { placement }) {
+  async prepareCluster(config, { placement, serverNode }) {
     // Every port before any server starts: a taken port then costs no model load.
-    for (let index = 0; index < config.numGpus; index += 1) await placement.assertPortFree(config.basePort + index, '--base-port');
+    for (let index = 0; index < config.numGpus; index += 1) await placement.assertPortFree(config.basePort + index, '--base-port', serverNode(index).node);
   },
-  launchClusterNode(config, index, { placement, logsPath }) {
+  launchClusterNode(config, index, { placement, logsPath, serverNode }) {
     const name = `node-${index}`;
-    const firstGpu = (Array.isArray(config.gpuId) ? (config.gpuId[0] ?? 0) : config.gpuId) + index * config.tpSize;
+    const { node, indexOnNode } = serverNode(index);
+    // GPUs are numbered per node: the servers that share a node take consecutive groups of tpSize.
+    const firstGpu = (Array.isArray(config.gpuId) ? (config.gpuId[0] ?? 0) : config.gpuId) + indexOnNode * config.tpSize;
     return launchSglangServer({
       ...sglangServerSettings(config),
       name,
@@ -50,6 +54,7 @@ export const sglangTarget: TargetLauncher = {
       requestLogDirectory: join(logsPath, `${name}-request-logs`),
       readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),
       placement,
+      ...(node === undefined ? {} : { node }),
     });
   },
 };

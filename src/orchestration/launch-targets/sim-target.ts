@@ -15,9 +15,10 @@ export const simTarget: TargetLauncher = {
   check: (config) => checkSimSettings(config),
   describeNodeStart: () => 'launching the sim server',
   describeClusterStart: (config) => `launching ${config.numGpus} sim servers`,
-  async launchNode(config, { placement, logsPath }) {
+  async launchNode(config, { placement, logsPath, serverNode }) {
+    const { node } = serverNode(0);
     // Port 0 (or none) lets the server pick its own, with no race; a given port is checked first for a clear error.
-    if (config.port !== undefined && config.port !== 0) await placement.assertPortFree(config.port, '--port');
+    if (config.port !== undefined && config.port !== 0) await placement.assertPortFree(config.port, '--port', node);
     return launchSimServer({
       name: 'sim-server',
       logPath: join(logsPath, 'sim-server.log'),
@@ -26,10 +27,12 @@ export const simTarget: TargetLauncher = {
       seed: config.seed,
       readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),
       placement,
+      ...(node === undefined ? {} : { node }),
     });
   },
-  launchClusterNode(config, index, { placement, logsPath }) {
+  launchClusterNode(config, index, { placement, logsPath, serverNode }) {
     const name = `node-${index}`;
+    const { node } = serverNode(index);
     return launchSimServer({
       name,
       logPath: join(logsPath, `${name}.log`),
@@ -39,6 +42,7 @@ export const simTarget: TargetLauncher = {
       seed: config.seed * 1000 + index,
       readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),
       placement,
+      ...(node === undefined ? {} : { node }),
     });
   },
 };

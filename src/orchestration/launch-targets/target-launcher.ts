@@ -7,6 +7,16 @@ export interface TargetLaunchContext {
   placement: ProcessPlacement;
   /** The run's `logs/` directory: one file per launched process. */
   logsPath: string;
+  /** The node server `index` runs on (undefined: the placement's default), and its index among that node's servers. */
+  serverNode(index: number): { node: string | undefined; indexOnNode: number };
+}
+
+/** Server i on `nodes[i % length]`, counted per node (for GPU ids); every server on the default node without nodes. */
+export function roundRobinNodes(nodes: readonly string[] | undefined): TargetLaunchContext['serverNode'] {
+  return (index) => {
+    if (nodes === undefined || nodes.length === 0) return { node: undefined, indexOnNode: index };
+    return { node: nodes[index % nodes.length], indexOnNode: Math.floor(index / nodes.length) };
+  };
 }
 
 /**
