@@ -38,8 +38,10 @@ export function sglangRouterArgs(settings: SglangRouterSettings): string[] {
 export async function launchSglangRouter(settings: SglangRouterSettings): Promise<ServerHandle> {
   const python = settings.pythonExecutable ?? 'python';
   const placement = settings.placement ?? localPlacement;
-  const child = placement.spawn({ name: 'sglang-router', command: python, args: sglangRouterArgs(settings), logPath: settings.logPath, stopGraceMs: 5_000, ...(settings.node === undefined ? {} : { node: settings.node }) });
-  const url = `http://${settings.host ?? placement.hostOf(settings.node)}:${settings.port}`;
+  // It listens where the placement says others reach its node (127.0.0.1 locally).
+  const host = settings.host ?? placement.hostOf(settings.node);
+  const child = placement.spawn({ name: 'sglang-router', command: python, args: sglangRouterArgs({ ...settings, host }), logPath: settings.logPath, stopGraceMs: 5_000, ...(settings.node === undefined ? {} : { node: settings.node }) });
+  const url = `http://${host}:${settings.port}`;
   const deadline = performance.now() + (settings.readyTimeoutMs ?? 60_000);
   try {
     while (!(await allWorkersHealthy(url, settings.workerUrls.length))) {

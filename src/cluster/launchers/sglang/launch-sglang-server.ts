@@ -30,7 +30,8 @@ export async function launchSglangServer(settings: SglangLaunchSettings): Promis
     name: settings.name,
     ...(settings.node === undefined ? {} : { node: settings.node }),
     command: python,
-    args: sglangServerArgs(settings),
+    // It listens where the placement says others reach its node (127.0.0.1 locally).
+    args: sglangServerArgs({ ...settings, host }),
     env: { CUDA_VISIBLE_DEVICES: visibleDevices(settings.gpuId, settings.tpSize) },
     logPath: settings.logPath,
     stopGraceMs: 15_000,

@@ -34,8 +34,10 @@ export async function smgCommand(settings: Pick<SmgLaunchSettings, 'pythonExecut
 export async function launchSmg(settings: SmgLaunchSettings): Promise<ServerHandle> {
   const { command, leadingArgs } = await smgCommand(settings);
   const placement = settings.placement ?? localPlacement;
-  const child = placement.spawn({ name: 'smg', command, args: [...leadingArgs, ...smgRouterArgs(settings)], logPath: settings.logPath, stopGraceMs: 5_000, ...(settings.node === undefined ? {} : { node: settings.node }) });
-  const url = `http://${settings.host ?? placement.hostOf(settings.node)}:${settings.port}`;
+  // It listens where the placement says others reach its node (127.0.0.1 locally).
+  const host = settings.host ?? placement.hostOf(settings.node);
+  const child = placement.spawn({ name: 'smg', command, args: [...leadingArgs, ...smgRouterArgs({ ...settings, host })], logPath: settings.logPath, stopGraceMs: 5_000, ...(settings.node === undefined ? {} : { node: settings.node }) });
+  const url = `http://${host}:${settings.port}`;
   const deadline = performance.now() + (settings.readyTimeoutMs ?? 60_000);
   try {
     while (!(await allWorkersHealthy(url, settings.workerUrls.length))) {
