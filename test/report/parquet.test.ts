@@ -76,7 +76,10 @@ function mixedRun(): RunData {
   return run;
 }
 
-/** Whether this machine's Python has pyarrow and pandas (`pip install pyarrow pandas`), readers servelab did not write. */
+/**
+ * Whether this machine's Python has pyarrow and pandas (`pip install pyarrow pandas`), readers servelab did not write;
+ * polars and duckdb are read too where installed.
+ */
 function pyarrowAvailable(): boolean {
   try {
     execFileSync('python3', ['-c', 'import pyarrow, pandas'], { stdio: 'ignore' });
@@ -90,7 +93,7 @@ if (!PYARROW) console.log('requests.parquet: the pyarrow and pandas readers are 
 
 /**
  * requests.parquet as pyarrow and pandas read it: the schema (name, arrow type), pyarrow's rows, and whether pandas'
- * read_parquet gives the same table. json writes each float as the shortest text that reads back to the same double
+ * read_parquet, polars and duckdb give the same table (null where one is not installed). json writes each float as the shortest text that reads back to the same double
  * (a NaN would make the output unreadable JSON, and the test fail).
  */
 const PYARROW_READER = `
@@ -103,10 +106,25 @@ frame = pd.read_parquet(sys.argv[1], dtype_backend='numpy_nullable')
 same = list(frame.columns) == table.column_names and len(frame) == len(rows) and all(
     (pd.isna(frame.iat[r, c]) and rows[r][name] is None) or (not pd.isna(frame.iat[r, c]) and frame.iat[r, c] == rows[r][name])
     for c, name in enumerate(table.column_names) for r in range(len(rows)))
+expected = [tuple(row[name] for name in table.column_names) for row in rows]
+try:
+    import polars
+    polars_frame = polars.read_parquet(sys.argv[1])
+    polars_agrees = polars_frame.columns == table.column_names and polars_frame.rows() == expected
+except ImportError:
+    polars_agrees = None
+try:
+    import duckdb
+    relation = duckdb.sql('select * from read_parquet(?)'.replace('?', "'" + sys.argv[1].replace("'", "''") + "'"))
+    duckdb_agrees = relation.columns == table.column_names and relation.fetchall() == expected
+except ImportError:
+    duckdb_agrees = None
 print(json.dumps({
     'schema': [[field.name, str(field.type)] for field in table.schema],
-    'rows': [[row[name] for name in table.column_names] for row in rows],
+    'rows': [list(row) for row in expected],
     'pandasAgrees': bool(same),
+    'polarsAgrees': polars_agrees,
+    'duckdbAgrees': duckdb_agrees,
 }))
 `;
 
@@ -160,9 +178,9 @@ describe('requests.parquet', () => {
     }
   });
 
-  it.skipIf(!PYARROW)('reads the same in pyarrow and pandas: the schema of requests.csv and every cell', () => {
+  it.skipIf(!PYARROW)('reads the same in pyarrow, pandas, polars and duckdb: the schema of requests.csv and every cell', () => {
     const output = execFileSync('python3', ['-c', PYARROW_READER, join(directory, REQUESTS_PARQUET)], { encoding: 'utf8', maxBuffer: 1 << 26 });
-    const read = JSON.parse(output) as { schema: [string, string][]; rows: unknown[][]; pandasAgrees: boolean };
+    const read = JSON.parse(output) as { schema: [string, string][]; rows: unknown[][]; pandasAgrees: boolean; polarsAgrees: boolean | null; duckdbAgrees: boolean | null };
     expect(read.schema).toEqual(REQUESTS_CSV_COLUMNS.map((column) => [column, ARROW_TYPES[expectedType(column)]]));
     const body = csvRows.slice(1);
     expect(read.rows).toHaveLength(body.length);
@@ -172,6 +190,10 @@ describe('requests.parquet', () => {
       }
     }
     expect(read.pandasAgrees).toBe(true);
+    for (const [reader, agrees] of [['polars', read.polarsAgrees], ['duckdb', read.duckdbAgrees]] as const) {
+      if (agrees === null) console.log(`requests.parquet: ${reader} is not installed (pip install ${reader}): not read with it`);
+      else expect(agrees, reader).toBe(true);
+    }
   });
 
   it('covers nulls and non-null values in every column of the sample, so the comparison means something', () => {
