@@ -20,6 +20,8 @@ const benchmarks: { name: string; file: string; args: string[]; what: string; no
   { name: 'sim-server-realtime', file: 'sim-server-realtime.js', args: [], what: 'the rate one real-time sim-server sustains with step timing within 1 ms of the model' },
   { name: 'sim-virtual-throughput', file: 'sim-virtual-throughput.js', args: [], what: 'virtual-time engine throughput, 64 engines' },
   { name: 'virtual-routing-test', file: 'virtual-routing-test.js', args: [], what: 'a whole virtual-time routing test (workload, routing, 64 engines, records)' },
+  { name: 'request-writers', file: 'request-writers.js', args: [], what: 'the csv, jsonl and parquet reporters on 10,000 and 100,000 records: CPU a record' },
+  { name: 'parquet-encoders', file: 'parquet-encoders.js', args: [], what: "requests.parquet with servelab's encoder against hyparquet-writer uncompressed, 10,000 and 100,000 records: CPU" },
   { name: 'analysis-million', file: 'analysis-million.js', args: [], what: 'analysis and report of 1,000,000 records' },
 ];
 

@@ -1,3 +1,4 @@
+import { NON_COLUMN_FIELDS, STORED_COLUMNS, type StoredColumn } from '../analysis/record-columns.js';
 import type { RequestRecord } from '../types/record.js';
 
 /**
@@ -11,6 +12,8 @@ import type { RequestRecord } from '../types/record.js';
  * into shared blocks of doubles (8 bytes a gap, exact), not into one array per record: a small typed array per record
  * costs about 200 bytes of headers before its first gap.
  *
+ * Which fields are kept, and how, follows the column table (src/analysis/record-columns.ts) by kind.
+ *
  * The load generator (run-load.ts) keeps every finished request here while the run goes on.
  */
 const CHUNK_ROWS = 4096;
@@ -18,58 +21,28 @@ const CHUNK_ROWS = 4096;
 const GAP_BLOCK = 1 << 16;
 const ABSENT_INT = -2147483648;
 
-const TIME_FIELDS = [
-  'scheduledTime',
-  'dispatchTime',
-  'arrivalTime',
-  'routerSendTime',
-  'serverCreatedTime',
-  'queueTimeStart',
-  'queueTimeEnd',
-  'serverFirstTokenTime',
-  'firstTokenTime',
-  'finishTime',
-  'serverDispatchTime',
-  'serverResponseSentTime',
-  'serverFinishTime',
-  // Not times, but floats that are absent as often: stored the same way.
-  'prefillWaitingLatency',
-  'prefillLaunchLatency',
-  'decodeThroughputTokensPerSecond',
-] as const satisfies readonly (keyof RequestRecord)[];
+/** How each stored column of the table (src/analysis/record-columns.ts) is kept, by its kind. */
+const fieldsWhere = (test: (column: StoredColumn) => boolean): string[] => STORED_COLUMNS.filter((column) => column.field !== 'requestId' && test(column)).map((column) => column.field);
+/** Instants and measured quantities: a double each, NaN = absent. */
+const FLOAT_FIELDS = fieldsWhere((column) => column.kind === 'time' || column.kind === 'float');
+/** Counts: an int32 each, ABSENT_INT = absent (a value that does not fit is kept aside, exactly). */
+const INTEGER_FIELDS = fieldsWhere((column) => column.kind === 'count');
+/** Strings with few distinct values (hosts, sessions, finish reasons, error classes): an index into one string table. */
+const INTERNED_FIELDS = fieldsWhere((column) => column.kind === 'string' && column.repeats === true);
+/** Strings that rarely repeat and are often absent (error messages): kept aside per row. */
+const TEXT_FIELDS = fieldsWhere((column) => column.kind === 'string' && column.repeats !== true);
+/** Booleans: two bits each in the row's flags (present, value), after the warmup bit. */
+const BOOLEAN_FIELDS = fieldsWhere((column) => column.kind === 'boolean');
 
-const INTEGER_FIELDS = [
-  'datasetIndex',
-  'inputLength',
-  'expectedOutputLength',
-  'prefixGroup',
-  'actualPromptTokens',
-  'actualOutputTokens',
-  'cachedTokens',
-  'numRetractions',
-  'retries',
-  'httpStatus',
-  'serverStatusCode',
-] as const satisfies readonly (keyof RequestRecord)[];
+const FLAG_WARMUP = 1;
+const presentBit = (field: number): number => 1 << (1 + 2 * field);
+const valueBit = (field: number): number => 1 << (2 + 2 * field);
+const FLAG_BITS = 1 + 2 * BOOLEAN_FIELDS.length;
+/** The flags of a chunk's rows: one byte while the booleans fit (they do: success, held for concurrency). */
+type FlagArray = Uint8Array | Uint16Array | Uint32Array;
+const newFlags = (): FlagArray => (FLAG_BITS <= 8 ? new Uint8Array(CHUNK_ROWS) : FLAG_BITS <= 16 ? new Uint16Array(CHUNK_ROWS) : new Uint32Array(CHUNK_ROWS));
 
-const INTERNED_FIELDS = ['host', 'sessionId', 'finishReason', 'error'] as const satisfies readonly (keyof RequestRecord)[];
-
-const FLAG_SUCCESS = 1;
-const FLAG_WARMUP = 2;
-const FLAG_HELD = 4;
-const FLAG_HELD_PRESENT = 8;
-
-const KNOWN_FIELDS = new Set<string>([
-  ...TIME_FIELDS,
-  ...INTEGER_FIELDS,
-  ...INTERNED_FIELDS,
-  'requestId',
-  'success',
-  'warmup',
-  'heldForConcurrency',
-  'errorMessage',
-  'interTokenLatencies',
-]);
+const KNOWN_FIELDS = new Set<string>([...STORED_COLUMNS.map((column) => column.field), ...NON_COLUMN_FIELDS]);
 
 /**
  * One chunk of rows. A field's column is allocated when the chunk's first value of that field comes, filled with the
@@ -77,24 +50,24 @@ const KNOWN_FIELDS = new Set<string>([
  * has (server-side trace instants without tracing, say) costs nothing, instead of 4-8 bytes a request.
  */
 interface Chunk {
-  times: (Float64Array | undefined)[]; // one per TIME_FIELDS entry, NaN = absent
+  floats: (Float64Array | undefined)[]; // one per FLOAT_FIELDS entry, NaN = absent
   integers: (Int32Array | undefined)[]; // one per INTEGER_FIELDS entry, ABSENT_INT = absent
   interned: (Int32Array | undefined)[]; // one per INTERNED_FIELDS entry, -1 = absent
   requestIdNumbers: Float64Array; // the id's integer suffix, or NaN when the id is kept as a string
   gapStarts: Float64Array; // where the row's per-token gaps start in the gap blocks (NaN: the record has none)
   gapCounts: Int32Array;
-  flags: Uint8Array;
+  flags: FlagArray;
 }
 
 function newChunk(): Chunk {
   return {
-    times: new Array<Float64Array | undefined>(TIME_FIELDS.length).fill(undefined),
+    floats: new Array<Float64Array | undefined>(FLOAT_FIELDS.length).fill(undefined),
     integers: new Array<Int32Array | undefined>(INTEGER_FIELDS.length).fill(undefined),
     interned: new Array<Int32Array | undefined>(INTERNED_FIELDS.length).fill(undefined),
     requestIdNumbers: new Float64Array(CHUNK_ROWS),
     gapStarts: new Float64Array(CHUNK_ROWS),
     gapCounts: new Int32Array(CHUNK_ROWS),
-    flags: new Uint8Array(CHUNK_ROWS),
+    flags: newFlags(),
   };
 }
 
@@ -122,9 +95,9 @@ export class RecordStore {
   readonly #requestIdPrefix: string;
   readonly #chunks: Chunk[] = [];
   readonly #strings = new StringTable();
-  /** Rare or unbounded values, by row: ids that do not fit the prefix, error messages, unknown fields. */
+  /** Rare or unbounded values, by row: ids that do not fit the prefix, text fields (one map each), unknown fields. */
   readonly #requestIdStrings = new Map<number, string>();
-  readonly #errorMessages = new Map<number, string>();
+  readonly #texts: Map<number, string>[] = TEXT_FIELDS.map(() => new Map<number, string>());
   readonly #extras = new Map<number, Record<string, unknown>>();
   readonly #gapBlocks: Float64Array[] = [];
   #gapsUsed = 0;
@@ -147,11 +120,17 @@ export class RecordStore {
     const slot = row % CHUNK_ROWS;
     const fields = record as unknown as Record<string, unknown>;
 
-    for (let field = 0; field < TIME_FIELDS.length; field++) {
-      const value = fields[TIME_FIELDS[field] as string];
-      if (typeof value !== 'number' || Number.isNaN(value)) continue;
-      let column = chunk.times[field];
-      if (column === undefined) chunk.times[field] = column = new Float64Array(CHUNK_ROWS).fill(Number.NaN);
+    // A value of another type than its column's (a hand-edited requests.jsonl, say) is kept aside, exactly.
+    for (let field = 0; field < FLOAT_FIELDS.length; field++) {
+      const value = fields[FLOAT_FIELDS[field] as string];
+      if (value === undefined) continue;
+      if (typeof value !== 'number') {
+        this.#extra(row)[FLOAT_FIELDS[field] as string] = value;
+        continue;
+      }
+      if (Number.isNaN(value)) continue;
+      let column = chunk.floats[field];
+      if (column === undefined) chunk.floats[field] = column = new Float64Array(CHUNK_ROWS).fill(Number.NaN);
       column[slot] = value;
     }
     for (let field = 0; field < INTEGER_FIELDS.length; field++) {
@@ -168,19 +147,31 @@ export class RecordStore {
     }
     for (let field = 0; field < INTERNED_FIELDS.length; field++) {
       const value = fields[INTERNED_FIELDS[field] as string];
-      if (typeof value !== 'string') continue;
+      if (value === undefined) continue;
+      if (typeof value !== 'string') {
+        this.#extra(row)[INTERNED_FIELDS[field] as string] = value;
+        continue;
+      }
       let column = chunk.interned[field];
       if (column === undefined) chunk.interned[field] = column = new Int32Array(CHUNK_ROWS).fill(-1);
       column[slot] = this.#strings.intern(value);
     }
+    for (let field = 0; field < TEXT_FIELDS.length; field++) {
+      const value = fields[TEXT_FIELDS[field] as string];
+      if (value === undefined) continue;
+      if (typeof value === 'string') (this.#texts[field] as Map<number, string>).set(row, value);
+      else this.#extra(row)[TEXT_FIELDS[field] as string] = value;
+    }
     chunk.requestIdNumbers[slot] = this.#requestIdNumber(record.requestId);
     if (Number.isNaN(chunk.requestIdNumbers[slot])) this.#requestIdStrings.set(row, record.requestId);
-    let flags = 0;
-    if (record.success) flags |= FLAG_SUCCESS;
-    if (record.warmup) flags |= FLAG_WARMUP;
-    if (record.heldForConcurrency !== undefined) flags |= FLAG_HELD_PRESENT | (record.heldForConcurrency ? FLAG_HELD : 0);
+    let flags = record.warmup ? FLAG_WARMUP : 0;
+    for (let field = 0; field < BOOLEAN_FIELDS.length; field++) {
+      const value = fields[BOOLEAN_FIELDS[field] as string];
+      if (value === undefined) continue;
+      if (typeof value === 'boolean') flags |= presentBit(field) | (value ? valueBit(field) : 0);
+      else this.#extra(row)[BOOLEAN_FIELDS[field] as string] = value;
+    }
     chunk.flags[slot] = flags;
-    if (record.errorMessage !== undefined) this.#errorMessages.set(row, record.errorMessage);
     const gaps = record.interTokenLatencies;
     chunk.gapStarts[slot] = gaps === undefined ? Number.NaN : this.#gapsUsed;
     chunk.gapCounts[slot] = gaps === undefined ? 0 : gaps.length;
@@ -200,12 +191,14 @@ export class RecordStore {
     const requestIdNumber = chunk.requestIdNumbers[slot] as number;
     const record: Record<string, unknown> = {
       requestId: Number.isNaN(requestIdNumber) ? this.#requestIdStrings.get(row) : `${this.#requestIdPrefix}${requestIdNumber}`,
-      success: (flags & FLAG_SUCCESS) !== 0,
       warmup: (flags & FLAG_WARMUP) !== 0,
     };
-    for (let field = 0; field < TIME_FIELDS.length; field++) {
-      const value = chunk.times[field]?.[slot];
-      if (value !== undefined && !Number.isNaN(value)) record[TIME_FIELDS[field] as string] = value;
+    for (let field = 0; field < BOOLEAN_FIELDS.length; field++) {
+      if ((flags & presentBit(field)) !== 0) record[BOOLEAN_FIELDS[field] as string] = (flags & valueBit(field)) !== 0;
+    }
+    for (let field = 0; field < FLOAT_FIELDS.length; field++) {
+      const value = chunk.floats[field]?.[slot];
+      if (value !== undefined && !Number.isNaN(value)) record[FLOAT_FIELDS[field] as string] = value;
     }
     for (let field = 0; field < INTEGER_FIELDS.length; field++) {
       const value = chunk.integers[field]?.[slot];
@@ -215,9 +208,10 @@ export class RecordStore {
       const index = chunk.interned[field]?.[slot];
       if (index !== undefined && index >= 0) record[INTERNED_FIELDS[field] as string] = this.#strings.lookup(index);
     }
-    if ((flags & FLAG_HELD_PRESENT) !== 0) record['heldForConcurrency'] = (flags & FLAG_HELD) !== 0;
-    const errorMessage = this.#errorMessages.get(row);
-    if (errorMessage !== undefined) record['errorMessage'] = errorMessage;
+    for (let field = 0; field < TEXT_FIELDS.length; field++) {
+      const value = (this.#texts[field] as Map<number, string>).get(row);
+      if (value !== undefined) record[TEXT_FIELDS[field] as string] = value;
+    }
     const gapStart = chunk.gapStarts[slot] as number;
     if (!Number.isNaN(gapStart)) record['interTokenLatencies'] = this.#readGaps(gapStart, chunk.gapCounts[slot] as number);
     const extras = this.#extras.get(row);
@@ -225,13 +219,14 @@ export class RecordStore {
     return record as unknown as RequestRecord;
   }
 
-  /** One time column (epoch seconds, NaN where absent) for fast analysis without building objects. */
-  timeColumn(field: (typeof TIME_FIELDS)[number]): Float64Array {
-    const fieldIndex = TIME_FIELDS.indexOf(field);
+  /** One time (or other float) column (epoch seconds, NaN where absent) for fast analysis without building objects. */
+  timeColumn(field: keyof RequestRecord): Float64Array {
+    const fieldIndex = FLOAT_FIELDS.indexOf(field);
+    if (fieldIndex < 0) throw new RangeError(`"${field}" is not a time or float column of the record (src/analysis/record-columns.ts)`);
     const column = new Float64Array(this.#size);
     for (let row = 0; row < this.#size; row++) {
       const chunk = this.#chunks[Math.floor(row / CHUNK_ROWS)] as Chunk;
-      column[row] = chunk.times[fieldIndex]?.[row % CHUNK_ROWS] ?? Number.NaN;
+      column[row] = chunk.floats[fieldIndex]?.[row % CHUNK_ROWS] ?? Number.NaN;
     }
     return column;
   }
@@ -248,7 +243,7 @@ export class RecordStore {
   fixedBytesPerRecord(): number {
     let bytes = 0;
     for (const chunk of this.#chunks) {
-      for (const column of [...chunk.times, ...chunk.integers, ...chunk.interned]) bytes += column?.byteLength ?? 0;
+      for (const column of [...chunk.floats, ...chunk.integers, ...chunk.interned]) bytes += column?.byteLength ?? 0;
       bytes += chunk.requestIdNumbers.byteLength + chunk.gapStarts.byteLength + chunk.gapCounts.byteLength + chunk.flags.byteLength;
     }
     return this.#size === 0 ? 0 : bytes / this.#size;

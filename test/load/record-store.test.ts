@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RecordStore } from '../../src/load/record-store.js';
+import { STORED_COLUMNS } from '../../src/analysis/record-columns.js';
 import type { RequestRecord } from '../../src/types/record.js';
 
 const full: RequestRecord = {
@@ -105,5 +106,25 @@ describe('RecordStore', () => {
     expect(store.get(100)).toEqual(plain(100));
     expect(store.timeColumn('serverFinishTime')[8195]).toBe(2000 + 8195);
     expect(Number.isNaN(store.timeColumn('serverFinishTime')[8191])).toBe(true);
+  });
+});
+
+describe('RecordStore and the column table', () => {
+  it('keeps every stored column of the table, each to a value of its kind that no other field has', () => {
+    const fields: Record<string, unknown> = { warmup: false };
+    STORED_COLUMNS.forEach((column, index) => {
+      fields[column.field] =
+        column.kind === 'time' ? 1763712000 + index / 8 : column.kind === 'string' ? `text ${index}` : column.kind === 'boolean' ? index % 2 === 0 : column.kind === 'float' ? index + 0.5 : index;
+    });
+    const store = new RecordStore({ requestIdPrefix: 'r-' });
+    store.add(fields as unknown as RequestRecord);
+    expect(store.get(0)).toEqual(fields);
+  });
+
+  it('gives back a value of another type than its column exactly (a hand-edited requests.jsonl), never drops it', () => {
+    const odd = { ...full, host: 42, sessionId: true, finishTime: 'late', heldForConcurrency: 'yes', errorMessage: 7 } as unknown as RequestRecord;
+    const store = new RecordStore();
+    store.add(odd);
+    expect({ ...store.get(0), interTokenLatencies: undefined }).toEqual({ ...odd, interTokenLatencies: undefined });
   });
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +76,60 @@ function mixedRun(): RunData {
   return run;
 }
 
+/**
+ * Whether this machine's Python has pyarrow and pandas (`pip install pyarrow pandas`), readers servelab did not write;
+ * polars and duckdb are read too where installed.
+ */
+function pyarrowAvailable(): boolean {
+  try {
+    execFileSync('python3', ['-c', 'import pyarrow, pandas'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const PYARROW = pyarrowAvailable();
+if (!PYARROW) console.log('requests.parquet: the pyarrow and pandas readers are skipped: python3 with pyarrow and pandas is not installed (pip install pyarrow pandas)');
+
+/**
+ * requests.parquet as pyarrow and pandas read it: the schema (name, arrow type), pyarrow's rows, and whether pandas'
+ * read_parquet, polars and duckdb give the same table (null where one is not installed). json writes each float as the shortest text that reads back to the same double
+ * (a NaN would make the output unreadable JSON, and the test fail).
+ */
+const PYARROW_READER = `
+import json, math, sys
+import pyarrow.parquet as pq
+import pandas as pd
+table = pq.read_table(sys.argv[1])
+rows = table.to_pylist()
+frame = pd.read_parquet(sys.argv[1], dtype_backend='numpy_nullable')
+same = list(frame.columns) == table.column_names and len(frame) == len(rows) and all(
+    (pd.isna(frame.iat[r, c]) and rows[r][name] is None) or (not pd.isna(frame.iat[r, c]) and frame.iat[r, c] == rows[r][name])
+    for c, name in enumerate(table.column_names) for r in range(len(rows)))
+expected = [tuple(row[name] for name in table.column_names) for row in rows]
+try:
+    import polars
+    polars_frame = polars.read_parquet(sys.argv[1])
+    polars_agrees = polars_frame.columns == table.column_names and polars_frame.rows() == expected
+except ImportError:
+    polars_agrees = None
+try:
+    import duckdb
+    relation = duckdb.sql('select * from read_parquet(?)'.replace('?', "'" + sys.argv[1].replace("'", "''") + "'"))
+    duckdb_agrees = relation.columns == table.column_names and relation.fetchall() == expected
+except ImportError:
+    duckdb_agrees = None
+print(json.dumps({
+    'schema': [[field.name, str(field.type)] for field in table.schema],
+    'rows': [list(row) for row in expected],
+    'pandasAgrees': bool(same),
+    'polarsAgrees': polars_agrees,
+    'duckdbAgrees': duckdb_agrees,
+}))
+`;
+
+const ARROW_TYPES: Record<string, string> = { INT32: 'int32', DOUBLE: 'double', BOOLEAN: 'bool', STRING: 'string' };
+
 function arrayBufferOf(bytes: Uint8Array): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
@@ -120,6 +175,24 @@ describe('requests.parquet', () => {
         expect(value, `row ${rowIndex} ${column}`).toEqual(typedCell(cell, expectedType(column)));
         if (value !== null) expect(Number.isNaN(value), `row ${rowIndex} ${column}`).toBe(false);
       }
+    }
+  });
+
+  it.skipIf(!PYARROW)('reads the same in pyarrow, pandas, polars and duckdb: the schema of requests.csv and every cell', () => {
+    const output = execFileSync('python3', ['-c', PYARROW_READER, join(directory, REQUESTS_PARQUET)], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const read = JSON.parse(output) as { schema: [string, string][]; rows: unknown[][]; pandasAgrees: boolean; polarsAgrees: boolean | null; duckdbAgrees: boolean | null };
+    expect(read.schema).toEqual(REQUESTS_CSV_COLUMNS.map((column) => [column, ARROW_TYPES[expectedType(column)]]));
+    const body = csvRows.slice(1);
+    expect(read.rows).toHaveLength(body.length);
+    for (const [rowIndex, row] of body.entries()) {
+      for (const [columnIndex, column] of REQUESTS_CSV_COLUMNS.entries()) {
+        expect(read.rows[rowIndex]?.[columnIndex], `row ${rowIndex} ${column}`).toEqual(typedCell(row[columnIndex] as string, expectedType(column)));
+      }
+    }
+    expect(read.pandasAgrees).toBe(true);
+    for (const [reader, agrees] of [['polars', read.polarsAgrees], ['duckdb', read.duckdbAgrees]] as const) {
+      if (agrees === null) console.log(`requests.parquet: ${reader} is not installed (pip install ${reader}): not read with it`);
+      else expect(agrees, reader).toBe(true);
     }
   });
 

@@ -3,7 +3,7 @@ import { deriveColumns } from '../../src/analysis/derive.js';
 import { REQUESTS_CSV_COLUMNS, requestsCsvRow } from '../../src/report/csv/csv-reporter.js';
 import { formatSeconds, parseCsv } from '../../src/report/csv/csv-format.js';
 import { recordToJsonLine, recordToJsonObject } from '../../src/report/jsonl/jsonl-reporter.js';
-import { RECORD_COLUMNS } from '../../src/report/record-columns.js';
+import { STORED_COLUMNS } from '../../src/analysis/record-columns.js';
 import type { RequestRecord } from '../../src/types/record.js';
 import type { DerivedColumnName } from '../../src/types/summary.js';
 import { T0, fullyTracedRecord } from '../analysis/records.js';
@@ -61,16 +61,16 @@ describe('row writers', () => {
     }
   });
 
-  it('write every record column into the JSON line, in the order of RECORD_COLUMNS', () => {
+  it('write every record column into the JSON line, in the order of STORED_COLUMNS', () => {
     // Every stored field set, each to a value of its kind that no other field has.
     const fields: Record<string, unknown> = { warmup: false, interTokenLatencies: [0.001, 0.0025] };
-    RECORD_COLUMNS.forEach((column, index) => {
+    STORED_COLUMNS.forEach((column, index) => {
       fields[column.field] =
         column.kind === 'time' ? T0 + index / 8 : column.kind === 'string' ? `text ${index} "quoted"` : column.kind === 'boolean' ? index % 2 === 0 : column.kind === 'float' ? index + 0.5 : index;
     });
     const record = fields as unknown as RequestRecord;
     const line = recordToJsonLine(record, T0);
-    expect(Object.keys(JSON.parse(line) as object)).toEqual([...RECORD_COLUMNS.map((column) => column.column), 'inter_token_latencies']);
+    expect(Object.keys(JSON.parse(line) as object)).toEqual([...STORED_COLUMNS.map((column) => column.column), 'inter_token_latencies']);
     expect(line).toBe(`${JSON.stringify(recordToJsonObject(record, T0))}\n`);
     // Fields left out of the record are left out of the line; a number JSON cannot hold is written as null.
     const sparse = { requestId: 'r-1', success: false, warmup: false, datasetIndex: 3, inputLength: 4, expectedOutputLength: 5, scheduledTime: T0, arrivalTime: Number.NaN } as RequestRecord;

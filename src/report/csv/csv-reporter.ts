@@ -1,149 +1,87 @@
 import { join } from 'node:path';
-import { DERIVED_COLUMNS, deriveColumnArrays } from '../../analysis/derive.js';
+import { deriveColumnArrays } from '../../analysis/derive.js';
 import type { DerivedColumnName } from '../../types/summary.js';
 import type { RequestRecord } from '../../types/record.js';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
-import {
-  actualTotalTokens,
-  EXTRA_COLUMNS,
-  FIRST_USERS_COMPUTED_COLUMNS,
-  FIRST_USERS_STORED_COLUMNS,
-  hasGeneratedText,
-  HOST_COLUMN,
-  STATUS_COLUMNS,
-  TIMESTAMP_COLUMNS,
-  TOKEN_COLUMNS,
-  WORKLOAD_COLUMNS,
-} from '../record-columns.js';
+import { REQUEST_COLUMNS, REQUESTS_CSV_COLUMNS, type RequestColumn } from '../../analysis/record-columns.js';
 import { asciiBytes, TextBytesWriter } from '../../utils/text-bytes-writer.js';
 import { csvField, csvLine, writeSeconds } from './csv-format.js';
 import { measuredRecords } from '../../analysis/measured-records.js';
+import { compileRowWriter, fieldAccess } from '../compile-row-writer.js';
 
 export const REQUESTS_CSV = 'requests.csv';
 
-/**
- * The header of requests.csv: request_id, then the SPEC §2 groups in order, then servelab's extra fields, then the
- * first users' own columns (req_id, has_generated_text, actual_total_tokens, output_tokens_from_trace).
- */
-export const REQUESTS_CSV_COLUMNS: readonly string[] = [
-  'request_id',
-  ...TIMESTAMP_COLUMNS.map((column) => column.column),
-  HOST_COLUMN.column,
-  ...DERIVED_COLUMNS.map((column) => column.name),
-  ...TOKEN_COLUMNS.map((column) => column.column),
-  'decode_length',
-  ...WORKLOAD_COLUMNS.map((column) => column.column),
-  ...STATUS_COLUMNS.map((column) => column.column),
-  ...EXTRA_COLUMNS.map((column) => column.column),
-  ...FIRST_USERS_COMPUTED_COLUMNS.map((column) => column.column),
-  ...FIRST_USERS_STORED_COLUMNS.map((column) => column.column),
-];
+/** The header of requests.csv: the column table's names, in its order (src/analysis/record-columns.ts). */
+export { REQUESTS_CSV_COLUMNS };
 
 const CHUNK_RECORDS = 4096;
 
-/**
- * One row given the record and its derived values (read at `index` of the column arrays), written as bytes; every
- * cell but the first writes its own leading comma. Fields are read by name, in the order of REQUESTS_CSV_COLUMNS (a
- * test checks the header and the cells agree), because a generic loop over column descriptors costs a megamorphic
- * lookup per cell and this runs for every request of a million-request run.
- */
-function writeCsvRow(out: TextBytesWriter, record: RequestRecord, t0: number, derived: Record<DerivedColumnName, Float64Array>, index: number): void {
-  if (record.requestId !== undefined && record.requestId !== '') out.text(csvField(record.requestId));
-  timeCell(out, record.scheduledTime, t0);
-  timeCell(out, record.arrivalTime, t0);
-  timeCell(out, record.routerSendTime, t0);
-  timeCell(out, record.serverCreatedTime, t0);
-  timeCell(out, record.queueTimeStart, t0);
-  timeCell(out, record.queueTimeEnd, t0);
-  timeCell(out, record.serverFirstTokenTime, t0);
-  timeCell(out, record.firstTokenTime, t0);
-  timeCell(out, record.finishTime, t0);
-  textCell(out, record.host);
-  secondsCell(out, derived.total_latency[index]);
-  secondsCell(out, derived.server_latency[index]);
-  secondsCell(out, derived.ttft[index]);
-  secondsCell(out, derived.server_ttft[index]);
-  secondsCell(out, derived.queue_time_in_router[index]);
-  secondsCell(out, derived.network_time[index]);
-  secondsCell(out, derived.tokenize_time[index]);
-  secondsCell(out, derived.pure_queue_time[index]);
-  secondsCell(out, derived.queue_time_in_server[index]);
-  secondsCell(out, derived.prefill_time[index]);
-  secondsCell(out, derived.decode_time[index]);
-  secondsCell(out, derived.tpot[index]);
-  secondsCell(out, derived.send_lag[index]);
-  secondsCell(out, derived.intended_latency[index]);
-  countCell(out, record.inputLength);
-  countCell(out, record.expectedOutputLength);
-  countCell(out, record.actualPromptTokens);
-  countCell(out, record.actualOutputTokens);
-  countCell(out, record.cachedTokens);
-  countCell(out, record.actualOutputTokens);
-  countCell(out, record.prefixGroup);
-  textCell(out, record.sessionId);
-  countCell(out, record.datasetIndex);
-  flagCell(out, record.success);
-  textCell(out, record.error);
-  countCell(out, record.httpStatus);
-  countCell(out, record.numRetractions);
-  countCell(out, record.retries);
-  textCell(out, record.finishReason);
-  textCell(out, record.errorMessage);
-  timeCell(out, record.dispatchTime, t0);
-  flagCell(out, record.heldForConcurrency);
-  timeCell(out, record.serverDispatchTime, t0);
-  timeCell(out, record.serverResponseSentTime, t0);
-  timeCell(out, record.serverFinishTime, t0);
-  countCell(out, record.prefillWaitingLatency);
-  countCell(out, record.prefillLaunchLatency);
-  countCell(out, record.decodeThroughputTokensPerSecond);
-  countCell(out, record.serverStatusCode);
-  textCell(out, record.dataQuality);
-  textCell(out, record.requestId);
-  flagCell(out, hasGeneratedText(record));
-  countCell(out, actualTotalTokens(record));
-  countCell(out, record.outputTokensFromTrace);
-  out.byte(NEWLINE);
-}
+type CsvRowWriter = (out: TextBytesWriter, record: RequestRecord, t0: number, derived: Record<DerivedColumnName, Float64Array>, index: number) => void;
 
 const COMMA = 0x2c;
 const NEWLINE = 0x0a;
 const TRUE = asciiBytes('true');
 const FALSE = asciiBytes('false');
 
-/** Seconds as `formatSeconds` writes them (empty when absent or not finite). Each cell writes its comma first. */
-function secondsCell(out: TextBytesWriter, seconds: number | undefined): void {
-  out.byte(COMMA);
-  writeSeconds(out, seconds);
-}
-
-function timeCell(out: TextBytesWriter, time: number | undefined, t0: number): void {
-  secondsCell(out, time === undefined ? undefined : time - t0);
+/** An instant as seconds after t0, as `formatSeconds` writes them (empty when absent or not finite). */
+function timeValue(out: TextBytesWriter, time: number | undefined, t0: number): void {
+  writeSeconds(out, time === undefined ? undefined : time - t0);
 }
 
 /**
- * A count as `csvField` writes it: empty when absent or not finite. The cells below take `csvField`'s own way for a
- * value of another type than the field's (a record read back from a hand-edited requests.jsonl, say).
+ * A count or a measured quantity as `csvField` writes it: empty when absent or not finite. These writers take
+ * `csvField`'s own way for a value of another type than the field's (a record read back from a hand-edited
+ * requests.jsonl, say).
  */
-function countCell(out: TextBytesWriter, value: number | undefined): void {
-  out.byte(COMMA);
+function numberValue(out: TextBytesWriter, value: number | undefined): void {
   if (typeof value === 'number') {
     if (Number.isFinite(value)) out.number(value);
   } else if (value !== undefined) out.text(csvField(value));
 }
 
-function flagCell(out: TextBytesWriter, value: boolean | undefined): void {
-  out.byte(COMMA);
+function flagValue(out: TextBytesWriter, value: boolean | undefined): void {
   if (typeof value === 'boolean') out.bytes(value ? TRUE : FALSE);
   else if (value !== undefined) out.text(csvField(value));
 }
 
 /** Text as `csvField` writes it: quoted where needed, a would-be formula neutralised. */
-function textCell(out: TextBytesWriter, value: string | undefined): void {
-  out.byte(COMMA);
+function textValue(out: TextBytesWriter, value: string | undefined): void {
   if (value !== undefined && value !== '') out.text(csvField(value));
 }
+
+const VALUE_WRITERS = { float: 'numberValue', count: 'numberValue', boolean: 'flagValue', string: 'textValue' } as const;
+
+/** One cell's statement: how the column table says this column is rendered in CSV. */
+function cellStatement(column: RequestColumn, position: number): string {
+  switch (column.source) {
+    case 'derived':
+      return `writeSeconds(out, ${fieldAccess('derived', column.column)}[index]);`;
+    case 'computed':
+      return `${VALUE_WRITERS[column.kind]}(out, compute${position}(record));`;
+    default: {
+      const value = fieldAccess('record', column.field);
+      return column.kind === 'time' ? `timeValue(out, ${value}, t0);` : `${VALUE_WRITERS[column.kind]}(out, ${value});`;
+    }
+  }
+}
+
+/**
+ * One row given the record and its derived values (read at `index` of the column arrays), written as bytes, generated
+ * from the column table: each field read by name at its own site (compile-row-writer.ts says why), in the order of
+ * REQUESTS_CSV_COLUMNS; every cell but the first is preceded by its comma.
+ */
+const writeCsvRow: CsvRowWriter = (() => {
+  const statements: string[] = [];
+  const bindings: Record<string, unknown> = { timeValue, numberValue, flagValue, textValue, writeSeconds };
+  REQUEST_COLUMNS.forEach((column, position) => {
+    if (position > 0) statements.push(`out.byte(${COMMA});`);
+    statements.push(cellStatement(column, position));
+    if (column.source === 'computed') bindings[`compute${position}`] = column.compute;
+  });
+  statements.push(`out.byte(${NEWLINE});`);
+  return compileRowWriter<CsvRowWriter>('writeCsvRow', ['out', 'record', 't0', 'derived', 'index'], statements, bindings);
+})();
 
 /** One row of requests.csv for a record; times relative to t0 and every duration in seconds, to the microsecond. */
 export function requestsCsvRow(record: RequestRecord, t0: number): string {

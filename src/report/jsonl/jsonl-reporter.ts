@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { RequestRecord } from '../../types/record.js';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
-import { INTER_TOKEN_LATENCIES_KEY, RECORD_COLUMNS } from '../record-columns.js';
+import { INTER_TOKEN_LATENCIES_KEY, STORED_COLUMNS } from '../../analysis/record-columns.js';
+import { compileRowWriter, fieldAccess } from '../compile-row-writer.js';
 import { writeSeconds } from '../csv/csv-format.js';
 import { roundToMicroseconds } from '../relative-time.js';
 import { asciiBytes, TextBytesWriter } from '../../utils/text-bytes-writer.js';
@@ -15,7 +16,7 @@ export const REQUESTS_JSONL = 'requests.jsonl';
  */
 export function recordToJsonObject(record: RequestRecord, t0: number): Record<string, unknown> {
   const object: Record<string, unknown> = {};
-  for (const column of RECORD_COLUMNS) {
+  for (const column of STORED_COLUMNS) {
     const value = record[column.field];
     if (value === undefined) continue;
     object[column.column] = column.kind === 'time' ? roundToMicroseconds((value as number) - t0) : value;
@@ -29,7 +30,7 @@ export function recordToJsonObject(record: RequestRecord, t0: number): Record<st
 /** The inverse of `recordToJsonObject`: epoch times again (t0 added back). */
 export function recordFromJsonObject(object: Record<string, unknown>, t0: number): RequestRecord {
   const record: Record<string, unknown> = { warmup: false };
-  for (const column of RECORD_COLUMNS) {
+  for (const column of STORED_COLUMNS) {
     const value = object[column.column];
     if (value === undefined || value === null) continue;
     record[column.field] = column.kind === 'time' ? (value as number) + t0 : value;
@@ -47,7 +48,7 @@ export function recordFromJsonObject(object: Record<string, unknown>, t0: number
  */
 export function canonicalizeRecord(record: RequestRecord, t0: number): void {
   const fields = record as unknown as Record<string, unknown>;
-  for (const column of RECORD_COLUMNS) {
+  for (const column of STORED_COLUMNS) {
     const value = fields[column.field];
     if (typeof value !== 'number') continue;
     if (!Number.isFinite(value)) delete fields[column.field];
@@ -61,53 +62,31 @@ export function canonicalizeRecord(record: RequestRecord, t0: number): void {
 
 const CHUNK_RECORDS = 4096;
 
+/** The stored fields of a record as JSONL key/value pairs, each key with its leading comma; generated from the table. */
+type FieldsWriter = (out: TextBytesWriter, record: RequestRecord, t0: number) => void;
+
+const writeStoredFields: FieldsWriter = (() => {
+  const bindings: Record<string, unknown> = { timeField, scalarField };
+  const statements = STORED_COLUMNS.map((column, position) => {
+    bindings[`key${position}`] = asciiBytes(`,${JSON.stringify(column.column)}:`);
+    const value = fieldAccess('record', column.field);
+    const write = column.kind === 'time' ? `timeField(out, key${position}, ${value}, t0)` : `scalarField(out, key${position}, ${value})`;
+    return `if (${value} !== undefined) ${write};`;
+  });
+  return compileRowWriter<FieldsWriter>('writeStoredFields', ['out', 'record', 't0'], statements, bindings);
+})();
+
 /**
  * The same object as `JSON.stringify(recordToJsonObject(record, t0))`, written as bytes (a test checks they agree, key
- * order included), with times and gaps formatted from integers. Fields are read by name, in the order of
- * RECORD_COLUMNS (a test checks every column is written, in that order), not by a loop over the column descriptors:
- * that loop's one lookup site for every field cost most of the 11 µs a record took, and this runs for every request
- * as it finishes (the run journal) and again for every request at the end.
+ * order included), with times and gaps formatted from integers. The fields are written by code generated from the
+ * column table, each read by name at its own site (compile-row-writer.ts says why): a loop over the column descriptors
+ * cost most of the 11 µs a record took, and this runs for every request as it finishes (the run journal) and again
+ * for every request at the end.
  */
 export function writeRecordJsonLine(out: TextBytesWriter, record: RequestRecord, t0: number): void {
   // Every key starts with a comma; the first field's is replaced by the opening brace.
   const first = out.length;
-  if (record.requestId !== undefined) scalarField(out, KEYS.requestId, record.requestId);
-  if (record.scheduledTime !== undefined) timeField(out, KEYS.scheduledTime, record.scheduledTime, t0);
-  if (record.arrivalTime !== undefined) timeField(out, KEYS.arrivalTime, record.arrivalTime, t0);
-  if (record.routerSendTime !== undefined) timeField(out, KEYS.routerSendTime, record.routerSendTime, t0);
-  if (record.serverCreatedTime !== undefined) timeField(out, KEYS.serverCreatedTime, record.serverCreatedTime, t0);
-  if (record.queueTimeStart !== undefined) timeField(out, KEYS.queueTimeStart, record.queueTimeStart, t0);
-  if (record.queueTimeEnd !== undefined) timeField(out, KEYS.queueTimeEnd, record.queueTimeEnd, t0);
-  if (record.serverFirstTokenTime !== undefined) timeField(out, KEYS.serverFirstTokenTime, record.serverFirstTokenTime, t0);
-  if (record.firstTokenTime !== undefined) timeField(out, KEYS.firstTokenTime, record.firstTokenTime, t0);
-  if (record.finishTime !== undefined) timeField(out, KEYS.finishTime, record.finishTime, t0);
-  if (record.host !== undefined) scalarField(out, KEYS.host, record.host);
-  if (record.inputLength !== undefined) scalarField(out, KEYS.inputLength, record.inputLength);
-  if (record.expectedOutputLength !== undefined) scalarField(out, KEYS.expectedOutputLength, record.expectedOutputLength);
-  if (record.actualPromptTokens !== undefined) scalarField(out, KEYS.actualPromptTokens, record.actualPromptTokens);
-  if (record.actualOutputTokens !== undefined) scalarField(out, KEYS.actualOutputTokens, record.actualOutputTokens);
-  if (record.cachedTokens !== undefined) scalarField(out, KEYS.cachedTokens, record.cachedTokens);
-  if (record.prefixGroup !== undefined) scalarField(out, KEYS.prefixGroup, record.prefixGroup);
-  if (record.sessionId !== undefined) scalarField(out, KEYS.sessionId, record.sessionId);
-  if (record.datasetIndex !== undefined) scalarField(out, KEYS.datasetIndex, record.datasetIndex);
-  if (record.success !== undefined) scalarField(out, KEYS.success, record.success);
-  if (record.error !== undefined) scalarField(out, KEYS.error, record.error);
-  if (record.httpStatus !== undefined) scalarField(out, KEYS.httpStatus, record.httpStatus);
-  if (record.numRetractions !== undefined) scalarField(out, KEYS.numRetractions, record.numRetractions);
-  if (record.retries !== undefined) scalarField(out, KEYS.retries, record.retries);
-  if (record.finishReason !== undefined) scalarField(out, KEYS.finishReason, record.finishReason);
-  if (record.errorMessage !== undefined) scalarField(out, KEYS.errorMessage, record.errorMessage);
-  if (record.dispatchTime !== undefined) timeField(out, KEYS.dispatchTime, record.dispatchTime, t0);
-  if (record.heldForConcurrency !== undefined) scalarField(out, KEYS.heldForConcurrency, record.heldForConcurrency);
-  if (record.serverDispatchTime !== undefined) timeField(out, KEYS.serverDispatchTime, record.serverDispatchTime, t0);
-  if (record.serverResponseSentTime !== undefined) timeField(out, KEYS.serverResponseSentTime, record.serverResponseSentTime, t0);
-  if (record.serverFinishTime !== undefined) timeField(out, KEYS.serverFinishTime, record.serverFinishTime, t0);
-  if (record.prefillWaitingLatency !== undefined) scalarField(out, KEYS.prefillWaitingLatency, record.prefillWaitingLatency);
-  if (record.prefillLaunchLatency !== undefined) scalarField(out, KEYS.prefillLaunchLatency, record.prefillLaunchLatency);
-  if (record.decodeThroughputTokensPerSecond !== undefined) scalarField(out, KEYS.decodeThroughputTokensPerSecond, record.decodeThroughputTokensPerSecond);
-  if (record.serverStatusCode !== undefined) scalarField(out, KEYS.serverStatusCode, record.serverStatusCode);
-  if (record.dataQuality !== undefined) scalarField(out, KEYS.dataQuality, record.dataQuality);
-  if (record.outputTokensFromTrace !== undefined) scalarField(out, KEYS.outputTokensFromTrace, record.outputTokensFromTrace);
+  writeStoredFields(out, record, t0);
   const gaps = record.interTokenLatencies;
   if (gaps) {
     out.bytes(GAPS_KEY);
@@ -123,46 +102,6 @@ export function writeRecordJsonLine(out: TextBytesWriter, record: RequestRecord,
   out.byte(CLOSE_BRACE);
   out.byte(NEWLINE);
 }
-
-const KEYS = {
-  requestId: asciiBytes(',"request_id":'),
-  scheduledTime: asciiBytes(',"scheduled_time":'),
-  arrivalTime: asciiBytes(',"arrival_time":'),
-  routerSendTime: asciiBytes(',"router_send_time":'),
-  serverCreatedTime: asciiBytes(',"server_created_time":'),
-  queueTimeStart: asciiBytes(',"queue_time_start":'),
-  queueTimeEnd: asciiBytes(',"queue_time_end":'),
-  serverFirstTokenTime: asciiBytes(',"server_first_token_time":'),
-  firstTokenTime: asciiBytes(',"first_token_time":'),
-  finishTime: asciiBytes(',"finish_time":'),
-  host: asciiBytes(',"host":'),
-  inputLength: asciiBytes(',"input_length":'),
-  expectedOutputLength: asciiBytes(',"expected_output_length":'),
-  actualPromptTokens: asciiBytes(',"actual_prompt_tokens":'),
-  actualOutputTokens: asciiBytes(',"actual_output_tokens":'),
-  cachedTokens: asciiBytes(',"cached_tokens":'),
-  prefixGroup: asciiBytes(',"prefix_group":'),
-  sessionId: asciiBytes(',"session_id":'),
-  datasetIndex: asciiBytes(',"dataset_index":'),
-  success: asciiBytes(',"success":'),
-  error: asciiBytes(',"error":'),
-  httpStatus: asciiBytes(',"http_status":'),
-  numRetractions: asciiBytes(',"num_retractions":'),
-  retries: asciiBytes(',"retries":'),
-  finishReason: asciiBytes(',"finish_reason":'),
-  errorMessage: asciiBytes(',"error_message":'),
-  dispatchTime: asciiBytes(',"dispatch_time":'),
-  heldForConcurrency: asciiBytes(',"held_for_concurrency":'),
-  serverDispatchTime: asciiBytes(',"server_dispatch_time":'),
-  serverResponseSentTime: asciiBytes(',"server_response_sent_time":'),
-  serverFinishTime: asciiBytes(',"server_finish_time":'),
-  prefillWaitingLatency: asciiBytes(',"prefill_waiting_latency_s":'),
-  prefillLaunchLatency: asciiBytes(',"prefill_launch_latency_s":'),
-  decodeThroughputTokensPerSecond: asciiBytes(',"decode_throughput_tok_s":'),
-  serverStatusCode: asciiBytes(',"server_status_code":'),
-  dataQuality: asciiBytes(',"data_quality":'),
-  outputTokensFromTrace: asciiBytes(',"output_tokens_from_trace":'),
-} as const;
 
 /** `recordToJsonLine`'s scratch: one line at a time. */
 const lineWriter = new TextBytesWriter(8192);

@@ -1,18 +1,13 @@
-import { DERIVED_COLUMNS, deriveColumnArrays } from '../../analysis/derive.js';
+import { deriveColumnArrays } from '../../analysis/derive.js';
 import type { RequestRecord } from '../../types/record.js';
 import type { DerivedColumnName } from '../../types/summary.js';
-import { REQUESTS_CSV_COLUMNS } from '../csv/csv-reporter.js';
-import { FIRST_USERS_COMPUTED_COLUMNS, RECORD_COLUMNS, type ComputedColumn, type RecordColumn } from '../record-columns.js';
+import { REQUEST_COLUMNS, type AliasColumn, type ComputedColumn, type RecordColumnKind, type StoredColumn } from '../../analysis/record-columns.js';
 import { ABSENT_BOOLEAN, type PackedColumn, type PackedParquet, type ParquetColumnType } from './packed-columns.js';
 import { ParquetEncoder } from './parquet-encoder.js';
 import { measuredRecords } from '../../analysis/measured-records.js';
 
 /** Rows per row group: also how many records are turned into column arrays at a time. */
 export const PARQUET_ROW_GROUP_ROWS = 100_000;
-
-const RECORD_COLUMN_BY_NAME = new Map<string, RecordColumn>(RECORD_COLUMNS.map((column) => [column.column, column]));
-const DERIVED_NAMES = new Set<string>(DERIVED_COLUMNS.map((column) => column.name));
-const COMPUTED_BY_NAME = new Map<string, ComputedColumn>(FIRST_USERS_COMPUTED_COLUMNS.map((column) => [column.column, column]));
 
 /** Seconds rounded to the microsecond, as requests.csv writes them, so that both files hold the very same numbers. */
 function microseconds(value: number): number {
@@ -28,30 +23,31 @@ function isInt32(value: number): boolean {
 interface ParquetColumnPlan {
   name: string;
   type: ParquetColumnType;
-  /** A stored field of the record, or undefined for a derived duration or a computed column. */
-  spec?: RecordColumn;
+  /** A field of the record (stored, or another name for one), or undefined for a derived duration or a computed column. */
+  spec?: StoredColumn | AliasColumn;
   /** A column computed from the record (the first users' own). */
   computed?: ComputedColumn;
 }
 
-const FIELD_TYPES: Record<RecordColumn['kind'], ParquetColumnType> = { time: 'DOUBLE', number: 'INT32', float: 'DOUBLE', boolean: 'BOOLEAN', string: 'STRING' };
+/** How the column table's kinds are typed in requests.parquet. */
+const FIELD_TYPES: Record<RecordColumnKind, ParquetColumnType> = { time: 'DOUBLE', count: 'INT32', float: 'DOUBLE', boolean: 'BOOLEAN', string: 'STRING' };
 
 /**
- * The columns in the order and under the names of requests.csv. An integer column falls back to float64 when some
- * value in the whole run is not a 32-bit integer, so that no value is truncated and every row group has one schema.
+ * The columns in the order and under the names of requests.csv (the column table). An integer column falls back to
+ * float64 when some value in the whole run is not a 32-bit integer, so that no value is truncated and every row group
+ * has one schema.
  */
 function columnPlan(records: readonly RequestRecord[]): ParquetColumnPlan[] {
-  const decodeLength = RECORD_COLUMN_BY_NAME.get('actual_output_tokens') as RecordColumn;
-  return REQUESTS_CSV_COLUMNS.map((name): ParquetColumnPlan => {
-    if (DERIVED_NAMES.has(name)) return { name, type: 'DOUBLE' };
-    const computed = COMPUTED_BY_NAME.get(name);
-    if (computed) {
+  return REQUEST_COLUMNS.map((column): ParquetColumnPlan => {
+    const name = column.column;
+    if (column.source === 'derived') return { name, type: 'DOUBLE' };
+    if (column.source === 'computed') {
+      const computed = column;
       let type = FIELD_TYPES[computed.kind];
       if (type === 'INT32' && records.some((record) => { const value = computed.compute(record); return typeof value === 'number' && !isInt32(value); })) type = 'DOUBLE';
       return { name, type, computed };
     }
-    const spec = name === 'decode_length' ? decodeLength : RECORD_COLUMN_BY_NAME.get(name);
-    if (!spec) throw new Error(`requests.csv column "${name}" has no record field or derivation`);
+    const spec = column;
     let type = FIELD_TYPES[spec.kind];
     if (type === 'INT32') {
       for (const record of records) {
@@ -94,7 +90,7 @@ function computedValues(computed: ComputedColumn, records: readonly RequestRecor
 }
 
 /** One stored field's values for a slice of records: times relative to t0, absent (or empty-string) values as absent. */
-function fieldValues(spec: RecordColumn, records: readonly RequestRecord[], t0: number): PackedColumn {
+function fieldValues(spec: StoredColumn | AliasColumn, records: readonly RequestRecord[], t0: number): PackedColumn {
   const count = records.length;
   const field = spec.field;
   if (spec.kind === 'time') {
@@ -105,7 +101,7 @@ function fieldValues(spec: RecordColumn, records: readonly RequestRecord[], t0: 
     }
     return data;
   }
-  if (spec.kind === 'number' || spec.kind === 'float') {
+  if (spec.kind === 'count' || spec.kind === 'float') {
     const data = new Float64Array(count);
     for (let index = 0; index < count; index++) {
       const value = (records[index] as RequestRecord)[field] as number | undefined;
