@@ -19,6 +19,8 @@ export interface ScriptedUpstream {
   load?: number;
   /** Streams whose connection closed before the stream ended (the client, or a proxy, went away). */
   readonly abandonedStreams: number;
+  /** SSE events written so far, over all streams (what a reader can have seen by now). */
+  readonly eventsWritten: number;
   close(): Promise<void>;
 }
 
@@ -32,7 +34,7 @@ export function sseEvents(name: string): string[] {
  * `sseEvents(name)` with `gapMs` between events (or answers JSON when the body says `"stream": false`).
  */
 export async function startScriptedUpstream(name: string, gapMs = 0): Promise<ScriptedUpstream> {
-  const state: { healthStatus: number; load?: number; abandonedStreams: number } = { healthStatus: 200, abandonedStreams: 0 };
+  const state: { healthStatus: number; load?: number; abandonedStreams: number; eventsWritten: number } = { healthStatus: 200, abandonedStreams: 0, eventsWritten: 0 };
   const seen: SeenRequest[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -78,6 +80,7 @@ export async function startScriptedUpstream(name: string, gapMs = 0): Promise<Sc
           return;
         }
         response.write(event);
+        state.eventsWritten++;
         setTimeout(next, gapMs);
       };
       next();
@@ -100,6 +103,9 @@ export async function startScriptedUpstream(name: string, gapMs = 0): Promise<Sc
     },
     get abandonedStreams() {
       return state.abandonedStreams;
+    },
+    get eventsWritten() {
+      return state.eventsWritten;
     },
     set load(load: number | undefined) {
       state.load = load;
