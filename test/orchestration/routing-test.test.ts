@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RoutingTest } from '../../src/index.js';
 import type { RequestRecord } from '../../src/types/record.js';
 import { isAlive, pidFromLog } from '../helpers/cli.js';
+import { nginxMissing } from '../helpers/require-tool.js';
 
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
 let workDirectory: string;
@@ -64,7 +65,8 @@ describe('RoutingTest on loopback', () => {
     for (const pid of await launchedPids(outputDir)) expect(isAlive(pid)).toBe(false);
   });
 
-  it.skipIf(!existsSync('/usr/sbin/nginx'))('routes through real nginx (least_conn) with taps', async () => {
+  const noNginx = nginxMissing();
+  it.skipIf(noNginx !== undefined)(`routes through real nginx (least_conn) with taps${noNginx === undefined ? '' : ` (skipped: ${noNginx})`}`, async () => {
     const outputDir = join(workDirectory, 'nginx');
     const result = await new RoutingTest({ ...small, numGpus: 2, router: 'nginx', routingPolicy: 'least_conn', outputDir }).run();
     expect(result.status).toBe('completed');

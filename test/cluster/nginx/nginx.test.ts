@@ -5,9 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NGINX_HEALTH_PATH, renderNginxConfig } from '../../../src/cluster/launchers/nginx/nginx-config.js';
-import { DEFAULT_NGINX_PATH, startNginx } from '../../../src/cluster/launchers/nginx/start-nginx.js';
+import { startNginx } from '../../../src/cluster/launchers/nginx/start-nginx.js';
 import { ServelabError } from '../../../src/errors/servelab-error.js';
 import { sseEvents, startScriptedUpstream, type ScriptedUpstream } from '../../routing/scripted-upstream.js';
+import { nginxMissing } from '../../helpers/require-tool.js';
 
 const closers: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -62,8 +63,8 @@ describe('startNginx', () => {
     expect((error as ServelabError).message).toContain('apt-get install nginx');
   });
 
-  const nginxInstalled = existsSync(DEFAULT_NGINX_PATH);
-  it.skipIf(!nginxInstalled)(`proxies and streams through real nginx, logging request ids and servers${nginxInstalled ? '' : ' (skipped: /usr/sbin/nginx is absent; apt-get install nginx)'}`, async () => {
+  const noNginx = nginxMissing();
+  it.skipIf(noNginx !== undefined)(`proxies and streams through real nginx, logging request ids and servers${noNginx === undefined ? '' : ` (skipped: ${noNginx})`}`, async () => {
     const upstreams: ScriptedUpstream[] = await Promise.all([startScriptedUpstream('u0', 40), startScriptedUpstream('u1', 40)]);
     for (const upstream of upstreams) closers.push(() => upstream.close());
     const directory = runDirectory();
