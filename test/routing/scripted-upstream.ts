@@ -33,7 +33,7 @@ export function sseEvents(name: string): string[] {
  * A tiny SGLang-like server on loopback: `/health`, `/get_load`, `/flush_cache`, and `POST /generate`, which streams
  * `sseEvents(name)` with `gapMs` between events (or answers JSON when the body says `"stream": false`).
  */
-export async function startScriptedUpstream(name: string, gapMs = 0): Promise<ScriptedUpstream> {
+export async function startScriptedUpstream(name: string, gapMs = 0, options: { beforeNextEvent?: () => Promise<void> } = {}): Promise<ScriptedUpstream> {
   const state: { healthStatus: number; load?: number; abandonedStreams: number; eventsWritten: number } = { healthStatus: 200, abandonedStreams: 0, eventsWritten: 0 };
   const seen: SeenRequest[] = [];
   const server: Server = createServer((request, response) => {
@@ -81,7 +81,9 @@ export async function startScriptedUpstream(name: string, gapMs = 0): Promise<Sc
         }
         response.write(event);
         state.eventsWritten++;
-        setTimeout(next, gapMs);
+        // With beforeNextEvent, the next event waits for it (a test lets it go once the reader has seen this one).
+        if (options.beforeNextEvent === undefined) setTimeout(next, gapMs);
+        else void options.beforeNextEvent().then(next);
       };
       next();
     });
