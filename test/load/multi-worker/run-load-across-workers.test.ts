@@ -191,7 +191,9 @@ describe('runLoadAcrossWorkers', () => {
     });
     const result = await run.finally(() => slowServer.close());
     expect(result.interrupted).toBe(true);
-    expect(systemClock.nowMs() - abortedAtMs).toBeLessThan(3000);
+    expect(abortedAtMs).not.toBeNaN();
+    // Cut short: each request ended before its own stream could have (1,000 tokens of 10 ms steps on the model).
+    for (const record of result.records) expect((record.finishTime as number) - (record.arrivalTime as number)).toBeLessThan(1000 * 0.01);
     expect(result.records.length).toBeGreaterThanOrEqual(4);
     expect(result.records.length).toBeLessThan(30);
     // Both workers' records, in workload order, every one of them cut short.
@@ -223,7 +225,7 @@ describe('runLoadAcrossWorkers', () => {
   it('turns a crashed worker into an error naming it, and stops the others instead of hanging', async () => {
     const crashingClient = fileURLToPath(new URL('./fixtures/crashing-client.mjs', import.meta.url));
     const requests = workload(8, () => 2);
-    const started = systemClock.nowMs();
+    const startedMs = systemClock.nowMs();
     const error = await runLoadAcrossWorkers({
       workers: 2,
       clientSpec: { protocol: crashingClient, options: clientSpec.options },
@@ -237,7 +239,9 @@ describe('runLoadAcrossWorkers', () => {
     expect(isServelabError(error)).toBe(true);
     // Request 3 belongs to worker 1 (3 % 2); the other worker's requests would have waited ten seconds.
     expect((error as Error).message).toMatch(/load worker 1 of 2 crashed: simulated crash in the client/);
-    expect(systemClock.nowMs() - started).toBeLessThan(5000);
+    // Ended before any of the other requests' 10 s timers could fire (crashing-client.mjs): a bound set by the fixture,
+    // not by how fast this machine is.
+    expect(systemClock.nowMs() - startedMs).toBeLessThan(10_000);
   });
 
   it('reports a worker that cannot build its client, and rejects a closed loop over several workers before starting any', async () => {
