@@ -1,13 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock/clock.js';
 import { createProtocolClient } from '../../src/clients/registry.js';
 import { CLOSE_GRACE_MS } from '../../src/clients/shared/http-transport.js';
 import { requestFor } from './conformance.js';
 import { sleep, sseEvent, startScriptedServer } from './helpers/scripted-server.js';
 import { sglangWire } from './helpers/wires.js';
+import { driveFakeTime, fakeTimeClock, useFakeTime, useRealTime } from '../helpers/fake-time.js';
+
+afterEach(useRealTime);
 
 describe('closing a client', () => {
-  it('lets requests in flight finish, and cuts the ones that outlast the grace period', async () => {
+  // On fake time (test/helpers/fake-time.ts): the server's pauses and the client's grace period are fake timers, the
+  // sockets real, so the grace period is measured exactly.
+  it('lets requests in flight finish, and cuts the ones that outlast the grace period, at its end', async () => {
+    useFakeTime();
+    const fakeClock = fakeTimeClock();
     const server = await startScriptedServer((request) =>
       request.body?.['rid'] === 'quick'
         ? { steps: [{ delayMs: 100 }, { write: sseEvent(sglangWire.tokenEvent(1, { finish: 'length' })) }, { write: sseEvent('[DONE]') }, { end: true }] }
@@ -22,17 +29,16 @@ describe('closing a client', () => {
       });
       const quick = client.send(requestFor('quick'));
       const stuck = client.send(requestFor('stuck'));
-      await sleep(20);
-      const startedMs = performance.now();
-      await client.close();
-      const closedAfterMs = performance.now() - startedMs;
+      await driveFakeTime(sleep(20));
+      const startedMs = fakeClock.nowMs();
+      await driveFakeTime(client.close());
+      const closedAfterMs = fakeClock.nowMs() - startedMs;
       expect((await quick).success).toBe(true);
       const stuckOutcome = await stuck;
       expect(stuckOutcome.success).toBe(false);
       expect(stuckOutcome.error).toBe('network_error');
       expect(stuckOutcome.firstTokenTime).toBeDefined();
-      expect(closedAfterMs).toBeGreaterThanOrEqual(CLOSE_GRACE_MS - 50);
-      expect(closedAfterMs).toBeLessThan(CLOSE_GRACE_MS + 1000);
+      expect(closedAfterMs).toBe(CLOSE_GRACE_MS);
     } finally {
       await server.close();
     }

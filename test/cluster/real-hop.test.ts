@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCsv } from '../../src/report/csv/csv-format.js';
 import { assertCliBuilt, cliPath } from '../helpers/cli.js';
+import { faketimeMissing, ipMissing } from '../helpers/require-tool.js';
 
 /**
  * servelab across a real network hop, and against a server whose clock is off.
@@ -45,6 +46,8 @@ function commandProblem(command: string, args: string[]): string | null {
 function namespaceProblem(): string | null {
   if (process.platform !== 'linux') return 'network namespaces need Linux';
   if (process.getuid?.() !== 0) return 'making network namespaces needs root';
+  const noIp = ipMissing();
+  if (noIp !== undefined) return noIp;
   const probe = `sl-probe-${suffix}`;
   const problem = commandProblem('ip', ['netns', 'add', probe]);
   if (problem === null) commandProblem('ip', ['netns', 'del', probe]);
@@ -52,7 +55,7 @@ function namespaceProblem(): string | null {
 }
 
 const cannotMakeNamespaces = namespaceProblem();
-const noFaketime = cannotMakeNamespaces ?? commandProblem('faketime', ['-f', '+0s', 'true']);
+const noFaketime = cannotMakeNamespaces ?? faketimeMissing() ?? null;
 
 const started: ChildProcess[] = [];
 

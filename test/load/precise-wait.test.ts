@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { anchoredSystemClock, ManualClock, systemClock } from '../../src/clock/clock.js';
 import { PreciseWaiter } from '../../src/load/precise-wait.js';
+import { driveFakeTime, fakeTimeClock, useFakeTime, useRealTime } from '../helpers/fake-time.js';
+
+afterEach(useRealTime);
 
 describe('PreciseWaiter', () => {
   // How soon after the instant it wakes is a wall-clock figure: bench/node-cli-targets.ts and bench/load-precision.ts
@@ -44,18 +47,22 @@ describe('PreciseWaiter', () => {
     }
   });
 
-  it('returns at once for an instant already past, and wakes promptly on abort', async () => {
+  // On fake time (test/helpers/fake-time.ts): the driver moves the clock only while the wait is pending, so the time
+  // that passed is exactly how long the waiter waited.
+  it('returns at once for an instant already past, and wakes on abort, not at the instant', async () => {
+    useFakeTime();
+    const clock = fakeTimeClock();
     const controller = new AbortController();
-    const waiter = new PreciseWaiter(systemClock, controller.signal);
+    const waiter = new PreciseWaiter(clock, controller.signal);
     try {
-      const startMs = systemClock.nowMs();
-      await waiter.waitUntil(startMs - 5);
-      expect(systemClock.nowMs() - startMs).toBeLessThan(5);
+      const startMs = clock.nowMs();
+      await driveFakeTime(waiter.waitUntil(startMs - 5));
+      expect(clock.nowMs() - startMs).toBe(0);
       setTimeout(() => controller.abort(), 30);
-      await waiter.waitUntil(startMs + 10_000);
-      expect(systemClock.nowMs() - startMs).toBeLessThan(500);
-      await waiter.waitUntil(systemClock.nowMs() + 10_000); // aborted: no more waiting
-      expect(systemClock.nowMs() - startMs).toBeLessThan(500);
+      await driveFakeTime(waiter.waitUntil(startMs + 10_000));
+      expect(clock.nowMs() - startMs).toBe(30);
+      await driveFakeTime(waiter.waitUntil(clock.nowMs() + 10_000)); // aborted: no more waiting
+      expect(clock.nowMs() - startMs).toBe(30);
     } finally {
       waiter.close();
     }
@@ -70,16 +77,20 @@ describe('PreciseWaiter', () => {
     } finally {
       waiter.close();
     }
+    // Fake timers from here: ready()'s one-second limit cannot fire unless the driver moves time, so a ready() that
+    // waited for it (instead of resolving at once) shows as fake time passed.
+    useFakeTime();
+    const clock = fakeTimeClock();
     const withoutThread = new PreciseWaiter(systemClock, undefined, { timerThread: false });
-    const startMs = systemClock.nowMs();
-    await withoutThread.ready();
+    const startMs = clock.nowMs();
+    await driveFakeTime(withoutThread.ready());
     expect(withoutThread.timerThreadRunning).toBe(false);
     const controller = new AbortController();
     const aborted = new PreciseWaiter(systemClock, controller.signal);
     try {
       controller.abort();
-      await aborted.ready();
-      expect(systemClock.nowMs() - startMs).toBeLessThan(500);
+      await driveFakeTime(aborted.ready());
+      expect(clock.nowMs() - startMs).toBe(0);
     } finally {
       aborted.close();
       withoutThread.close();

@@ -183,11 +183,10 @@ describe('the run directory', () => {
 
   it.runIf(process.platform === 'linux')('fails with a clear error, instead of hanging, where a directory cannot be made (under /proc)', async () => {
     const outputDir = `/proc/servelab-test-${process.pid}/run`;
-    const startedMs = Date.now();
+    // A hang fails on the test's timeout (vitest.config.ts).
     await expect(new NodeTest({ numPrompts: 3, profile: fastProfile, outputDir }).run()).rejects.toThrow(
       /cannot create the output directory \/proc\/servelab-test-\d+\/run \(ENOENT\); choose a writable --output-dir/,
     );
-    expect(Date.now() - startedMs).toBeLessThan(5000);
   });
 
   it('can run a run\'s own config.json again (into a new directory)', async () => {

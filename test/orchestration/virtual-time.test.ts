@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveColumns } from '../../src/analysis/derive.js';
 import { percentileOfSorted, sortedFiniteValues } from '../../src/analysis/statistics.js';
 import { NodeTest, RoutingTest } from '../../src/index.js';
+import type { HarnessMeasurements } from '../../src/types/harness.js';
 import type { RequestRecord } from '../../src/types/record.js';
 
 let workDirectory: string;
@@ -58,19 +59,30 @@ describe('virtual time', () => {
     expect(result.run.records.filter((record) => (record.cachedTokens ?? 0) >= 512).length).toBeGreaterThan(150);
   });
 
-  // The real-time half depends on this machine keeping up; on a machine busy with other work a run can be limited by
-  // it (then the two rightly disagree), so a failure is tried again before it counts.
-  it('agrees with a real-time run of the same configuration on server-side latency medians', { retry: 2 }, async () => {
-    // A load this machine handles easily (the real-time run is not limited by it), so the two should agree.
+  // The real-time half runs on this machine's timers, which a busy machine fires late. Instead of retrying until a
+  // run happens to be on time, the tolerance is the real run's own stated noise (its harness measurements, as in
+  // summary.json): a step of the sim-server that completes late, or a client event loop that reads a token late, moves
+  // that request's client-side latency by up to that much. The p99 of each bounds all but 1% of requests, which moves
+  // a median by a rank or two at most. On top of it, 5% for what arrival timing changes in batching (a request sent a
+  // little late can join one step later).
+  it('agrees with a real-time run of the same configuration on client-side latency medians, within the noise the real run states', async () => {
     const settings = { requestRate: 25, numPrompts: 120, randomInputLen: 512, randomOutputLen: 48, randomRangeRatio: 0.5, profile: 'llama-3-8b-h100', seed: 5, warmupRequests: 0, progress: 'off' } as const;
-    // Fresh directories per attempt: a retry into the first attempt's directories would be refused (they hold a run).
-    const attempt = await mkdtemp(join(workDirectory, 'agree-'));
-    const virtual = await new NodeTest({ ...settings, virtualTime: true, outputDir: join(attempt, 'virtual') }).run();
-    const real = await new NodeTest({ ...settings, outputDir: join(attempt, 'real') }).run();
+    const virtual = await new NodeTest({ ...settings, virtualTime: true, outputDir: join(workDirectory, 'agree-virtual') }).run();
+    const real = await new NodeTest({ ...settings, outputDir: join(workDirectory, 'agree-real') }).run();
+    const processes = (real.run.extras?.harness as HarnessMeasurements | undefined)?.processes ?? [];
+    const stepLatenessP99Ms = processes.find((process) => process.role === 'sim-server')?.step_lateness_ms?.p99;
+    const clientDelayP99Ms = processes.find((process) => process.role === 'client')?.event_loop_delay_ms?.p99;
+    expect(stepLatenessP99Ms, 'the real run states its step lateness').toBeTypeOf('number');
+    expect(clientDelayP99Ms, 'the real run states its event-loop delay').toBeTypeOf('number');
+    const noiseSeconds = ((stepLatenessP99Ms as number) + (clientDelayP99Ms as number)) / 1000;
+    // tpot spreads one request's late finish over its output tokens less one (at least 24 here: 48 × 0.5).
+    const minOutputTokens = Math.min(...real.run.records.map((record) => record.actualOutputTokens ?? Infinity));
+    const noiseOf = { tpot: noiseSeconds / (minOutputTokens - 1), decode_time: noiseSeconds, total_latency: noiseSeconds };
     for (const column of ['tpot', 'decode_time', 'total_latency'] as const) {
       const virtualMedian = median(virtual.run.records, column);
       const realMedian = median(real.run.records, column);
-      expect(Math.abs(realMedian - virtualMedian) / virtualMedian, `${column}: real ${realMedian} vs virtual ${virtualMedian}`).toBeLessThan(0.08);
+      const toleranceSeconds = 0.05 * virtualMedian + noiseOf[column];
+      expect(Math.abs(realMedian - virtualMedian), `${column}: real ${realMedian} s vs virtual ${virtualMedian} s, tolerance ${toleranceSeconds} s (stated noise ${noiseOf[column]} s)`).toBeLessThan(toleranceSeconds);
     }
   });
 

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { summarize } from '../../src/analysis/summarize.js';
 import { writeRunFiles } from '../../src/report/write-run-files.js';
 import { sampleRoutingRun } from './sample-run.js';
+import { CHROMIUM_PATH as CHROMIUM, chromiumMissing } from '../helpers/require-tool.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',
@@ -18,10 +17,9 @@ const CHROMIUM_FLAGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-const skipReason = existsSync(CHROMIUM) ? undefined : `Chromium is not installed at ${CHROMIUM} (apt-get install -y chromium)`;
-if (skipReason) console.warn(`skipping the browser test: ${skipReason}`);
+const skipReason = chromiumMissing();
 
-describe.skipIf(skipReason !== undefined)('report.html in headless Chromium', () => {
+describe.skipIf(skipReason !== undefined)(`report.html in headless Chromium${skipReason === undefined ? '' : ` (skipped: ${skipReason})`}`, () => {
   let directory: string;
 
   beforeAll(async () => {

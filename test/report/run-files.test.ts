@@ -13,15 +13,9 @@ import { writeRunFiles } from '../../src/report/write-run-files.js';
 import { isServelabError } from '../../src/errors/servelab-error.js';
 import type { RunData } from '../../src/types/run.js';
 import { T0, fullyTracedRecord, recordAt, runOf } from '../analysis/records.js';
+import { requireTool } from '../helpers/require-tool.js';
 
-function pythonAvailable(): boolean {
-  try {
-    execFileSync('python3', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
+const noPython = requireTool('python3', 'python3', { command: 'python3', args: ['--version'] });
 
 const SPEC_COLUMNS = [
   'request_id',
@@ -95,7 +89,7 @@ describe('run files', () => {
     expect(failed.error_message).toBe('upstream said "no",\nthen hung up');
   });
 
-  it.skipIf(!pythonAvailable())("is read back by Python's csv module with the same cells", async () => {
+  it.skipIf(noPython !== undefined)(`is read back by Python's csv module with the same cells${noPython === undefined ? '' : ` (skipped: ${noPython})`}`, async () => {
     const script = [
       'import csv, json, sys',
       'rows = list(csv.DictReader(open(sys.argv[1], newline="")))',

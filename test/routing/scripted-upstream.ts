@@ -19,6 +19,8 @@ export interface ScriptedUpstream {
   load?: number;
   /** Streams whose connection closed before the stream ended (the client, or a proxy, went away). */
   readonly abandonedStreams: number;
+  /** SSE events written so far, over all streams (what a reader can have seen by now). */
+  readonly eventsWritten: number;
   close(): Promise<void>;
 }
 
@@ -31,8 +33,8 @@ export function sseEvents(name: string): string[] {
  * A tiny SGLang-like server on loopback: `/health`, `/get_load`, `/flush_cache`, and `POST /generate`, which streams
  * `sseEvents(name)` with `gapMs` between events (or answers JSON when the body says `"stream": false`).
  */
-export async function startScriptedUpstream(name: string, gapMs = 0): Promise<ScriptedUpstream> {
-  const state: { healthStatus: number; load?: number; abandonedStreams: number } = { healthStatus: 200, abandonedStreams: 0 };
+export async function startScriptedUpstream(name: string, gapMs = 0, options: { beforeNextEvent?: () => Promise<void> } = {}): Promise<ScriptedUpstream> {
+  const state: { healthStatus: number; load?: number; abandonedStreams: number; eventsWritten: number } = { healthStatus: 200, abandonedStreams: 0, eventsWritten: 0 };
   const seen: SeenRequest[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -78,7 +80,10 @@ export async function startScriptedUpstream(name: string, gapMs = 0): Promise<Sc
           return;
         }
         response.write(event);
-        setTimeout(next, gapMs);
+        state.eventsWritten++;
+        // With beforeNextEvent, the next event waits for it (a test lets it go once the reader has seen this one).
+        if (options.beforeNextEvent === undefined) setTimeout(next, gapMs);
+        else void options.beforeNextEvent().then(next);
       };
       next();
     });
@@ -100,6 +105,9 @@ export async function startScriptedUpstream(name: string, gapMs = 0): Promise<Sc
     },
     get abandonedStreams() {
       return state.abandonedStreams;
+    },
+    get eventsWritten() {
+      return state.eventsWritten;
     },
     set load(load: number | undefined) {
       state.load = load;

@@ -94,16 +94,18 @@ describe('metrics scraper', () => {
       while (answeredAt.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
       const t0 = clock.nowEpochSeconds();
       const written = await collection.finish(t0, directory);
+      const finishedAt = clock.nowEpochSeconds();
       const samples = parseServerMetrics(await readFile(join(directory, 'server-metrics.jsonl'), 'utf8'));
       expect(written).toBe(samples.length);
       const good = samples.filter((sample) => sample.url === url);
       expect(samples.some((sample) => !sample.ok && sample.url !== url)).toBe(true);
       expect(good.length).toBe(answeredAt.length);
       good.forEach((sample, index) => {
-        // Stamped when the answer arrived: after the server sent it, on the same clock (an anchor handed over wrongly,
-        // in seconds for milliseconds say, puts it far off).
+        // Stamped when the answer arrived: after the server sent it and before it answered the next scrape (or, for the
+        // last, before the collection finished), on the same clock: an anchor handed over wrongly (seconds for
+        // milliseconds, say) puts it outside. By order, not by how long the scrape took.
         expect(sample.time + t0).toBeGreaterThanOrEqual((answeredAt[index] as number) - 0.0005);
-        expect(sample.time + t0).toBeLessThan((answeredAt[index] as number) + 0.25);
+        expect(sample.time + t0).toBeLessThan(answeredAt[index + 1] ?? finishedAt);
         expect(sample.metrics[0]?.value).toBe(index + 1);
       });
     } finally {

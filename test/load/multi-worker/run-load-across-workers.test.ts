@@ -121,6 +121,9 @@ describe('runLoadAcrossWorkers', () => {
     const requests = workload(12, () => 2);
     // Offsets 40 ms apart, the first at 25 ms: worker 0's first request is index 0, worker 1's is index 1.
     const offsetsMs = Float64Array.from(requests, (_, index) => 25 + index * 40);
+    // A worker thread's performance.now() counts from the thread's start, this thread's from the process's: a worker that
+    // read t0 on its own scale would send later by at least this process's age when the workers started.
+    const processAgeAtStartMs = performance.now();
     const result = await runLoadAcrossWorkers({
       workers: 2,
       clientSpec,
@@ -133,10 +136,9 @@ describe('runLoadAcrossWorkers', () => {
     for (const index of [0, 1]) {
       const record = result.records[index] as RequestRecord;
       expect(record.scheduledTime).toBe((t0Ms + (offsetsMs[index] as number)) / 1000);
-      // A worker that misread t0 on its own monotonic scale would be off by the gap between the threads' time origins.
       const lagMs = ((record.dispatchTime as number) - record.scheduledTime) * 1000;
       expect(lagMs).toBeGreaterThanOrEqual(-0.01);
-      expect(lagMs).toBeLessThan(250);
+      expect(lagMs).toBeLessThan(processAgeAtStartMs);
     }
     for (const record of result.records) expect(record.dispatchTime as number).toBeGreaterThanOrEqual(record.scheduledTime - 1e-5);
   });
@@ -191,7 +193,9 @@ describe('runLoadAcrossWorkers', () => {
     });
     const result = await run.finally(() => slowServer.close());
     expect(result.interrupted).toBe(true);
-    expect(systemClock.nowMs() - abortedAtMs).toBeLessThan(3000);
+    expect(abortedAtMs).not.toBeNaN();
+    // Cut short: each request ended before its own stream could have (1,000 tokens of 10 ms steps on the model).
+    for (const record of result.records) expect((record.finishTime as number) - (record.arrivalTime as number)).toBeLessThan(1000 * 0.01);
     expect(result.records.length).toBeGreaterThanOrEqual(4);
     expect(result.records.length).toBeLessThan(30);
     // Both workers' records, in workload order, every one of them cut short.
@@ -223,7 +227,7 @@ describe('runLoadAcrossWorkers', () => {
   it('turns a crashed worker into an error naming it, and stops the others instead of hanging', async () => {
     const crashingClient = fileURLToPath(new URL('./fixtures/crashing-client.mjs', import.meta.url));
     const requests = workload(8, () => 2);
-    const started = systemClock.nowMs();
+    const startedMs = systemClock.nowMs();
     const error = await runLoadAcrossWorkers({
       workers: 2,
       clientSpec: { protocol: crashingClient, options: clientSpec.options },
@@ -237,7 +241,9 @@ describe('runLoadAcrossWorkers', () => {
     expect(isServelabError(error)).toBe(true);
     // Request 3 belongs to worker 1 (3 % 2); the other worker's requests would have waited ten seconds.
     expect((error as Error).message).toMatch(/load worker 1 of 2 crashed: simulated crash in the client/);
-    expect(systemClock.nowMs() - started).toBeLessThan(5000);
+    // Ended before any of the other requests' 10 s timers could fire (crashing-client.mjs): a bound set by the fixture,
+    // not by how fast this machine is.
+    expect(systemClock.nowMs() - startedMs).toBeLessThan(10_000);
   });
 
   it('reports a worker that cannot build its client, and rejects a closed loop over several workers before starting any', async () => {

@@ -50,12 +50,13 @@ describe('builtin router', () => {
     expect(answer.headers['content-type']).toBe('text/event-stream');
     expect(answer.headers['x-upstream']).toBe('u0');
     expect(answer.headers['x-servelab-retries']).toBe('0');
-    const arrivals: { text: string; atMs: number }[] = [];
-    const startedMs = performance.now();
-    for await (const chunk of answer.body) arrivals.push({ text: (chunk as Buffer).toString('utf8'), atMs: performance.now() - startedMs });
+    // Each chunk with how many events the upstream had written when it reached the client.
+    const arrivals: { text: string; writtenByThen: number }[] = [];
+    for await (const chunk of answer.body) arrivals.push({ text: (chunk as Buffer).toString('utf8'), writtenByThen: upstream!.eventsWritten });
     expect(arrivals.map((arrival) => arrival.text).join('')).toBe(sseEvents('u0').join(''));
-    // Unbuffered: the events arrive spread over the upstream's 30 ms gaps, not all at the end.
-    expect((arrivals.at(-1)?.atMs ?? 0) - (arrivals[0]?.atMs ?? 0)).toBeGreaterThan(50);
+    // Unbuffered: the first event reaches the client while the upstream still has events to write (each waits 30 ms
+    // after the one before on a timer, so no stall of this process lets it write them all before the first is read).
+    expect(arrivals[0]?.writtenByThen).toBeLessThan(sseEvents('u0').length);
     expect(upstream!.seen[0]?.headers['x-request-id']).toBe('req-42');
     expect(JSON.parse(upstream!.seen[0]!.body)).toMatchObject({ text: 'hello', stream: true });
   });
@@ -92,15 +93,14 @@ describe('builtin router', () => {
     expect(metrics).toContain(`servelab_router_in_flight{worker="${all[1]!.url}"} 0`);
   });
 
-  it('retries a worker that died between health checks on another at once, and says so in x-servelab-retries', async () => {
+  it('retries a worker that died between health checks on another, without waiting for a health check, and says so in x-servelab-retries', async () => {
     const [doomed, live] = await upstreams(2);
     const handle = await router([doomed!.url, live!.url]);
     expect(handle.workers().map((worker) => worker.healthy)).toEqual([true, true]);
     await doomed!.close(); // a crash: its port now refuses connections, and no health check has noticed yet
-    const startedMs = performance.now();
-    // Round robin sends the first request to the dead worker.
+    // Round robin sends the first request to the dead worker. (Health checks come every 60 s: a retry that waited
+    // for one would outlast the test's timeout.)
     const answer = await generate(handle.url, { stream: false });
-    expect(performance.now() - startedMs).toBeLessThan(500);
     expect(answer.statusCode).toBe(200);
     expect(answer.headers['x-servelab-retries']).toBe('1');
     expect(await answer.body.json()).toMatchObject({ served_by: 'u1' });
@@ -138,12 +138,11 @@ describe('builtin router', () => {
     expect(logged.at(-1)).toMatch(/^worker 0 .* takes no requests until a health check passes: 3 attempts/);
   });
 
-  it('answers a 5xx JSON error quickly when every worker is dead', async () => {
+  it('answers a 5xx JSON error at once when every worker is dead, trying none', async () => {
     const handle = await router([await deadUrl()]);
-    const startedMs = performance.now();
     const answer = await generate(handle.url, {});
-    expect(performance.now() - startedMs).toBeLessThan(1_000);
     expect(answer.statusCode).toBe(503);
+    expect(handle.workers()[0]).toMatchObject({ healthy: false, errors: 0, retries: 0 });
     expect(await answer.body.json()).toMatchObject({ error: { type: 'no_available_workers' } });
     const readiness = await request(`${handle.url}/readiness`);
     expect(readiness.statusCode).toBe(503);
@@ -198,10 +197,10 @@ describe('builtin router', () => {
     });
     closers.push(() => handle.close());
     hung!.healthStatus = 0;
-    const startedMs = performance.now();
+    // The hung worker never answers: without the 100 ms health-check timeout these checks would not return, and the
+    // test would fail on its own timeout.
     await handle.checkHealthNow();
     await handle.checkHealthNow();
-    expect(performance.now() - startedMs).toBeLessThan(1_000);
     expect(handle.workers().map((worker) => worker.healthy)).toEqual([false, true]);
   });
 
