@@ -1,5 +1,5 @@
 /**
- * Analysis of one million synthetic records against the 3 s target (SPEC §11), and report generation time.
+ * Analysis of one million synthetic records against its 3 s target, and report generation time.
  * Run: npm run build && node dist/bench/analysis-million.js [records]
  * Baseline in the same run: sorting one Float64Array of as many values (the floor of any percentile computation).
  */

@@ -4,7 +4,7 @@
  * For 100, 1,000 and 5,000 req/s it runs the same seeded schedule through servelab's pacer (`runLoad`) and through a
  * naive pacer measured in the same run — sleep for each gap, then send, as SGLang's bench_serving does — and prints,
  * for each, the achieved arrival rate (from the client's `arrivalTime`s), the inter-arrival coefficient of variation
- * and the send lag (`arrivalTime - scheduledTime`) p50/p99/max, beside the targets of SPEC §11: rate within 1%, CV
+ * and the send lag (`arrivalTime - scheduledTime`) p50/p99/max, beside their targets: rate within 1%, CV
  * 0.97–1.03, lag p99 < 0.5 ms at 1,000 req/s. The schedule's own rate and CV are printed too: a finite Poisson
  * sample strays from the nominal rate by itself, and the pacer can only be asked to follow the schedule it is given.
  * Before each rate, servelab's pacer runs 2 s at that rate unmeasured (a JIT warm-up: see the loop below). A third

@@ -2,7 +2,7 @@
  * Node test on the simulated engine at 50, 500 and 2,000 req/s (issue: the node-test foundation): the achieved arrival
  * rate against the target and the send lag (arrival_time - scheduled_time) p50/p99, as a user's run reports them.
  * The engine uses a 1 ms `simple` profile with short outputs so that the server is never the bottleneck; the baseline
- * is the same schedule's ideal (achieved = target, lag 0). Targets: SPEC §11 (rate within 1%, lag p99 < 0.5 ms at
+ * is the same schedule's ideal (achieved = target, lag 0). Targets (rate within 1%, lag p99 < 0.5 ms at
  * 1,000 req/s).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

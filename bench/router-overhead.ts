@@ -1,5 +1,5 @@
 /**
- * What the builtin router adds to a request's latency at 1,000 req/s (SPEC §11: under 0.2 ms at p50 and 1 ms at
+ * What the builtin router adds to a request's latency at 1,000 req/s (target: under 0.2 ms at p50 and 1 ms at
  * p99), beside nginx and the tracing tap, against going straight to the server in the same run (the baseline).
  *
  * Run: npm run build && node dist/bench/router-overhead.js [rate=1000] [seconds=5]

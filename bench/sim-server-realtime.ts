@@ -1,6 +1,6 @@
 /**
  * The request rate one real-time sim-server process sustains while keeping its step timing within 1 ms of the cost
- * model (SPEC §11, the simulated-engine issue). A fresh `servelab sim-server` child (Llama-3-8B on H100 profile) per
+ * model (docs/simulated-engine.md). A fresh `servelab sim-server` child (Llama-3-8B on H100 profile) per
  * rate, driven by a node test with 512-token prompts and 128-token outputs; after each run the server's own
  * `/server_info` says how late its steps completed against the model timeline. Baseline: the lowest rate, where the
  * process is nearly idle.

@@ -1,5 +1,5 @@
 /**
- * Virtual-time simulation throughput against the SPEC §11 target: at least 1,000,000 simulated requests a minute,
+ * Virtual-time simulation throughput against its target: at least 1,000,000 simulated requests a minute,
  * here over 64 simulated engines (Llama-3-8B on H100 profile, radix cache on) behind round-robin routing.
  * Run: npm run build && node dist/bench/sim-virtual-throughput.js [requests]
  * Baseline in the same run: generating the same workload and walking its arrivals without any engine, the floor

@@ -1,5 +1,5 @@
 /**
- * A whole virtual-time routing test as a user runs it (SPEC §11: at least a million simulated requests a minute):
+ * A whole virtual-time routing test as a user runs it (target: at least a million simulated requests a minute):
  * the workload drawn from its seed, arrivals, a routing policy choosing among 64 simulated engines, and every record
  * built. Files are not written (their cost is the analysis benchmark's). Baseline: the same run with 8 requests, to
  * separate fixed start-up cost from per-request cost.

@@ -1,5 +1,5 @@
 /**
- * servelab as a library: the same tests as the command line, configured with the same names (SPEC §1).
+ * servelab as a library: the same tests as the command line, configured with the same names (README.md).
  *
  *   import { NodeTest } from 'servelab';
  *   const result = await new NodeTest({ requestRate: 20, numPrompts: 200 }).run();

@@ -3,7 +3,7 @@ import type { DerivedColumnName } from '../types/summary.js';
 import type { Seconds } from '../types/time.js';
 import { takeFloat64, type Float64Arena } from './float-arena.js';
 
-/** Every derived column of SPEC §2, in seconds; a column is undefined when one of its inputs is missing. */
+/** Every derived column of docs/metrics.md, in seconds; a column is undefined when one of its inputs is missing. */
 export type DerivedColumns = Partial<Record<DerivedColumnName, Seconds>>;
 
 function difference(end: number | undefined, start: number | undefined): Seconds | undefined {

@@ -3,7 +3,7 @@ import type { DerivedColumnName } from '../types/summary.js';
 
 /**
  * Above these, a process or the host may have shaped the run's numbers (docs/metrics.md, "Harness"). The 1 ms bounds
- * are the precision servelab promises for its timestamps and the simulated engine's step timing (SPEC §11).
+ * are the precision servelab promises for its timestamps and the simulated engine's step timing.
  */
 export const HARNESS_THRESHOLDS: HarnessThresholds = {
   event_loop_delay_p99_ms: 1,

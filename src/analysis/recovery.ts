@@ -48,7 +48,7 @@ function windowQuality(records: readonly RequestRecord[], from: number, to: numb
 }
 
 /**
- * Time to recover after a restore (SPEC §8), by RECOVERY_RULE: `records` are the restored node's own requests (or the
+ * Time to recover after a restore (docs/metrics.md, Events), by RECOVERY_RULE: `records` are the restored node's own requests (or the
  * whole run's when the run does not say which node served which). The baseline is the steady window before the
  * failure the restore undoes: at most BASELINE_SECONDS, never before `steadyStart` (the ramp-up is no baseline),
  * leaving out requests that arrived then but failed at or after the failure (the failure caused those). Returns null

@@ -216,7 +216,7 @@ function sinceT0(time: number | null, t0: number): number | null {
   return time === null ? null : Math.round((time - t0) * 1e6) / 1e6;
 }
 
-/** Per-experiment metrics of a run (SPEC §3). Definitions are written out in docs/metrics.md. */
+/** Per-experiment metrics of a run (docs/metrics.md). Definitions are written out in docs/metrics.md. */
 export function summarize(run: RunData, options: SummarizeOptions = {}): Summary {
   const records = measuredRecords(run.records);
   const counts = countOutcomes(records);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The configuration of a test, named as the framework's first users named it (SPEC §1). One schema validates the
+ * The configuration of a test, named as the framework's first users named it (README.md). One schema validates the
  * library's config objects, `servelab run FILE` files and the command line's flags alike, so they cannot drift apart.
  */
 
@@ -200,7 +200,7 @@ export type NodeTestConfigInput = z.input<typeof nodeTestConfigSchema>;
 /** The resolved configuration, defaults filled in; written to `config.json`. */
 export type NodeTestConfig = z.output<typeof nodeTestConfigSchema>;
 
-/** One action of a failure schedule (SPEC §8), at a time in seconds after the run's start. */
+/** One action of a failure schedule (docs/metrics.md, Events), at a time in seconds after the run's start. */
 export const failureActionSchema = z.object({
   atS: z.number().nonnegative(),
   action: z.enum(['crash', 'hang', 'drain', 'restore']),

@@ -15,5 +15,5 @@ export const SMG_POLICIES = [
   'prefix_hash',
 ] as const;
 
-/** sglang-router 0.3.x's policies (SPEC §6). */
+/** sglang-router 0.3.x's policies (docs/routing.md). */
 export const SGLANG_ROUTER_POLICIES = ['cache_aware', 'round_robin', 'random', 'power_of_two'] as const;

@@ -4,7 +4,7 @@ import { measureNodeTest } from '../orchestration/measure-node-test.js';
 import { MeasuredTest } from './measured-test.js';
 
 /**
- * A node test: one server, requests sent straight to it (SPEC §1). `run()` launches the target (or simulates it in
+ * A node test: one server, requests sent straight to it (README.md). `run()` launches the target (or simulates it in
  * virtual time), offers the load, records every request's lifecycle, and writes the run directory.
  */
 export class NodeTest extends MeasuredTest<NodeTestConfig> {

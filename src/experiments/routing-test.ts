@@ -5,7 +5,7 @@ import { checkRoutingPolicyName } from '../routing/policies/registry.js';
 import { MeasuredTest } from './measured-test.js';
 
 /**
- * A routing test: one router in front of N servers (SPEC §1). `run()` launches the servers, the tracing taps and the
+ * A routing test: one router in front of N servers (README.md). `run()` launches the servers, the tracing taps and the
  * router (or simulates them in virtual time), offers the load at the total rate, and writes the run directory.
  */
 export class RoutingTest extends MeasuredTest<RoutingTestConfig> {

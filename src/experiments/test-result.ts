@@ -8,7 +8,7 @@ export interface TestResult {
   status: RunStatus;
   outputDirectory: string;
   /**
-   * The per-experiment metrics (SPEC §3; summary.json writes them with format 2's names, docs/metrics.md), plus the
+   * The per-experiment metrics (docs/metrics.md; summary.json writes them with format 2's names, docs/metrics.md), plus the
    * first users' names for them (`request_throughput`, `p99_ttft`, ... in milliseconds; see first-users-names.ts).
    */
   metrics: ResultMetrics;

@@ -11,7 +11,7 @@ import type { MeasuredRun, RunOptions } from './measured-run.js';
 export { phaseReporter } from './measure-setup.js';
 
 /**
- * A node test's measurement: one server, requests sent straight to it (SPEC §1). Launches the target, offers the load,
+ * A node test's measurement: one server, requests sent straight to it (README.md). Launches the target, offers the load,
  * records every request's lifecycle, and stops the server; analysis and files come after.
  */
 export async function measureNodeTest(config: NodeTestConfig, options: RunOptions = {}): Promise<MeasuredRun> {

@@ -16,7 +16,7 @@ import { RunSetup } from './measure-setup.js';
 import type { MeasuredRun, RunOptions } from './measured-run.js';
 
 /**
- * A routing test's measurement: one router in front of N servers (SPEC §1). The client sends to the router at the
+ * A routing test's measurement: one router in front of N servers (README.md). The client sends to the router at the
  * total arrival rate; a tracing tap in front of each server records when the router forwarded each request and where.
  * Everything launched is stopped before this returns.
  */

@@ -92,7 +92,7 @@ export interface ClientOutcome {
 }
 
 /**
- * One request's whole lifecycle, across load generator, client, router, tap and server (SPEC §2).
+ * One request's whole lifecycle, across load generator, client, router, tap and server (docs/metrics.md).
  * Times are epoch seconds; derived columns are computed by the analysis layer, not stored here.
  */
 export interface RequestRecord extends ClientOutcome {

@@ -102,7 +102,7 @@ export interface RoutingPolicyOptions {
 
 export type RoutingPolicyFactory = (options: RoutingPolicyOptions) => RoutingPolicy;
 
-/** One request as the tracing tap in front of a server saw it (SPEC §2). */
+/** One request as the tracing tap in front of a server saw it (docs/metrics.md). */
 export interface TapRecord {
   /** `x-request-id` (or `rid` in the JSON body when the header is absent); empty when neither was set. */
   requestId: string;

@@ -4,7 +4,7 @@ import type { HarnessReport } from './harness.js';
 import type { LoadVerdict } from './verdict.js';
 
 /**
- * The snake_case names of the derived columns (SPEC §2). They are the column names of `requests.csv` and the keys of
+ * The snake_case names of the derived columns (docs/metrics.md). They are the column names of `requests.csv` and the keys of
  * `Summary.latencies`, because existing analysis scripts read them.
  */
 export type DerivedColumnName =
@@ -224,7 +224,7 @@ export interface WindowLoad {
   ttftP50: number | null;
 }
 
-/** How the run behaved around one event of `run.events` (SPEC §8). */
+/** How the run behaved around one event of `run.events` (docs/metrics.md, Events). */
 export interface EventImpact {
   /** Epoch seconds, like every time inside `Summary`. */
   time: EpochSeconds;
@@ -263,7 +263,7 @@ export interface EventImpact {
 }
 
 /**
- * Per-experiment metrics (SPEC §3). Every duration is in seconds. Every instant is epoch seconds (`*Time`, `time`,
+ * Per-experiment metrics (docs/metrics.md). Every duration is in seconds. Every instant is epoch seconds (`*Time`, `time`,
  * `from`, `to`) except the fields named `*SinceT0`, which are seconds after the run's t0 like the files' times.
  */
 export interface Summary {

@@ -1,6 +1,6 @@
 /**
  * Settings that choose a workload: how requests arrive and what they ask for. Field names follow the framework's
- * configuration (SPEC §1) so a resolved config object can be passed as is.
+ * configuration (README.md) so a resolved config object can be passed as is.
  */
 
 /** Arrival process names; an unknown name is loaded as a module path. */

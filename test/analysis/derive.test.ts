@@ -6,7 +6,7 @@ import { fullyTracedRecord, recordAt } from './records.js';
 const MICROSECOND_DIGITS = 6;
 
 describe('deriveColumns', () => {
-  it('computes every SPEC §2 derived column from a fully traced record', () => {
+  it('computes every documented derived column from a fully traced record', () => {
     const derived = deriveColumns(fullyTracedRecord());
     const expected = {
       total_latency: 0.249,

@@ -50,7 +50,7 @@ const ALL_ERROR_CLASSES: ErrorClass[] = [
 
 /**
  * The conformance suite every protocol client runs: real scripted HTTP servers on 127.0.0.1, one scenario per
- * behaviour of SPEC §2 and every error class of `ErrorClass`.
+ * behaviour of docs/metrics.md and every error class of `ErrorClass`.
  */
 export function runClientConformance(wire: ProtocolWire, httpTransport: HttpTransportName): void {
   const keys = wire.serverTiming === undefined ? '' : ` with SGLang ${wire.serverTiming.generation} timing keys`;

@@ -68,7 +68,7 @@ const cases: RecordedCase[] = [
       serverDispatchTime: undefined,
       queueTimeStart: undefined,
       queueTimeEnd: undefined,
-      // Without --enable-metrics the only server time is the first event's send stamp (SPEC §2's fallback).
+      // Without --enable-metrics the only server time is the first event's send stamp (docs/protocols.md).
       serverFirstTokenTime: 1763712010.143028,
       serverResponseSentTime: 1763712010.143028,
       serverFinishTime: undefined,

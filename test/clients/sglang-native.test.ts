@@ -100,7 +100,7 @@ describe('sglang /generate specifics', () => {
         text: 'x',
         meta_info: { id: 'r', finish_reason: finish ? { type: 'length' } : null, completion_tokens: completionTokens, ...extra },
       });
-    // Without --enable-metrics the key rides on the first streamed event only: the first-token fallback (SPEC §2).
+    // Without --enable-metrics the key rides on the first streamed event only: the first-token fallback (docs/metrics.md).
     const onFirst = await sendOnce('sglang', requestFor('rid-fallback'), [
       event(1, false, { response_sent_to_client_ts: 50.5 }),
       event(2, true, {}),

@@ -12,7 +12,7 @@ import { cliPath, runCli } from '../helpers/cli.js';
  */
 const standInDirectory = fileURLToPath(new URL('../fixtures/stand-ins/', import.meta.url));
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
-/** sglang-router 0.3.x's launch flags (SPEC §6). */
+/** sglang-router 0.3.x's launch flags (docs/routing.md). */
 const REAL_ROUTER_FLAGS = new Set(['--worker-urls', '--host', '--port', '--policy', '--prometheus-port']);
 
 let workDirectory: string;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 
 /**
- * A reusable conformance check for SGLang's streaming `/generate` answer (SPEC §5), applied both to live servers (the
+ * A reusable conformance check for SGLang's streaming `/generate` answer (docs/protocols.md), applied both to live servers (the
  * simulated engine) and to streams recorded from real SGLang servers (test/fixtures/streams/sglang-2026/). It returns the
  * list of violations instead of throwing, so a test can show every problem at once.
  */
@@ -71,7 +71,7 @@ const LAST_EVENT_TIMING_KEYS = [
   'inference_time',
 ] as const;
 
-/** Checks a streamed `/generate` body against SPEC §5; returns the violations (empty when it conforms). */
+/** Checks a streamed `/generate` body against docs/protocols.md; returns the violations (empty when it conforms). */
 export function checkGenerateStream(body: string, expectations: GenerateStreamExpectations = {}): string[] {
   const timingKeys = expectations.timingKeys ?? true;
   const tolerance = expectations.toleranceSeconds ?? 0.002;

@@ -17,7 +17,7 @@ import { requireTool } from '../helpers/require-tool.js';
 
 const noPython = requireTool('python3', 'python3', { command: 'python3', args: ['--version'] });
 
-const SPEC_COLUMNS = [
+const DOCUMENTED_COLUMNS = [
   'request_id',
   'scheduled_time', 'arrival_time', 'router_send_time', 'server_created_time', 'queue_time_start', 'queue_time_end',
   'server_first_token_time', 'first_token_time', 'finish_time',
@@ -64,10 +64,10 @@ describe('run files', () => {
     expect((await readdir(directory)).sort()).toEqual(expected);
   });
 
-  it('writes requests.csv with the SPEC column names in order, relative microsecond times and empty cells', async () => {
+  it('writes requests.csv with the documented column names in order, relative microsecond times and empty cells', async () => {
     const rows = parseCsv(await readFile(join(directory, 'requests.csv'), 'utf8'));
     const header = rows[0] as string[];
-    expect(header.slice(0, SPEC_COLUMNS.length)).toEqual(SPEC_COLUMNS);
+    expect(header.slice(0, DOCUMENTED_COLUMNS.length)).toEqual(DOCUMENTED_COLUMNS);
     expect(header).toEqual(REQUESTS_CSV_COLUMNS);
     expect(rows).toHaveLength(3);
     const first = Object.fromEntries(header.map((name, index) => [name, rows[1]?.[index]]));

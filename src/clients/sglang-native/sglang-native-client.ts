@@ -43,7 +43,7 @@ export class SglangNativeClient implements ProtocolClient {
   }
 }
 
-/** `{text | input_ids, sampling_params: {max_new_tokens, ignore_eos, temperature}, stream, rid}` (SPEC §5). */
+/** `{text | input_ids, sampling_params: {max_new_tokens, ignore_eos, temperature}, stream, rid}` (docs/protocols.md). */
 export function generateBody(request: ClientRequest, sampling: SamplingSettings, stream: boolean): string {
   const workload = request.workload;
   const samplingParams = {

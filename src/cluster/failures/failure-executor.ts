@@ -21,7 +21,7 @@ export interface FailureExecutorOptions {
 }
 
 /**
- * Carries out a failure schedule (SPEC §8) during a routing test: crash = SIGKILL to the node's process group,
+ * Carries out a failure schedule (docs/metrics.md, Events) during a routing test: crash = SIGKILL to the node's process group,
  * hang = SIGSTOP (a node that accepts connections but never answers), drain = removed from the router, restore =
  * relaunched (crashed), resumed with SIGCONT (hung) or registered again (drained). Every action becomes a time-stamped
  * event; one that cannot be carried out becomes an event that says why, and the run goes on.

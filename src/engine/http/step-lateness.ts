@@ -5,7 +5,7 @@ const BUCKETS = 2000; // up to 100 ms; later completions land in the last bucket
 
 /**
  * How late the real-time driver completes each step against the model timeline: the measure of whether one
- * sim-server process keeps up with its load (SPEC §11: step timing within 1 ms of the model). A fixed histogram keeps
+ * sim-server process keeps up with its load (target: step timing within 1 ms of the model). A fixed histogram keeps
  * this O(1) per step and bounded in memory.
  */
 export class StepLateness {

@@ -105,7 +105,7 @@ function* requestsCsvLines(records: readonly RequestRecord[], t0: number): Gener
   }
 }
 
-/** `requests.csv`: one row per request with the SPEC §2 column names, readable by pandas.read_csv and spreadsheets. */
+/** `requests.csv`: one row per request with the column names of docs/metrics.md, readable by pandas.read_csv and spreadsheets. */
 export const csvReporter: Reporter = {
   name: 'csv',
   async write(context: ReportContext): Promise<string[]> {

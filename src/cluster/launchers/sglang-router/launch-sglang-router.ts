@@ -18,7 +18,7 @@ export interface SglangRouterSettings {
   node?: string;
 }
 
-/** `python -m sglang_router.launch_router` arguments (sglang-router 0.3.x, SPEC §6). */
+/** `python -m sglang_router.launch_router` arguments (sglang-router 0.3.x, docs/routing.md). */
 export function sglangRouterArgs(settings: SglangRouterSettings): string[] {
   return [
     '-m', 'sglang_router.launch_router',

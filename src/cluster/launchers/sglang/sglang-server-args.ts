@@ -1,4 +1,4 @@
-/** The node settings SGLang understands (SPEC §1), as servelab names them. */
+/** The node settings SGLang understands (README.md), as servelab names them. */
 export interface SglangServerSettings {
   modelPath: string;
   port: number;
