@@ -1,6 +1,6 @@
 import { ServelabError } from '../../../errors/servelab-error.js';
 import type { ServerHandle } from '../../../types/cluster.js';
-import { CONTROL_TOKEN_ENV, newControlToken } from '../../../routing/router/control-auth.js';
+import { CONTROL_TOKEN_ENV, runControlToken } from '../../../routing/router/control-auth.js';
 import { childEnv } from '../../process/child-env.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
 import { SupervisedProcess } from '../../process/supervised-process.js';
@@ -31,7 +31,8 @@ export interface LaunchedBuiltinRouter {
  * and `ps` show), never printed.
  */
 export async function launchBuiltinRouter(settings: BuiltinRouterSettings): Promise<LaunchedBuiltinRouter> {
-  const controlToken = newControlToken();
+  // The run's token (not one of its own): the trace at /_servelab/tap-records is fetched with it, like the taps'.
+  const controlToken = runControlToken();
   const args = [servelabCliPath(), 'router', '--port', String(settings.port ?? 0), '--policy', settings.policy, '--worker-urls', ...settings.workerUrls];
   if (settings.maxRetries !== undefined) args.push('--max-retries', String(settings.maxRetries));
   if (settings.seed !== undefined) args.push('--seed', String(settings.seed));
