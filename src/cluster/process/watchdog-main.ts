@@ -2,6 +2,8 @@
  * The watchdog process (see watchdog.ts). Reads `+PGID` / `-PGID` lines on stdin; at end-of-file (its parent died or
  * exited) it sends SIGTERM to every group still registered, then SIGKILL a moment later, and exits.
  */
+import { groupHasLiveMembers } from './process-group.js';
+
 const groups = new Set<number>();
 let buffered = '';
 
@@ -14,7 +16,8 @@ process.stdin.on('data', (chunk: string) => {
     const pgid = Number(line.slice(1));
     if (!Number.isInteger(pgid) || pgid <= 0) continue;
     if (line.startsWith('+')) groups.add(pgid);
-    else if (line.startsWith('-')) groups.delete(pgid);
+    // A group is dropped only once no member is left: a leader that exited first may leave children running.
+    else if (line.startsWith('-') && !groupHasLiveMembers(pgid)) groups.delete(pgid);
   }
 });
 process.stdin.on('end', () => {
