@@ -97,4 +97,38 @@ describe('a launched process whose leader dies first (issue 29)', () => {
     await exited;
     expect(await waitFor(() => !isRunning(helperPid), 10_000)).toBe(true);
   });
+
+  it('a helper that left the group (a new session) is stopped too, by what the watchdog recorded before the leader died', async () => {
+    assertCliBuilt();
+    const supervised = fileURLToPath(new URL('../../../dist/src/cluster/process/supervised-process.js', import.meta.url));
+    const escapingLauncher = LAUNCHER.replace("{ stdio: ['ignore', 'inherit', 'inherit'] }", "{ stdio: 'ignore', detached: true }");
+    // The watchdog reads the process table every 500 ms, in its own process; the parent gives it a few rounds (a wait
+    // for another process to act, not a measured duration) before the leader dies.
+    const parentScript = [
+      `const { SupervisedProcess } = await import(${JSON.stringify(supervised)});`,
+      `const launched = new SupervisedProcess({ name: 'launcher', command: process.execPath, args: ['-e', ${JSON.stringify(escapingLauncher)}] });`,
+      "const [, helper] = await launched.waitForLine(/^helper (\\d+)$/, 15000, 'fork its helper');",
+      'console.log(`helper ${helper}`);',
+      'await new Promise((resolve) => setTimeout(resolve, 3000));',
+      'process.kill(launched.pid, "SIGKILL");',
+      'await launched.exited;',
+      'await launched.stop();',
+      'console.log("stopped");',
+      'setInterval(() => {}, 1000);',
+    ].join('\n');
+    const parent = spawn(process.execPath, ['--input-type=module', '-e', parentScript], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    parent.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    parent.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      expect(await waitFor(() => /helper \d+/.test(output), 20_000), output).toBe(true);
+      const helperPid = Number(/helper (\d+)/.exec(output)?.[1]);
+      leftovers.push(helperPid);
+      expect(await waitFor(() => output.includes('stopped'), 30_000), output).toBe(true);
+      // servelab is still running: the group was stopped, and what escaped it goes with it.
+      expect(await waitFor(() => !isRunning(helperPid), 10_000)).toBe(true);
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
 });
