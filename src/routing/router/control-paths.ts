@@ -64,6 +64,9 @@ const WORKER_ADMIN_PATHS = new Set([
 ]);
 const WORKER_ADMIN_PREFIXES = ['/update_weight', '/init_weights_', '/workers/'];
 
+/** Lower-case letters, digits, `_` and `-` in non-empty segments: nothing to decode or resolve. */
+const PLAIN_PATH = /^(?:\/[a-z0-9_-]+)+$/;
+
 /** How many rounds of percent-decoding at most: more layers than any server undoes. */
 const MAX_DECODE_ROUNDS = 4;
 
@@ -90,6 +93,8 @@ function percentDecodeOnce(path: string): string {
 export function normalizeRequestPath(target: string): string {
   const end = target.search(/[?#]/);
   let path = end < 0 ? target : target.slice(0, end);
+  // The common case, every inference request: already plain (this runs on the router's hot path).
+  if (PLAIN_PATH.test(path)) return path;
   for (let round = 0; round < MAX_DECODE_ROUNDS; round++) {
     const decoded = percentDecodeOnce(path);
     if (decoded === path) break;
