@@ -31,8 +31,9 @@ const ROUTER_CONTROL_PATHS = new Set(['/workers', '/add_worker', '/remove_worker
 /**
  * SGLang's state-changing endpoints, from sglang's python/sglang/srt/entrypoints/http_server.py (the FastAPI routes
  * that flush caches, profile, load or swap weights and adapters, free or take GPU memory, pause, slow down or abort
- * work, change logging or internal state), and those of the routers in front of it (sglang-router and smg:
- * add_worker, remove_worker, list_workers, workers, flush_cache). `/workers` and anything starting with
+ * work, change logging or internal state), and those of the routers in front of it (sglang's
+ * sgl-router/src/server.rs, which smg grew from: the admin routes add_worker, remove_worker, list_workers,
+ * flush_cache, and /workers, /workers/{url}). `/workers` and anything starting with
  * `/update_weight`, `/init_weights_` or `/workers/` are matched by prefix below, so a new weight endpoint is covered.
  */
 const WORKER_ADMIN_PATHS = new Set([
