@@ -25,6 +25,8 @@ export interface SupervisedProcessOptions {
 const KILL_WAIT_MS = 5_000;
 /** How often `stop()` looks whether the group is gone. */
 const GROUP_POLL_MS = 50;
+/** How long `stop()` lets the pipes drain into the log once the group is gone. */
+const STDIO_DRAIN_MS = 1_000;
 
 /**
  * A process in its own process group, so that stopping it also stops everything it started (SGLang's scheduler and
@@ -45,6 +47,8 @@ export class SupervisedProcess {
   #stopping: Promise<void> | undefined;
   /** Set once the group is seen empty: its id may then be reused by someone else's group, never to be signalled. */
   #groupGone = false;
+  /** Set when the child's stdout and stderr have both closed (every holder of their write ends is gone). */
+  #stdioClosed = false;
 
   constructor(options: SupervisedProcessOptions) {
     this.name = options.name;
@@ -77,6 +81,9 @@ export class SupervisedProcess {
         this.#exitInfo = { code: -1, signal: null };
         resolve({ code: -1, signal: null });
       });
+    });
+    this.child.once('close', () => {
+      this.#stdioClosed = true;
     });
     const onData = (chunk: Buffer): void => {
       this.#log?.write(chunk);
@@ -177,12 +184,22 @@ export class SupervisedProcess {
         this.signal('SIGKILL');
         await this.#waitForGroupGone(pid, KILL_WAIT_MS);
       }
-      // A process that left the group but kept our pipes must not keep servelab's event loop alive.
+      // The last lines still in the pipes go to the log first; but a process that left the group and kept our pipes
+      // must not keep servelab's event loop alive: after STDIO_DRAIN_MS the pipes are closed on our side.
+      await this.#waitForStdioClosed(STDIO_DRAIN_MS);
       this.child.stdout?.destroy();
       this.child.stderr?.destroy();
       await new Promise<void>((resolve) => (this.#log === undefined ? resolve() : this.#log.end(resolve)));
     })();
     return this.#stopping;
+  }
+
+  async #waitForStdioClosed(timeoutMs: number): Promise<void> {
+    if (this.#stdioClosed) return;
+    const controller = new AbortController();
+    const closed = new Promise<void>((resolve) => this.child.once('close', () => resolve()));
+    await Promise.race([closed, sleep(timeoutMs, undefined, { signal: controller.signal }).catch(() => undefined)]);
+    controller.abort();
   }
 
   async #waitForLeader(timeoutMs: number): Promise<void> {
