@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { HARNESS_THRESHOLDS } from '../analysis/harness.js';
 import type { HarnessMeasurements, HarnessProcess, HarnessRole, HostCpu, ProcessHealth } from '../types/harness.js';
+import { controlTokenHeaders } from '../routing/router/control-auth.js';
 import { HARNESS_PATH, injectBusyLoopFromEnvironment, ProcessHealthMonitor } from '../utils/process-health.js';
 
 /** A servelab process of the run that serves HARNESS_PATH (today: launched simulated servers). */
@@ -18,7 +19,8 @@ export interface WatchedProcess {
 const ASK_TIMEOUT_MS = 5_000;
 
 async function ask(url: string, method: 'GET' | 'DELETE'): Promise<ProcessHealth | undefined> {
-  const answer = await fetch(`${url}${HARNESS_PATH}`, { method, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
+  // The endpoint needs the run's control token, which the processes servelab launched inherited from it.
+  const answer = await fetch(`${url}${HARNESS_PATH}`, { method, headers: controlTokenHeaders(), signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
   if (!answer.ok) {
     await answer.body?.cancel();
     throw new Error(`HTTP ${answer.status}`);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ServelabError } from '../errors/servelab-error.js';
@@ -21,8 +21,16 @@ export interface RunDirectory {
 const RUN_FILES = ['summary.json', 'requests.csv', 'requests.jsonl', 'requests.parquet'];
 
 /**
- * Creates `results/<run-id>/` (or the directory given) with its `logs/` folder. A directory that already holds a run is
- * refused: writing into it would mix two runs' files and overwrite what was measured before.
+ * The claim on a run directory: created with O_EXCL before anything else is written there, so of two runs racing for
+ * one new directory exactly one gets it (checking for files first and creating them later leaves a window in which
+ * both pass the check and then write over each other's records). It stays with the run's files: it names the run.
+ */
+export const RUN_CLAIM_FILE = '.servelab-run';
+
+/**
+ * Creates `results/<run-id>/` (or the directory given) with its `logs/` folder, and claims it for this run alone. A
+ * directory that already holds a run, or that another run has claimed, is refused: writing into it would mix two
+ * runs' files and overwrite what was measured before.
  */
 export async function createRunDirectory(options: { outputDir?: string; resultsRoot: string; runId?: string; testLevel: string }): Promise<RunDirectory> {
   const runId = options.runId ?? newRunId(options.testLevel);
@@ -31,6 +39,7 @@ export async function createRunDirectory(options: { outputDir?: string; resultsR
   if (existing !== undefined && !existing.isDirectory()) {
     throw new ServelabError('INVALID_CONFIG', `the output directory ${path} is a file; give --output-dir a directory (new or empty)`);
   }
+  await refuseIfClaimed(path);
   const previous = RUN_FILES.find((file) => existsSync(join(path, file)));
   if (previous !== undefined) {
     throw new ServelabError('INVALID_CONFIG', `the output directory ${path} already holds a run (${previous}); choose a new --output-dir, or move that run away first`);
@@ -48,12 +57,57 @@ export async function createRunDirectory(options: { outputDir?: string; resultsR
   }
   const logsPath = join(path, 'logs');
   try {
-    await makeDirectories(logsPath);
+    await makeDirectories(path);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     throw new ServelabError('INVALID_CONFIG', `cannot create the output directory ${path} (${reason}); choose a writable --output-dir`, { cause: error });
   }
+  await claim(path, runId);
+  await mkdir(logsPath).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw new ServelabError('INVALID_CONFIG', `cannot create ${logsPath} (${error.code ?? error.message}); choose a writable --output-dir`, { cause: error });
+  });
   return { runId, path, logsPath };
+}
+
+/** Creates the claim file exclusively; the loser of a race gets the same refusal as a later run. */
+async function claim(path: string, runId: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(join(path, RUN_CLAIM_FILE), 'wx');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+      await refuseIfClaimed(path);
+      throw claimedError(path, undefined);
+    }
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ServelabError('INVALID_CONFIG', `cannot claim the output directory ${path} (${reason}); choose a writable --output-dir`, { cause: error });
+  }
+  try {
+    await handle.writeFile(`${JSON.stringify({ run_id: runId, pid: process.pid })}\n`);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function refuseIfClaimed(path: string): Promise<void> {
+  // Unreadable or absent: no claim to name here; the exclusive create in claim() decides.
+  const text = await readFile(join(path, RUN_CLAIM_FILE), 'utf8').catch(() => undefined);
+  if (text === undefined) return;
+  let owner: string | undefined;
+  try {
+    const parsed = JSON.parse(text) as { run_id?: unknown; pid?: unknown };
+    if (typeof parsed.run_id === 'string') owner = `run ${parsed.run_id}${typeof parsed.pid === 'number' ? `, pid ${parsed.pid}` : ''}`;
+  } catch {
+    // Being written by the other run this very moment: it is claimed all the same.
+  }
+  throw claimedError(path, owner);
+}
+
+function claimedError(path: string, owner: string | undefined): ServelabError {
+  return new ServelabError(
+    'INVALID_CONFIG',
+    `the output directory ${path} belongs to another servelab run${owner === undefined ? '' : ` (${owner})`}; give this run its own --output-dir`,
+  );
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startSimServer } from '../../src/engine/http/start-sim-server.js';
 import { StepLateness } from '../../src/engine/http/step-lateness.js';
+import { controlTokenHeaders } from '../../src/routing/router/control-auth.js';
 import { HARNESS_PATH } from '../../src/utils/process-health.js';
 
 describe('step lateness', () => {
@@ -49,18 +50,18 @@ describe('step lateness', () => {
         await response.text();
       };
       type Health = { pid: number; event_loop_delay_ms: unknown; cpu_s: number; step_lateness_ms: { steps: number } };
-      const health = async (): Promise<Health> => (await (await fetch(`${server.url}${HARNESS_PATH}`)).json()) as Health;
+      const health = async (): Promise<Health> => (await (await fetch(`${server.url}${HARNESS_PATH}`, { headers: controlTokenHeaders() })).json()) as Health;
       await generate();
       const before = await health();
       expect(before.pid).toBe(process.pid);
       // No event-loop timer in a simulated server: it would change how its arrivals batch.
       expect(before.event_loop_delay_ms).toBeNull();
       expect(before.step_lateness_ms.steps).toBe(5);
-      expect((await fetch(`${server.url}${HARNESS_PATH}`, { method: 'DELETE' })).status).toBe(204);
+      expect((await fetch(`${server.url}${HARNESS_PATH}`, { method: 'DELETE', headers: controlTokenHeaders() })).status).toBe(204);
       expect((await health()).step_lateness_ms.steps).toBe(0);
       await generate();
       expect((await health()).step_lateness_ms.steps).toBe(5);
-      expect((await fetch(`${server.url}${HARNESS_PATH}`, { method: 'POST' })).status).toBe(405);
+      expect((await fetch(`${server.url}${HARNESS_PATH}`, { method: 'POST', headers: controlTokenHeaders() })).status).toBe(405);
     } finally {
       await server.close();
     }

@@ -33,7 +33,9 @@ describe('servelab router and servelab taps as processes (built CLI)', () => {
     const upstreams: ScriptedUpstream[] = await Promise.all([startScriptedUpstream('u0'), startScriptedUpstream('u1')]);
     for (const upstream of upstreams) closers.push(() => upstream.close());
 
-    const taps = startCli(['taps', ...upstreams.flatMap((upstream) => ['--upstream', upstream.url])]);
+    // The records endpoint needs the token servelab hands the processes it launches (here: by hand, in the environment).
+    const token = 'c'.repeat(64);
+    const taps = startCli(['taps', ...upstreams.flatMap((upstream) => ['--upstream', upstream.url])], { env: { SERVELAB_ROUTER_CONTROL_TOKEN: token } });
     stopOnCleanup(taps);
     const tapUrls = JSON.parse((await waitForLine(taps, /^servelab taps listening (\[.*\])$/m))[1] ?? '[]') as string[];
     expect(tapUrls).toHaveLength(2);
@@ -51,7 +53,10 @@ describe('servelab router and servelab taps as processes (built CLI)', () => {
       expect(answer.statusCode).toBe(200);
       await answer.body.dump();
     }
-    const fetched = (await (await request(`${tapUrls[0]}/_servelab/tap-records`)).body.json()) as { records: { requestId: string; hostIndex: number }[] };
+    const refused = await request(`${tapUrls[0]}/_servelab/tap-records`);
+    await refused.body.dump();
+    expect(refused.statusCode).toBe(401);
+    const fetched = (await (await request(`${tapUrls[0]}/_servelab/tap-records`, { headers: { 'x-servelab-control-token': token } })).body.json()) as { records: { requestId: string; hostIndex: number }[] };
     expect(fetched.records.map((record) => record.requestId).sort()).toEqual(['cli-0', 'cli-1', 'cli-2', 'cli-3']);
     expect(fetched.records.filter((record) => record.hostIndex === 1)).toHaveLength(2);
 

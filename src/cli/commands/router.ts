@@ -55,7 +55,9 @@ export function registerRouterCommand(program: Command): void {
         'Control endpoints: GET /health, GET /readiness, GET /workers, POST /workers {"url"}, DELETE /workers/{id},',
         'GET /metrics (Prometheus), POST /flush_cache. The worker and cache endpoints need the token of the environment',
         `variable ${CONTROL_TOKEN_ENV} in the ${CONTROL_TOKEN_HEADER} header (closed without it), and refuse browser`,
-        'Origins and foreign Host headers. Stops cleanly on SIGTERM or Ctrl-C.',
+        'Origins and foreign Host headers; so do its /_servelab/ endpoints and the workers\' admin endpoints it would',
+        'proxy (flush_cache, update_weights*, abort_request, ...), matched after decoding and normalising the path.',
+        'Stops cleanly on SIGTERM or Ctrl-C.',
       ].join(' '),
     )
     .requiredOption('--worker-urls <url...>', 'base URLs of the servers to route to')

@@ -25,7 +25,8 @@ export function registerTapsCommand(program: Command): void {
         'Starts one tracing tap per upstream server, all in this process. Point the router at the printed tap URLs',
         'instead of the servers. Each request carrying x-request-id (or rid) is recorded with the instant it reached the',
         `tap (router_send_time) and the server behind it (host). GET ${TAP_RECORDS_PATH} on the first tap's port returns`,
-        'the records and the taps\' own overhead; DELETE clears them. Stops on SIGTERM or Ctrl-C.',
+        'the records and the taps\' own overhead; DELETE clears them. Both need the token of the environment variable',
+        'SERVELAB_ROUTER_CONTROL_TOKEN in the x-servelab-control-token header (closed without it). Stops on SIGTERM or Ctrl-C.',
       ].join('\n'),
     )
     .requiredOption('--upstream <url...>', 'base URL of a server to front (repeat, or list several)')

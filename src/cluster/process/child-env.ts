@@ -1,3 +1,5 @@
+import { CONTROL_TOKEN_ENV, runControlToken } from '../../routing/router/control-auth.js';
+
 /**
  * The environment servelab's child processes get: servelab's own, less the variables that hold secrets no child
  * needs. The API key (the variable `apiKeyEnv` names, `OPENAI_API_KEY` by default) is read by the load generator only,
@@ -11,9 +13,13 @@ export function withholdFromChildren(name: string): void {
   withheld.add(name);
 }
 
-/** `process.env` without the withheld variables, plus `extra` (which may name servelab's own private variables). */
+/**
+ * `process.env` without the withheld variables, plus the run's control token (so the servelab processes it launches
+ * trust its requests to their `/_servelab/` endpoints: control-auth.ts), plus `extra` (which may name servelab's own
+ * private variables).
+ */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!withheld.has(name)) env[name] = value;
-  return { ...env, ...extra };
+  return { ...env, [CONTROL_TOKEN_ENV]: runControlToken(), ...extra };
 }

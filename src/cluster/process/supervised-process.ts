@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ServelabError } from '../../errors/servelab-error.js';
 import { childEnv } from './child-env.js';
 import { LogTail } from './log-tail.js';
+import { groupHasLiveMembers } from './process-group.js';
 import { watchProcessGroup, unwatchProcessGroup } from './watchdog.js';
 
 export interface SupervisedProcessOptions {
@@ -19,7 +21,19 @@ export interface SupervisedProcessOptions {
   stopGraceMs?: number;
 }
 
-/** A process in its own process group, so that stopping it also stops everything it started (SGLang's workers). */
+/** How long `stop()` waits, after SIGKILL, for the group to be gone before it gives up on it (it stays watched). */
+const KILL_WAIT_MS = 5_000;
+/** How often `stop()` looks whether the group is gone. */
+const GROUP_POLL_MS = 50;
+/** How long `stop()` lets the pipes drain into the log once the group is gone. */
+const STDIO_DRAIN_MS = 1_000;
+
+/**
+ * A process in its own process group, so that stopping it also stops everything it started (SGLang's scheduler and
+ * detokenizer, nginx's workers). The group, not the leader, is what is signalled and waited for: a leader that died
+ * first can leave children running, holding the port, the GPU and the pipes to our log (which would keep servelab
+ * from ever exiting).
+ */
 export class SupervisedProcess {
   readonly name: string;
   readonly child: ChildProcess;
@@ -31,6 +45,10 @@ export class SupervisedProcess {
   readonly #log: WriteStream | undefined;
   readonly #stopGraceMs: number;
   #stopping: Promise<void> | undefined;
+  /** Set once the group is seen empty: its id may then be reused by someone else's group, never to be signalled. */
+  #groupGone = false;
+  /** Set when the child's stdout and stderr have both closed (every holder of their write ends is gone). */
+  #stdioClosed = false;
 
   constructor(options: SupervisedProcessOptions) {
     this.name = options.name;
@@ -54,7 +72,8 @@ export class SupervisedProcess {
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => {
         this.#exitInfo = { code, signal };
-        if (pid !== undefined) unwatchProcessGroup(pid);
+        // The leader alone is gone; the group stays watched (watchdog.ts) while members remain.
+        if (pid !== undefined) this.#forgetGroupIfEmpty(pid);
         resolve({ code, signal });
       });
       this.child.once('error', (error) => {
@@ -62,6 +81,9 @@ export class SupervisedProcess {
         this.#exitInfo = { code: -1, signal: null };
         resolve({ code: -1, signal: null });
       });
+    });
+    this.child.once('close', () => {
+      this.#stdioClosed = true;
     });
     const onData = (chunk: Buffer): void => {
       this.#log?.write(chunk);
@@ -136,10 +158,11 @@ export class SupervisedProcess {
     });
   }
 
-  /** Sends a signal to the whole process group. */
+  /** Sends a signal to the whole process group: also after the leader has exited, while members remain. */
   signal(signal: NodeJS.Signals): void {
     const pid = this.child.pid;
-    if (pid === undefined || this.hasExited) return;
+    if (pid === undefined || this.#groupGone) return;
+    if (this.hasExited && this.#forgetGroupIfEmpty(pid)) return;
     try {
       process.kill(-pid, signal);
     } catch {
@@ -147,27 +170,58 @@ export class SupervisedProcess {
     }
   }
 
-  /** SIGTERM to the group, SIGKILL after the grace period; resolves once the process has exited. */
+  /**
+   * SIGTERM to the group, SIGKILL after the grace period (at once for what remains once the leader has exited: stray
+   * members that ignored SIGTERM); resolves once the group is gone, or KILL_WAIT_MS after SIGKILL (what still remains
+   * then stays watched: the watchdog kills it when servelab ends). Also when the leader had already exited.
+   */
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
-      if (!this.hasExited) {
+      const pid = this.child.pid;
+      if (pid !== undefined && !this.#groupGone) {
         this.signal('SIGTERM');
-        const timer = setTimeout(() => this.signal('SIGKILL'), this.#stopGraceMs);
-        await this.exited;
-        clearTimeout(timer);
-        // Stray members of the group (a worker that ignored SIGTERM) go too.
-        const pid = this.child.pid;
-        if (pid !== undefined) {
-          try {
-            process.kill(-pid, 'SIGKILL');
-          } catch {
-            // Nothing left.
-          }
-        }
+        if (!this.hasExited) await this.#waitForLeader(this.#stopGraceMs);
+        this.signal('SIGKILL');
+        await this.#waitForGroupGone(pid, KILL_WAIT_MS);
       }
+      // The last lines still in the pipes go to the log first; but a process that left the group and kept our pipes
+      // must not keep servelab's event loop alive: after STDIO_DRAIN_MS the pipes are closed on our side.
+      await this.#waitForStdioClosed(STDIO_DRAIN_MS);
+      this.child.stdout?.destroy();
+      this.child.stderr?.destroy();
       await new Promise<void>((resolve) => (this.#log === undefined ? resolve() : this.#log.end(resolve)));
     })();
     return this.#stopping;
+  }
+
+  async #waitForStdioClosed(timeoutMs: number): Promise<void> {
+    if (this.#stdioClosed) return;
+    const controller = new AbortController();
+    const closed = new Promise<void>((resolve) => this.child.once('close', () => resolve()));
+    await Promise.race([closed, sleep(timeoutMs, undefined, { signal: controller.signal }).catch(() => undefined)]);
+    controller.abort();
+  }
+
+  async #waitForLeader(timeoutMs: number): Promise<void> {
+    const controller = new AbortController();
+    await Promise.race([this.exited, sleep(timeoutMs, undefined, { signal: controller.signal }).catch(() => undefined)]);
+    controller.abort();
+  }
+
+  async #waitForGroupGone(pid: number, timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    // The leader's exit is seen through its 'exit' event; its members only by looking.
+    if (!this.hasExited) await this.#waitForLeader(timeoutMs);
+    while (!this.#forgetGroupIfEmpty(pid) && performance.now() < deadline) await sleep(GROUP_POLL_MS);
+  }
+
+  /** True, and the group no longer watched, once the leader has exited and no live member remains. */
+  #forgetGroupIfEmpty(pid: number): boolean {
+    if (this.#groupGone) return true;
+    if (!this.hasExited || groupHasLiveMembers(pid)) return false;
+    this.#groupGone = true;
+    unwatchProcessGroup(pid);
+    return true;
   }
 }
 

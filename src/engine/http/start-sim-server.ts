@@ -8,6 +8,8 @@ import { ServelabError } from '../../errors/servelab-error.js';
 import type { EngineListener, EngineRequestView } from '../../types/engine.js';
 import { HARNESS_PATH, injectBusyLoopFromEnvironment, ProcessHealthMonitor, serveHarness } from '../../utils/process-health.js';
 import { wordTokenIds } from '../../utils/word-tokenizer.js';
+import { refuseBrowserOrigin, refuseUntrustedRequest, runControlToken } from '../../routing/router/control-auth.js';
+import { controlPathKind } from '../../routing/router/control-paths.js';
 import type { SimEngine } from '../core/sim-engine.js';
 import { createEngine, resolveEngineSetup } from '../create-engine.js';
 import type { EngineSettings, ResolvedEngineSetup } from '../create-engine.js';
@@ -39,6 +41,11 @@ export interface SimServerOptions extends EngineSettings {
   startupDelayMs?: number;
   /** Resolve as soon as the port is bound instead of when the server is ready (`ready` tells when). */
   returnBeforeReady?: boolean;
+  /**
+   * The token servelab's own endpoints (`/_servelab/harness`) require (control-auth.ts); default: this process's
+   * runControlToken(), which a server servelab launched inherited from it.
+   */
+  controlToken?: string;
 }
 
 export interface RunningSimServer {
@@ -88,9 +95,11 @@ class SimHttpServer {
    */
   readonly #health = new ProcessHealthMonitor({ eventLoopDelay: false });
   #stopInjectedBusyLoop: () => void = () => undefined;
+  readonly #controlToken: string;
 
   constructor(setup: ResolvedEngineSetup, options: SimServerOptions) {
     this.#setup = setup;
+    this.#controlToken = options.controlToken ?? runControlToken();
     this.#clock = options.clock ?? systemClock;
     const profile = setup.profile;
     this.#servedModelName =
@@ -176,6 +185,15 @@ class SimHttpServer {
   async #route(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     const method = request.method ?? 'GET';
+    // Control endpoints, recognised however the path is spelled (control-paths.ts): servelab's need the run's token;
+    // SGLang's admin endpoints (which SGLang itself leaves open) refuse a browser page, whose cross-site request
+    // would otherwise flush the cache in the middle of a measurement.
+    const kind = controlPathKind(request.url ?? '/');
+    if (kind !== 'open') {
+      const refusal =
+        kind === 'servelab' ? refuseUntrustedRequest(request, { token: this.#controlToken, listenHost: this.#host, port: this.#port }) : refuseBrowserOrigin(request);
+      if (refusal !== undefined) return sendJson(response, refusal.status, { error: { message: refusal.message } });
+    }
     switch (path) {
       case '/generate':
         return this.#handleGenerate(request, response);

@@ -8,7 +8,8 @@ import { describeUpstreamError, forward, UPSTREAM_AGENT_OPTIONS } from '../proxy
 import { forwardedRequestHeaders, rawHeaderValue } from '../proxy/hop-by-hop.js';
 import { readBody } from '../proxy/read-body.js';
 import { requestIdFromBody, routingKeyFromBody } from '../routing-key.js';
-import { isGuardedControlPath, refuseControlRequest } from './control-auth.js';
+import { CONTROL_TOKEN_HEADER, refuseControlRequest, refuseUntrustedRequest } from './control-auth.js';
+import { controlPathKind, normalizeRequestPath } from './control-paths.js';
 import { renderPrometheusText, type RouterCounters } from './prometheus-text.js';
 import { normalizeWorkerUrl, RouterWorker, type WorkerSnapshot } from './router-worker.js';
 import { WorkerMonitor } from './worker-monitor.js';
@@ -160,11 +161,14 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     response.end(text);
   };
 
-  const proxy = async (incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
+  const proxy = async (incoming: IncomingMessage, response: ServerResponse, guarded: boolean): Promise<void> => {
     counters.received++;
     const method = incoming.method ?? 'GET';
     const body = method === 'GET' || method === 'HEAD' ? null : await readBody(incoming);
-    const headers = forwardedRequestHeaders(incoming.rawHeaders);
+    // The control token of a guarded request is for this router: a worker (or whatever stands at its address) never
+    // sees it. Open requests (the hot path) are forwarded as they came.
+    const forwarded = forwardedRequestHeaders(incoming.rawHeaders);
+    const headers = guarded ? withoutHeader(forwarded, CONTROL_TOKEN_HEADER) : forwarded;
     let requestId = rawHeaderValue(incoming.rawHeaders, 'x-request-id');
     let routingKey = '';
     // The body is parsed only when the policy needs its text (the rid comes for free then), or when tracing needs the
@@ -337,19 +341,23 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     const queryStart = rawPath.indexOf('?');
     const pathname = queryStart < 0 ? rawPath : rawPath.slice(0, queryStart);
     const handle = async (): Promise<void> => {
-      if (trace !== undefined && pathname === TAP_RECORDS_PATH) {
-        trace.serve(incoming, response);
-        return;
-      }
-      if (isGuardedControlPath(pathname)) {
-        const refusal = refuseControlRequest(incoming, pathname, { token: options.controlToken, listenHost: host, port: (server.address() as AddressInfo).port });
+      // Guarded on the normalised path (control-paths.ts): `/flush%5Fcache` is `/flush_cache` to the worker behind us.
+      const kind = controlPathKind(rawPath);
+      if (kind !== 'open') {
+        const settings = { token: options.controlToken, listenHost: host, port: (server.address() as AddressInfo).port };
+        const refusal =
+          kind === 'router-control' ? refuseControlRequest(incoming, normalizeRequestPath(rawPath), settings) : refuseUntrustedRequest(incoming, settings);
         if (refusal !== undefined) {
           sendJson(response, refusal.status, { error: { message: refusal.message } });
           return;
         }
       }
+      if (trace !== undefined && pathname === TAP_RECORDS_PATH) {
+        trace.serve(incoming, response);
+        return;
+      }
       if (!isControlPath(pathname) || !(await control(incoming, response, pathname, new URLSearchParams(queryStart < 0 ? '' : rawPath.slice(queryStart + 1))))) {
-        await proxy(incoming, response);
+        await proxy(incoming, response, kind !== 'open');
       }
     };
     handle().catch((error: unknown) => {
@@ -417,4 +425,13 @@ function stringHeaders(headers: IncomingMessage['headers']): Record<string, stri
     else if (Array.isArray(value) && value[0] !== undefined) result[name] = value[0];
   }
   return result;
+}
+
+/** A flat `[name, value, ...]` header list without the header `lowerName`. */
+function withoutHeader(headers: string[], lowerName: string): string[] {
+  const kept: string[] = [];
+  for (let index = 0; index + 1 < headers.length; index += 2) {
+    if ((headers[index] as string).toLowerCase() !== lowerName) kept.push(headers[index] as string, headers[index + 1] as string);
+  }
+  return kept;
 }

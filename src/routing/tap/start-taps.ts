@@ -8,6 +8,8 @@ import { forward, UPSTREAM_AGENT_OPTIONS } from '../proxy/forward.js';
 import { forwardedRequestHeaders, rawHeaderValue } from '../proxy/hop-by-hop.js';
 import { readBody } from '../proxy/read-body.js';
 import { requestIdFromBody } from '../routing-key.js';
+import { refuseBrowserOrigin, refuseUntrustedRequest, runControlToken, type ControlRefusal } from '../router/control-auth.js';
+import { controlPathKind, normalizeRequestPath } from '../router/control-paths.js';
 import { summarizeDurations } from './duration-summary.js';
 import { serveTapRecords } from './serve-tap-records.js';
 
@@ -21,6 +23,8 @@ export interface TapsOptions {
   host?: string;
   /** The tap process's clock: `routerSendTime` is its epoch reading when a request arrives. */
   clock: Clock;
+  /** The token `/_servelab/` requests must carry (control-auth.ts); default: this process's runControlToken(). */
+  controlToken?: string;
 }
 
 export interface TapsHandle {
@@ -52,6 +56,7 @@ export interface TapRecordsResponse {
  */
 export async function startTaps(options: TapsOptions): Promise<TapsHandle> {
   const { clock } = options;
+  const controlToken = options.controlToken ?? runControlToken();
   const host = options.host ?? '127.0.0.1';
   if (options.upstreamUrls.length === 0) {
     throw new ServelabError('INVALID_CONFIG', 'the taps need at least one upstream server URL');
@@ -123,10 +128,24 @@ export async function startTaps(options: TapsOptions): Promise<TapsHandle> {
   try {
     for (let index = 0; index < upstreams.length; index++) {
       const hostIndex = index;
-      const server = createServer({ noDelay: true, keepAliveTimeout: 30_000, requestTimeout: 0 }, (incoming, response) => {
-        if (hostIndex === 0 && (incoming.url ?? '').startsWith(TAP_RECORDS_PATH)) {
-          serveRecords(incoming, response);
-          return;
+      const server: Server = createServer({ noDelay: true, keepAliveTimeout: 30_000, requestTimeout: 0 }, (incoming, response) => {
+        const target = incoming.url ?? '/';
+        const kind = controlPathKind(target);
+        if (kind !== 'open') {
+          // servelab's endpoints need the run's token; a server's admin endpoints are passed on (the router in front
+          // may flush its workers' caches) but never for a browser page.
+          const refusal =
+            kind === 'servelab'
+              ? refuseUntrustedRequest(incoming, { token: controlToken, listenHost: host, port: (server.address() as AddressInfo).port })
+              : refuseBrowserOrigin(incoming);
+          if (refusal !== undefined) {
+            refuse(response, refusal);
+            return;
+          }
+          if (hostIndex === 0 && kind === 'servelab' && normalizeRequestPath(target) === TAP_RECORDS_PATH) {
+            serveRecords(incoming, response);
+            return;
+          }
         }
         handle(hostIndex, incoming, response).catch(() => incoming.socket.destroy());
       });
@@ -169,4 +188,10 @@ export async function startTaps(options: TapsOptions): Promise<TapsHandle> {
       return closing;
     },
   };
+}
+
+function refuse(response: ServerResponse, refusal: ControlRefusal): void {
+  const text = JSON.stringify({ error: { message: refusal.message } });
+  response.writeHead(refusal.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
 }

@@ -2,7 +2,7 @@ import { ServelabError } from '../../../errors/servelab-error.js';
 import type { ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
 import { listeningUrl } from '../../placement/listening-url.js';
 import { localPlacement } from '../../placement/local/local-placement.js';
-import { CONTROL_TOKEN_ENV, newControlToken } from '../../../routing/router/control-auth.js';
+import { CONTROL_TOKEN_ENV, runControlToken } from '../../../routing/router/control-auth.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
 
 export interface BuiltinRouterSettings {
@@ -34,7 +34,8 @@ export interface LaunchedBuiltinRouter {
  * and `ps` show), never printed.
  */
 export async function launchBuiltinRouter(settings: BuiltinRouterSettings): Promise<LaunchedBuiltinRouter> {
-  const controlToken = newControlToken();
+  // The run's token (not one of its own): the trace at /_servelab/tap-records is fetched with it, like the taps'.
+  const controlToken = runControlToken();
   const args = [servelabCliPath(), 'router', '--port', String(settings.port ?? 0), '--policy', settings.policy, '--worker-urls', ...settings.workerUrls];
   if (settings.maxRetries !== undefined) args.push('--max-retries', String(settings.maxRetries));
   if (settings.seed !== undefined) args.push('--seed', String(settings.seed));

@@ -95,8 +95,12 @@ export async function startNginx(options: StartNginxOptions): Promise<NginxHandl
     exited: child.exited,
     close: async () => {
       // SIGQUIT is nginx's graceful shutdown (SIGTERM is its fast one); the supervisor escalates if needed.
+      // To the group: also when the master died first, its workers still serve and hold the port.
       child.signal('SIGQUIT');
-      await Promise.race([child.exited, sleep(3_000)]);
+      // The grace timer is cancelled once nginx is gone: a pending timer would hold servelab's exit for 3 s.
+      const graceOver = new AbortController();
+      await Promise.race([child.exited, sleep(3_000, undefined, { signal: graceOver.signal }).catch(() => undefined)]);
+      graceOver.abort();
       await child.stop();
     },
   };
