@@ -71,6 +71,11 @@ export const workloadSettingsSchema = z.object({
   maxConcurrency: positiveInteger.optional(),
   arrival: arrivalSchema.default('poisson'),
   burstiness: z.number().positive({ message: 'must be above 0 (1 = Poisson, smaller = burstier)' }).default(1),
+  /**
+   * Poisson and gamma: `conditioned` rescales the drawn gaps so the schedule's rate is exactly requestRate;
+   * `independent` sums i.i.d. gaps as SGLang's bench_serving does (its rate misses the target by chance).
+   */
+  arrivalDraw: z.enum(['conditioned', 'independent']).default('conditioned'),
   tracePath: z.string().min(1).optional(),
   traceTimeScale: z.number().positive().default(1),
   tokenizerPath: z.string().min(1).optional(),
