@@ -25,6 +25,7 @@ import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisti
 import { succeededOnly, summarizeRouting } from './nodes.js';
 import { analysisWindow, measuredStageAnalysis } from './timeseries.js';
 import { measuredRecords } from './measured-records.js';
+import { dataQualityCautions, withCautions } from './data-quality-cautions.js';
 
 export interface SummarizeOptions {
   slo?: SloTargets;
@@ -275,7 +276,7 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     interTokenLatency: statisticsInPlace(pooledInterTokenLatencies(records, arena)),
     offeredLoad: describeOfferedLoad(records, targetRateOf(run.info.requestRate), latencies.send_lag, arena),
     concurrency: { benchServing: perSecond(sumOfLatencies), stages: stageAnalysis.stages },
-    dataQuality: summarizeDataQuality(records),
+    dataQuality: withCautions(summarizeDataQuality(records), dataQualityCautions(run, records)),
     goodput: options.slo && Object.values(options.slo).some((value) => value !== undefined)
       ? computeGoodput(records, columns, options.slo, durationSeconds)
       : null,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sloTargetsSchema } from './slo-targets.js';
 
 /**
  * The configuration of a test, named as the framework's first users named it (SPEC §1). One schema validates the
@@ -182,13 +183,8 @@ export const runSettingsSchema = z.object({
    * raw values). Off: server instants are used as stamped, the estimate is still reported.
    */
   clockCorrection: z.boolean().default(true),
-  slo: z
-    .object({
-      ttftMs: z.number().positive().optional(),
-      tpotMs: z.number().positive().optional(),
-      totalMs: z.number().positive().optional(),
-    })
-    .optional(),
+  /** Goodput objectives in ms; strict, so a misspelt objective is an error instead of a 100% goodput. */
+  slo: sloTargetsSchema.optional(),
 });
 
 /** The settings every test level shares: server, workload, client and run. */

@@ -322,5 +322,7 @@ export interface DataQualitySummary {
   removedFields: Record<string, number>;
   /** How the screening decides, in words (printed beside the counts). */
   rule: string;
+  /** What the run's numbers cannot be trusted for though no field was left out (a tokenizer the server does not share, ITL not kept). */
+  cautions?: string[];
 }
 

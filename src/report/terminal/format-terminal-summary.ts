@@ -192,11 +192,15 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
     }
   }
   const quality = summary.dataQuality;
-  if (quality !== undefined && quality.recordsAffected > 0) {
+  const cautions = quality?.cautions ?? [];
+  if (quality !== undefined && (quality.recordsAffected > 0 || cautions.length > 0)) {
     heading('Data quality', '-');
-    row('Records with fields left empty', String(quality.recordsAffected));
-    for (const [entry, count] of Object.entries(quality.removedFields)) row(`  ${terminalSafe(entry)}`, String(count));
-    lines.push(`  (${quality.rule})`);
+    if (quality.recordsAffected > 0) {
+      row('Records with fields left empty', String(quality.recordsAffected));
+      for (const [entry, count] of Object.entries(quality.removedFields)) row(`  ${terminalSafe(entry)}`, String(count));
+      lines.push(`  (${quality.rule})`);
+    }
+    for (const caution of cautions) lines.push(paint('33', `Caution: ${terminalSafe(caution)}`));
   }
   const recoveryRule = summary.events?.find((impact) => impact.recoveryRule !== undefined)?.recoveryRule;
   if (recoveryRule !== undefined) lines.push(`  (${recoveryRule})`);
