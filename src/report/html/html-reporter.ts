@@ -6,7 +6,7 @@ import type { LittlesLawCheck, Statistics, Summary } from '../../types/summary.j
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js';
 import { arrivalRatesText } from '../rate-text.js';
-import { recoveryText } from '../recovery-text.js';
+import { eventRecoveryText, eventStallText, recoveryText } from '../recovery-text.js';
 import { NOT_MODELLED, unmodelledColumns } from '../unmodelled-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
@@ -227,7 +227,7 @@ function eventsSection(run: RunData, summary: Summary): string {
       : ` Recovery: ${escapeHtml(impacts.find((impact) => impact.recoveryRule !== undefined)?.recoveryRule ?? '')}.`
   }</p>
 ${table(
-  ['time since t0 (s)', 'event', 'node', 'URL', 'analysed over', 'detail', 'failures until next event', 'errors for (s)', 'completed/s before → after', 'failed/s before → after', 'TTFT p50 (ms) before → after', 'recovered in (s)'],
+  ['time since t0 (s)', 'event', 'node', 'URL', 'analysed over', 'detail', 'failures until next event', 'errors for (s)', 'completed/s before → after', 'failed/s before → after', 'TTFT p50 (ms) before → after', 'recovery (restore) or stalled requests (hang)'],
   run.events.map((event) => {
     const impact = impacts.find((candidate) => candidate.time === event.time && candidate.kind === event.kind && candidate.node === event.node);
     return [
@@ -242,7 +242,7 @@ ${table(
       impact ? arrow(impact.before.completionsPerSecond, impact.after.completionsPerSecond, 2) : '–',
       impact ? arrow(impact.before.failuresPerSecond, impact.after.failuresPerSecond, 2) : '–',
       impact ? arrow(impact.before.ttftP50, impact.after.ttftP50, 2, 1000) : '–',
-      impact?.recoverySeconds === undefined ? '' : impact.recoverySeconds === null ? 'not by the end' : number(impact.recoverySeconds, 1),
+      impact === undefined ? '' : (eventRecoveryText(impact, (seconds) => number(seconds, 1)) ?? eventStallText(impact, (seconds) => number(seconds, 2)) ?? ''),
     ];
   }),
 )}</section>`;

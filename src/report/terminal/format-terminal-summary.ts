@@ -3,7 +3,7 @@ import type { TapOverhead } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
 import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
 import { arrivalRatesText } from '../rate-text.js';
-import { recoveryText } from '../recovery-text.js';
+import { eventRecoveryText, eventStallText, recoveryText } from '../recovery-text.js';
 import { unmodelledColumns } from '../unmodelled-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
@@ -187,8 +187,15 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
     for (const impact of summary.events) {
       const label = `${impact.kind}${impact.node === undefined ? '' : ` node ${impact.node}`} at ${fixed(impact.time - info.startTime)} s${impact.attribution === 'cluster' && impact.node !== undefined ? ' (all nodes)' : ''}`;
       const errors = impact.failuresUntilNextEvent === 0 ? 'no failures' : `${impact.failuresUntilNextEvent} failed over ${fixed(impact.errorsStoppedAfterSeconds)} s`;
-      const recovery = impact.recoverySeconds === undefined ? '' : impact.recoverySeconds === null ? '; not back to normal by the end' : `; recovered in ${fixed(impact.recoverySeconds)} s`;
-      row(label, `${errors}; completed/s ${fixed(impact.before.completionsPerSecond)} -> ${fixed(impact.after.completionsPerSecond)}${recovery}`);
+      const parts = [
+        errors,
+        `completed/s ${fixed(impact.before.completionsPerSecond)} -> ${fixed(impact.after.completionsPerSecond)}`,
+        // A hang fails nothing but can multiply TTFT: the line says so, not only "no failures".
+        `TTFT p50 ${milliseconds(impact.before.ttftP50)} -> ${milliseconds(impact.after.ttftP50)} ms`,
+        eventStallText(impact, (seconds) => fixed(seconds)),
+        eventRecoveryText(impact, (seconds) => fixed(seconds)),
+      ];
+      row(label, parts.filter((part) => part !== undefined).join('; '));
     }
   }
   const quality = summary.dataQuality;
