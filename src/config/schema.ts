@@ -206,7 +206,9 @@ export const failureActionSchema = z.object({
   action: z.enum(['crash', 'hang', 'drain', 'restore']),
   /** Node indices, from 0. `restore` with no nodes restores every failed node. */
   nodes: z.array(nonNegativeInteger).default([]),
-});
+})
+  // Strict: a misspelt `nodes` would otherwise be dropped and the action would fail no node at all.
+  .strict();
 
 /**
  * The first users' form `{ "300": [1, 2], "600": [] }`: from each time on, exactly the listed nodes are failed

@@ -51,3 +51,12 @@ describe('SLO objectives are read in both spellings or refused, never ignored', 
     expect(() => parseSweepPlan({ search: { slo: { ttftMs: 200 }, lowrate: 2 } })).toThrow(/unknown setting "lowrate"/);
   });
 });
+
+describe('nested settings are read in both spellings or refused', () => {
+  it('a failure schedule action takes at_s and refuses a misspelt key', async () => {
+    const { resolveRoutingTestConfig } = await import('../../src/config/routing-test-config.js');
+    const config = resolveRoutingTestConfig({ failure_schedule: [{ at_s: 5, action: 'crash', nodes: [1] }] });
+    expect(config.failureSchedule).toEqual([{ atS: 5, action: 'crash', nodes: [1] }]);
+    expect(() => resolveRoutingTestConfig({ failureSchedule: [{ atS: 5, action: 'crash', node: [1] }] })).toThrow(/unknown setting "node"/);
+  });
+});
