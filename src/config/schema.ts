@@ -183,6 +183,11 @@ export const runSettingsSchema = z.object({
    * raw values). Off: server instants are used as stamped, the estimate is still reported.
    */
   clockCorrection: z.boolean().default(true),
+  /**
+   * The harness grade: a metric is affected when servelab's own error bound on it (its processes' lateness) exceeds this
+   * share of the metric's p50 (docs/metrics.md, "Harness").
+   */
+  harnessErrorShare: z.number().gt(0).max(1).default(0.05),
   /** Goodput objectives in ms; strict, so a misspelt objective is an error instead of a 100% goodput. */
   slo: sloTargetsSchema.optional(),
 });
