@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dataQualityCautions, VIRTUAL_ITL_REQUEST_LIMIT } from '../../src/analysis/data-quality-cautions.js';
 import { summarize } from '../../src/analysis/summarize.js';
+import { buildReportHtml } from '../../src/report/html/html-reporter.js';
 import { formatTerminalSummary } from '../../src/report/terminal/format-terminal-summary.js';
 import type { RequestRecord } from '../../src/types/record.js';
 import { fullyTracedRecord, runOf, T0 } from './records.js';
@@ -17,6 +18,7 @@ describe('data quality cautions: numbers that are wrong though no field was left
     const text = formatTerminalSummary(run, summary);
     expect(text).toContain('Data quality');
     expect(text).toMatch(/Caution: input tokens and input tok\/s are the simulated server's counts/);
+    expect(buildReportHtml(run, summary, [])).toContain('<p class="warning">Caution: input tokens and input tok/s are the simulated server');
   });
 
   it('says nothing for a real server with a tokenizer, or the simulated one without', () => {

@@ -205,15 +205,17 @@ ${table(
 }
 
 /** What failed beside the client (taps, scraper, a launched process, a reporter, the disk), and what was recovered. */
-function noticesSection(run: RunData): string {
+function noticesSection(run: RunData, summary: Summary): string {
   const notices = run.notices ?? [];
-  if (notices.length === 0 && run.recovered === undefined) return '';
+  // The data-quality cautions: numbers that are wrong though no field was left out (docs/metrics.md, "Data quality").
+  const cautions = (summary.dataQuality?.cautions ?? []).map((caution) => `<p class="warning">Caution: ${escapeHtml(caution)}</p>`).join('\n');
+  if (notices.length === 0 && run.recovered === undefined && cautions === '') return '';
   const t0 = run.info.startTime;
   const recovered = run.recovered === undefined ? '' : `<p class="notice">Recovered: ${escapeHtml(recoveryText(run.recovered))}</p>`;
   const rows = notices.map((notice) => [notice.time === undefined ? '' : number(notice.time - t0, 3), notice.source, notice.message]);
   return `<section><h2>Notices</h2>
 <p>Parts beside the client that failed during the run. Requests are never dropped for them: columns they would have filled are empty.</p>
-${recovered}${rows.length === 0 ? '' : table(['time since t0 (s)', 'source', 'notice'], rows)}</section>`;
+${cautions}${recovered}${rows.length === 0 ? '' : table(['time since t0 (s)', 'source', 'notice'], rows)}</section>`;
 }
 
 function eventsSection(run: RunData, summary: Summary): string {
@@ -384,7 +386,7 @@ ${errorsSection(summary)}
 <section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(run, summary)}</section>
 <section><h2>Concurrency by stage</h2>${stagesTable(summary, run.info.startTime)}</section>
 ${nodesSection(summary)}
-${noticesSection(run)}
+${noticesSection(run, summary)}
 ${eventsSection(run, summary)}
 ${extrasSection(run.extras)}
 <section><h2>Charts</h2>
