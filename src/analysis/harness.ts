@@ -32,6 +32,9 @@ const HEADLINE_STAGES: readonly Stage[] = ['ttft', 'total_latency'];
 /** send_lag is the harness's own lateness: it is reported as measured, never weighed against itself. */
 const UNWEIGHED_STAGES: ReadonlySet<Stage> = new Set(['send_lag']);
 
+/** Metric values below this (ms) are not weighed: a microsecond is the timestamps' resolution. */
+const MIN_WEIGHED_VALUE_MS = 0.001;
+
 const STAGES_BY_ROLE: Record<HarnessRole, readonly Stage[]> = { client: CLIENT_STAGES, router: RELAY_STAGES, taps: RELAY_STAGES, 'sim-server': SERVER_STAGES };
 
 function processWarnings(process: HarnessProcess, thresholds: HarnessThresholds): HarnessWarning[] {
@@ -120,7 +123,8 @@ function errorBoundsOf(processes: readonly HarnessProcess[], values: HarnessMetr
       p99 /= tokens - 1;
       p50 /= tokens - 1;
     }
-    const positive = (value: number | null | undefined): number | null => (value !== undefined && value !== null && value > 0 ? value : null);
+    // Below a microsecond (the timestamps' resolution) a value is rounding: a stage the engine does not model.
+    const positive = (value: number | null | undefined): number | null => (value !== undefined && value !== null && value >= MIN_WEIGHED_VALUE_MS ? value : null);
     const valueMs = positive(values?.p50Ms[stage]);
     const p99ValueMs = positive(values?.p99Ms?.[stage]) ?? valueMs;
     const shares = [valueMs === null ? null : p50 / valueMs, p99ValueMs === null ? null : p99 / p99ValueMs].filter((share): share is number => share !== null);

@@ -14,6 +14,8 @@ export function harnessWatchedText(report: HarnessReport): string {
 
 function percent(share: number): string {
   const value = share * 100;
+  // Past 1000% the figure says only that the metric is far below the harness's resolution.
+  if (value > 1000) return '>1000';
   return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2);
 }
 

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { summarize } from '../../src/analysis/summarize.js';
 import { regenerateReport } from '../../src/report/regenerate.js';
+import { assessHarness, HARNESS_THRESHOLDS } from '../../src/analysis/harness.js';
+import { harnessGradeText } from '../../src/report/harness-text.js';
 import { buildReportHtml } from '../../src/report/html/html-reporter.js';
 import { formatTerminalSummary } from '../../src/report/terminal/format-terminal-summary.js';
 import { writeRunFiles } from '../../src/report/write-run-files.js';
@@ -119,5 +121,12 @@ describe('the harness report in summary.json, the terminal and report.html', () 
     const regenerated = await regenerateReport(outputDirectory, { reporterNames: ['summary'] });
     expect(regenerated.summary.harness?.state).toBe('suspect');
     expect(regenerated.summary.harness?.warnings.map((warning) => warning.process)).toEqual(['router']);
+  });
+
+  it('says ">1000%" for a metric far below the harness resolution, rather than an absurd figure', () => {
+    const processes = [{ name: 'client', role: 'client' as const, ...health({ event_loop_delay_ms: { p50: 0.1, p99: 20, max: 40, samples: 9_000 } }) }];
+    const report = assessHarness({ processes, host_cpu: null, missing: [] }, HARNESS_THRESHOLDS, { p50Ms: { itl: 0.004, ttft: 800, total_latency: 5000 } });
+    expect(report.errorBounds['itl']?.share).toBeCloseTo(5000, 6);
+    expect(harnessGradeText(report)).toBe('error bound over 5% of itl (>1000%); not TTFT or E2E');
   });
 });
