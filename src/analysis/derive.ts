@@ -21,6 +21,10 @@ function timePerOutputToken(record: RequestRecord): Seconds | undefined {
   return decodeTime / (outputTokens - 1);
 }
 
+function subtractStall(seconds: Seconds | undefined, record: RequestRecord): Seconds | undefined {
+  return seconds === undefined || record.serverStallSeconds === undefined ? seconds : seconds - record.serverStallSeconds;
+}
+
 export interface DerivedColumnDefinition {
   name: DerivedColumnName;
   compute(record: RequestRecord): Seconds | undefined;
@@ -37,7 +41,8 @@ export const DERIVED_COLUMNS: readonly DerivedColumnDefinition[] = [
   { name: 'ttft', compute: (r) => difference(r.firstTokenTime, r.arrivalTime) },
   { name: 'server_ttft', compute: (r) => difference(r.serverFirstTokenTime, r.serverCreatedTime) },
   { name: 'queue_time_in_router', compute: (r) => difference(r.routerSendTime, r.arrivalTime) },
-  { name: 'network_time', compute: (r) => difference(r.serverCreatedTime, r.routerSendTime) },
+  // A request sent to a hung (stopped) server waits for it to resume: that wait is serverStallSeconds, not the network.
+  { name: 'network_time', compute: (r) => subtractStall(difference(r.serverCreatedTime, r.routerSendTime), r) },
   { name: 'tokenize_time', compute: (r) => difference(r.queueTimeStart, r.serverCreatedTime) },
   { name: 'pure_queue_time', compute: (r) => difference(r.queueTimeEnd, r.queueTimeStart) },
   { name: 'queue_time_in_server', compute: (r) => difference(r.serverFirstTokenTime, r.serverCreatedTime) },
@@ -104,7 +109,7 @@ export function deriveColumnArrays(records: readonly RequestRecord[], arena?: Fl
     arrays.ttft[index] = firstToken - arrival;
     arrays.server_ttft[index] = serverFirstToken - created;
     arrays.queue_time_in_router[index] = routerSend - arrival;
-    arrays.network_time[index] = created - routerSend;
+    arrays.network_time[index] = created - routerSend - (record.serverStallSeconds ?? 0);
     arrays.tokenize_time[index] = queueStart - created;
     arrays.pure_queue_time[index] = queueEnd - queueStart;
     arrays.queue_time_in_server[index] = serverFirstToken - created;

@@ -2,7 +2,8 @@ import type { RequestRecord } from '../types/record.js';
 import type { RunEvent } from '../types/run.js';
 import type { EventImpact, WindowLoad } from '../types/summary.js';
 import { recordsOfNode } from './node-index.js';
-import { RECOVERY_RULE, timeToRecover } from './recovery.js';
+import { RECOVERY_RULE, recoveryBaselineProblem, timeToRecover } from './recovery.js';
+import { stallsOfHang } from './server-stalls.js';
 import { computeStatistics } from './statistics.js';
 
 /** Seconds on each side of an event that its before/after comparison covers (cut at neighbouring events). */
@@ -121,6 +122,12 @@ export function describeEvents(records: readonly RequestRecord[], events: readon
     if (event.kind === 'restore') {
       impact.recoverySeconds = timeToRecover(scope, sorted, event, windowEnd, steadyStart);
       impact.recoveryRule = RECOVERY_RULE;
+      const problem = recoveryBaselineProblem(scope, sorted, event, steadyStart);
+      if (problem !== undefined) impact.recoveryNote = problem;
+    }
+    if (event.kind === 'hang') {
+      const stalls = stallsOfHang(scope, event.time, next);
+      if (stalls !== undefined) impact.stalls = stalls;
     }
     return impact;
   });

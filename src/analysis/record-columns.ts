@@ -159,10 +159,11 @@ export const REQUESTS_CSV_COLUMNS: readonly string[] = REQUEST_COLUMNS.map((colu
 export const INTER_TOKEN_LATENCIES_KEY = 'inter_token_latencies';
 
 /**
- * Fields of a record that are not columns: the warmup flag (warmups are left out of every file) and the per-token gaps
- * (an array, under INTER_TOKEN_LATENCIES_KEY in requests.jsonl).
+ * Fields of a record that are not columns: the warmup flag (warmups are left out of every file), the per-token gaps
+ * (an array, under INTER_TOKEN_LATENCIES_KEY in requests.jsonl) and a stalled server's wait (worked out by analysis
+ * from the run's hang/restore events each time it runs, reported with the hang event, never stored).
  */
-export const NON_COLUMN_FIELDS = ['warmup', 'interTokenLatencies'] as const satisfies readonly (keyof RequestRecord)[];
+export const NON_COLUMN_FIELDS = ['warmup', 'interTokenLatencies', 'serverStallSeconds'] as const satisfies readonly (keyof RequestRecord)[];
 
 /**
  * Every field of RequestRecord is a stored column or a non-column field: a field added to the record type without an

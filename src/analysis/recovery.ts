@@ -55,6 +55,34 @@ function windowQuality(records: readonly RequestRecord[], from: number, to: numb
  * when the run never got back to normal, or when there is nothing to compare (no failure before the restore, no
  * request in the baseline).
  */
+/**
+ * Why a restore's recovery cannot be judged, or undefined when it can: no failure before it to undo, or no steady
+ * request before that failure to compare with (it fell in the ramp-up, or right at the first arrival). timeToRecover
+ * returns null in these cases too, and that null must not read as "not back to normal".
+ */
+export function recoveryBaselineProblem(
+  records: readonly RequestRecord[],
+  events: readonly RunEvent[],
+  restore: RunEvent,
+  steadyStart = Number.NEGATIVE_INFINITY,
+): string | undefined {
+  const failure = failureUndoneBy(events, restore);
+  if (failure === undefined) return `no ${[...FAILURE_KINDS].join(', ')} before this restore${restore.node === undefined ? '' : ` on node ${restore.node}`}: nothing to recover from`;
+  const baselineFrom = Math.max(failure.time - BASELINE_SECONDS, steadyStart);
+  const during = `the ${failure.kind} came during the ramp-up (before first arrival + 10% of the arrival period)`;
+  if (!(baselineFrom < failure.time)) return `no baseline: ${during}, so there is no steady level to be back to`;
+  if (windowQuality(records, baselineFrom, failure.time, failure.time).requests === 0) {
+    return `no baseline: no request arrived in the steady ${BASELINE_SECONDS} s before the ${failure.kind}, so there is no level to be back to`;
+  }
+  return undefined;
+}
+
+function failureUndoneBy(events: readonly RunEvent[], restore: RunEvent): RunEvent | undefined {
+  return [...events]
+    .filter((event) => FAILURE_KINDS.has(event.kind) && event.time <= restore.time && (restore.node === undefined || event.node === restore.node))
+    .sort((first, second) => second.time - first.time)[0];
+}
+
 export function timeToRecover(
   records: readonly RequestRecord[],
   events: readonly RunEvent[],
@@ -62,9 +90,7 @@ export function timeToRecover(
   windowEnd: number,
   steadyStart = Number.NEGATIVE_INFINITY,
 ): Seconds | null {
-  const failure = [...events]
-    .filter((event) => FAILURE_KINDS.has(event.kind) && event.time <= restore.time && (restore.node === undefined || event.node === restore.node))
-    .sort((first, second) => second.time - first.time)[0];
+  const failure = failureUndoneBy(events, restore);
   if (failure === undefined) return null;
   const baselineFrom = Math.max(failure.time - BASELINE_SECONDS, steadyStart);
   if (!(baselineFrom < failure.time)) return null;

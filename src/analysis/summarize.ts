@@ -2,7 +2,7 @@ import { nodeUrlsOf } from './node-index.js';
 import { steadyWindowOf } from './littles-law.js';
 import { summarizeDataQuality } from './data-quality.js';
 import { judgeLoad } from './verdict.js';
-import { assessRunHarness, harnessMeasurementsOf } from './harness.js';
+import { assessRunHarness, HARNESS_THRESHOLDS, harnessMeasurementsOf, type HarnessMetricValues } from './harness.js';
 import type { RequestRecord } from '../types/record.js';
 import type { RunData } from '../types/run.js';
 import type {
@@ -25,6 +25,7 @@ import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisti
 import { succeededOnly, summarizeRouting } from './nodes.js';
 import { analysisWindow, measuredStageAnalysis } from './timeseries.js';
 import { measuredRecords } from './measured-records.js';
+import { dataQualityCautions, withCautions } from './data-quality-cautions.js';
 
 export interface SummarizeOptions {
   slo?: SloTargets;
@@ -123,6 +124,29 @@ function scheduledRateOf(records: readonly RequestRecord[]): number | null {
   return count >= 2 && last > first ? (count - 1) / (last - first) : null;
 }
 
+/** What the harness's error bound is weighed against: each metric's p50 and p99 in ms, the mean output tokens, the send lag p50. */
+function harnessValuesOf(
+  latencies: Record<DerivedColumnName, Statistics | null>,
+  itl: Statistics | null,
+  tokens: SummaryTokens,
+  succeeded: number,
+  unheldLag: Statistics | null,
+): HarnessMetricValues {
+  const p50Ms: Record<string, number | null> = {};
+  const p99Ms: Record<string, number | null> = {};
+  for (const [name, statistics] of [...Object.entries(latencies), ['itl', itl] as const]) {
+    p50Ms[name] = statistics === null ? null : statistics.p50 * 1000;
+    p99Ms[name] = statistics === null ? null : statistics.p99 * 1000;
+  }
+  return { p50Ms, p99Ms, meanOutputTokens: succeeded > 0 ? tokens.totalOutput / succeeded : null, sendLagP50Ms: unheldLag === null ? null : unheldLag.p50 * 1000 };
+}
+
+/** `harnessErrorShare` from the run's settings (a share of a metric's p50), else the default. */
+function harnessErrorShareOf(config: Record<string, unknown>): number {
+  const share = config['harnessErrorShare'];
+  return typeof share === 'number' && share > 0 ? share : HARNESS_THRESHOLDS.metric_error_share;
+}
+
 /** How much load `maxConcurrency` held back: requests held and how long they waited (dispatch − scheduled). */
 function describeHeldLoad(records: readonly RequestRecord[]): HeldLoad {
   let count = 0;
@@ -203,12 +227,12 @@ function computeGoodput(
  * p99 of send lag over the requests `--max-concurrency` did not hold back: a held request's lag is the hold, which
  * the load asked for, not the client falling behind (seconds; null when none was sent).
  */
-function unheldSendLagP99(records: readonly RequestRecord[]): number | null {
+function unheldSendLag(records: readonly RequestRecord[]): Statistics | null {
   const lags: number[] = [];
   for (const record of records) {
     if (record.heldForConcurrency !== true && record.arrivalTime !== undefined) lags.push(record.arrivalTime - record.scheduledTime);
   }
-  return computeStatistics(lags)?.p99 ?? null;
+  return computeStatistics(lags);
 }
 
 /** An epoch instant as seconds after t0, to the microsecond like every relative time in the files. */
@@ -254,9 +278,14 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
   const stageAnalysis = measuredStageAnalysis(run.records, arena);
 
   const harness = harnessMeasurementsOf(run.extras);
+  const interTokenLatency = statisticsInPlace(pooledInterTokenLatencies(records, arena));
+  // A request max concurrency held back waited because the load asked it to: its lag is no harness error.
+  const unheldLag = harness === undefined ? null : unheldSendLag(records);
   const summary: Summary = {
     verdict: judgeLoad(records, run.info.startTime, targetRateOf(run.info.requestRate)),
-    ...(harness === undefined ? {} : { harness: assessRunHarness(harness, unheldSendLagP99(records)) }),
+    ...(harness === undefined
+      ? {}
+      : { harness: assessRunHarness(harness, unheldLag?.p99 ?? null, harnessValuesOf(latencies, interTokenLatency, tokens, counts.succeeded, unheldLag), harnessErrorShareOf(run.config)) }),
     counts,
     errors: describeErrors(records),
     firstArrivalTime,
@@ -272,10 +301,10 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     },
     tokens,
     latencies,
-    interTokenLatency: statisticsInPlace(pooledInterTokenLatencies(records, arena)),
+    interTokenLatency,
     offeredLoad: describeOfferedLoad(records, targetRateOf(run.info.requestRate), latencies.send_lag, arena),
     concurrency: { benchServing: perSecond(sumOfLatencies), stages: stageAnalysis.stages },
-    dataQuality: summarizeDataQuality(records),
+    dataQuality: withCautions(summarizeDataQuality(records), dataQualityCautions(run, records)),
     goodput: options.slo && Object.values(options.slo).some((value) => value !== undefined)
       ? computeGoodput(records, columns, options.slo, durationSeconds)
       : null,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sloTargetsSchema } from './slo-targets.js';
 
 /**
  * The configuration of a test, named as the framework's first users named it (README.md). One schema validates the
@@ -72,6 +73,11 @@ export const workloadSettingsSchema = z.object({
   maxConcurrency: positiveInteger.optional(),
   arrival: arrivalSchema.default('poisson'),
   burstiness: z.number().positive({ message: 'must be above 0 (1 = Poisson, smaller = burstier)' }).default(1),
+  /**
+   * Poisson and gamma: `conditioned` rescales the drawn gaps so the schedule's rate is exactly requestRate;
+   * `independent` sums i.i.d. gaps as SGLang's bench_serving does (its rate misses the target by chance).
+   */
+  arrivalDraw: z.enum(['conditioned', 'independent']).default('conditioned'),
   tracePath: z.string().min(1).optional(),
   traceTimeScale: z.number().positive().default(1),
   tokenizerPath: z.string().min(1).optional(),
@@ -178,13 +184,13 @@ export const runSettingsSchema = z.object({
    * raw values). Off: server instants are used as stamped, the estimate is still reported.
    */
   clockCorrection: z.boolean().default(true),
-  slo: z
-    .object({
-      ttftMs: z.number().positive().optional(),
-      tpotMs: z.number().positive().optional(),
-      totalMs: z.number().positive().optional(),
-    })
-    .optional(),
+  /**
+   * The harness grade: a metric is affected when servelab's own error bound on it (its processes' lateness) exceeds this
+   * share of the metric's p50 (docs/metrics.md, "Harness").
+   */
+  harnessErrorShare: z.number().gt(0).max(1).default(0.05),
+  /** Goodput objectives in ms; strict, so a misspelt objective is an error instead of a 100% goodput. */
+  slo: sloTargetsSchema.optional(),
 });
 
 /** The settings every test level shares: server, workload, client and run. */
@@ -206,7 +212,9 @@ export const failureActionSchema = z.object({
   action: z.enum(['crash', 'hang', 'drain', 'restore']),
   /** Node indices, from 0. `restore` with no nodes restores every failed node. */
   nodes: z.array(nonNegativeInteger).default([]),
-});
+})
+  // Strict: a misspelt `nodes` would otherwise be dropped and the action would fail no node at all.
+  .strict();
 
 /**
  * The first users' form `{ "300": [1, 2], "600": [] }`: from each time on, exactly the listed nodes are failed

@@ -31,6 +31,9 @@ export function rejectIgnoredSettings(input: Record<string, unknown>, config: No
   const given = (key: string): boolean => input[key] !== undefined && !isDeepStrictEqual(input[key], defaults[key]);
   const flag = (key: string): string => `--${toKebabCase(key)}`;
   if (given('burstiness') && config.arrival !== 'gamma') throw invalid(`${flag('burstiness')} shapes gamma arrivals only; add --arrival gamma (the arrival process is ${config.arrival})`);
+  if (given('arrivalDraw') && (config.arrival === 'constant' || config.arrival === 'trace' || config.stages !== undefined)) {
+    throw invalid(`${flag('arrivalDraw')} ${String(config.arrivalDraw)} draws poisson or gamma gaps at one rate; ${config.stages !== undefined ? 'staged load draws independent gaps already' : `the ${config.arrival} process draws none`}: drop it`);
+  }
   for (const key of ['tracePath', 'traceTimeScale']) {
     if (given(key) && config.arrival !== 'trace') throw invalid(`${flag(key)} applies to trace replay only; add --arrival trace`);
   }

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ServelabError } from '../errors/servelab-error.js';
 import { routingTestConfigSchema } from './schema.js';
+import { SLO_NAMES } from './slo-targets.js';
 
 /** `model_path` → `modelPath`, `ttft_ms` → `ttftMs`. */
 export function toCamelCase(key: string): string {
@@ -48,7 +49,8 @@ export function camelCaseSettings(input: Record<string, unknown>): Record<string
   const settings = camelCaseKeys(input, SETTING_NAMES, '');
   for (const name of NESTED_SETTINGS) {
     const value = settings[name];
-    if (isPlainObject(value) && name === 'slo') settings[name] = camelCaseKeys(value, undefined, `${name}.`);
+    // Only known objectives are renamed, so an unknown one is refused under the name the user wrote.
+    if (isPlainObject(value) && name === 'slo') settings[name] = camelCaseKeys(value, new Set(Object.keys(SLO_NAMES)), `${name}.`);
     if (Array.isArray(value)) settings[name] = value.map((entry, index) => (isPlainObject(entry) ? camelCaseKeys(entry, undefined, `${name}[${index}].`) : entry));
   }
   return settings;

@@ -33,6 +33,7 @@ type WorkloadConfig = Pick<
   | 'arrival'
   | 'requestRate'
   | 'burstiness'
+  | 'arrivalDraw'
   | 'tracePath'
   | 'traceTimeScale'
   | 'gspZipfExponent'
@@ -98,6 +99,7 @@ export async function buildWorkload(config: WorkloadConfig): Promise<PlannedWork
       process: config.arrival,
       requestRate: config.requestRate,
       burstiness: config.burstiness,
+      draw: config.arrivalDraw,
       tracePath: config.tracePath,
       traceTimeScale: config.traceTimeScale,
       // Stages of rates shape an open loop's arrivals; stages of users are the closed loop's (see loadModeOf).

@@ -57,7 +57,7 @@ export interface HarnessWarning {
   /** The process (`client`, `router`, `taps`, `node-1`) or `host`. */
   process: string;
   node?: string;
-  /** What was over which threshold, e.g. "event-loop delay p99 3.20 ms > 1 ms". */
+  /** What was over which threshold, e.g. "event-loop delay p99 3.20 ms > 1 ms": a cause to look at, not the grade. */
   problem: string;
   /** The derived columns (requests.csv names) whose values it can have inflated. */
   stages: string[];
@@ -69,15 +69,48 @@ export interface HarnessThresholds {
   send_lag_p99_ms: number;
   process_cpu_share_of_one_core: number;
   host_cpu_busy_share: number;
+  /**
+   * The grade: a metric is affected when the harness's error bound on it exceeds this share of its p50 (0.05 = 5%;
+   * `harnessErrorShare`). The thresholds above only say which processes to name as causes.
+   */
+  metric_error_share: number;
+}
+
+/**
+ * The harness's error bound on one metric, beside the metric. A timestamp taken or relayed late moves one request's
+ * value by up to that lateness, so a metric's p50 moves by about the processes' typical (p50) lateness and its p99 by
+ * their p99 lateness: each is weighed against its like.
+ */
+export interface HarnessErrorBound {
+  /** The p99 lateness of every process on the metric's path, summed (ms): the bound on one request's value, and on the metric's p99. */
+  boundMs: number;
+  /** The same with each process's p50 lateness (ms): how far the metric's p50 can have moved. */
+  p50BoundMs: number;
+  /** The metric's p50 and p99 (ms); null when the run has no value for it (or it is 0: a stage the engine does not model). */
+  valueMs: number | null;
+  p99ValueMs: number | null;
+  /** The larger of p50BoundMs / valueMs and boundMs / p99ValueMs; null without values. */
+  share: number | null;
+  /** The processes whose lateness makes up the bound. */
+  sources: string[];
 }
 
 export interface HarnessReport {
-  /** `clean`: nothing over a threshold; `suspect`: see warnings. */
-  state: 'clean' | 'suspect';
+  /**
+   * `clean`: the error bound is within `metric_error_share` of every metric it affects; `affected`: it exceeds it on
+   * the metrics named in `affected`, but not on TTFT or end-to-end latency; `suspect`: it exceeds it on TTFT or
+   * end-to-end latency, so the run's headline numbers are within the harness's own error. Without metric values to
+   * weigh against (assessHarness called alone), any threshold crossing is `suspect`.
+   */
+  state: 'clean' | 'affected' | 'suspect';
+  /** The metrics (derived-column names, `itl`) whose bound exceeds the share, in column order. */
+  affected: string[];
+  /** Per metric the harness can move: its error bound, value and share. */
+  errorBounds: Record<string, HarnessErrorBound>;
   warnings: HarnessWarning[];
-  /** Per derived column: the processes whose warnings concern it (absent columns: none). */
+  /** Per affected metric: the processes whose lateness makes up its bound (absent columns: not affected). */
   stages_flagged: Record<string, string[]>;
-  /** Per node (its host URL): the processes whose warnings concern its numbers. */
+  /** Per node (its host URL), when the state is not clean: the processes behind an affected metric that concern its numbers. */
   nodes_flagged: Record<string, string[]>;
   processes: HarnessProcess[];
   host_cpu: HostCpu | null;

@@ -40,6 +40,12 @@ export interface ClientOutcome {
 
   /** SGLang `meta_info.request_received_ts` (server clock). */
   serverCreatedTime?: EpochSeconds;
+  /**
+   * Seconds of routerSendTime → serverCreatedTime during which the server was stopped (a `hang` failure event, until
+   * its `restore`): the request waited in the stopped server's socket, and the server stamped its receipt on resuming.
+   * Not measured: analysis derives it from the run's events (server-stalls.ts), and network_time leaves it out.
+   */
+  serverStallSeconds?: Seconds;
   /** `forward_entry_time - queue_time` (server clock). */
   queueTimeStart?: EpochSeconds;
   /** SGLang `forward_entry_time` (server clock). */

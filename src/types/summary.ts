@@ -260,6 +260,16 @@ export interface EventImpact {
   recoverySeconds?: number | null;
   /** Restore events: the rule behind `recoverySeconds`, in words. */
   recoveryRule?: string;
+  /**
+   * Restore events whose recovery cannot be judged (the failure came in the ramp-up: no baseline; or there was no
+   * failure to undo): why. `recoverySeconds` is then null, and means "not judged", not "not back to normal".
+   */
+  recoveryNote?: string;
+  /**
+   * Hang events: the requests sent to the stopped server that waited for it to resume (`serverStallSeconds`, left out
+   * of their network_time), and how long they waited. Absent when none did.
+   */
+  stalls?: { requests: number; stallSeconds: Statistics };
 }
 
 /**
@@ -322,5 +332,7 @@ export interface DataQualitySummary {
   removedFields: Record<string, number>;
   /** How the screening decides, in words (printed beside the counts). */
   rule: string;
+  /** What the run's numbers cannot be trusted for though no field was left out (a tokenizer the server does not share, ITL not kept). */
+  cautions?: string[];
 }
 

@@ -6,12 +6,21 @@
 /** Arrival process names; an unknown name is loaded as a module path. */
 export type ArrivalProcessName = 'poisson' | 'gamma' | 'constant' | 'trace';
 
+/**
+ * How poisson and gamma schedules are drawn. `conditioned` (default): N−1 i.i.d. gaps rescaled so the schedule spans
+ * exactly (N−1) / requestRate, so the scheduled rate is the target; `independent`: i.i.d. gaps summed as they come
+ * (SGLang's bench_serving), whose rate misses the target by sampling chance (about ±1/sqrt(N)).
+ */
+export type ArrivalDraw = 'conditioned' | 'independent';
+
 export interface ArrivalSettings {
   process: ArrivalProcessName | (string & {});
   /** Mean arrival rate in requests per second; `Infinity` sends every request at offset 0. */
   requestRate: number;
   /** Gamma only: the shape of the inter-arrival gaps. 1 = Poisson, smaller = burstier (CV = 1/sqrt(burstiness)). */
   burstiness?: number;
+  /** Poisson and gamma only: `conditioned` (default) or `independent`; see ArrivalDraw. */
+  draw?: ArrivalDraw;
   /** Trace only: a file of arrival timestamps (one number a line, or JSONL rows with `timestamp`). */
   tracePath?: string;
   /** Trace only: multiplies every gap of the trace (2 = half the rate, 0.5 = twice the rate). Default 1. */

@@ -86,7 +86,11 @@ describe('the harness of a run (send lag from its records)', () => {
     expect(summarize(runOf(records, {})).harness).toBeUndefined();
     const lateRun = runOf(records);
     lateRun.extras = { harness: clientOnly };
-    expect(summarize(lateRun).harness?.state).toBe('suspect');
+    const late = summarize(lateRun).harness;
+    expect(late?.processes[0]?.send_lag_p99_ms).toBeGreaterThan(4);
+    expect(late?.warnings.map((warning) => warning.problem).join('\n')).toMatch(/send lag p99 [\d.]+ ms > 1 ms/);
+    // Its bound on intended_latency is the lag plus the loop's delay.
+    expect(late?.errorBounds['intended_latency']?.boundMs).toBeCloseTo((late?.processes[0]?.send_lag_p99_ms as number) + 0.4, 3);
   });
 
   it('reads measurements back only when they have the expected shape', () => {
@@ -94,5 +98,76 @@ describe('the harness of a run (send lag from its records)', () => {
     expect(harnessMeasurementsOf({ harness: 'clean' })).toBeUndefined();
     expect(harnessMeasurementsOf({ harness: { processes: [] } })).toBeUndefined();
     expect(harnessMeasurementsOf({ harness: { processes: [], missing: [] } })).toEqual({ processes: [], host_cpu: null, missing: [] });
+  });
+});
+
+describe('the grade weighs the harness error bound against the metrics it affects (issue 27)', () => {
+  const client = (delayP99Ms: number, overrides: Partial<HarnessProcess> = {}): HarnessProcess => ({
+    name: 'client',
+    role: 'client',
+    ...health({ event_loop_delay_ms: { p50: delayP99Ms / 4, p99: delayP99Ms, max: delayP99Ms * 3, samples: 10_000 } }),
+    ...overrides,
+  });
+  /** A real engine: TTFT 130 ms, E2E 2.6 s, TPOT and ITL 25 ms, 100 output tokens. */
+  const realEngine = {
+    p50Ms: { ttft: 130, total_latency: 2600, tpot: 25, itl: 25, decode_time: 2470, intended_latency: 2601, send_lag: 0.3 },
+    meanOutputTokens: 100,
+  };
+
+  it('a calm client against a server of hundreds of milliseconds is clean, though its send lag and loop delay are over 1 ms', () => {
+    const report = assessHarness({ processes: [client(1.1, { send_lag_p99_ms: 1.23 })], host_cpu: idleHost, missing: [] }, HARNESS_THRESHOLDS, realEngine);
+    expect(report.state).toBe('clean');
+    expect(report.affected).toEqual([]);
+    expect(report.errorBounds['ttft']).toEqual({ boundMs: 1.1, p50BoundMs: 0.275, valueMs: 130, p99ValueMs: 130, share: 0.008462, sources: ['client'] });
+    expect(report.errorBounds['intended_latency']?.boundMs).toBeCloseTo(2.33, 6);
+    // TPOT spreads the decode span's error over 99 gaps.
+    expect(report.errorBounds['tpot']?.boundMs).toBeCloseTo(1.1 / 99, 3);
+    // The raw thresholds still name the causes.
+    expect(report.warnings.map((warning) => warning.problem)).toEqual([
+      'event-loop delay p99 1.10 ms > 1 ms (max 3.3 ms)',
+      'send lag p99 1.23 ms > 1 ms: requests left later than scheduled',
+    ]);
+  });
+
+  it('a client starved of its core is suspect: its lateness is a large share of TTFT and E2E', () => {
+    const report = assessHarness({ processes: [client(850, { cpu_share_of_one_core: 1 })], host_cpu: { ...idleHost, busy_share_mean: 0.99 }, missing: [] }, HARNESS_THRESHOLDS, realEngine);
+    expect(report.state).toBe('suspect');
+    expect(report.affected).toEqual(['total_latency', 'ttft', 'decode_time', 'tpot', 'intended_latency', 'itl']);
+    expect(report.errorBounds['ttft']?.share).toBeCloseTo(850 / 130, 4);
+    expect(report.stages_flagged['ttft']).toEqual(['client']);
+  });
+
+  it('a simulated cluster on 2 cores: affected, naming its sub-millisecond stages, while TTFT and E2E are not', () => {
+    const processes: HarnessProcess[] = [
+      client(1.55),
+      { name: 'node-0', role: 'sim-server', node: 'http://127.0.0.1:1', ...health({ event_loop_delay_ms: null }), step_lateness_ms: { p50: 0.1, p99: 0.6, max: 3, steps: 900 } },
+    ];
+    // p50 and p99 as a 5 req/s run on this 2-core machine measured them.
+    const values = {
+      p50Ms: { ttft: 14, total_latency: 300, itl: 9, network_time: 0.2, tokenize_time: 2e-7, pure_queue_time: 0.8, prefill_time: 12, decode_time: 286 },
+      p99Ms: { ttft: 48, total_latency: 480, itl: 34, network_time: 0.9, tokenize_time: 0, pure_queue_time: 7, prefill_time: 16, decode_time: 454 },
+      meanOutputTokens: 32,
+    };
+    const report = assessHarness({ processes, host_cpu: idleHost, missing: [] }, HARNESS_THRESHOLDS, values);
+    expect(report.state).toBe('affected');
+    // tokenize_time is 0 but for float rounding (not modelled): nothing to weigh against, so it is not named. TTFT: 0.49 ms of its 14 ms p50,
+    // 2.15 ms of its 48 ms p99.
+    expect(report.affected).toEqual(['network_time', 'pure_queue_time', 'itl']);
+    expect(report.errorBounds['ttft']?.share).toBeCloseTo(2.15 / 48, 6);
+    expect(report.errorBounds['tokenize_time']?.share).toBeNull();
+    expect(report.nodes_flagged).toEqual({ 'http://127.0.0.1:1': ['node-0', 'client'] });
+  });
+
+  it('the share is a setting: the same observations are clean at 20% and suspect at 1%', () => {
+    const processes = [client(2)];
+    const values = { p50Ms: { ttft: 25, total_latency: 400 } };
+    expect(assessHarness({ processes, host_cpu: null, missing: [] }, { ...HARNESS_THRESHOLDS, metric_error_share: 0.2 }, values).state).toBe('clean');
+    expect(assessHarness({ processes, host_cpu: null, missing: [] }, { ...HARNESS_THRESHOLDS, metric_error_share: 0.01 }, values).state).toBe('suspect');
+    const run = runOf([recordAt({ scheduledTime: 0, arrivalTime: 0, firstTokenTime: 0.025, finishTime: 0.4 })], { requestRate: 1 });
+    run.extras = { harness: { processes, host_cpu: null, missing: [] } };
+    expect(summarize(run).harness?.state).toBe('suspect');
+    run.config['harnessErrorShare'] = 0.2;
+    expect(summarize(run).harness?.state).toBe('clean');
+    expect(summarize(run).harness?.thresholds.metric_error_share).toBe(0.2);
   });
 });

@@ -43,7 +43,7 @@ describe('servelab node watches its own client, its simulated server and the hos
     const outputDir = join(workDirectory, 'slowed');
     const result = await runCli([...RUN, '--output-dir', outputDir], { env: { SERVELAB_INJECT_BUSY_LOOP: 'client:30/40' } });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/\nHarness: +SUSPECT \(watched: client, sim-server, host CPU\)\n/);
+    expect(result.stdout).toMatch(/\nHarness: +SUSPECT: error bound over 5% of [^;]*\bttft \([\d.]+%\)[^;]*; TTFT or E2E among them \(watched: client, sim-server, host CPU\)\n/);
     expect(result.stdout).toMatch(/\n {2}client: event-loop delay p99 [\d.]+ ms > 1 ms/);
     expect(result.stdout).not.toContain('not checked (no self-report yet)');
     const harness = await harnessOf(outputDir);
@@ -91,7 +91,7 @@ describe('servelab node watches its own client, its simulated server and the hos
       { env: { SERVELAB_INJECT_BUSY_LOOP: 'router:30/40' } },
     );
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/\nHarness: +SUSPECT \(watched: client, router, node-0, node-1, host CPU\)\n/);
+    expect(result.stdout).toMatch(/\nHarness: +SUSPECT: error bound over 5% of [^;]*\bqueue_time_in_router \([\d.]+%\)[^;]*; TTFT or E2E among them \(watched: client, router, node-0, node-1, host CPU\)\n/);
     expect(result.stdout).toMatch(/\n {2}router: event-loop delay p99 [\d.]+ ms > 1 ms/);
     // The builtin router traces itself, so no taps run: every process of the run reports on itself.
     expect(result.stdout).not.toContain('not checked (no self-report yet)');

@@ -13,6 +13,8 @@ describe('request rate', () => {
 describe('settings that would be silently ignored are refused', () => {
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['burstiness without gamma arrivals', { burstiness: 0.2 }, /--burstiness shapes gamma arrivals only; add --arrival gamma/],
+    ['an independent draw for constant arrivals', { arrival: 'constant', arrivalDraw: 'independent' }, /--arrival-draw independent draws poisson or gamma gaps at one rate; the constant process draws none/],
+    ['an independent draw for staged load', { stages: [{ durationS: 1, rate: 5 }], arrivalDraw: 'independent' }, /staged load draws independent gaps already/],
     ['a trace file without trace arrivals', { tracePath: 'trace.csv' }, /--trace-path applies to trace replay only/],
     ['shared-prefix lengths for the random dataset', { gspNumGroups: 4 }, /--gsp-num-groups applies to --dataset-name shared-prefix, not random/],
     ['random lengths for the shared-prefix dataset', { datasetName: 'shared-prefix', randomInputLen: 100 }, /--random-input-len applies to --dataset-name random or random-ids/],
@@ -47,5 +49,14 @@ describe('settings that would be silently ignored are refused', () => {
   it('defaults never trigger a rule', () => {
     expect(() => resolveNodeTestConfig({})).not.toThrow();
     expect(() => resolveRoutingTestConfig({ datasetName: 'shared-prefix' })).not.toThrow();
+  });
+});
+
+describe('arrival draw', () => {
+  it('is conditioned by default, takes independent (arrival_draw too) and refuses anything else', () => {
+    expect(resolveNodeTestConfig({}).arrivalDraw).toBe('conditioned');
+    expect(resolveNodeTestConfig({ arrivalDraw: 'independent' }).arrivalDraw).toBe('independent');
+    expect(resolveNodeTestConfig({ arrival_draw: 'independent', arrival: 'gamma' }).arrivalDraw).toBe('independent');
+    expect(() => resolveNodeTestConfig({ arrivalDraw: 'uniform' })).toThrow(/arrival-draw|arrivalDraw/);
   });
 });

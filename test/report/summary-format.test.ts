@@ -16,7 +16,7 @@ import { T0 } from '../analysis/records.js';
 import { sampleRoutingRun } from './sample-run.js';
 
 /** Maps whose keys are data (error classes, `field:reason`, column names, node URLs): their keys are not names. */
-const DATA_KEYED = new Set(['metrics.counts.failedByClass', 'metrics.dataQuality.removedFields', 'metrics.harness.stagesFlagged', 'metrics.harness.nodesFlagged']);
+const DATA_KEYED = new Set(['metrics.counts.failedByClass', 'metrics.dataQuality.removedFields', 'metrics.harness.stagesFlagged', 'metrics.harness.nodesFlagged', 'metrics.harness.errorBounds']);
 
 /** Every key of a parsed JSON value with its dotted path (`[]` for array items), data-keyed maps' keys left out. */
 function keyPaths(value: unknown, path = ''): string[] {
@@ -43,7 +43,8 @@ function fullRun(): RunData {
         cpu_s: 9.5,
         wall_s: 10,
         cpu_share_of_one_core: 0.95,
-        step_lateness_ms: { p50: 0.05, p99: 0.3, max: 1, steps: 500 },
+        // Late enough to move prefill_time (30 ms) by more than 5%, so the harness flags a column.
+        step_lateness_ms: { p50: 0.05, p99: 5, max: 9, steps: 500 },
       },
     ],
     host_cpu: { cores: 2, samples: 40, interval_ms: 250, busy_share_mean: 0.4, busy_share_max: 0.7, share_of_samples_over_threshold: 0 },

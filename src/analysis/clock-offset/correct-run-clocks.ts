@@ -2,6 +2,7 @@ import type { ClockOffsetEstimate, ClockOffsetSample } from '../../types/clock-o
 import type { RequestRecord } from '../../types/record.js';
 import type { RunData } from '../../types/run.js';
 import { estimateClockOffset, offsetAt, type EstimateOptions, type OffsetFit } from './estimate-clock-offset.js';
+import { attributeServerStalls } from '../server-stalls.js';
 
 /**
  * The instants a server stamps on its own clock. Everything else in a record is read on the client's host: the
@@ -118,6 +119,12 @@ function shifted(record: RequestRecord, fit: OffsetFit): RequestRecord {
  * Virtual-time runs have one clock by construction and are returned as they are.
  */
 export function correctRunClocks(run: RunData, options: ClockCorrectionOptions = {}): RunData {
+  // Every path that turns measured records into analysed ones comes here, so the waits for a hung server (which need
+  // the server instants on the client's clock, like the hang events) are attributed here too.
+  return attributeServerStalls(correctClocks(run, options));
+}
+
+function correctClocks(run: RunData, options: ClockCorrectionOptions): RunData {
   if (run.info.simulated) return run;
   const raw = run.rawRecords ?? run.records;
   const samplesByHost = new Map<string, ClockOffsetSample[]>();

@@ -38,6 +38,7 @@ export const workloadFlags: FlagSpec[] = [
   { flag: 'request-rate', key: 'requestRate', kind: 'value', valueName: 'req/s', parse: parseRate, defaultText: 'inf', group: WORKLOAD, description: 'mean arrival rate; inf sends every request at once' },
   { flag: 'num-prompts', key: 'numPrompts', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1000', group: WORKLOAD, description: 'measured requests' },
   { flag: 'arrival', key: 'arrival', kind: 'value', valueName: 'process', choices: ['poisson', 'gamma', 'constant', 'trace'], defaultText: 'poisson', group: WORKLOAD, description: 'arrival process (open loop: no request waits for another)' },
+  { flag: 'arrival-draw', key: 'arrivalDraw', kind: 'value', valueName: 'draw', choices: ['conditioned', 'independent'], defaultText: 'conditioned', group: WORKLOAD, description: 'poisson / gamma: conditioned = gaps rescaled so the scheduled rate is exactly --request-rate; independent = i.i.d. gaps as bench_serving draws them (the rate then misses by chance, about 1/sqrt(n))' },
   { flag: 'burstiness', key: 'burstiness', kind: 'value', valueName: 'factor', parse: parseNumber, defaultText: '1', group: WORKLOAD, description: 'gamma arrivals: 1 = Poisson, smaller = burstier, the mean rate kept' },
   { flag: 'trace-path', key: 'tracePath', kind: 'value', valueName: 'file', group: WORKLOAD, description: 'trace arrivals: a file of timestamps' },
   { flag: 'trace-time-scale', key: 'traceTimeScale', kind: 'value', valueName: 'factor', parse: parseNumber, defaultText: '1', group: WORKLOAD, description: 'trace arrivals: multiplies every gap' },
@@ -94,6 +95,7 @@ export const outputFlags: FlagSpec[] = [
   { flag: 'run-id', key: 'runId', kind: 'value', valueName: 'id', group: OUTPUT, description: 'name of the run (default: date-time-level-random)' },
   { flag: 'progress', key: 'progress', kind: 'value', valueName: 'mode', choices: ['auto', 'bar', 'lines', 'off'], defaultText: 'auto', group: OUTPUT, description: 'live progress: a bar on a terminal, plain lines otherwise' },
   { flag: 'quiet', key: 'quiet', kind: 'boolean', group: OUTPUT, description: 'print no summary at the end' },
+  { flag: 'harness-error-share', key: 'harnessErrorShare', kind: 'value', valueName: 'share', parse: parseNumber, defaultText: '0.05', group: OUTPUT, description: 'the harness grade: a metric is affected when servelab\'s own error bound on it exceeds this share of its p50 (0.05 = 5%)' },
   { flag: 'clock-correction', key: 'clockCorrection', kind: 'negatable', group: OUTPUT, description: 'keep server timestamps as the servers stamped them: by default each server clock\'s offset from this host is bounded from the requests themselves and, where they prove the clocks disagree, server instants in requests.csv, Parquet and the time series are moved onto this host\'s clock (requests.jsonl keeps raw values; summary.json clockOffsets says what was done)' },
   { flag: 'slo', key: 'slo', kind: 'value', valueName: 'objectives', parse: parseSlo, group: OUTPUT, description: 'goodput objectives in ms, e.g. ttft=200,tpot=50,total=10000' },
 ];

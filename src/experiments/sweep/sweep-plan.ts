@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ServelabError } from '../../errors/servelab-error.js';
+import { readSloTargets, sloTargetsSchema } from '../../config/slo-targets.js';
+import { toCamelCase } from '../../config/snake-case-settings.js';
 import { parseConfig } from '../../config/validate.js';
 
 /**
@@ -22,19 +24,28 @@ export const sweepPlanSchema = z
     test: z.enum(['node', 'routing']).default('node'),
     settings: z.record(z.string(), z.unknown()).default({}),
     grid: z.record(z.string(), z.array(z.unknown()).min(1, { message: 'each grid setting needs at least one value' })).default({}),
-    search: z
-      .object({
-        slo: z.object({ ttftMs: z.number().positive().optional(), tpotMs: z.number().positive().optional(), totalMs: z.number().positive().optional() }),
-        /** A run meets the objectives when at least this fraction of all its requests succeeded and met every one. */
-        attainment: z.number().gt(0).max(1).default(0.9),
-        lowRate: z.number().positive().default(1),
-        highRate: z.number().positive().default(100),
-        /** Bisection steps between the highest passing and the lowest failing rate (geometric midpoints). */
-        steps: z.number().int().min(1).max(20).default(5),
-      })
-      .optional(),
+    // camelCase or the first users' snake_case (`low_rate`, `slo.ttft_ms`); strict, so a misspelt key is refused.
+    search: z.preprocess(
+      camelCaseSearch,
+      z
+        .object({
+          slo: z.preprocess((slo) => readSloTargets(slo, 'search.slo'), sloTargetsSchema),
+          /** A run meets the objectives when at least this fraction of all its requests succeeded and met every one. */
+          attainment: z.number().gt(0).max(1).default(0.9),
+          lowRate: z.number().positive().default(1),
+          highRate: z.number().positive().default(100),
+          /** Bisection steps between the highest passing and the lowest failing rate (geometric midpoints). */
+          steps: z.number().int().min(1).max(20).default(5),
+        })
+        .strict(),
+    ).optional(),
   })
   .strict();
+
+function camelCaseSearch(search: unknown): unknown {
+  if (typeof search !== 'object' || search === null || Array.isArray(search)) return search;
+  return Object.fromEntries(Object.entries(search).map(([key, value]) => [toCamelCase(key), value]));
+}
 
 export type SweepPlan = z.output<typeof sweepPlanSchema>;
 

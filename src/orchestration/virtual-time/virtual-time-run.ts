@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock/clock.js';
 import type { RoutingTestConfig } from '../../config/schema.js';
+import { VIRTUAL_ITL_REQUEST_LIMIT } from '../../analysis/data-quality-cautions.js';
 import { VirtualTimeSimulator } from '../../engine/virtual/virtual-time-simulator.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import { loadRoutingPolicy } from '../../routing/policies/registry.js';
@@ -13,8 +14,9 @@ import { wordTokenIds } from '../../utils/word-tokenizer.js';
 import type { PlannedWorkload } from '../build-workload.js';
 import { simEngineSettings } from '../server-settings.js';
 
-/** Per-token times cost memory for every generated token; above this many requests they are not kept (no ITL). */
-export const VIRTUAL_ITL_REQUEST_LIMIT = 200_000;
+// Per-token times cost memory for every generated token; above this many requests they are not kept (no ITL), and the
+// summary's data-quality section says so.
+export { VIRTUAL_ITL_REQUEST_LIMIT };
 
 type VirtualConfig = Pick<
   RoutingTestConfig,

@@ -6,11 +6,11 @@ import type { LittlesLawCheck, Statistics, Summary } from '../../types/summary.j
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js';
 import { arrivalRatesText } from '../rate-text.js';
-import { recoveryText } from '../recovery-text.js';
+import { eventRecoveryText, eventStallText, recoveryText } from '../recovery-text.js';
 import { NOT_MODELLED, unmodelledColumns } from '../unmodelled-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
-import { harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
+import { harnessBoundText, harnessGradeText, harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
 
 export const REPORT_HTML = 'report.html';
 
@@ -101,10 +101,11 @@ function harnessSection(summary: Summary): string {
   if (harness.host_cpu !== null) {
     rows.push([`host (${harness.host_cpu.cores} cores)`, '–', `${number(harness.host_cpu.busy_share_mean * 100, 0)}% busy (max ${number(harness.host_cpu.busy_share_max * 100, 0)}%)`, '–', '–']);
   }
-  const warnings = harness.warnings.map((warning) => `<p class="warning">${escapeHtml(harnessWarningText(warning))}</p>`).join('\n');
+  const warnings = harness.state === 'clean' ? '' : harness.warnings.map((warning) => `<p class="warning">${escapeHtml(harnessWarningText(warning))}</p>`).join('\n');
   const notChecked = harnessNotCheckedText(harness);
   return `<section class="harness harness-${escapeHtml(harness.state)}"><h2>Harness: ${escapeHtml(harnessLabel(harness))}</h2>
-<p>Whether servelab’s own processes or the host could have shaped these numbers (${escapeHtml(harnessWatchedText(harness))}). Thresholds: event-loop delay p99 ${number(thresholds.event_loop_delay_p99_ms, 1)} ms, step lateness p99 ${number(thresholds.step_lateness_p99_ms, 1)} ms, send lag p99 ${number(thresholds.send_lag_p99_ms, 1)} ms, process CPU ${number(thresholds.process_cpu_share_of_one_core * 100, 0)}% of one core, host CPU ${number(thresholds.host_cpu_busy_share * 100, 0)}% busy.</p>
+<p><strong>${escapeHtml(harnessGradeText(harness))}</strong>. The bound beside each metric in the Latencies table is how far servelab’s own processes can have moved it (their lateness, summed along its path); a metric is affected when the bound exceeds ${number((thresholds.metric_error_share ?? 0.05) * 100, 1)}% of it (--harness-error-share): the processes’ p50 lateness against the metric’s p50, their p99 against its p99, whichever share is larger.</p>
+<p>Whether servelab’s own processes or the host could have shaped these numbers (${escapeHtml(harnessWatchedText(harness))}). Processes over these are named as causes: event-loop delay p99 ${number(thresholds.event_loop_delay_p99_ms, 1)} ms, step lateness p99 ${number(thresholds.step_lateness_p99_ms, 1)} ms, send lag p99 ${number(thresholds.send_lag_p99_ms, 1)} ms, process CPU ${number(thresholds.process_cpu_share_of_one_core * 100, 0)}% of one core, host CPU ${number(thresholds.host_cpu_busy_share * 100, 0)}% busy.</p>
 ${warnings}
 ${table(['process', 'event-loop delay p99 / max (ms)', 'CPU (of one core)', 'step lateness p99 (ms)', 'send lag p99 (ms)'], rows)}
 ${notChecked === '' ? '' : `<p class="meta">Not checked (they do not report on themselves yet): ${escapeHtml(notChecked)}.</p>`}</section>`;
@@ -116,6 +117,7 @@ function latencyTable(run: RunData, summary: Summary): string {
   const add = (name: string, statistics: Statistics | null): void => {
     if (!statistics) return;
     const flagged = summary.harness?.stages_flagged[name];
+    const bound = summary.harness?.errorBounds?.[name];
     rows.push([
       unmodelled.has(name) ? `${name} (${NOT_MODELLED})` : name,
       String(statistics.count),
@@ -127,12 +129,12 @@ function latencyTable(run: RunData, summary: Summary): string {
       ms(statistics.p95),
       ms(statistics.p99),
       ms(statistics.max),
-      flagged === undefined ? '' : `suspect: ${flagged.join(', ')}`,
+      `${bound === undefined ? '' : harnessBoundText(bound)}${flagged === undefined ? '' : ` affected: ${flagged.join(', ')}`}`,
     ]);
   };
   for (const [name, statistics] of Object.entries(summary.latencies)) add(name, statistics);
   add('itl', summary.interTokenLatency);
-  return table(['column (ms)', 'count', 'mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max', 'harness'], rows);
+  return table(['column (ms)', 'count', 'mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max', 'harness error bound'], rows);
 }
 
 function errorsSection(summary: Summary): string {
@@ -203,15 +205,17 @@ ${table(
 }
 
 /** What failed beside the client (taps, scraper, a launched process, a reporter, the disk), and what was recovered. */
-function noticesSection(run: RunData): string {
+function noticesSection(run: RunData, summary: Summary): string {
   const notices = run.notices ?? [];
-  if (notices.length === 0 && run.recovered === undefined) return '';
+  // The data-quality cautions: numbers that are wrong though no field was left out (docs/metrics.md, "Data quality").
+  const cautions = (summary.dataQuality?.cautions ?? []).map((caution) => `<p class="warning">Caution: ${escapeHtml(caution)}</p>`).join('\n');
+  if (notices.length === 0 && run.recovered === undefined && cautions === '') return '';
   const t0 = run.info.startTime;
   const recovered = run.recovered === undefined ? '' : `<p class="notice">Recovered: ${escapeHtml(recoveryText(run.recovered))}</p>`;
   const rows = notices.map((notice) => [notice.time === undefined ? '' : number(notice.time - t0, 3), notice.source, notice.message]);
   return `<section><h2>Notices</h2>
 <p>Parts beside the client that failed during the run. Requests are never dropped for them: columns they would have filled are empty.</p>
-${recovered}${rows.length === 0 ? '' : table(['time since t0 (s)', 'source', 'notice'], rows)}</section>`;
+${cautions}${recovered}${rows.length === 0 ? '' : table(['time since t0 (s)', 'source', 'notice'], rows)}</section>`;
 }
 
 function eventsSection(run: RunData, summary: Summary): string {
@@ -227,7 +231,7 @@ function eventsSection(run: RunData, summary: Summary): string {
       : ` Recovery: ${escapeHtml(impacts.find((impact) => impact.recoveryRule !== undefined)?.recoveryRule ?? '')}.`
   }</p>
 ${table(
-  ['time since t0 (s)', 'event', 'node', 'URL', 'analysed over', 'detail', 'failures until next event', 'errors for (s)', 'completed/s before → after', 'failed/s before → after', 'TTFT p50 (ms) before → after', 'recovered in (s)'],
+  ['time since t0 (s)', 'event', 'node', 'URL', 'analysed over', 'detail', 'failures until next event', 'errors for (s)', 'completed/s before → after', 'failed/s before → after', 'TTFT p50 (ms) before → after', 'recovery (restore) or stalled requests (hang)'],
   run.events.map((event) => {
     const impact = impacts.find((candidate) => candidate.time === event.time && candidate.kind === event.kind && candidate.node === event.node);
     return [
@@ -242,7 +246,7 @@ ${table(
       impact ? arrow(impact.before.completionsPerSecond, impact.after.completionsPerSecond, 2) : '–',
       impact ? arrow(impact.before.failuresPerSecond, impact.after.failuresPerSecond, 2) : '–',
       impact ? arrow(impact.before.ttftP50, impact.after.ttftP50, 2, 1000) : '–',
-      impact?.recoverySeconds === undefined ? '' : impact.recoverySeconds === null ? 'not by the end' : number(impact.recoverySeconds, 1),
+      impact === undefined ? '' : (eventRecoveryText(impact, (seconds) => number(seconds, 1)) ?? eventStallText(impact, (seconds) => number(seconds, 2)) ?? ''),
     ];
   }),
 )}</section>`;
@@ -382,7 +386,7 @@ ${errorsSection(summary)}
 <section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(run, summary)}</section>
 <section><h2>Concurrency by stage</h2>${stagesTable(summary, run.info.startTime)}</section>
 ${nodesSection(summary)}
-${noticesSection(run)}
+${noticesSection(run, summary)}
 ${eventsSection(run, summary)}
 ${extrasSection(run.extras)}
 <section><h2>Charts</h2>

@@ -112,6 +112,7 @@ export const SUMMARY_RENAMES: readonly SummaryRename[] = [
     send_lag_p99_ms: 'sendLagP99Ms',
     process_cpu_share_of_one_core: 'processCpuShareOfOneCore',
     host_cpu_busy_share: 'hostCpuBusyShare',
+    metric_error_share: 'metricErrorShare',
   }),
   ...under('metrics', {
     firstArrivalTime: 'firstArrivalEpochSeconds',
@@ -147,6 +148,8 @@ const OPAQUE_PATHS: readonly string[] = [
   'metrics/dataQuality/removedFields',
   'metrics/harness/stages_flagged',
   'metrics/harness/nodes_flagged',
+  // Keyed by column name; each bound's own names are camelCase already.
+  'metrics/harness/errorBounds',
 ];
 
 /** One direction of the mapping: full path (in the names read) → the name written, and the paths copied as they are. */

@@ -3,11 +3,11 @@ import type { TapOverhead } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
 import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
 import { arrivalRatesText } from '../rate-text.js';
-import { recoveryText } from '../recovery-text.js';
+import { eventRecoveryText, eventStallText, recoveryText } from '../recovery-text.js';
 import { unmodelledColumns } from '../unmodelled-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
-import { harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
+import { harnessBoundText, harnessGradeText, harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
 
 export interface TerminalSummaryOptions {
   /** ANSI colors (for a TTY). Default false. */
@@ -87,8 +87,10 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   // Beside the verdict: whether servelab's own processes or the host could have shaped the numbers.
   const harness = summary.harness;
   if (harness !== undefined) {
-    row('Harness', `${paint(harness.state === 'clean' ? '32' : '1;33', harnessLabel(harness))} (${harnessWatchedText(harness)})`);
-    for (const warning of harness.warnings) lines.push(paint('33', `  ${terminalSafe(harnessWarningText(warning))}`));
+    const harnessColor = harness.state === 'clean' ? '32' : harness.state === 'affected' ? '33' : '1;33';
+    row('Harness', `${paint(harnessColor, harnessLabel(harness))}: ${terminalSafe(harnessGradeText(harness))} (${harnessWatchedText(harness)})`);
+    // The processes over a raw threshold are the causes to look at; on a clean run they moved nothing that matters.
+    if (harness.state !== 'clean') for (const warning of harness.warnings) lines.push(paint('33', `  ${terminalSafe(harnessWarningText(warning))}`));
     const notChecked = harnessNotCheckedText(harness);
     if (notChecked !== '') lines.push(`  not checked (no self-report yet): ${terminalSafe(notChecked)}`);
   }
@@ -151,12 +153,13 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
     const statistics: Statistics | null = source === 'itl' ? summary.interTokenLatency : summary.latencies[source];
     if (!statistics) continue;
     const flagged = summary.harness?.stages_flagged[source];
+    const bound = summary.harness?.errorBounds?.[source];
     // A stage the engine does not model is 0 by construction: the label says so (the chart's words, shortened to fit).
     const shown = source !== 'itl' && unmodelled.has(source) ? `${label} (not modelled by sim)` : label;
     lines.push(
       `${shown.padEnd(LABEL_WIDTH)} ${milliseconds(statistics.mean).padStart(9)} ${milliseconds(statistics.p50).padStart(9)} ${milliseconds(
         statistics.p99,
-      ).padStart(9)}${flagged === undefined ? '' : paint('33', `  [harness: ${terminalSafe(flagged.join(', '))}]`)}`,
+      ).padStart(9)}${flagged === undefined ? '' : paint('33', `  [harness ${bound === undefined ? '' : `${harnessBoundText(bound)} `}from ${terminalSafe(flagged.join(', '))}]`)}`,
     );
   }
 
@@ -187,16 +190,27 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
     for (const impact of summary.events) {
       const label = `${impact.kind}${impact.node === undefined ? '' : ` node ${impact.node}`} at ${fixed(impact.time - info.startTime)} s${impact.attribution === 'cluster' && impact.node !== undefined ? ' (all nodes)' : ''}`;
       const errors = impact.failuresUntilNextEvent === 0 ? 'no failures' : `${impact.failuresUntilNextEvent} failed over ${fixed(impact.errorsStoppedAfterSeconds)} s`;
-      const recovery = impact.recoverySeconds === undefined ? '' : impact.recoverySeconds === null ? '; not back to normal by the end' : `; recovered in ${fixed(impact.recoverySeconds)} s`;
-      row(label, `${errors}; completed/s ${fixed(impact.before.completionsPerSecond)} -> ${fixed(impact.after.completionsPerSecond)}${recovery}`);
+      const parts = [
+        errors,
+        `completed/s ${fixed(impact.before.completionsPerSecond)} -> ${fixed(impact.after.completionsPerSecond)}`,
+        // A hang fails nothing but can multiply TTFT: the line says so, not only "no failures".
+        `TTFT p50 ${milliseconds(impact.before.ttftP50)} -> ${milliseconds(impact.after.ttftP50)} ms`,
+        eventStallText(impact, (seconds) => fixed(seconds)),
+        eventRecoveryText(impact, (seconds) => fixed(seconds)),
+      ];
+      row(label, parts.filter((part) => part !== undefined).join('; '));
     }
   }
   const quality = summary.dataQuality;
-  if (quality !== undefined && quality.recordsAffected > 0) {
+  const cautions = quality?.cautions ?? [];
+  if (quality !== undefined && (quality.recordsAffected > 0 || cautions.length > 0)) {
     heading('Data quality', '-');
-    row('Records with fields left empty', String(quality.recordsAffected));
-    for (const [entry, count] of Object.entries(quality.removedFields)) row(`  ${terminalSafe(entry)}`, String(count));
-    lines.push(`  (${quality.rule})`);
+    if (quality.recordsAffected > 0) {
+      row('Records with fields left empty', String(quality.recordsAffected));
+      for (const [entry, count] of Object.entries(quality.removedFields)) row(`  ${terminalSafe(entry)}`, String(count));
+      lines.push(`  (${quality.rule})`);
+    }
+    for (const caution of cautions) lines.push(paint('33', `Caution: ${terminalSafe(caution)}`));
   }
   const recoveryRule = summary.events?.find((impact) => impact.recoveryRule !== undefined)?.recoveryRule;
   if (recoveryRule !== undefined) lines.push(`  (${recoveryRule})`);

@@ -46,6 +46,9 @@ export function createArrivalSchedule(
       `requestRate must be above 0 requests per second (or Infinity to send every request at once), got ${String(rate)}`,
     );
   }
+  if (settings.draw !== undefined && settings.draw !== 'conditioned' && settings.draw !== 'independent') {
+    throw new ServelabError('INVALID_CONFIG', `draw must be "conditioned" or "independent", got ${JSON.stringify(settings.draw)}`);
+  }
   if (process === undefined) {
     throw new ServelabError(
       'INVALID_CONFIG',

@@ -45,6 +45,77 @@ describe('createArrivalSchedule', () => {
     expect(meanAndCv(gaps).cv).toBeCloseTo(1, 1);
   });
 
+  it.each([20, 100, 200, 500])('poisson by default: %s arrivals are scheduled at exactly the target rate', (count) => {
+    const rate = 10;
+    const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: rate }, count, new SeededRandom(1));
+    const scheduledRate = (count - 1) / (((offsetsMs[count - 1] as number) - (offsetsMs[0] as number)) / 1000);
+    expect(scheduledRate).toBeCloseTo(rate, 9);
+    for (let index = 1; index < count; index++) expect(offsetsMs[index]).toBeGreaterThanOrEqual(offsetsMs[index - 1] as number);
+  });
+
+  it('poisson conditioned: the instants between the ends are sorted uniforms, and the gaps stay exponential', () => {
+    const rate = 200;
+    const count = 20_001;
+    const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: rate, draw: 'conditioned' }, count, new SeededRandom(7));
+    const spanMs = ((count - 1) * 1000) / rate;
+    expect(offsetsMs[count - 1]).toBe(spanMs);
+    const gaps = gapsSeconds(offsetsMs);
+    const critical = 1.63 / Math.sqrt(gaps.length);
+    expect(ksDistanceToExponential(gaps, rate)).toBeLessThan(critical);
+    expect(ksDistanceToExponential(gaps, rate * 1.1)).toBeGreaterThan(critical);
+    // The inner instants against the uniform law on the span, over 100 seeds: the KS statistic exceeds its 5% critical
+    // value (1.36 / sqrt(n)) in about 5 of them by chance; a schedule that is not uniform exceeds it in most.
+    let exceeding = 0;
+    for (let seed = 1; seed <= 100; seed++) {
+      const schedule = createArrivalSchedule({ process: 'poisson', requestRate: rate }, 2001, new SeededRandom(seed));
+      const scheduleSpanMs = schedule[2000] as number;
+      const inner = Array.from(schedule.subarray(1, 2000), (offsetMs) => offsetMs / scheduleSpanMs);
+      let distance = 0;
+      inner.forEach((value, index) => {
+        distance = Math.max(distance, Math.abs((index + 1) / inner.length - value), Math.abs(value - index / inner.length));
+      });
+      if (distance > 1.36 / Math.sqrt(inner.length)) exceeding++;
+    }
+    expect(exceeding).toBeLessThan(12);
+  });
+
+  it('poisson independent: the i.i.d. sum of exponential gaps drawn from the seed, as bench_serving draws it', () => {
+    const rate = 10;
+    const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: rate, draw: 'independent' }, 20, new SeededRandom(1));
+    const random = new SeededRandom(1);
+    let expectedMs = 0;
+    expect(offsetsMs[0]).toBe(0);
+    for (let index = 1; index < 20; index++) {
+      expectedMs += random.exponential(rate) * 1000;
+      expect(offsetsMs[index]).toBe(expectedMs);
+    }
+    // The same gaps, conditioned: the same shape, rescaled onto the exact span.
+    const conditioned = createArrivalSchedule({ process: 'poisson', requestRate: rate }, 20, new SeededRandom(1));
+    const scale = (conditioned[19] as number) / (offsetsMs[19] as number);
+    for (let index = 1; index < 19; index++) expect(conditioned[index]).toBeCloseTo((offsetsMs[index] as number) * scale, 9);
+  });
+
+  it('gamma conditioned: the rate is exact and the gaps\' CV is sqrt((n − 2) / ((n − 1)·k + 1))', () => {
+    const rate = 100;
+    for (const [count, burstiness] of [[50, 0.25], [50, 4], [2001, 0.5]] as const) {
+      let cvSum = 0;
+      const repeats = 400;
+      for (let seed = 1; seed <= repeats; seed++) {
+        const offsetsMs = createArrivalSchedule({ process: 'gamma', requestRate: rate, burstiness }, count, new SeededRandom(seed));
+        expect(((count - 1) * 1000) / (offsetsMs[count - 1] as number)).toBeCloseTo(rate, 9);
+        const gaps = gapsSeconds(offsetsMs);
+        const mean = 1 / rate;
+        cvSum += Math.sqrt(gaps.reduce((sum, gap) => sum + (gap - mean) ** 2, 0) / gaps.length) / mean;
+      }
+      const expectedCv = Math.sqrt((count - 2) / ((count - 1) * burstiness + 1));
+      expect(Math.abs(cvSum / repeats - expectedCv) / expectedCv).toBeLessThan(0.06);
+    }
+  });
+
+  it('refuses an unknown draw', () => {
+    expect(() => createArrivalSchedule({ process: 'poisson', requestRate: 1, draw: 'sorted' as 'conditioned' }, 3, new SeededRandom(1))).toThrow(/draw must be/);
+  });
+
   it('is absolute and non-decreasing, and reproducible from the seed', () => {
     const first = createArrivalSchedule({ process: 'poisson', requestRate: 50 }, 1000, new SeededRandom(3));
     const again = createArrivalSchedule({ process: 'poisson', requestRate: 50 }, 1000, new SeededRandom(3));

@@ -1,11 +1,12 @@
 import { ServelabError } from '../../../errors/servelab-error.js';
 import type { ArrivalProcess } from '../arrival-process.js';
-import { offsetsFromGaps } from '../arrival-process.js';
+import { offsetsFromDraw } from '../arrival-process.js';
 
 /**
  * Gamma arrivals: i.i.d. gamma gaps with shape = burstiness and scale = 1 / (rate × burstiness), so the mean gap stays
  * 1 / rate whatever the burstiness while the gaps' coefficient of variation is 1 / sqrt(burstiness). Burstiness 1 is
- * Poisson; below 1 requests come in clumps, above 1 they come more evenly.
+ * Poisson; below 1 requests come in clumps, above 1 they come more evenly. By default (`draw: 'conditioned'`) the gaps
+ * are rescaled to span exactly (count − 1) / rate (see offsetsFromRescaledGaps for what that does to their law).
  */
 export const gammaArrivals: ArrivalProcess = {
   name: 'gamma',
@@ -14,7 +15,7 @@ export const gammaArrivals: ArrivalProcess = {
     const burstiness = checkedBurstiness(settings.burstiness);
     if (rate === Infinity) return new Float64Array(count);
     const scaleSeconds = 1 / (rate * burstiness);
-    return offsetsFromGaps(count, () => random.gamma(burstiness, scaleSeconds));
+    return offsetsFromDraw(settings.draw, count, rate, () => random.gamma(burstiness, scaleSeconds));
   },
   unitGaps(settings, random) {
     const burstiness = checkedBurstiness(settings.burstiness);
