@@ -56,7 +56,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
     throwIfInterrupted(options.signal);
     const target = server;
     watch.watch('server', target.exited, 0);
-    const serverMetrics = await collectServerMetrics([`${target.url}/metrics`], clock);
+    const serverMetrics = await collectServerMetrics([`${target.url}/metrics`], clock, { directory: directory.path, onNotice: (notice) => log.notice(notice) });
     // In a node test the client talks to the server directly: the "router send" is the arrival itself.
     const completeRecord = (record: RequestRecord): RequestRecord => {
       record.routerSendTime ??= record.arrivalTime;
@@ -79,7 +79,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
     for (const record of load.records) completeRecord(record);
     watch.stop();
     report('writing', `writing ${directory.path}`);
-    await log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.jsonl)', () => serverMetrics.finish(load.startTime, directory.path), 0);
+    await log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.csv)', () => serverMetrics.finish(load.startTime), 0);
     // SGLang writes a request's log line after it answered: stop the server first so that its last lines are on disk.
     await server.stop();
     const requestLogs = await log.attempt(

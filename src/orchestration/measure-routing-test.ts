@@ -91,7 +91,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     }
     const metricsUrls = config.collectPerNodeMetrics ? servers.map((server) => `${server.url}/metrics`) : [];
     if (router.metricsUrl !== undefined && !attachedRouterOnly) metricsUrls.push(router.metricsUrl);
-    const serverMetrics = await collectServerMetrics(metricsUrls, clock);
+    const serverMetrics = await collectServerMetrics(metricsUrls, clock, { directory: directory.path, onNotice: (notice) => log.notice(notice) });
     const load = await measureLoad({
       config,
       baseUrl: router.handle.url,
@@ -122,7 +122,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     // From here on, processes exit because the run is over.
     watch.stop();
     report('writing', `writing ${directory.path}`);
-    await log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.jsonl)', () => serverMetrics.finish(load.startTime, directory.path), 0);
+    await log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.csv)', () => serverMetrics.finish(load.startTime), 0);
     // Where everything ran: kept beside the configuration, not in it, so a run's config.json can be run again.
     const extras: Record<string, unknown> = {
       cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url },
