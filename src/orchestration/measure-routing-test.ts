@@ -25,6 +25,7 @@ import { watchRunProcesses } from './process-watch.js';
 import { createRunDirectory } from './run-directory.js';
 import { RunLog } from './run-log.js';
 import { collectServerMetrics } from './server-metrics.js';
+import { collectTraceDuringRun } from './trace-collector.js';
 
 /**
  * A routing test's measurement: one router in front of N servers (SPEC §1). The client sends to the router at the
@@ -92,6 +93,9 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     const metricsUrls = config.collectPerNodeMetrics ? servers.map((server) => `${server.url}/metrics`) : [];
     if (router.metricsUrl !== undefined && !attachedRouterOnly) metricsUrls.push(router.metricsUrl);
     const serverMetrics = await collectServerMetrics(metricsUrls, clock, { directory: directory.path, onNotice: (notice) => log.notice(notice) });
+    // The trace is fetched as the run goes on, so a tracer that dies keeps what it traced before (trace-collector.ts).
+    const traceUrl = taps !== undefined ? taps.tapUrls[0] : router.collectTrace !== undefined ? router.handle.url : undefined;
+    const trace = traceUrl === undefined ? undefined : collectTraceDuringRun(traceUrl);
     const load = await measureLoad({
       config,
       baseUrl: router.handle.url,
@@ -130,27 +134,22 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     };
     const notices = [...workload.notices, ...warmupNotices(load.warmupRecords)];
     if (notices.length > 0) extras.notices = notices;
-    if (taps !== undefined) {
-      const launched = taps;
-      const collected = await log.attempt(
-        'taps',
-        "the tracing taps' records could not be fetched, so router_send_time and host are empty (the client's own columns are complete)",
-        () => launched.collect(),
-        undefined,
-      );
-      if (collected !== undefined) {
-        const { matched } = joinTapRecords(load.records, collected.records);
-        extras.taps = { matchedRecords: matched, overhead: collected.overhead };
+    if (trace !== undefined) {
+      const source = taps !== undefined ? 'taps' : 'router-trace';
+      const tracer = taps !== undefined ? 'the tracing taps' : 'the builtin router';
+      const collected = await trace.finish();
+      const { matched } = joinTapRecords(load.records, collected.records);
+      if (collected.failure !== undefined) {
+        log.notice({
+          source,
+          message:
+            collected.records.length === 0
+              ? `${taps !== undefined ? "the tracing taps'" : "the builtin router's"} records could not be fetched, so router_send_time and host are empty (the client's own columns are complete): ${collected.failure}`
+              : `${tracer} stopped answering (${collected.failure}): router_send_time and host are kept for the ${matched} requests traced before, empty for the rest`,
+        });
       }
-    } else if (router.collectTrace !== undefined) {
-      const collect = router.collectTrace;
-      const collected = await log.attempt(
-        'router-trace',
-        "the builtin router's trace could not be fetched, so router_send_time and host are empty (the client's own columns are complete)",
-        () => collect(),
-        undefined,
-      );
-      if (collected !== undefined) extras.routerTrace = { matchedRecords: joinTapRecords(load.records, collected.records).matched };
+      if (taps !== undefined) extras.taps = { matchedRecords: matched, overhead: collected.overhead };
+      else extras.routerTrace = { matchedRecords: matched };
     }
     // SGLang writes a request's log line after it answered: stop the servers first so that their last lines are on disk.
     await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));
