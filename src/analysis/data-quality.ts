@@ -145,6 +145,15 @@ function screenAmount(record: RequestRecord, field: AmountField, max: number, dr
 }
 
 /**
+ * Which server's clock a record's instants are on. Before the trace is joined (the first, gross screening, right after
+ * the load) a record has no host yet: those are taken together, which is one server in a node test; in a routing test
+ * servers whose offsets differ then make the fit inconsistent, and nothing is moved (as before).
+ */
+function hostKey(record: RequestRecord): string {
+  return record.host ?? '';
+}
+
+/**
  * Each server's clock offset as the run's requests bound it, where they agree on one (a consistent fit): a server whose
  * clock is days off still has every instant where its own clock put it, and those instants are screened against the
  * run window moved by that offset instead of being dropped as outside the run. Correction itself happens later
@@ -153,11 +162,11 @@ function screenAmount(record: RequestRecord, field: AmountField, max: number, dr
 function offsetsByHost(records: Iterable<RequestRecord>): Map<string, OffsetFit> {
   const samplesByHost = new Map<string, ClockOffsetSample[]>();
   for (const record of records) {
-    if (record.host === undefined) continue;
     const sample = clockOffsetSampleOf(record);
     if (sample === undefined) continue;
-    let samples = samplesByHost.get(record.host);
-    if (samples === undefined) samplesByHost.set(record.host, (samples = []));
+    const host = hostKey(record);
+    let samples = samplesByHost.get(host);
+    if (samples === undefined) samplesByHost.set(host, (samples = []));
     samples.push(sample);
   }
   const fits = new Map<string, OffsetFit>();
@@ -178,7 +187,7 @@ export function screenRecords(records: Iterable<RequestRecord>, window: RunWindo
   const fits = window.clockOffsetS === undefined ? offsetsByHost(list) : new Map<string, OffsetFit>();
   let removed = 0;
   for (const record of list) {
-    const fit = record.host === undefined ? undefined : fits.get(record.host);
+    const fit = fits.get(hostKey(record));
     const clockOffsetS = fit === undefined ? undefined : offsetAt(fit, record.routerSendTime ?? record.arrivalTime ?? record.scheduledTime);
     removed += screenRecord(record, clockOffsetS === undefined ? window : { ...window, clockOffsetS });
   }
