@@ -16,7 +16,7 @@ import type { RunProgress } from './progress.js';
 import { watchRunProcesses } from './process-watch.js';
 import { createRunDirectory } from './run-directory.js';
 import { RunLog } from './run-log.js';
-import { collectServerMetrics } from './server-metrics.js';
+import { collectServerMetrics, type ServerMetricsCollection } from './server-metrics.js';
 import { joinRunRequestLogs } from './server-request-logs.js';
 
 /** Reports a phase change with no request counts yet. */
@@ -47,6 +47,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
   const { watch, signal } = watchRunProcesses(clock, log, config.onProcessExit, options.signal);
 
   let server: ServerHandle | undefined;
+  let serverMetrics: ServerMetricsCollection | undefined;
   const harness = new HarnessWatch();
   try {
     throwIfInterrupted(options.signal);
@@ -56,7 +57,8 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
     throwIfInterrupted(options.signal);
     const target = server;
     watch.watch('server', target.exited, 0);
-    const serverMetrics = await collectServerMetrics([`${target.url}/metrics`], clock, { directory: directory.path, onNotice: (notice) => log.notice(notice) });
+    const metrics = await collectServerMetrics([`${target.url}/metrics`], clock, { directory: directory.path, onNotice: (notice) => log.notice(notice) });
+    serverMetrics = metrics;
     // In a node test the client talks to the server directly: the "router send" is the arrival itself.
     const completeRecord = (record: RequestRecord): RequestRecord => {
       record.routerSendTime ??= record.arrivalTime;
@@ -79,7 +81,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
     for (const record of load.records) completeRecord(record);
     watch.stop();
     report('writing', `writing ${directory.path}`);
-    await log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.csv)', () => serverMetrics.finish(load.startTime), 0);
+    await log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.csv)', () => metrics.finish(load.startTime), 0);
     // SGLang writes a request's log line after it answered: stop the server first so that its last lines are on disk.
     await server.stop();
     const requestLogs = await log.attempt(
@@ -116,6 +118,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
   } finally {
     harness.close();
     watch.stop();
+    await serverMetrics?.stop().catch(() => undefined);
     await server?.stop().catch(() => undefined);
     if (journal !== undefined) await journal.close();
   }

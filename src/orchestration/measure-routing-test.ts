@@ -24,8 +24,8 @@ import type { MeasuredRun, RunOptions } from './measured-run.js';
 import { watchRunProcesses } from './process-watch.js';
 import { createRunDirectory } from './run-directory.js';
 import { RunLog } from './run-log.js';
-import { collectServerMetrics } from './server-metrics.js';
-import { collectTraceDuringRun } from './trace-collector.js';
+import { collectServerMetrics, type ServerMetricsCollection } from './server-metrics.js';
+import { collectTraceDuringRun, type TraceCollector } from './trace-collector.js';
 
 /**
  * A routing test's measurement: one router in front of N servers (SPEC §1). The client sends to the router at the
@@ -52,6 +52,8 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
   let taps: LaunchedTaps | undefined;
   let router: LaunchedRouter | undefined;
   let failures: FailureExecutor | undefined;
+  let serverMetrics: ServerMetricsCollection | undefined;
+  let trace: TraceCollector | undefined;
   const harness = new HarnessWatch();
   // servelab's own builtin router reports on itself; a router servelab does not own (smg, sglang-router) does not.
   const ownRouter = !attachedRouterOnly && config.router === 'builtin';
@@ -92,10 +94,11 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     }
     const metricsUrls = config.collectPerNodeMetrics ? servers.map((server) => `${server.url}/metrics`) : [];
     if (router.metricsUrl !== undefined && !attachedRouterOnly) metricsUrls.push(router.metricsUrl);
-    const serverMetrics = await collectServerMetrics(metricsUrls, clock, { directory: directory.path, onNotice: (notice) => log.notice(notice) });
+    const metrics = await collectServerMetrics(metricsUrls, clock, { directory: directory.path, onNotice: (notice) => log.notice(notice) });
+    serverMetrics = metrics;
     // The trace is fetched as the run goes on, so a tracer that dies keeps what it traced before (trace-collector.ts).
     const traceUrl = taps !== undefined ? taps.tapUrls[0] : router.collectTrace !== undefined ? router.handle.url : undefined;
-    const trace = traceUrl === undefined ? undefined : collectTraceDuringRun(traceUrl);
+    trace = traceUrl === undefined ? undefined : collectTraceDuringRun(traceUrl);
     const load = await measureLoad({
       config,
       baseUrl: router.handle.url,
@@ -126,7 +129,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     // From here on, processes exit because the run is over.
     watch.stop();
     report('writing', `writing ${directory.path}`);
-    await log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.csv)', () => serverMetrics.finish(load.startTime), 0);
+    await log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.csv)', () => metrics.finish(load.startTime), 0);
     // Where everything ran: kept beside the configuration, not in it, so a run's config.json can be run again.
     const extras: Record<string, unknown> = {
       cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url },
@@ -188,6 +191,8 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
   } finally {
     harness.close();
     watch.stop();
+    trace?.stop();
+    await serverMetrics?.stop().catch(() => undefined);
     await failures?.stop().catch(() => undefined);
     if (failures !== undefined) servers = failures.nodes;
     await router?.handle.stop().catch(() => undefined);

@@ -25,6 +25,11 @@ export interface ServerMetricsOptions {
 export interface ServerMetricsCollection {
   /** Stops scraping and writes server-metrics.csv with times after `t0`; returns its rows. */
   finish(t0: EpochSeconds): Promise<number>;
+  /**
+   * Stops scraping without writing the table, for a run that ends in an error before its t0 is of use: the partial
+   * file stays for `servelab report`. Nothing after `finish`.
+   */
+  stop(): Promise<void>;
 }
 
 /**
@@ -40,8 +45,14 @@ export interface ServerMetricsCollection {
  */
 export async function collectServerMetrics(metricsUrls: string[], clock: Clock, options: ServerMetricsOptions): Promise<ServerMetricsCollection> {
   const partialPath = join(options.directory, SERVER_METRICS_PARTIAL);
-  const stop = metricsUrls.length === 0 ? undefined : await startPolling(metricsUrls, clock, partialPath, options);
+  const startStop = metricsUrls.length === 0 ? undefined : await startPolling(metricsUrls, clock, partialPath, options);
+  // Once: finish and stop may both be called (stop from a run's cleanup).
+  let stopping: Promise<string | undefined> | undefined;
+  const stop = startStop === undefined ? undefined : () => (stopping ??= startStop());
   return {
+    async stop() {
+      await stop?.();
+    },
     async finish(t0) {
       if (stop === undefined) return 0;
       const appendFailure = await stop();

@@ -15,6 +15,8 @@ export interface CollectedTrace {
 export interface TraceCollector {
   /** Stops polling, fetches what is left, and returns every record fetched, with the failure if the tracer is gone. */
   finish(): Promise<CollectedTrace>;
+  /** Stops polling, for a run that ends in an error. */
+  stop(): void;
 }
 
 /**
@@ -47,6 +49,9 @@ export function collectTraceDuringRun(url: string, intervalMs: Milliseconds = TR
   // Never keeps a finished process alive.
   timer.unref();
   return {
+    stop() {
+      clearInterval(timer);
+    },
     async finish() {
       clearInterval(timer);
       await fetching;

@@ -159,7 +159,7 @@ describe('correctRunClocks', () => {
   it('corrects a server clock a constant three days behind: the screening before correction keeps its instants', () => {
     const threeDaysS = -3 * 86_400;
     const truth = syntheticRecords({ ...oneHop, offset: () => 0 });
-    const records = syntheticRecords({ ...oneHop, offset: () => threeDaysS }).map((record) => ({ ...record, host: undefined }));
+    const records = syntheticRecords({ ...oneHop, offset: () => threeDaysS }).map((record): RequestRecord => ({ ...record, host: undefined }));
     // As a run does it: the gross screening right after the load (no host yet), the host, correction, the fine screening.
     screenRecords(records, { ...runWindowOf(records, T0 + 11), toleranceS: GROSS_SERVER_TIME_TOLERANCE_S });
     for (const record of records) record.host = 'http://10.254.0.2:8000';
