@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -199,4 +199,28 @@ describe('metrics scraper', () => {
       await new Promise<void>((resolve) => endpoint.close(() => resolve()));
     }
   }, 30_000);
+
+  it('reads a killed run\'s partial file back for its charts, times after t0, a torn last row dropped, only the series asked for', async () => {
+    const runDirectory = await mkdtemp(join(directory, 'run-'));
+    const t0 = 1_700_000_000;
+    const spool = new ServerMetricsSpool(join(runDirectory, SERVER_METRICS_PARTIAL));
+    for (const [time, running] of [[t0 + 1, 3], [t0 + 1.5, 4]] as const) {
+      spool.append({
+        time, url: 'http://127.0.0.1:30001/metrics', ok: true, durationMs: 2,
+        metrics: [
+          { name: 'sglang:num_running_reqs', labels: { tp_rank: '0' }, value: running },
+          { name: 'sglang:num_running_reqs', labels: { tp_rank: '1' }, value: 1 },
+          { name: 'sglang:other', labels: {}, value: 9 },
+        ],
+      });
+    }
+    spool.close();
+    // A kill mid-append leaves half a row.
+    await appendFile(join(runDirectory, SERVER_METRICS_PARTIAL), `${t0 + 2},http://127.0.0.1:30001,sglang:num_running_reqs,"{""tp`);
+    const samples = await readServerMetrics(runDirectory, t0, (name) => name === 'sglang:num_running_reqs');
+    expect(samples.map((sample) => [sample.time, sample.url, sample.metrics.map((metric) => [metric.name, metric.value])])).toEqual([
+      [1, 'http://127.0.0.1:30001', [['sglang:num_running_reqs', 4]]],
+      [1.5, 'http://127.0.0.1:30001', [['sglang:num_running_reqs', 5]]],
+    ]);
+  });
 });
