@@ -198,7 +198,8 @@ export const DATA_QUALITY_RULE =
   `server timestamps more than ${SERVER_TIME_TOLERANCE_S} s outside the run (first request to end of load), ` +
   'server timestamps that run backwards (negative durations), usage counts that are negative, not whole, or beyond ' +
   `what the request allows (retractions beyond ${MAX_RETRACTIONS}), server latencies that are negative, not finite or ` +
-  `longer than the run, and decode throughputs beyond ${MAX_DECODE_TOKENS_PER_SECOND} tokens/s are left empty`;
+  `longer than the run, decode throughputs beyond ${MAX_DECODE_TOKENS_PER_SECOND} tokens/s, and the output token count ` +
+  'of a stream whose count went backwards are left empty';
 
 export function summarizeDataQuality(records: Iterable<RequestRecord>): DataQualitySummary {
   const removedFields: Record<string, number> = {};
