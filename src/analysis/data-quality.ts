@@ -1,5 +1,7 @@
 import type { RequestRecord } from '../types/record.js';
-import { SERVER_CLOCK_FIELDS } from './clock-offset/correct-run-clocks.js';
+import { SERVER_CLOCK_FIELDS, clockOffsetSampleOf } from './clock-offset/correct-run-clocks.js';
+import { estimateClockOffset, offsetAt, type OffsetFit } from './clock-offset/estimate-clock-offset.js';
+import type { ClockOffsetSample } from '../types/clock-offset.js';
 import type { DataQualitySummary } from '../types/summary.js';
 import type { EpochSeconds, Seconds } from '../types/time.js';
 
@@ -21,6 +23,18 @@ export const SERVER_TIME_TOLERANCE_S: Seconds = 5;
  * away), so that they never reach the offset estimate, while a skewed but honest server clock is kept for it.
  */
 export const GROSS_SERVER_TIME_TOLERANCE_S: Seconds = 86_400;
+
+/**
+ * The most output tokens per second a server may claim for one request's decode: a million is far past any GPU
+ * (single-request decode runs at tens to a few thousand tokens per second), so a larger figure is not a measurement.
+ */
+export const MAX_DECODE_TOKENS_PER_SECOND = 1_000_000;
+/**
+ * The most times one request may have been retracted (SGLang's `num_retractions`: sent back to the queue when KV memory
+ * ran out, then prefilled again). Each retraction costs a full re-prefill, so ten thousand of them for one request
+ * would have taken longer than any run.
+ */
+export const MAX_RETRACTIONS = 10_000;
 
 /** Two server timestamps in the wrong order by less than this are rounding (epoch doubles, microsecond files). */
 const ORDER_SLACK_S: Seconds = 1e-3;
@@ -96,7 +110,12 @@ export function screenRecord(record: RequestRecord, window: RunWindow): number {
   // A prompt's token count depends on the server's tokenizer and template, so only a gross excess is impossible.
   screenCount(record, 'actualPromptTokens', 10 * record.inputLength + 100_000, dropped);
   screenCount(record, 'cachedTokens', record.actualPromptTokens ?? 10 * record.inputLength + 100_000, dropped);
-  screenCount(record, 'numRetractions', Number.POSITIVE_INFINITY, dropped);
+  screenCount(record, 'numRetractions', MAX_RETRACTIONS, dropped);
+  // A server-side latency is a part of the request's time on the server, so it cannot exceed the run's own length.
+  const longestS = window.endTime - window.startTime + tolerance;
+  screenAmount(record, 'prefillWaitingLatency', longestS, dropped);
+  screenAmount(record, 'prefillLaunchLatency', longestS, dropped);
+  screenAmount(record, 'decodeThroughputTokensPerSecond', MAX_DECODE_TOKENS_PER_SECOND, dropped);
   screenCount(record, 'retries', Number.POSITIVE_INFINITY, dropped);
   if (dropped.length > 0) record.dataQuality = record.dataQuality === undefined ? dropped.join(';') : `${record.dataQuality};${dropped.join(';')}`;
   return dropped.length;
@@ -113,17 +132,74 @@ function screenCount(record: RequestRecord, field: CountField, max: number, drop
   }
 }
 
-/** Screens every record of a run in place; returns how many fields were removed. */
+type AmountField = 'prefillWaitingLatency' | 'prefillLaunchLatency' | 'decodeThroughputTokensPerSecond';
+
+/** A server-computed latency or rate: negative, not finite, or beyond `max` is no measurement. */
+function screenAmount(record: RequestRecord, field: AmountField, max: number, dropped: string[]): void {
+  const value = record[field];
+  if (value === undefined) return;
+  if (!(Number.isFinite(value) && value >= 0 && value <= max)) {
+    delete record[field];
+    dropped.push(`${field}:impossible_value`);
+  }
+}
+
+/**
+ * Which server's clock a record's instants are on. Before the trace is joined (the first, gross screening, right after
+ * the load) a record has no host yet: those are taken together, which is one server in a node test; in a routing test
+ * servers whose offsets differ then make the fit inconsistent, and nothing is moved (as before).
+ */
+function hostKey(record: RequestRecord): string {
+  return record.host ?? '';
+}
+
+/**
+ * Each server's clock offset as the run's requests bound it, where they agree on one (a consistent fit): a server whose
+ * clock is days off still has every instant where its own clock put it, and those instants are screened against the
+ * run window moved by that offset instead of being dropped as outside the run. Correction itself happens later
+ * (correct-run-clocks.ts); this only keeps the instants alive until then.
+ */
+function offsetsByHost(records: Iterable<RequestRecord>): Map<string, OffsetFit> {
+  const samplesByHost = new Map<string, ClockOffsetSample[]>();
+  for (const record of records) {
+    const sample = clockOffsetSampleOf(record);
+    if (sample === undefined) continue;
+    const host = hostKey(record);
+    let samples = samplesByHost.get(host);
+    if (samples === undefined) samplesByHost.set(host, (samples = []));
+    samples.push(sample);
+  }
+  const fits = new Map<string, OffsetFit>();
+  for (const [host, samples] of samplesByHost) {
+    const fit = estimateClockOffset(samples);
+    if (fit.model !== null && fit.consistent) fits.set(host, fit);
+  }
+  return fits;
+}
+
+/**
+ * Screens every record of a run in place; returns how many fields were removed. Without a given `clockOffsetS`, each
+ * server's offset is estimated from the records first, so a constant offset of any size (a server clock three days
+ * off) moves the window with it rather than emptying every server instant.
+ */
 export function screenRecords(records: Iterable<RequestRecord>, window: RunWindow): number {
+  const list = [...records];
+  const fits = window.clockOffsetS === undefined ? offsetsByHost(list) : new Map<string, OffsetFit>();
   let removed = 0;
-  for (const record of records) removed += screenRecord(record, window);
+  for (const record of list) {
+    const fit = fits.get(hostKey(record));
+    const clockOffsetS = fit === undefined ? undefined : offsetAt(fit, record.routerSendTime ?? record.arrivalTime ?? record.scheduledTime);
+    removed += screenRecord(record, clockOffsetS === undefined ? window : { ...window, clockOffsetS });
+  }
   return removed;
 }
 
 export const DATA_QUALITY_RULE =
   `server timestamps more than ${SERVER_TIME_TOLERANCE_S} s outside the run (first request to end of load), ` +
-  'server timestamps that run backwards (negative durations), and usage counts that are negative, not whole, or beyond ' +
-  'what the request allows are left empty';
+  'server timestamps that run backwards (negative durations), usage counts that are negative, not whole, or beyond ' +
+  `what the request allows (retractions beyond ${MAX_RETRACTIONS}), server latencies that are negative, not finite or ` +
+  `longer than the run, decode throughputs beyond ${MAX_DECODE_TOKENS_PER_SECOND} tokens/s, and the output token count ` +
+  'of a stream whose count went backwards are left empty';
 
 export function summarizeDataQuality(records: Iterable<RequestRecord>): DataQualitySummary {
   const removedFields: Record<string, number> = {};

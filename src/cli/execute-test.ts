@@ -1,3 +1,4 @@
+import { DiskFullAfterRun } from '../experiments/finish-run.js';
 import type { TestResult } from '../experiments/test-result.js';
 import type { RunOptions } from '../orchestration/measured-run.js';
 import { formatTerminalSummary } from '../report/terminal/format-terminal-summary.js';
@@ -20,7 +21,14 @@ export async function executeTest(test: RunnableTest): Promise<number> {
     process.stderr.write(`servelab: ${signal} received: stopping, and writing what was measured (press Ctrl-C again to quit at once)\n`);
   });
   try {
-    const result = await test.run({ signal: interrupts.signal, onProgress: (update) => progress.update(update) });
+    const result = await test.run({ signal: interrupts.signal, onProgress: (update) => progress.update(update) }).catch((error: unknown) => {
+      // A full disk after the run was measured: the summary from memory still prints, then the one line about the disk.
+      if (error instanceof DiskFullAfterRun && !test.config.quiet) {
+        progress.finish();
+        process.stdout.write(`${formatTerminalSummary(error.result.run, error.result.metrics, { color: process.stdout.isTTY === true })}\n`);
+      }
+      throw error;
+    });
     progress.finish();
     if (!test.config.quiet) process.stdout.write(`${formatTerminalSummary(result.run, result.metrics, { color: process.stdout.isTTY === true })}\n`);
     process.stdout.write(`results: ${result.outputDirectory}\n`);

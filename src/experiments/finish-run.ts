@@ -12,6 +12,19 @@ import { servelabVersion } from '../utils/version.js';
 import { toTestResult, type TestResult } from './test-result.js';
 
 /**
+ * A full disk stopped the run's files after the run itself was measured: `result` holds it, whole, as it is in memory,
+ * so that the terminal summary still prints (every record was measured; only the files are short).
+ */
+export class DiskFullAfterRun extends ServelabError {
+  readonly result: TestResult;
+
+  constructor(message: string, cause: unknown, result: TestResult) {
+    super('DISK_FULL', message, { cause });
+    this.result = result;
+  }
+}
+
+/**
  * Turns what a run measured into its files and its result: analysis, then every reporter. A reporter that fails is a
  * notice on the run, not a lost run; only a full disk ends it with an error (one line naming the file), after every
  * file that could be written was, and with every record that reached disk before still in requests.jsonl.
@@ -57,9 +70,10 @@ export async function finishRun(options: MeasuredRun): Promise<TestResult> {
     // Name the file the disk filled up under first: the records' own, when it was that one.
     const journalFailure = options.journal?.writeFailure;
     if (isServelabError(journalFailure) && journalFailure.code === 'DISK_FULL') {
-      throw new ServelabError('DISK_FULL', `${journalFailure.message} (${options.journal?.recordsWritten ?? 0} of ${run.records.length} records reached it)`, { cause: journalFailure });
+      const message = `${journalFailure.message} (${options.journal?.recordsWritten ?? 0} of ${run.records.length} records reached it)`;
+      throw new DiskFullAfterRun(message, journalFailure, toTestResult(run, summaryOfRun(), options.outputDirectory, written));
     }
-    throw diskFull.error;
+    throw new DiskFullAfterRun((diskFull.error as ServelabError).message, diskFull.error, toTestResult(run, summaryOfRun(), options.outputDirectory, written));
   }
   return toTestResult(run, summaryOfRun(), options.outputDirectory, written);
 }

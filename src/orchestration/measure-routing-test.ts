@@ -13,6 +13,7 @@ import { joinTapRecords } from './join-tap-records.js';
 import { launchRouter, routerTracesItself, type LaunchedRouter } from './launch-router.js';
 import { measureLoad } from './measure-load.js';
 import { RunSetup } from './measure-setup.js';
+import { collectTraceDuringRun, type TraceCollector } from './trace-collector.js';
 import type { MeasuredRun, RunOptions } from './measured-run.js';
 
 /**
@@ -28,6 +29,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
 
   let servers: ServerHandle[] = [];
   let taps: LaunchedTaps | undefined;
+  let trace: TraceCollector | undefined;
   let router: LaunchedRouter | undefined;
   let failures: FailureExecutor | undefined;
   // servelab's own builtin router reports on itself; a router servelab does not own (smg, sglang-router) does not.
@@ -69,6 +71,9 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     const metricsUrls = config.collectPerNodeMetrics ? servers.map((server) => `${server.url}/metrics`) : [];
     if (router.metricsUrl !== undefined && !attachedRouterOnly) metricsUrls.push(router.metricsUrl);
     const serverMetrics = await run.scrape(metricsUrls);
+    // The trace is fetched as the run goes on, so a tracer that dies keeps what it traced before (trace-collector.ts).
+    const traceUrl = taps !== undefined ? taps.tapUrls[0] : router.collectTrace !== undefined ? router.handle.url : undefined;
+    trace = traceUrl === undefined ? undefined : collectTraceDuringRun(traceUrl);
     const load = await measureLoad({
       config,
       baseUrl: router.handle.url,
@@ -107,27 +112,22 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     };
     const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords)];
     if (notices.length > 0) extras.notices = notices;
-    if (taps !== undefined) {
-      const launched = taps;
-      const collected = await log.attempt(
-        'taps',
-        "the tracing taps' records could not be fetched, so router_send_time and host are empty (the client's own columns are complete)",
-        () => launched.collect(),
-        undefined,
-      );
-      if (collected !== undefined) {
-        const { matched } = joinTapRecords(load.records, collected.records);
-        extras.taps = { matchedRecords: matched, overhead: collected.overhead };
+    if (trace !== undefined) {
+      const source = taps !== undefined ? 'taps' : 'router-trace';
+      const tracer = taps !== undefined ? 'the tracing taps' : 'the builtin router';
+      const collected = await trace.finish();
+      const { matched } = joinTapRecords(load.records, collected.records);
+      if (collected.failure !== undefined) {
+        log.notice({
+          source,
+          message:
+            collected.records.length === 0
+              ? `${taps !== undefined ? "the tracing taps'" : "the builtin router's"} records could not be fetched, so router_send_time and host are empty (the client's own columns are complete): ${collected.failure}`
+              : `${tracer} stopped answering (${collected.failure}): router_send_time and host are kept for the ${matched} requests traced before, empty for the rest`,
+        });
       }
-    } else if (router.collectTrace !== undefined) {
-      const collect = router.collectTrace;
-      const collected = await log.attempt(
-        'router-trace',
-        "the builtin router's trace could not be fetched, so router_send_time and host are empty (the client's own columns are complete)",
-        () => collect(),
-        undefined,
-      );
-      if (collected !== undefined) extras.routerTrace = { matchedRecords: joinTapRecords(load.records, collected.records).matched };
+      if (taps !== undefined) extras.taps = { matchedRecords: matched, overhead: collected.overhead };
+      else extras.routerTrace = { matchedRecords: matched };
     }
     // SGLang writes a request's log line after it answered: stop the servers first so that their last lines are on disk.
     await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));
@@ -138,6 +138,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     }
     return run.measured(run.stoppedEarly() ? { ...load, interrupted: true } : load, extras);
   } finally {
+    trace?.stop();
     await run.close(async () => {
       await failures?.stop().catch(() => undefined);
       if (failures !== undefined) servers = failures.nodes;

@@ -38,6 +38,8 @@ type ScrapedMetrics = Awaited<ReturnType<typeof collectServerMetrics>>;
  */
 export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
   readonly harness = new HarnessWatch();
+  /** The scrape under way, stopped at close() when the run ends in an error before finishScrape. */
+  #scraped: ScrapedMetrics | undefined;
   readonly context: TargetLaunchContext;
 
   private constructor(
@@ -108,13 +110,16 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
   }
 
   /** Starts scraping these `/metrics` URLs on the run's clock. */
-  scrape(metricsUrls: string[]): Promise<ScrapedMetrics> {
-    return collectServerMetrics(metricsUrls, this.clock);
+  async scrape(metricsUrls: string[]): Promise<ScrapedMetrics> {
+    // Samples go to the run directory as they come (server-metrics.partial.csv): a scraper that dies keeps what it
+    // scraped, and says so in a notice.
+    this.#scraped = await collectServerMetrics(metricsUrls, this.clock, { directory: this.directory.path, onNotice: (notice) => this.log.notice(notice) });
+    return this.#scraped;
   }
 
-  /** Writes what was scraped (server-metrics.jsonl); a failure becomes a notice, never the run's end. */
+  /** Writes what was scraped (server-metrics.csv); a failure becomes a notice, never the run's end. */
   async finishScrape(scraped: ScrapedMetrics, load: LoadResult): Promise<void> {
-    await this.log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.jsonl)', () => scraped.finish(load.startTime, this.directory.path), 0);
+    await this.log.attempt('scraper', 'the scraped server metrics could not be written (server-metrics.csv)', () => scraped.finish(load.startTime), 0);
   }
 
   /**
@@ -162,6 +167,7 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
   async close(stopLaunched: () => Promise<void>): Promise<void> {
     this.harness.close();
     this.watch.stop();
+    await this.#scraped?.stop().catch(() => undefined);
     await stopLaunched();
     if (this.journal !== undefined) await this.journal.close();
   }

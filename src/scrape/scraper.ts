@@ -1,5 +1,4 @@
 import type { Clock } from '../clock/clock.js';
-import { writeFileAtomic } from '../utils/atomic-write.js';
 import type { EpochSeconds, Milliseconds } from '../types/time.js';
 import { parsePrometheusText, type MetricSample } from './prometheus-text.js';
 
@@ -24,36 +23,20 @@ export interface ScraperOptions {
   clock: Clock;
   /** Per-scrape deadline; default: the interval (a slow endpoint skips ticks rather than piling up requests). */
   timeoutMs?: Milliseconds;
-  /** Keep only the series for which this returns true (default: all), to bound memory on long runs. */
+  /** Keep only the series for which this returns true (default: all). */
   keepMetric?: (name: string) => boolean;
-  /** Where `stop()` writes `server-metrics.jsonl` (atomically), with times relative to `t0`. */
-  outputPath?: string;
-  /** The run's origin, for the relative times in the file; default: the time the scraper started. */
-  t0?: EpochSeconds;
+  /**
+   * Takes each sample as it is scraped; the scraper keeps none, so its memory does not grow with the run's length.
+   * (servelab's runs append them to disk: ServerMetricsSpool.)
+   */
+  onSample: (sample: Sample) => void;
 }
 
 export interface Scraper {
   /** Settles once every URL's first scrape has answered, failed or timed out. */
   readonly firstRound: Promise<void>;
-  /** Stops polling, waits for scrapes in flight, writes the file when asked, and returns every sample. */
-  stop(): Promise<Sample[]>;
-}
-
-/** One JSON line of server-metrics.jsonl: the sample with `time` in seconds after t0. */
-export function sampleToJsonLine(sample: Sample, t0: EpochSeconds): string {
-  const line: Record<string, unknown> = {
-    time: Math.round((sample.time - t0) * 1e6) / 1e6,
-    url: sample.url,
-    ok: sample.ok,
-    duration_ms: Math.round(sample.durationMs * 1000) / 1000,
-    metrics: sample.metrics.map((metric) => ({
-      name: metric.name,
-      labels: metric.labels,
-      value: Number.isFinite(metric.value) ? metric.value : String(metric.value),
-    })),
-  };
-  if (sample.error !== undefined) line.error = sample.error;
-  return `${JSON.stringify(line)}\n`;
+  /** Stops polling and waits for the scrapes in flight (each handed to `onSample`); returns how many samples there were. */
+  stop(): Promise<number>;
 }
 
 async function scrapeOnce(url: string, clock: Clock, timeoutMs: Milliseconds, keepMetric?: (name: string) => boolean): Promise<Sample> {
@@ -86,8 +69,7 @@ export function startScraper(options: ScraperOptions): Scraper {
   const intervalMs = options.intervalMs ?? 500;
   const timeoutMs = options.timeoutMs ?? Math.max(intervalMs, 100);
   const { clock } = options;
-  const t0 = options.t0 ?? clock.nowEpochSeconds();
-  const samples: Sample[] = [];
+  let sampleCount = 0;
   const inFlight = new Map<string, Promise<void>>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -98,8 +80,9 @@ export function startScraper(options: ScraperOptions): Scraper {
     for (const url of options.urls) {
       if (inFlight.has(url)) continue;
       const scrape = scrapeOnce(url, clock, timeoutMs, options.keepMetric).then((sample) => {
-        samples.push(sample);
         inFlight.delete(url);
+        sampleCount++;
+        options.onSample(sample);
       });
       inFlight.set(url, scrape);
     }
@@ -113,15 +96,11 @@ export function startScraper(options: ScraperOptions): Scraper {
 
   return {
     firstRound,
-    async stop(): Promise<Sample[]> {
+    async stop(): Promise<number> {
       stopped = true;
       if (timer) clearTimeout(timer);
       await Promise.all(inFlight.values());
-      samples.sort((a, b) => a.time - b.time);
-      if (options.outputPath !== undefined) {
-        await writeFileAtomic(options.outputPath, samples.map((sample) => sampleToJsonLine(sample, t0)));
-      }
-      return samples;
+      return sampleCount;
     },
   };
 }

@@ -1,10 +1,16 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
+import { open, rename, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { writeFailure } from '../utils/write-failure.js';
 import type { MetricSample } from './prometheus-text.js';
+import { SERVER_METRICS_COLUMNS, SERVER_METRICS_CSV, SERVER_METRICS_PARTIAL, secondsText } from './server-metrics-rows.js';
 
+/** The nested file of runs before server-metrics.csv; still read, so that `servelab report` redraws their charts. */
 export const SERVER_METRICS_JSONL = 'server-metrics.jsonl';
 
-/** A sample as read back from server-metrics.jsonl: `time` in seconds after t0. */
+/** A scrape as read back: `time` in seconds after t0, `url` the node (server base URL, or `/metrics` URL in old runs). */
 export interface StoredSample {
   time: number;
   url: string;
@@ -27,7 +33,7 @@ function parseSampleLine(line: string): StoredSample | undefined {
   }
 }
 
-/** Parses server-metrics.jsonl text; lines that are not JSON objects are skipped (a torn tail of a killed run). */
+/** Parses server-metrics.jsonl text (old runs); lines that are not JSON objects are skipped (a torn tail of a killed run). */
 export function parseServerMetrics(text: string): StoredSample[] {
   const samples: StoredSample[] = [];
   for (const line of text.split('\n')) {
@@ -37,13 +43,148 @@ export function parseServerMetrics(text: string): StoredSample[] {
   return samples;
 }
 
-/** Reads server-metrics.jsonl a line at a time: a long run's file never becomes one string. */
-export async function readServerMetrics(path: string): Promise<StoredSample[]> {
-  const samples: StoredSample[] = [];
+/** Lines of a file, read a megabyte at a time; a last line without its line break (a torn write) is left out. */
+async function* completeLines(path: string): AsyncGenerator<string> {
+  const size = (await stat(path)).size;
+  if (size === 0) return;
+  const handle = await open(path, 'r');
+  const last = Buffer.alloc(1);
+  await handle.read(last, 0, 1, size - 1);
+  await handle.close();
+  const torn = last[0] !== 0x0a;
+  let pending: string | undefined;
   const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 }), crlfDelay: Infinity });
   for await (const line of lines) {
+    if (pending !== undefined) yield pending;
+    pending = line;
+  }
+  if (pending !== undefined && !torn) yield pending;
+}
+
+/** Splits one of our CSV rows (quoted fields hold no line breaks: labels are JSON, errors one line). */
+export function splitCsvRow(line: string): string[] {
+  const fields: string[] = [];
+  let index = 0;
+  for (;;) {
+    if (line[index] === '"') {
+      let value = '';
+      index++;
+      for (;;) {
+        const quote = line.indexOf('"', index);
+        if (quote < 0) return fields.concat(value + line.slice(index));
+        value += line.slice(index, quote);
+        if (line[quote + 1] === '"') {
+          value += '"';
+          index = quote + 2;
+          continue;
+        }
+        index = quote + 1;
+        break;
+      }
+      fields.push(value);
+    } else {
+      const comma = line.indexOf(',', index);
+      fields.push(line.slice(index, comma < 0 ? line.length : comma));
+      index = comma < 0 ? line.length : comma;
+    }
+    if (line[index] !== ',') return fields;
+    index++;
+  }
+}
+
+/**
+ * Turns the partial file the scraper appended to during the run into server-metrics.csv: each row gains `time_s`
+ * (seconds after t0) in front. Streamed, a megabyte at a time, into a temporary sibling renamed into place, so a
+ * multi-hour run's table never sits in memory and a reader never sees half a file. Returns the rows written.
+ */
+export async function finishServerMetricsTable(directory: string, t0: number): Promise<number> {
+  const partialPath = join(directory, SERVER_METRICS_PARTIAL);
+  const path = join(directory, SERVER_METRICS_CSV);
+  const temporaryPath = join(directory, `.${SERVER_METRICS_CSV}.${randomBytes(6).toString('hex')}.tmp`);
+  let rows = 0;
+  try {
+    const handle = await open(temporaryPath, 'w');
+    try {
+      let buffered = `${SERVER_METRICS_COLUMNS.join(',')}\n`;
+      if (existsSync(partialPath)) {
+        for await (const line of completeLines(partialPath)) {
+          const comma = line.indexOf(',');
+          const timestamp = Number(line.slice(0, comma));
+          if (comma < 0 || !Number.isFinite(timestamp)) continue;
+          buffered += `${secondsText(timestamp - t0)},${line}\n`;
+          rows++;
+          if (buffered.length > 1 << 20) {
+            await handle.write(buffered);
+            buffered = '';
+          }
+        }
+      }
+      await handle.write(buffered);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporaryPath, path);
+  } catch (error) {
+    await rm(temporaryPath, { force: true });
+    throw writeFailure(path, error);
+  }
+  await rm(partialPath, { force: true });
+  return rows;
+}
+
+/**
+ * Adds one CSV row to the samples being gathered: a scrape's rows are contiguous (one append), so a row whose node
+ * and time match the last sample joins it; only metrics `keep` accepts are kept, summed over their label sets.
+ */
+function addRow(samples: StoredSample[], fields: readonly string[], time: number, keep: (name: string) => boolean): void {
+  const [, , node = '', metric = '', , valueField = '', , error = ''] = fields;
+  let sample = samples.at(-1);
+  if (sample === undefined || sample.url !== node || sample.time !== time) {
+    if (metric !== '' && !keep(metric)) return;
+    sample = { time, url: node, ok: error === '', metrics: [] };
+    if (error !== '') sample.error = error;
+    samples.push(sample);
+  }
+  if (metric === '' || !keep(metric)) return;
+  const value = valueField === 'inf' ? Infinity : valueField === '-inf' ? -Infinity : Number(valueField);
+  const summed = sample.metrics.find((candidate) => candidate.name === metric);
+  if (summed) summed.value += value;
+  else sample.metrics.push({ name: metric, labels: {}, value });
+}
+
+/**
+ * Reads a run's scraped metrics back for its charts, keeping only the metrics `keep` accepts (summed over label sets,
+ * e.g. tp ranks): memory grows with the charted points, not with everything scraped. From server-metrics.csv; else
+ * from the partial file a killed run left (times made relative to `t0`); else from an old run's server-metrics.jsonl.
+ */
+export async function readServerMetrics(directory: string, t0: number, keep: (name: string) => boolean): Promise<StoredSample[]> {
+  const samples: StoredSample[] = [];
+  const csvPath = join(directory, SERVER_METRICS_CSV);
+  const partialPath = join(directory, SERVER_METRICS_PARTIAL);
+  if (existsSync(csvPath) || existsSync(partialPath)) {
+    const partial = !existsSync(csvPath);
+    let header = !partial;
+    for await (const line of completeLines(partial ? partialPath : csvPath)) {
+      if (header) {
+        header = false;
+        continue;
+      }
+      // The partial file's rows lack time_s: put the column back from the timestamp.
+      const fields = partial ? ['', ...splitCsvRow(line)] : splitCsvRow(line);
+      const time = partial ? Number(fields[1]) - t0 : Number(fields[0]);
+      if (!Number.isFinite(time)) continue;
+      addRow(samples, fields, time, keep);
+    }
+    return samples;
+  }
+  const jsonlPath = join(directory, SERVER_METRICS_JSONL);
+  if (!existsSync(jsonlPath)) return samples;
+  for await (const line of completeLines(jsonlPath)) {
     const sample = parseSampleLine(line);
-    if (sample !== undefined) samples.push(sample);
+    if (sample === undefined) continue;
+    sample.metrics = sample.metrics.filter((metric) => keep(metric.name));
+    samples.push(sample);
   }
   return samples;
 }

@@ -38,6 +38,14 @@ export interface ClientOutcome {
   /** Final chunk (finish_reason set) received, or the whole body for non-streaming requests (client clock). */
   finishTime?: EpochSeconds;
 
+  /**
+   * Fields a server reported that could not be true and were left empty, as `field:reason` entries joined by `;`
+   * (reasons: outside_run, negative_duration, impossible_count, impossible_value, backward_count); see
+   * src/analysis/data-quality.ts. Absent when nothing was removed. On the outcome because a client screens too: a
+   * stream whose token count went backwards (token-timeline.ts).
+   */
+  dataQuality?: string;
+
   /** SGLang `meta_info.request_received_ts` (server clock). */
   serverCreatedTime?: EpochSeconds;
   /**
@@ -133,12 +141,6 @@ export interface RequestRecord extends ClientOutcome {
   host?: string;
   /** How many times the router retried the request on another worker, when the router tells. */
   retries?: number;
-  /**
-   * Fields a server reported that could not be true and were left empty, as `field:reason` entries joined by `;`
-   * (reasons: outside_run, negative_duration, impossible_count); see src/analysis/data-quality.ts. Absent when nothing
-   * was removed.
-   */
-  dataQuality?: string;
   /**
    * Output tokens as a tracing source counted them, for the first users' `output_tokens_from_trace` column: SGLang's
    * request log (`completion_tokens`) where it was joined. Absent where no tracing source counts tokens (the taps

@@ -11,6 +11,7 @@ import { formatTerminalSummary } from '../../src/report/terminal/format-terminal
 import type { ClockOffsetSample } from '../../src/types/clock-offset.js';
 import type { RequestRecord } from '../../src/types/record.js';
 import { SeededRandom } from '../../src/utils/random.js';
+import { GROSS_SERVER_TIME_TOLERANCE_S, runWindowOf, screenRecords } from '../../src/analysis/data-quality.js';
 import { T0, runOf } from './records.js';
 
 /**
@@ -153,6 +154,21 @@ describe('correctRunClocks', () => {
     expect(Math.abs(median - 0.00228)).toBeLessThan(0.0005);
     const rawMedian = run.records.map((record) => deriveColumns(record).network_time as number).sort((a, b) => a - b)[150] as number;
     expect(rawMedian).toBeGreaterThan(0.25);
+  });
+
+  it('corrects a server clock a constant three days behind: the screening before correction keeps its instants', () => {
+    const threeDaysS = -3 * 86_400;
+    const truth = syntheticRecords({ ...oneHop, offset: () => 0 });
+    const records = syntheticRecords({ ...oneHop, offset: () => threeDaysS }).map((record): RequestRecord => ({ ...record, host: undefined }));
+    // As a run does it: the gross screening right after the load (no host yet), the host, correction, the fine screening.
+    screenRecords(records, { ...runWindowOf(records, T0 + 11), toleranceS: GROSS_SERVER_TIME_TOLERANCE_S });
+    for (const record of records) record.host = 'http://10.254.0.2:8000';
+    const run = correctRunClocks(runOf(records, { endTime: T0 + 11 }));
+    screenRecords(run.records, runWindowOf(run.records, T0 + 11));
+    expect(run.clockOffsets?.[0]?.corrected).toBe(true);
+    expect(Math.abs((run.clockOffsets?.[0]?.offsetMs ?? 0) - threeDaysS * 1000)).toBeLessThan(1);
+    expect(run.records.every((record) => record.dataQuality === undefined)).toBe(true);
+    run.records.forEach((record, index) => expect(Math.abs((record.serverCreatedTime as number) - (truth[index]?.serverCreatedTime as number))).toBeLessThan(0.001));
   });
 
   it('leaves one-host clocks alone: bounds that include zero prove no offset', () => {

@@ -62,6 +62,57 @@ describe('data quality: what a server reports that cannot be true is left empty 
     expect(record.numRetractions).toBeUndefined();
   });
 
+  it('empties absurd server latencies, throughputs and retraction counts, keeping the request\'s own timing', () => {
+    const record = fullyTracedRecord(1, { prefillWaitingLatency: 1e15, prefillLaunchLatency: -7, decodeThroughputTokensPerSecond: 1e300, numRetractions: 1e15 });
+    const honest = fullyTracedRecord(2, { prefillWaitingLatency: 0.01, prefillLaunchLatency: 0.03, decodeThroughputTokensPerSecond: 55, numRetractions: 2 });
+    const infinite = fullyTracedRecord(3, { prefillWaitingLatency: Number.POSITIVE_INFINITY, decodeThroughputTokensPerSecond: Number.NaN });
+    screenRecords([record, honest, infinite], WINDOW);
+    expect(record.prefillWaitingLatency).toBeUndefined();
+    expect(record.prefillLaunchLatency).toBeUndefined();
+    expect(record.decodeThroughputTokensPerSecond).toBeUndefined();
+    expect(record.numRetractions).toBeUndefined();
+    expect(infinite.prefillWaitingLatency).toBeUndefined();
+    expect(infinite.decodeThroughputTokensPerSecond).toBeUndefined();
+    expect(honest).toMatchObject({ prefillWaitingLatency: 0.01, prefillLaunchLatency: 0.03, decodeThroughputTokensPerSecond: 55, numRetractions: 2 });
+    expect(honest.dataQuality).toBeUndefined();
+    // The request's own times stay.
+    expect(record.firstTokenTime).toBe(T0 + 1.05);
+    expect(record.finishTime).toBe(T0 + 1.25);
+    const quality = summarizeDataQuality([record, honest, infinite]);
+    expect(quality.recordsAffected).toBe(2);
+    expect(quality.removedFields).toMatchObject({
+      'prefillWaitingLatency:impossible_value': 2,
+      'prefillLaunchLatency:impossible_value': 1,
+      'decodeThroughputTokensPerSecond:impossible_value': 2,
+      'numRetractions:impossible_count': 1,
+    });
+  });
+
+  it('keeps the instants of a server whose clock is a constant three days off (estimated from the requests), before correction', () => {
+    const threeDaysS = -3 * 86_400;
+    const records = Array.from({ length: 40 }, (_, index) => {
+      const record = fullyTracedRecord(index);
+      for (const field of ['serverCreatedTime', 'queueTimeStart', 'queueTimeEnd', 'serverFirstTokenTime'] as const) record[field] = (record[field] as number) + threeDaysS;
+      return record;
+    });
+    const window = { startTime: T0, endTime: T0 + 60, toleranceS: GROSS_SERVER_TIME_TOLERANCE_S };
+    expect(screenRecords(records, window)).toBe(0);
+    expect(records.every((record) => record.serverCreatedTime !== undefined && record.dataQuality === undefined)).toBe(true);
+    // A value no constant offset explains is still dropped: one record's instant a further day away.
+    const outlier = records[10]!;
+    outlier.queueTimeEnd = (outlier.queueTimeEnd as number) - 86_400 * 5;
+    screenRecords(records, window);
+    expect(outlier.queueTimeEnd).toBeUndefined();
+    expect(records[11]?.queueTimeEnd).toBeDefined();
+    // Right after the load a record has no host yet (a node test sets it later): the records are taken together.
+    const hostless = Array.from({ length: 40 }, (_, index) => {
+      const record = fullyTracedRecord(index, { host: undefined });
+      for (const field of ['serverCreatedTime', 'queueTimeStart', 'queueTimeEnd', 'serverFirstTokenTime'] as const) record[field] = (record[field] as number) + threeDaysS;
+      return record;
+    });
+    expect(screenRecords(hostless, window)).toBe(0);
+  });
+
   it('counts what was removed in the summary and prints it, so the summary shows no absurd figures', () => {
     const records = [fullyTracedRecord(1), fullyTracedRecord(2, { serverCreatedTime: -1_795_419_073 }) /* relative: decades before the run */, fullyTracedRecord(3, { actualOutputTokens: 1e15 })];
     screenRecords(records, WINDOW);

@@ -212,6 +212,37 @@ describe('a full disk', () => {
       expect(whole.length).toBeGreaterThan(0);
       for (const line of whole) expect(() => JSON.parse(line) as unknown).not.toThrow();
       expect((await readdir(directory)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+      // No torn last line: the journal cut a write that stopped part way back to its last whole line.
+      expect(await readFile(join(directory, 'requests.jsonl'), 'utf8')).toMatch(/\n$/);
+      // The count the message gives is the count on disk.
+      const said = Number(/\((\d+) of 400 records reached it\)/.exec(lines[0] as string)?.[1]);
+      expect(said).toBe(whole.length);
+    } finally {
+      execFileSync('umount', [mountPoint], { stdio: 'ignore' });
+    }
+  }, 120_000);
+
+  it('still prints the terminal summary from memory before the line about the disk', async (context) => {
+    const mountPoint = join(workDirectory, 'small-disk-summary');
+    await mkdir(mountPoint, { recursive: true });
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', mountPoint], { stdio: 'ignore' });
+    } catch {
+      console.warn('skipped: cannot mount a small tmpfs here (needs root and CAP_SYS_ADMIN) to fill a disk');
+      context.skip();
+      return;
+    }
+    try {
+      const directory = join(mountPoint, 'run');
+      const result = await runCli([
+        'node', '--request-rate', '100', '--num-prompts', '400', '--random-input-len', '32', '--random-output-len', '64',
+        '--profile', fastProfile, '--output-dir', directory, '--progress', 'off',
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^servelab: the disk is full/);
+      // Every request was measured: the summary counts all 400.
+      expect(result.stdout).toMatch(/STABLE|SATURATED/);
+      expect(result.stdout).toMatch(/400/);
     } finally {
       execFileSync('umount', [mountPoint], { stdio: 'ignore' });
     }

@@ -118,11 +118,30 @@ describe('token counts a server cannot have sent honestly', () => {
     expect(outcome.error).toBe('malformed_stream');
   });
 
-  it('sglang: a count that goes backwards is malformed_stream', async () => {
+  // A count that goes backwards used to fail the whole request as malformed_stream, losing its honest timing: now the
+  // count alone is screened (left empty, counted in data_quality) and the request's own times stand.
+  it('sglang: a count that goes backwards is screened, not a failure: the count is left empty, the timing kept', async () => {
     const url = await hostile((_request, response) => sse(response, [sglangEvent(3), sglangEvent(2), sglangEvent(4, 'length'), '[DONE]']));
     const outcome = await send('sglang', url);
-    expect(outcome.error).toBe('malformed_stream');
-    expect(outcome.errorMessage).toContain('went backwards');
+    expect(outcome.success).toBe(true);
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.actualOutputTokens).toBeUndefined();
+    expect(outcome.dataQuality).toBe('actualOutputTokens:backward_count');
+    expect(outcome.firstTokenTime).toBeDefined();
+    expect(outcome.finishTime).toBeDefined();
+    // Counting went on from the highest count (3): the last event added one token, one gap; the backward one none.
+    expect(outcome.interTokenLatencies).toHaveLength(1);
+  });
+
+  it('openai: a usage count that goes backwards is screened the same way', async () => {
+    const url = await hostile((_request, response) =>
+      sse(response, [openAiChunk('a', { completion_tokens: 3 }), openAiChunk('b', { completion_tokens: 1 }), openAiChunk('c', { completion_tokens: 5 }, 'length'), '[DONE]']),
+    );
+    const outcome = await send('openai-completions', url);
+    expect(outcome.success).toBe(true);
+    expect(outcome.actualOutputTokens).toBeUndefined();
+    expect(outcome.dataQuality).toBe('actualOutputTokens:backward_count');
+    expect(outcome.interTokenLatencies).toHaveLength(2);
   });
 
   it('an honest stream that reaches exactly the limit still succeeds', async () => {

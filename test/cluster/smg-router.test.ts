@@ -75,7 +75,7 @@ describe('routing test behind smg (stand-in)', () => {
     expect(args[args.indexOf('--health-check-interval-secs') + 1]).toBe('1');
     const csv = await readFile(join(outputDir, 'requests.csv'), 'utf8');
     expect(csv.trim().split('\n')).toHaveLength(31);
-    const metrics = await readFile(join(outputDir, 'server-metrics.jsonl'), 'utf8');
+    const metrics = await readFile(join(outputDir, 'server-metrics.csv'), 'utf8');
     expect(metrics).toMatch(/smg_http_requests_total/);
   }, 120_000);
 

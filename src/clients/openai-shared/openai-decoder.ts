@@ -72,12 +72,12 @@ export class OpenAiDecoder implements ResponseDecoder {
       const usageTokens = typeof usage === 'object' && usage !== null ? readNumber((usage as JsonObject)['completion_tokens']) : undefined;
       // With per-chunk usage, any chunk whose count grew carried tokens (text held back by a stop-string or
       // detokenizer boundary arrives with a later chunk, which then carries several); without it, a content chunk is one.
-      // A count that went backwards or past the request's limit fails the request (TokenTimeline.add).
+      // A count past the request's limit fails the request; one that went backwards adds nothing (TokenTimeline.add).
       const added = usageTokens !== undefined ? usageTokens - this.#countedTokens : this.#hasContent(choice) ? 1 : 0;
       if (added !== 0) {
         const failure = this.#timeline.add(added, nowMs);
         if (failure !== undefined) return failure;
-        this.#countedTokens += added;
+        if (added > 0) this.#countedTokens += added;
       }
       const finishReason = choice['finish_reason'];
       if (finishReason !== undefined && finishReason !== null && this.#finishMs === undefined) {
@@ -124,7 +124,7 @@ export class OpenAiDecoder implements ResponseDecoder {
     fillClientTiming(outcome, clock, timeline, this.#stream, this.#finishMs);
     if (this.#promptTokens !== undefined) outcome.actualPromptTokens = this.#promptTokens;
     const outputTokens = this.#outputTokens ?? (this.#stream && timeline.tokenCount > 0 ? timeline.tokenCount : undefined);
-    if (outputTokens !== undefined) outcome.actualOutputTokens = outputTokens;
+    if (outputTokens !== undefined && timeline.backwardSteps === 0) outcome.actualOutputTokens = outputTokens;
     if (this.#cachedTokens !== undefined) outcome.cachedTokens = this.#cachedTokens;
     if (this.#finishReason !== undefined) outcome.finishReason = this.#finishReason;
     if (this.#statusCode !== undefined) outcome.serverStatusCode = this.#statusCode;

@@ -58,7 +58,8 @@ export class SglangGenerateDecoder implements ResponseDecoder {
       const completionTokens = scanMidStreamCompletionTokens(data, searchFrom, this.#keyPositions);
       if (completionTokens >= 0) {
         const added = completionTokens - this.#completionTokens;
-        this.#completionTokens = completionTokens;
+        // Counting goes on from the highest count seen: a count that went backwards adds nothing (TokenTimeline).
+        this.#completionTokens = Math.max(completionTokens, this.#completionTokens);
         return this.#timeline.add(added, nowMs);
       }
     }
@@ -91,7 +92,7 @@ export class SglangGenerateDecoder implements ResponseDecoder {
     fillClientTiming(outcome, clock, timeline, this.#stream, this.#finishMs);
     this.#meta.fill(outcome, this.#stream);
     const outputTokens = this.#completionTokens ?? (timeline.tokenCount > 0 ? timeline.tokenCount : undefined);
-    if (outputTokens !== undefined) outcome.actualOutputTokens = outputTokens;
+    if (outputTokens !== undefined && timeline.backwardSteps === 0) outcome.actualOutputTokens = outputTokens;
     if (this.#finishReason !== undefined) outcome.finishReason = this.#finishReason;
     if (this.#statusCode !== undefined) outcome.serverStatusCode = this.#statusCode;
   }
@@ -120,7 +121,7 @@ export class SglangGenerateDecoder implements ResponseDecoder {
     let added: number;
     if (completionTokens !== undefined) {
       added = completionTokens - (this.#completionTokens ?? 0);
-      this.#completionTokens = completionTokens;
+      this.#completionTokens = Math.max(completionTokens, this.#completionTokens ?? completionTokens);
     } else {
       added = 1; // no count at all: an event is one token, the best a server without the key allows
     }

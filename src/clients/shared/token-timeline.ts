@@ -12,14 +12,18 @@ import { malformed } from './response-decoder.js';
  * adds no gap. Monotonic readings (small numbers) keep sub-microsecond precision that epoch seconds (about 1.7e9) would
  * lose in a double.
  *
- * A server's count is not trusted: a count that goes backwards, or that passes the most tokens the request allows
- * (`max_new_tokens` / `max_tokens`), fails the request as `malformed_stream` before anything is stored, so the gaps
- * kept per request are bounded by the request's own limit whatever the server sends (one event claiming 300,000,000
- * tokens used to push 300,000,000 gaps and abort the process).
+ * A server's count is not trusted: a count that passes the most tokens the request allows (`max_new_tokens` /
+ * `max_tokens`) fails the request as `malformed_stream` before anything is stored, so the gaps kept per request are
+ * bounded by the request's own limit whatever the server sends (one event claiming 300,000,000 tokens used to push
+ * 300,000,000 gaps and abort the process). A count that goes backwards adds nothing and is counted in
+ * `backwardSteps`: the request's own timing stands, and only its token count is unknowable (left empty, counted in
+ * data_quality as `actualOutputTokens:backward_count`); callers keep counting from the highest count seen.
  */
 export class TokenTimeline {
   firstTokenMs: Milliseconds | undefined = undefined;
   tokenCount = 0;
+  /** Events whose count was below the one before (see above). */
+  backwardSteps = 0;
   readonly interTokenLatencies: Seconds[] = [];
   #lastTokenMs: Milliseconds = 0;
   readonly #maxTokens: number;
@@ -31,6 +35,10 @@ export class TokenTimeline {
 
   /** Records `tokens` more tokens at `nowMs`; returns a failure (storing nothing) for an impossible count. */
   add(tokens: number, nowMs: Milliseconds): DecodeFailure | undefined {
+    if (Number.isInteger(tokens) && tokens < 0) {
+      this.backwardSteps++;
+      return undefined;
+    }
     const failure = checkTokenCount(this.tokenCount, tokens, this.#maxTokens);
     if (failure !== undefined) return failure;
     if (tokens === 0) return undefined;
@@ -69,4 +77,5 @@ export function fillClientTiming(outcome: ClientOutcome, clock: Clock, timeline:
     outcome.firstTokenTime = clock.toEpochSeconds(finishMs);
   }
   if (finishMs !== undefined) outcome.finishTime = clock.toEpochSeconds(finishMs);
+  if (timeline.backwardSteps > 0) outcome.dataQuality = 'actualOutputTokens:backward_count';
 }

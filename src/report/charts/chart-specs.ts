@@ -190,6 +190,13 @@ function samplingIntervalText(perUrl: ReadonlyMap<string, readonly [number, numb
   return `${Number(median.toPrecision(2))} s`;
 }
 
+/** The scraped gauges charted, with their titles: the only series read back from server-metrics.csv. */
+export const SCRAPED_GAUGE_CHARTS = [
+  ['sglang:num_running_reqs', 'Running requests (server-reported)'],
+  ['sglang:num_queue_reqs', 'Queued requests (server-reported)'],
+  ['sglang:token_usage', 'KV token usage (server-reported)'],
+] as const;
+
 /** Every chart that the run's data supports, in report order. */
 export function chartDefinitions(run: RunData, summary: Summary, serverSamples: readonly StoredSample[] = []): ChartDefinition[] {
   const records = run.records.filter((record) => !record.warmup);
@@ -325,11 +332,7 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
     }
   }
 
-  for (const [metric, label] of [
-    ['sglang:num_running_reqs', 'Running requests (server-reported)'],
-    ['sglang:num_queue_reqs', 'Queued requests (server-reported)'],
-    ['sglang:token_usage', 'KV token usage (server-reported)'],
-  ] as const) {
+  for (const [metric, label] of SCRAPED_GAUGE_CHARTS) {
     const perUrl = seriesOf(serverSamples, metric);
     if (perUrl.size === 0) continue;
     const gauges = new SeriesBuilder();

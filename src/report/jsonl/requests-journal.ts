@@ -39,6 +39,8 @@ export class RequestsJournal implements RunJournal {
   #pending = new TextBytesWriter(BLOCK_BYTES + (1 << 16));
   #bufferedRecords = 0;
   #written = 0;
+  /** Bytes of whole lines in requests.jsonl: where a torn write is cut back to. */
+  #bytesOnDisk = 0;
   /** Writes happen one after another, in order. */
   #writing: Promise<void> = Promise.resolve();
   #summaryWriting: Promise<void> = Promise.resolve();
@@ -125,20 +127,37 @@ export class RequestsJournal implements RunJournal {
     this.#bufferedRecords = 0;
     this.#writing = this.#writing.then(async () => {
       if (this.#failed) return;
+      // A write may take only part of the bytes: the rest follows.
+      let offset = 0;
       try {
-        // A write may take only part of the bytes: the rest follows.
-        for (let offset = 0; offset < bytes.length; ) {
+        while (offset < bytes.length) {
           const { bytesWritten } = await handle.write(bytes, offset);
           if (bytesWritten === 0) throw new Error(`the write to ${this.#path} took no bytes`);
           offset += bytesWritten;
         }
         this.#written += count;
+        this.#bytesOnDisk += bytes.length;
       } catch (error) {
         this.#failed = true;
         this.#failure = writeFailure(this.#path, error);
+        await this.#keepWholeLines(handle, bytes, offset);
         this.#notices.push({ source: 'disk', message: `${this.#failure.message} (${this.#written} records were written to it before)` });
       }
     });
+  }
+
+  /**
+   * After a write that stopped part way (a full disk took the first `writtenBytes` of `bytes`): the whole lines among
+   * them count as written, and the file is cut back to the end of the last one, so it never ends in a torn line
+   * (truncating needs no space). Cutting may fail too; the reader then drops the torn tail (`servelab report`).
+   */
+  async #keepWholeLines(handle: FileHandle, bytes: Uint8Array, writtenBytes: number): Promise<void> {
+    const wholeBytes = writtenBytes === 0 ? 0 : bytes.lastIndexOf(0x0a, writtenBytes - 1) + 1;
+    let lines = 0;
+    for (let index = 0; index < wholeBytes; index++) if (bytes[index] === 0x0a) lines++;
+    this.#written += lines;
+    this.#bytesOnDisk += wholeBytes;
+    if (wholeBytes < writtenBytes) await handle.truncate(this.#bytesOnDisk).catch(() => undefined);
   }
 
   /**
