@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_RESPONSE_CAP_BYTES } from './size-limits.js';
 
 /**
  * The configuration of a test, named as the framework's first users named it (SPEC §1). One schema validates the
@@ -7,6 +8,10 @@ import { z } from 'zod';
 
 const positiveInteger = z.number().int().positive();
 const nonNegativeInteger = z.number().int().nonnegative();
+/** A cap on what one answer may hold: above MAX_RESPONSE_CAP_BYTES it could not be held as one string at all. */
+const responseCapBytes = positiveInteger.max(MAX_RESPONSE_CAP_BYTES, {
+  message: `must be at most ${MAX_RESPONSE_CAP_BYTES} bytes (${MAX_RESPONSE_CAP_BYTES / 2 ** 20} MiB): one answer is read into one string, and V8's strings end near 512 MiB`,
+});
 
 /**
  * A request rate in requests per second; `Infinity` sends every request at once. zod's numbers exclude Infinity, so it
@@ -135,9 +140,9 @@ export const clientSettingsSchema = z.object({
   /** How long one warmup request may take before it is recorded as failed and the run goes on. */
   warmupTimeoutMs: z.number().positive().default(120_000),
   /** Cap on a non-streamed answer's body; past it the request is `malformed_stream` (128 MiB). */
-  maxBodyBytes: positiveInteger.default(128 * 1024 * 1024),
+  maxBodyBytes: responseCapBytes.default(128 * 1024 * 1024),
   /** Cap on one server-sent event; past it the request is `malformed_stream` (32 MiB). */
-  maxSseEventBytes: positiveInteger.default(32 * 1024 * 1024),
+  maxSseEventBytes: responseCapBytes.default(32 * 1024 * 1024),
   flushCache: z.boolean().default(false),
 });
 

@@ -82,8 +82,8 @@ export const clientFlags: FlagSpec[] = [
   { flag: 'idle-timeout', key: 'idleTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '600000', group: CLIENT, description: 'longest gap between two chunks' },
   { flag: 'total-timeout', key: 'totalTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '21600000', group: CLIENT, description: 'deadline for a whole request' },
   { flag: 'warmup-timeout', key: 'warmupTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '120000', group: CLIENT, description: 'deadline for each warmup request' },
-  { flag: 'max-body-bytes', key: 'maxBodyBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '134217728', group: CLIENT, description: 'cap on a non-streamed answer (beyond: malformed_stream)' },
-  { flag: 'max-sse-event-bytes', key: 'maxSseEventBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '33554432', group: CLIENT, description: 'cap on one streamed event (beyond: malformed_stream)' },
+  { flag: 'max-body-bytes', key: 'maxBodyBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '134217728', group: CLIENT, description: 'cap on a non-streamed answer (beyond: malformed_stream); at most 268435456 (256 MiB: one answer is one string, and V8 strings end near 512 MiB)' },
+  { flag: 'max-sse-event-bytes', key: 'maxSseEventBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '33554432', group: CLIENT, description: 'cap on one streamed event (beyond: malformed_stream); at most 268435456 (256 MiB)' },
   { flag: 'flush-cache', key: 'flushCache', kind: 'boolean', group: CLIENT, description: 'call /flush_cache before the run' },
 ];
 

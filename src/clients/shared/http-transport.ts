@@ -1,5 +1,6 @@
 import { Pool } from 'undici';
 import type { Clock } from '../../clock/clock.js';
+import { MAX_RESPONSE_CAP_BYTES } from '../../config/size-limits.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { ClientLimits, ClientTimeouts, ProtocolClientOptions } from '../../types/client.js';
 import type { ClientOutcome } from '../../types/record.js';
@@ -72,6 +73,14 @@ export class HttpTransport {
     this.#clock = options.clock;
     this.#timeouts = options.timeouts ?? {};
     this.#limits = options.limits ?? {};
+    for (const [name, value] of Object.entries(this.#limits)) {
+      if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= MAX_RESPONSE_CAP_BYTES)) {
+        throw new ServelabError(
+          'INVALID_CONFIG',
+          `${name} is ${String(value)}; give a whole number of bytes from 1 to ${MAX_RESPONSE_CAP_BYTES} (${MAX_RESPONSE_CAP_BYTES / 2 ** 20} MiB): one answer is read into one string, and V8's strings end near 512 MiB`,
+        );
+      }
+    }
     const useSockets = options.httpTransport === 'socket' || (options.httpTransport === undefined && url.protocol === 'http:');
     if (useSockets && url.protocol !== 'http:') {
       throw new ServelabError('INVALID_CONFIG', `httpTransport "socket" speaks plain HTTP only; use "undici" for ${url.protocol}// URLs`);
