@@ -135,8 +135,11 @@ export const clientSettingsSchema = z.object({
   /** A non-streamed answer's headers come only when it is done, so this is as long as the longest expected answer. */
   firstByteTimeoutMs: z.number().positive().default(600_000),
   idleTimeoutMs: z.number().positive().default(600_000),
-  /** Six hours, as SGLang's bench_serving allows a request (its aiohttp total timeout). */
-  totalTimeoutMs: z.number().positive().default(21_600_000),
+  /**
+   * `by-size` (the default): each request's deadline follows its own lengths, 600 s + 1 ms per prompt token + 250 ms
+   * per output token (src/clients/shared/total-deadline.ts); a number gives every request that many milliseconds.
+   */
+  totalTimeoutMs: z.union([z.number().positive(), z.literal('by-size')]).default('by-size'),
   /** How long one warmup request may take before it is recorded as failed and the run goes on. */
   warmupTimeoutMs: z.number().positive().default(120_000),
   /** Cap on a non-streamed answer's body; past it the request is `malformed_stream` (128 MiB). */

@@ -16,9 +16,16 @@ export interface ClientRequest {
 export interface ClientTimeouts {
   connectMs?: Milliseconds;
   firstByteMs?: Milliseconds;
-  /** Longest allowed gap between two chunks of a stream. */
+  /**
+   * Longest allowed wait for progress: between two events of a stream (comments and partial lines do not count), or
+   * two pieces of a non-streamed body.
+   */
   idleMs?: Milliseconds;
-  totalMs?: Milliseconds;
+  /**
+   * A request's whole life, from the hand-over to the pool. `'by-size'` gives each request a deadline from its own
+   * prompt and output lengths (src/clients/shared/total-deadline.ts), the default of the tests' settings.
+   */
+  totalMs?: Milliseconds | 'by-size';
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/clock/clock.js';
 import type { ProtocolName } from '../../src/clients/registry.js';
 import { createProtocolClient } from '../../src/clients/registry.js';
@@ -102,5 +102,110 @@ describe('server text is capped where a record stores it', () => {
     const outcome = await send('sglang', url);
     expect(outcome.error).toBe('server_error');
     expect(outcome.errorMessage?.length).toBe(MAX_ERROR_MESSAGE_CHARS);
+  });
+});
+
+/** Writes `piece` every `everyMs` until the client goes away (or 10 s pass: the test has failed by then). */
+function dripForever(response: ServerResponse, piece: string, everyMs: number): void {
+  const timer = setInterval(() => {
+    if (response.destroyed) clearInterval(timer);
+    else response.write(piece);
+  }, everyMs);
+  setTimeout(() => clearInterval(timer), 10_000).unref();
+  response.on('close', () => clearInterval(timer));
+}
+
+describe('deadlines count progress, not bytes', () => {
+  it('SSE keep-alive comments do not keep the idle deadline alive', async () => {
+    const url = await hostile((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      dripForever(response, ': keep-alive\n\n', 20);
+    });
+    const outcome = await send('sglang', url, { timeouts: { idleMs: 200, totalMs: 8000 } });
+    expect(outcome.error).toBe('idle_timeout');
+  });
+
+  it('a drip of bytes inside one event is not progress', async () => {
+    const url = await hostile((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: {"text": "');
+      dripForever(response, 'a', 20);
+    });
+    const outcome = await send('openai-completions', url, { timeouts: { idleMs: 200, totalMs: 8000 } });
+    expect(outcome.error).toBe('idle_timeout');
+  });
+
+  it('events that do arrive keep a slow stream alive past the idle deadline', async () => {
+    const url = await hostile((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      let count = 0;
+      const timer = setInterval(() => {
+        count++;
+        const last = count === 12;
+        response.write(`data: ${JSON.stringify({ text: 'a', meta_info: { id: 'r', completion_tokens: count, finish_reason: last ? { type: 'length' } : null } })}\n\n`);
+        if (last) {
+          clearInterval(timer);
+          response.end();
+        }
+      }, 150);
+    });
+    const outcome = await send('sglang', url, { timeouts: { idleMs: 1000, totalMs: 8000 } });
+    expect(outcome.success).toBe(true);
+    expect(outcome.actualOutputTokens).toBe(12);
+  });
+});
+
+describe('an error status stops reading its body', () => {
+  it('an HTTP 500 whose body never ends is http_5xx with the body so far, not a wait for the total deadline', async () => {
+    const url = await hostile((_request, response) => {
+      response.writeHead(500, { 'content-type': 'text/plain' });
+      response.write('engine overloaded');
+      dripForever(response, '.', 50);
+    });
+    const outcome = await send('sglang', url, { timeouts: { idleMs: 600_000, totalMs: 8000 } });
+    expect(outcome.error).toBe('http_5xx');
+    expect(outcome.httpStatus).toBe(500);
+    expect(outcome.errorMessage).toMatch(/^HTTP 500: engine overloaded/);
+  });
+
+  it('an HTTP 503 with an endless fast body is cut at the error-body cap', async () => {
+    const url = await hostile((_request, response) => {
+      response.writeHead(503, { 'content-type': 'text/plain' });
+      dripForever(response, 'x'.repeat(64 * 1024), 1);
+    });
+    const outcome = await send('openai-chat', url, { timeouts: { idleMs: 600_000, totalMs: 8000 } });
+    expect(outcome.error).toBe('http_5xx');
+    expect(outcome.errorMessage?.length).toBe(MAX_ERROR_MESSAGE_CHARS);
+  });
+});
+
+describe("the default total deadline follows the request's size", () => {
+  it("'by-size' gives a 1,024-in/1,024-out request 600 s + 1 ms a prompt token + 250 ms an output token", async () => {
+    const url = await hostile(() => undefined); // never answers
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const client = createProtocolClient('sglang', {
+        baseUrl: url,
+        stream: true,
+        sampling: { temperature: 0, ignoreEos: true },
+        clock: systemClock,
+        timeouts: { totalMs: 'by-size' },
+      });
+      let outcome: ClientOutcome | undefined;
+      const sent = client.send({ requestId: 'by-size', workload: { datasetIndex: 0, prompt: 'x', inputLength: 1024, outputLength: 1024 } }).then((settled) => {
+        outcome = settled;
+      });
+      vi.advanceTimersByTime(857_023);
+      await Promise.resolve();
+      expect(outcome).toBeUndefined();
+      vi.advanceTimersByTime(1);
+      await sent;
+      expect(outcome?.error).toBe('total_timeout');
+      expect(outcome?.errorMessage).toContain('857024 ms');
+      vi.useRealTimers();
+      await client.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

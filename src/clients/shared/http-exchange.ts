@@ -9,8 +9,14 @@ import { httpErrorMessage, malformed, truncateMessage } from './response-decoder
 import { checkTokenCount } from './token-timeline.js';
 import { classifyTransportError, describeTransportError } from './transport-errors.js';
 
-/** How much of a non-2xx body is kept to explain the error. */
-const MAX_ERROR_BODY_BYTES = 4096;
+/** How much of a non-2xx body is read to explain the error; the connection is cut there. */
+export const MAX_ERROR_BODY_BYTES = 4096;
+/**
+ * How long a non-2xx body may take after its headers. The request has failed already (the status says so); the body
+ * only explains why, and a server writes it with the headers. One whose body never ended held its request for the whole
+ * total deadline.
+ */
+export const ERROR_BODY_WAIT_MS = 1000;
 
 /**
  * The default cap on a non-streamed 2xx body: far above any real answer (a 32k-token answer with top-20 logprobs is a
@@ -66,7 +72,11 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   readonly #maxBodyBytes: number;
   readonly #maxSseEventBytes: number;
   readonly #maxOutputTokens: number;
-  /** The first-byte deadline until the headers arrive, then the idle deadline, refreshed by every chunk. */
+  /**
+   * The first-byte deadline until the headers arrive, then the idle deadline, refreshed by progress only: a stream's
+   * events (a comment, a keep-alive line or a drip of bytes inside one event is not progress) or a 2xx body's pieces.
+   * After an error status it is the short wait for the error's body.
+   */
   #gapTimer: NodeJS.Timeout | undefined = undefined;
 
   constructor(
@@ -124,7 +134,8 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     if (statusCode < 200 || this.#settled) return true; // 1xx informational answers are followed by the real one
     this.#status = statusCode;
     if (this.#gapTimer !== undefined) clearTimeout(this.#gapTimer);
-    this.#gapTimer = this.#idleMs === undefined ? undefined : setTimeout(onIdleDeadline, this.#idleMs, this);
+    if (statusCode >= 300) this.#gapTimer = setTimeout(onErrorBodyWaitOver, Math.min(ERROR_BODY_WAIT_MS, this.#idleMs ?? ERROR_BODY_WAIT_MS), this);
+    else this.#gapTimer = this.#idleMs === undefined ? undefined : setTimeout(onIdleDeadline, this.#idleMs, this);
     if (statusCode >= 300 || !this.#stream) this.#bodyChunks = [];
     else this.#parser = new SseParser((data) => this.#onEvent(data), { maxEventBytes: this.#maxSseEventBytes });
     return true;
@@ -132,7 +143,6 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
 
   onData(chunk: Buffer): boolean {
     if (this.#settled) return true;
-    this.#gapTimer?.refresh();
     const parser = this.#parser;
     if (parser !== undefined) {
       this.#chunkMs = this.#clock.nowMs();
@@ -147,8 +157,17 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     }
     const bodyChunks = this.#bodyChunks;
     if (bodyChunks !== undefined) {
-      if (this.#status !== undefined && this.#status >= 300 && this.#bodyBytes >= MAX_ERROR_BODY_BYTES) return true;
-      if (this.#bodyBytes + chunk.length > this.#maxBodyBytes && this.#status !== undefined && this.#status < 300) {
+      const status = this.#status ?? 0;
+      if (status >= 300) {
+        const kept = chunk.subarray(0, Math.max(0, MAX_ERROR_BODY_BYTES - this.#bodyBytes));
+        bodyChunks.push(Buffer.from(kept));
+        this.#bodyBytes += kept.length;
+        // Enough to explain the error: the rest is never read.
+        if (this.#bodyBytes >= MAX_ERROR_BODY_BYTES) this.cancel(this.#httpErrorFailure());
+        return true;
+      }
+      this.#gapTimer?.refresh();
+      if (this.#bodyBytes + chunk.length > this.#maxBodyBytes) {
         // Cut the connection at once: the rest of the body is never read, let alone held.
         this.cancel(malformed(`the answer's body passed the cap of ${this.#maxBodyBytes} bytes (setting maxBodyBytes)`));
         return true;
@@ -206,6 +225,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   }
 
   #onEvent(data: string): void {
+    this.#gapTimer?.refresh();
     if (this.#eventFailure !== undefined) return;
     this.#eventFailure = this.#decoder.onEvent(data, this.#chunkMs);
   }
@@ -217,11 +237,20 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   }
 
   #settleHttpError(): void {
+    this.#settle(this.#httpErrorFailure());
+  }
+
+  #httpErrorFailure(): DecodeFailure {
     const status = this.#status ?? 0;
-    this.#settle({
+    return {
       error: status >= 500 ? 'http_5xx' : status >= 400 ? 'http_4xx' : 'network_error',
       message: httpErrorMessage(status, this.#bodyText()),
-    });
+    };
+  }
+
+  /** @internal The error's body took too long: the request fails with the status and what of the body came. */
+  errorBodyWaitOver(): void {
+    this.cancel(this.#httpErrorFailure());
   }
 
   #settle(settledFailure: DecodeFailure | undefined): void {
@@ -267,5 +296,9 @@ function onFirstByteDeadline(exchange: HttpExchange): void {
 }
 
 function onIdleDeadline(exchange: HttpExchange): void {
-  exchange.cancel({ error: 'idle_timeout', message: 'no data within the idle timeout since the previous chunk' });
+  exchange.cancel({ error: 'idle_timeout', message: 'no progress (an event of the stream, or a piece of the body) within the idle timeout' });
+}
+
+function onErrorBodyWaitOver(exchange: HttpExchange): void {
+  exchange.errorBodyWaitOver();
 }

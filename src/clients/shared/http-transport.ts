@@ -6,6 +6,7 @@ import type { ClientLimits, ClientTimeouts, ProtocolClientOptions } from '../../
 import type { ClientOutcome } from '../../types/record.js';
 import { HttpExchange } from './http-exchange.js';
 import { SocketPool } from './socket-pool.js';
+import { totalDeadlineMsForSize } from './total-deadline.js';
 import type { ResponseDecoder } from './response-decoder.js';
 
 /** A header value must not contain these (they would end the header). */
@@ -26,6 +27,8 @@ export interface OutgoingRequest {
   decoder: ResponseDecoder;
   /** The most output tokens the request allows (`max_new_tokens`, `max_tokens`): a server claiming more is malformed. */
   maxOutputTokens?: number;
+  /** The prompt's length in tokens, as the workload intends it (sizes the `'by-size'` total deadline). */
+  inputTokens?: number;
   signal?: AbortSignal;
 }
 
@@ -38,8 +41,8 @@ export interface OutgoingRequest {
  * Deadlines: `connectMs` is the pool's connect timeout (a native timer in SocketPool; undici's ticks on a ~0.5 s
  * wheel, so there a connect deadline fires up to about a second late). The others are native timers in the exchange, precise to a millisecond:
  * `firstByteMs` counts from when the request is written to when the response headers arrive, `idleMs` is the longest
- * gap between two body chunks (one timer per request, refreshed by each chunk), `totalMs` counts from the hand-over to
- * the pool.
+ * wait for progress (one timer per request, refreshed by each event of a stream or piece of a 2xx body), `totalMs`
+ * counts from the hand-over to the pool (`'by-size'`: from the request's own lengths).
  */
 export class HttpTransport {
   readonly #pool: Pool | undefined;
@@ -131,7 +134,8 @@ export class HttpTransport {
       });
       if (group !== undefined) exchange.joinSignalGroup(group.members);
       const totalMs = this.#timeouts.totalMs;
-      if (totalMs !== undefined) exchange.startTotalDeadline(totalMs);
+      if (totalMs === 'by-size') exchange.startTotalDeadline(totalDeadlineMsForSize(request.inputTokens ?? 0, request.maxOutputTokens ?? 0));
+      else if (totalMs !== undefined) exchange.startTotalDeadline(totalMs);
       const headers = this.#baseHeaders.slice();
       headers.push('x-request-id', request.requestId);
       if (request.routingKey !== undefined) headers.push('x-smg-routing-key', request.routingKey);
