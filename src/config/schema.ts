@@ -146,6 +146,8 @@ export const clientSettingsSchema = z.object({
   maxBodyBytes: responseCapBytes.default(128 * 1024 * 1024),
   /** Cap on one server-sent event; past it the request is `malformed_stream` (32 MiB). */
   maxSseEventBytes: responseCapBytes.default(32 * 1024 * 1024),
+  /** Cap on the bytes of answers held at once, all requests in flight together; past it a request is `harness_limit` (1 GiB). */
+  maxInFlightBodyBytes: positiveInteger.default(2 ** 30),
   flushCache: z.boolean().default(false),
 });
 

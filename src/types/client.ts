@@ -37,6 +37,11 @@ export interface ClientLimits {
   maxBodyBytes?: number;
   /** The most bytes of one server-sent event (a single line included). */
   maxSseEventBytes?: number;
+  /**
+   * The most bytes of answers the client holds at once, all requests in flight together (default 1 GiB). Past it the
+   * request that would pass it fails as `harness_limit`. Each client worker thread has its own.
+   */
+  maxInFlightBodyBytes?: number;
 }
 
 export interface ProtocolClientOptions {

@@ -7,6 +7,7 @@ import { DEFAULT_MAX_SSE_EVENT_BYTES, SseParser } from '../sse/sse-parser.js';
 import type { DecodeFailure, ResponseDecoder } from './response-decoder.js';
 import { httpErrorMessage, malformed, truncateMessage } from './response-decoder.js';
 import { checkTokenCount } from './token-timeline.js';
+import type { BodyBudget } from './body-budget.js';
 import { classifyTransportError, describeTransportError } from './transport-errors.js';
 
 /** How much of a non-2xx body is read to explain the error; the connection is cut there. */
@@ -72,6 +73,9 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   readonly #maxBodyBytes: number;
   readonly #maxSseEventBytes: number;
   readonly #maxOutputTokens: number;
+  readonly #bodyBudget: BodyBudget | undefined;
+  /** Bytes of this answer held now (taken from the client's body budget, given back when settled). */
+  #heldBytes = 0;
   /**
    * The first-byte deadline until the headers arrive, then the idle deadline, refreshed by progress only: a stream's
    * events (a comment, a keep-alive line or a drip of bytes inside one event is not progress) or a 2xx body's pieces.
@@ -86,7 +90,9 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     resolve: (outcome: ClientOutcome) => void,
     timeouts: ClientTimeouts,
     limits: ExchangeLimits = {},
+    bodyBudget?: BodyBudget,
   ) {
+    this.#bodyBudget = bodyBudget;
     this.#maxBodyBytes = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.#maxSseEventBytes = limits.maxSseEventBytes ?? DEFAULT_MAX_SSE_EVENT_BYTES;
     const maxOutputTokens = limits.maxOutputTokens;
@@ -131,7 +137,13 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   }
 
   onHeaders(statusCode: number): boolean {
-    if (statusCode < 200 || this.#settled) return true; // 1xx informational answers are followed by the real one
+    if (this.#settled) return true;
+    if (statusCode > 599 || statusCode < 100) {
+      this.#status = statusCode;
+      this.cancel({ error: 'protocol_error', message: `HTTP status ${statusCode} is outside the 100-599 that HTTP defines` });
+      return true;
+    }
+    if (statusCode < 200) return true; // 1xx informational answers are followed by the real one
     this.#status = statusCode;
     if (this.#gapTimer !== undefined) clearTimeout(this.#gapTimer);
     if (statusCode >= 300) this.#gapTimer = setTimeout(onErrorBodyWaitOver, Math.min(ERROR_BODY_WAIT_MS, this.#idleMs ?? ERROR_BODY_WAIT_MS), this);
@@ -151,6 +163,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
         this.cancel(malformed(`one server-sent event passed the cap of ${this.#maxSseEventBytes} bytes (setting maxSseEventBytes)`));
         return true;
       }
+      if (!this.#hold(parser.heldBytes)) return true;
       const failure = this.#eventFailure;
       if (failure !== undefined) this.cancel(failure);
       return true;
@@ -172,6 +185,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
         this.cancel(malformed(`the answer's body passed the cap of ${this.#maxBodyBytes} bytes (setting maxBodyBytes)`));
         return true;
       }
+      if (!this.#hold(this.#bodyBytes + chunk.length)) return true;
       // Copied: the socket transport reads every response into one shared buffer that the next read overwrites.
       bodyChunks.push(Buffer.from(chunk));
       this.#bodyBytes += chunk.length;
@@ -224,6 +238,29 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     });
   }
 
+  /**
+   * Moves this answer's share of the client's body budget to `bytes`; false, and the request failed as `harness_limit`,
+   * when the client's answers together would pass the budget.
+   */
+  #hold(bytes: number): boolean {
+    const budget = this.#bodyBudget;
+    if (budget === undefined || bytes === this.#heldBytes) return true;
+    if (bytes < this.#heldBytes) {
+      budget.give(this.#heldBytes - bytes);
+      this.#heldBytes = bytes;
+      return true;
+    }
+    if (!budget.take(bytes - this.#heldBytes)) {
+      this.cancel({
+        error: 'harness_limit',
+        message: `the client's answers in flight together passed its body budget of ${budget.limitBytes} bytes (setting maxInFlightBodyBytes): servelab's own memory limit, not the server's`,
+      });
+      return false;
+    }
+    this.#heldBytes = bytes;
+    return true;
+  }
+
   #onEvent(data: string): void {
     this.#gapTimer?.refresh();
     if (this.#eventFailure !== undefined) return;
@@ -243,8 +280,11 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   #httpErrorFailure(): DecodeFailure {
     const status = this.#status ?? 0;
     return {
-      error: status >= 500 ? 'http_5xx' : status >= 400 ? 'http_4xx' : 'network_error',
-      message: httpErrorMessage(status, this.#bodyText()),
+      error: status >= 500 ? 'http_5xx' : status >= 400 ? 'http_4xx' : status >= 300 ? 'http_3xx' : 'protocol_error',
+      message:
+        status >= 300 && status < 400
+          ? `HTTP ${status}: a redirect, which the client does not follow; give the address it leads to (--url)`
+          : httpErrorMessage(status, this.#bodyText()),
     };
   }
 
@@ -260,6 +300,10 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     if (this.#totalTimer !== undefined) clearTimeout(this.#totalTimer);
     if (this.#gapTimer !== undefined) clearTimeout(this.#gapTimer);
     this.#signalGroup?.delete(this);
+    if (this.#heldBytes > 0) {
+      this.#bodyBudget?.give(this.#heldBytes);
+      this.#heldBytes = 0;
+    }
     const clock = this.#clock;
     const outcome: ClientOutcome = { success: failure === undefined };
     if (this.#arrivalMs !== undefined) outcome.arrivalTime = clock.toEpochSeconds(this.#arrivalMs);

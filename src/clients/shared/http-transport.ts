@@ -5,6 +5,7 @@ import { ServelabError } from '../../errors/servelab-error.js';
 import type { ClientLimits, ClientTimeouts, ProtocolClientOptions } from '../../types/client.js';
 import type { ClientOutcome } from '../../types/record.js';
 import { HttpExchange } from './http-exchange.js';
+import { BodyBudget, DEFAULT_MAX_IN_FLIGHT_BODY_BYTES } from './body-budget.js';
 import { SocketPool } from './socket-pool.js';
 import { totalDeadlineMsForSize } from './total-deadline.js';
 import type { ResponseDecoder } from './response-decoder.js';
@@ -51,6 +52,8 @@ export class HttpTransport {
   readonly #clock: Clock;
   readonly #timeouts: ClientTimeouts;
   readonly #limits: ClientLimits;
+  /** Bytes of answers held by all this client's requests in flight. */
+  readonly #bodyBudget: BodyBudget;
   readonly #baseHeaders: string[];
   /** One abort listener per distinct signal, however many requests share it (a run shares one). */
   readonly #signalGroups = new WeakMap<AbortSignal, SignalGroup>();
@@ -76,7 +79,8 @@ export class HttpTransport {
     this.#clock = options.clock;
     this.#timeouts = options.timeouts ?? {};
     this.#limits = options.limits ?? {};
-    for (const [name, value] of Object.entries(this.#limits)) {
+    for (const name of ['maxBodyBytes', 'maxSseEventBytes'] as const) {
+      const value = this.#limits[name];
       if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= MAX_RESPONSE_CAP_BYTES)) {
         throw new ServelabError(
           'INVALID_CONFIG',
@@ -84,6 +88,11 @@ export class HttpTransport {
         );
       }
     }
+    const budgetBytes = this.#limits.maxInFlightBodyBytes ?? DEFAULT_MAX_IN_FLIGHT_BODY_BYTES;
+    if (!Number.isSafeInteger(budgetBytes) || budgetBytes < 1) {
+      throw new ServelabError('INVALID_CONFIG', `maxInFlightBodyBytes is ${String(budgetBytes)}; give a whole number of bytes above 0`);
+    }
+    this.#bodyBudget = new BodyBudget(budgetBytes);
     const useSockets = options.httpTransport === 'socket' || (options.httpTransport === undefined && url.protocol === 'http:');
     if (useSockets && url.protocol !== 'http:') {
       throw new ServelabError('INVALID_CONFIG', `httpTransport "socket" speaks plain HTTP only; use "undici" for ${url.protocol}// URLs`);
@@ -128,10 +137,15 @@ export class HttpTransport {
       return Promise.reject(new ServelabError('INVALID_CONFIG', `routing key ${JSON.stringify(request.routingKey)} contains a line break`));
     }
     return new Promise<ClientOutcome>((resolve) => {
-      const exchange = new HttpExchange(this.#clock, request.decoder, request.stream, resolve, this.#timeouts, {
-        ...this.#limits,
-        maxOutputTokens: request.maxOutputTokens,
-      });
+      const exchange = new HttpExchange(
+        this.#clock,
+        request.decoder,
+        request.stream,
+        resolve,
+        this.#timeouts,
+        { ...this.#limits, maxOutputTokens: request.maxOutputTokens },
+        this.#bodyBudget,
+      );
       if (group !== undefined) exchange.joinSignalGroup(group.members);
       const totalMs = this.#timeouts.totalMs;
       if (totalMs === 'by-size') exchange.startTotalDeadline(totalDeadlineMsForSize(request.inputTokens ?? 0, request.maxOutputTokens ?? 0));
