@@ -139,7 +139,7 @@ export const clientSettingsSchema = z.object({
    * `by-size` (the default): each request's deadline follows its own lengths, 600 s + 1 ms per prompt token + 250 ms
    * per output token (src/clients/shared/total-deadline.ts); a number gives every request that many milliseconds.
    */
-  totalTimeoutMs: z.union([z.number().positive(), z.literal('by-size')]).default('by-size'),
+  totalTimeoutMs: z.union([z.number().positive(), z.literal('by-size')], { message: 'must be a number of milliseconds above 0, or "by-size"' }).default('by-size'),
   /** How long one warmup request may take before it is recorded as failed and the run goes on. */
   warmupTimeoutMs: z.number().positive().default(120_000),
   /** Cap on a non-streamed answer's body; past it the request is `malformed_stream` (128 MiB). */
