@@ -1,8 +1,12 @@
+import { InvalidArgumentError } from 'commander';
 import { parseInteger, parseIntegerList, parseJson, parseNumber, parseRate, parseSlo, type FlagSpec } from './option-table.js';
 
 /** `--total-timeout`: milliseconds, or `by-size` (each request's deadline from its own lengths). */
 function parseTotalTimeout(raw: string): number | 'by-size' {
-  return raw.trim() === 'by-size' ? 'by-size' : parseNumber(raw);
+  if (raw.trim() === 'by-size') return 'by-size';
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value)) throw new InvalidArgumentError('expected a number of milliseconds, or by-size.');
+  return value;
 }
 
 const TARGET = 'Target:';
