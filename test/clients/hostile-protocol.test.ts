@@ -108,9 +108,14 @@ describe('protocol oddities get a precise class and cause', () => {
     expect(outcome.errorMessage).toContain('does not follow');
   });
 
-  it('on the undici transport too: no status line and status 999 are protocol_error', async () => {
+  it('on the undici transport too: no status line, status 999 and a gzip stream are protocol_error', async () => {
     expect((await send(await rawServer('hello, this is not HTTP\r\n\r\n'), { httpTransport: 'undici' })).error).toBe('protocol_error');
     expect((await send(await rawServer('HTTP/1.1 999 Odd\r\ncontent-length: 2\r\n\r\nno'), { httpTransport: 'undici' })).error).toBe('protocol_error');
+    const body = gzipSync(FINAL_EVENT);
+    const head = `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-encoding: gzip\r\ncontent-length: ${body.length}\r\n\r\n`;
+    const gzipped = await send(await rawServer(Buffer.concat([Buffer.from(head, 'latin1'), body])), { httpTransport: 'undici' });
+    expect(gzipped.error).toBe('protocol_error');
+    expect(gzipped.errorMessage).toContain('Content-Encoding: gzip');
   });
 });
 

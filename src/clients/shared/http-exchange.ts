@@ -136,8 +136,17 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     if (this.#firstByteMs !== undefined) this.#gapTimer = setTimeout(onFirstByteDeadline, this.#firstByteMs, this);
   }
 
-  onHeaders(statusCode: number): boolean {
+  /** `rawHeaders` come from undici only (the lean pool checks the head itself, socket-pool.ts). */
+  onHeaders(statusCode: number, rawHeaders?: Buffer[] | string[] | null): boolean {
     if (this.#settled) return true;
+    const encoding = rawHeaders === undefined || rawHeaders === null ? undefined : contentEncodingOf(rawHeaders);
+    if (encoding !== undefined && encoding !== 'identity' && statusCode >= 200) {
+      this.cancel({
+        error: 'protocol_error',
+        message: `HTTP ${statusCode} with Content-Encoding: ${encoding.slice(0, 40)}; the client asks for no encoding and reads plain bodies only`,
+      });
+      return true;
+    }
     if (statusCode > 599 || statusCode < 100) {
       this.#status = statusCode;
       this.cancel({ error: 'protocol_error', message: `HTTP status ${statusCode} is outside the 100-599 that HTTP defines` });
@@ -328,6 +337,15 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     }
     this.#resolve(outcome);
   }
+}
+
+/** The Content-Encoding of a response, lower-cased, from undici's alternating raw header names and values. */
+function contentEncodingOf(rawHeaders: Buffer[] | string[]): string | undefined {
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index] as Buffer | string;
+    if (name.length === 16 && name.toString().toLowerCase() === 'content-encoding') return (rawHeaders[index + 1] as Buffer | string).toString().trim().toLowerCase();
+  }
+  return undefined;
 }
 
 // Deadline callbacks are module functions given the exchange as an argument, so arming a timer allocates no closure.
