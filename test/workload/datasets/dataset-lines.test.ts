@@ -76,3 +76,15 @@ describe('JSONL dataset lines', () => {
     expect(read).toEqual([1, 2]);
   });
 });
+
+describe('ShareGPT (one JSON array)', () => {
+  it('invalid UTF-8 in an element is an error naming the file and the line the element starts on', async () => {
+    const path = join(directory, 'sharegpt-latin1.json');
+    const conversation = (text: string): string => JSON.stringify({ conversations: [{ from: 'human', value: text }, { from: 'gpt', value: 'an answer of some words' }] });
+    await writeFile(
+      path,
+      Buffer.concat([Buffer.from(`[\n${conversation('a first question of words')},\n{"conversations": [{"from": "human", "value": "caf`), Buffer.from([0xe9]), Buffer.from('"}, {"from": "gpt", "value": "x y"}]}\n]\n')]),
+    );
+    await expect(loadDataset({ datasetName: 'sharegpt', datasetPath: path, numPrompts: 10 }, new SeededRandom(1))).rejects.toThrow(/line 3: element 1 is not valid UTF-8/);
+  });
+});
