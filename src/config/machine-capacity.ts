@@ -11,8 +11,9 @@ const MAX_ARRAY_LENGTH = 2 ** 32 - 1;
  */
 const REFUSAL_FACTOR = 4;
 /**
- * Memory one simulated server takes: a Node process of its own with the engine loaded, about 30 MB at rest (600 of them
- * took 18.1 GB), more while it holds requests.
+ * Memory one simulated server takes: a Node process of its own with the engine loaded. One idle server shows 74 MB
+ * RSS, much of it the Node binary's pages that all of them share; 600 of them took 18.1 GB (30 MB each). A server
+ * holding requests takes more.
  */
 export const SIM_SERVER_BYTES = 40 * 2 ** 20;
 
