@@ -140,7 +140,9 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders?: Buffer[] | string[] | null): boolean {
     if (this.#settled) return true;
     const encoding = rawHeaders === undefined || rawHeaders === null ? undefined : contentEncodingOf(rawHeaders);
-    if (encoding !== undefined && encoding !== 'identity' && statusCode >= 200) {
+    // Only a 2xx body is decoded; an error's body is just its explanation.
+    if (encoding !== undefined && encoding !== 'identity' && statusCode >= 200 && statusCode < 300) {
+      this.#status = statusCode;
       this.cancel({
         error: 'protocol_error',
         message: `HTTP ${statusCode} with Content-Encoding: ${encoding.slice(0, 40)}; the client asks for no encoding and reads plain bodies only`,

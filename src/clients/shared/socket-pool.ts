@@ -490,7 +490,8 @@ class PooledConnection {
       this.fail(new SocketPoolError('HTTP_PARSE', `HTTP ${status} with both Content-Length and Transfer-Encoding: chunked, which HTTP/1.1 forbids a server to send (RFC 9112 6.1)`));
       return false;
     }
-    if (contentEncoding !== '' && contentEncoding !== 'identity') {
+    // Only a 2xx body is decoded; an error's body is just its explanation, read as it comes.
+    if (contentEncoding !== '' && contentEncoding !== 'identity' && status >= 200 && status < 300) {
       this.fail(new SocketPoolError('HTTP_PARSE', `HTTP ${status} with Content-Encoding: ${contentEncoding.slice(0, 40)}; the client asks for no encoding and reads plain bodies only`));
       return false;
     }
