@@ -76,6 +76,8 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   readonly #bodyBudget: BodyBudget | undefined;
   /** Bytes of this answer held now (taken from the client's body budget, given back when settled). */
   #heldBytes = 0;
+  /** Events the chunk being read completed (set by the parser's callback during `push`). */
+  #eventsInChunk = 0;
   /**
    * The first-byte deadline until the headers arrive, then the idle deadline, refreshed by progress only: a stream's
    * events (a comment, a keep-alive line or a drip of bytes inside one event is not progress) or a 2xx body's pieces.
@@ -173,6 +175,12 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
       if (!parser.push(chunk)) {
         this.cancel(malformed(`one server-sent event passed the cap of ${this.#maxSseEventBytes} bytes (setting maxSseEventBytes)`));
         return true;
+      }
+      // Events are progress; bytes alone (comments, a drip inside one event) are not. One refresh per chunk, however
+      // many events it carried.
+      if (this.#eventsInChunk > 0) {
+        this.#eventsInChunk = 0;
+        this.#gapTimer?.refresh();
       }
       if (!this.#hold(parser.heldBytes)) return true;
       const failure = this.#eventFailure;
@@ -273,7 +281,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   }
 
   #onEvent(data: string): void {
-    this.#gapTimer?.refresh();
+    this.#eventsInChunk++;
     if (this.#eventFailure !== undefined) return;
     this.#eventFailure = this.#decoder.onEvent(data, this.#chunkMs);
   }
