@@ -131,3 +131,20 @@ export function checkServerCount(numGpus: number, target: string, totalMemoryByt
     );
   }
 }
+
+/** Memory one load-generator thread takes: a V8 isolate of its own with the client loaded (about 20-30 MB). */
+export const CLIENT_WORKER_BYTES = 32 * 2 ** 20;
+
+/**
+ * Refuses more load-generator threads (`--client-workers`) than this machine's memory holds: each is a V8 isolate of
+ * its own, started before the first request.
+ */
+export function checkClientWorkers(clientWorkers: number, totalMemoryBytes = totalmem()): void {
+  const most = Math.max(1, Math.floor(totalMemoryBytes / CLIENT_WORKER_BYTES));
+  if (clientWorkers > most) {
+    throw new ServelabError(
+      'INVALID_CONFIG',
+      `clientWorkers (--client-workers) ${clientWorkers} threads need about ${gib(clientWorkers * CLIENT_WORKER_BYTES)} GiB (${CLIENT_WORKER_BYTES / 2 ** 20} MiB each); this machine has ${gib(totalMemoryBytes)} GiB, enough for at most ${most}: give about one per core`,
+    );
+  }
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkMachineCapacity, checkServerCount } from '../../src/config/machine-capacity.js';
+import { checkClientWorkers, checkMachineCapacity, checkServerCount } from '../../src/config/machine-capacity.js';
+import { resolveNodeTestConfig } from '../../src/config/node-test-config.js';
 import { resolveRoutingTestConfig } from '../../src/config/routing-test-config.js';
 
 const GIB = 2 ** 30;
@@ -43,5 +44,13 @@ describe('settings that scale memory or processes (issue 29)', () => {
   it('a routing test with --num-gpus 100000 on sim is refused when its configuration is resolved', () => {
     expect(() => resolveRoutingTestConfig({ numGpus: 100_000 })).toThrow(/numGpus \(--num-gpus\) 100000/);
     expect(() => resolveRoutingTestConfig({ numGpus: 100_000, virtualTime: true })).not.toThrow();
+  });
+});
+
+describe('load-generator threads', () => {
+  it('--client-workers beyond what memory holds is refused in one line naming it; a few per core are fine', () => {
+    expect(() => checkClientWorkers(100_000, 24 * GIB)).toThrow(/^clientWorkers \(--client-workers\) 100000 threads .*enough for at most 768/);
+    expect(() => checkClientWorkers(8, 24 * GIB)).not.toThrow();
+    expect(() => resolveNodeTestConfig({ clientWorkers: 10_000_000 })).toThrow(/clientWorkers \(--client-workers\) 10000000/);
   });
 });
