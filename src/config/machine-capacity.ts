@@ -1,3 +1,4 @@
+import { totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { ServelabError } from '../errors/servelab-error.js';
 
@@ -9,33 +10,89 @@ const MAX_ARRAY_LENGTH = 2 ** 32 - 1;
  * left to try.
  */
 const REFUSAL_FACTOR = 4;
+/**
+ * Memory one simulated server takes: a Node process of its own with the engine loaded. One idle server shows 74 MB
+ * RSS, much of it the Node binary's pages that all of them share; 600 of them took 18.1 GB (30 MB each). A server
+ * holding requests takes more.
+ */
+export const SIM_SERVER_BYTES = 40 * 2 ** 20;
 
 export interface CapacitySettings {
   numPrompts: number;
   datasetName: string;
   randomInputLen: number;
   randomOutputLen: number;
+  warmupRequests?: number;
+  gspNumGroups?: number;
+  gspPromptsPerGroup?: number;
+  gspNumTurns?: number;
   gspSystemPromptLen?: number;
   gspQuestionLen?: number;
   gspOutputLen?: number;
+  gspZipfExponent?: number;
   concurrency?: number;
 }
 
-/**
- * Bytes one request costs in memory, roughly: its record and workload entry (~1 KB), its per-token gaps (8 bytes per
- * output token), its prompt (about 4 bytes per input token as text, 8 as token ids).
- */
+/** What a run of these settings holds in memory, and the settings that decide how much. */
+interface RunSize {
+  requests: number;
+  bytes: number;
+  /** The settings the size follows, as flags with their values ("--num-prompts 1000 + --warmup-requests 5"). */
+  drivenBy: string;
+}
+
+/** Bytes one request costs besides its prompt: its record and workload entry (~1 KB) and its per-token gaps (8 bytes each). */
+function perRequestBytes(outputTokens: number): number {
+  return 1024 + 8 * outputTokens;
+}
+
+/** About 6 bytes of prompt text per token (a word and its space), or 8 per token id. */
+const PROMPT_BYTES_PER_TOKEN = 6;
+
+function sizeOf(settings: CapacitySettings): RunSize {
+  const warmups = settings.warmupRequests ?? 0;
+  if (settings.datasetName !== 'shared-prefix') {
+    // Generated datasets draw warmups as extra requests; a file's warmups repeat its first requests (counted anyway:
+    // the estimate may only err high).
+    const requests = settings.numPrompts + warmups;
+    return {
+      requests,
+      bytes: requests * (perRequestBytes(settings.randomOutputLen) + PROMPT_BYTES_PER_TOKEN * settings.randomInputLen),
+      drivenBy: warmups > 0 ? `--num-prompts ${settings.numPrompts} + --warmup-requests ${warmups}` : `--num-prompts ${settings.numPrompts}`,
+    };
+  }
+  // Shared prefix (SGLang's layout): groups x prompts per group conversations (numPrompts with servelab's Zipf
+  // exponent), each of gspNumTurns turns; turn t's prompt is the system prompt and t questions, each turn a string of
+  // its own. The system prompts are held once per group besides.
+  const groups = settings.gspNumGroups ?? 64;
+  const systemTokens = settings.gspSystemPromptLen ?? 2048;
+  const questionTokens = settings.gspQuestionLen ?? 128;
+  const turns = settings.gspNumTurns ?? 1;
+  const byZipfExponent = settings.gspZipfExponent !== undefined;
+  const conversations = byZipfExponent ? settings.numPrompts : groups * (settings.gspPromptsPerGroup ?? 16);
+  const requests = conversations * turns;
+  const promptTokensPerConversation = turns * systemTokens + (questionTokens * turns * (turns + 1)) / 2;
+  const bytes =
+    groups * systemTokens * PROMPT_BYTES_PER_TOKEN +
+    requests * perRequestBytes(settings.gspOutputLen ?? 256) +
+    conversations * promptTokensPerConversation * PROMPT_BYTES_PER_TOKEN;
+  const conversationText = byZipfExponent ? `--num-prompts ${settings.numPrompts}` : `--gsp-num-groups ${groups} x --gsp-prompts-per-group ${settings.gspPromptsPerGroup ?? 16}`;
+  return { requests, bytes, drivenBy: `${conversationText} x --gsp-num-turns ${turns} (--gsp-num-groups ${groups} system prompts of ${systemTokens} tokens)` };
+}
+
+/** Bytes a run of these settings holds in memory, roughly (see `sizeOf`). */
 export function estimateRunBytes(settings: CapacitySettings): number {
-  const sharedPrefix = settings.datasetName === 'shared-prefix';
-  const inputTokens = sharedPrefix ? (settings.gspSystemPromptLen ?? 0) + (settings.gspQuestionLen ?? 0) : settings.randomInputLen;
-  const outputTokens = sharedPrefix ? (settings.gspOutputLen ?? 0) : settings.randomOutputLen;
-  return settings.numPrompts * (1024 + 8 * outputTokens + 6 * inputTokens);
+  return sizeOf(settings).bytes;
+}
+
+function gib(value: number): string {
+  return (value / 2 ** 30).toFixed(value < 10 * 2 ** 30 ? 1 : 0);
 }
 
 /**
  * Refuses, in one line naming the setting and the fix, settings far beyond what this process can hold: without this
  * check they end in a V8 abort ("Fatal JavaScript invalid size error", "heap out of memory") with no run directory
- * worth keeping.
+ * worth keeping, or in a minute of silence while the workload is drawn.
  */
 export function checkMachineCapacity(settings: CapacitySettings, heapLimitBytes = getHeapStatistics().heap_size_limit): void {
   if (settings.numPrompts > MAX_ARRAY_LENGTH) {
@@ -44,13 +101,50 @@ export function checkMachineCapacity(settings: CapacitySettings, heapLimitBytes 
   if (settings.concurrency !== undefined && settings.concurrency > MAX_ARRAY_LENGTH) {
     throw new ServelabError('INVALID_CONFIG', `concurrency (--concurrency) ${settings.concurrency} is beyond the ${MAX_ARRAY_LENGTH} users one run can hold`);
   }
-  const bytes = estimateRunBytes(settings);
-  if (bytes > REFUSAL_FACTOR * heapLimitBytes) {
-    const gib = (value: number): string => (value / 2 ** 30).toFixed(value < 10 * 2 ** 30 ? 1 : 0);
+  const size = sizeOf(settings);
+  if (size.requests > MAX_ARRAY_LENGTH) {
+    throw new ServelabError('INVALID_CONFIG', `${size.drivenBy} makes ${size.requests} requests, beyond the ${MAX_ARRAY_LENGTH} one run can hold; lower them or split the load into several runs`);
+  }
+  if (size.bytes > REFUSAL_FACTOR * heapLimitBytes) {
+    const settingName = size.drivenBy.startsWith('--num-prompts') && !size.drivenBy.includes('+') ? 'numPrompts (--num-prompts)' : size.drivenBy;
+    const text = settingName === 'numPrompts (--num-prompts)' ? `${settingName} ${settings.numPrompts} with these lengths` : `${settingName} with these lengths`;
     throw new ServelabError(
       'INVALID_CONFIG',
-      `numPrompts (--num-prompts) ${settings.numPrompts} with these lengths needs about ${gib(bytes)} GiB of memory; this process may hold ${gib(heapLimitBytes)} GiB ` +
-        '(the V8 heap limit): lower --num-prompts or the lengths, split the load into several runs, or raise the limit with NODE_OPTIONS=--max-old-space-size=<MiB>',
+      `${text} needs about ${gib(size.bytes)} GiB of memory; this process may hold ${gib(heapLimitBytes)} GiB ` +
+        '(the V8 heap limit): lower them, split the load into several runs, or raise the limit with NODE_OPTIONS=--max-old-space-size=<MiB>',
+    );
+  }
+}
+
+/**
+ * Refuses more simulated servers than this machine's memory holds: each is a process of its own, and without this
+ * check `--num-gpus 100000` started hundreds of them (18 GB of 24) before anything failed. Real SGLang servers are
+ * not counted here: their GPUs, not this host's memory, bound them, and the launch fails on the first missing one.
+ */
+export function checkServerCount(numGpus: number, target: string, totalMemoryBytes = totalmem()): void {
+  if (target !== 'sim') return;
+  const most = Math.max(1, Math.floor(totalMemoryBytes / SIM_SERVER_BYTES));
+  if (numGpus > most) {
+    throw new ServelabError(
+      'INVALID_CONFIG',
+      `numGpus (--num-gpus) ${numGpus} simulated servers need about ${gib(numGpus * SIM_SERVER_BYTES)} GiB (${SIM_SERVER_BYTES / 2 ** 20} MiB each); this machine has ${gib(totalMemoryBytes)} GiB, enough for at most ${most}: lower --num-gpus, or simulate more with --virtual-time (no processes)`,
+    );
+  }
+}
+
+/** Memory one load-generator thread takes: a V8 isolate of its own with the client loaded (about 20-30 MB). */
+export const CLIENT_WORKER_BYTES = 32 * 2 ** 20;
+
+/**
+ * Refuses more load-generator threads (`--client-workers`) than this machine's memory holds: each is a V8 isolate of
+ * its own, started before the first request.
+ */
+export function checkClientWorkers(clientWorkers: number, totalMemoryBytes = totalmem()): void {
+  const most = Math.max(1, Math.floor(totalMemoryBytes / CLIENT_WORKER_BYTES));
+  if (clientWorkers > most) {
+    throw new ServelabError(
+      'INVALID_CONFIG',
+      `clientWorkers (--client-workers) ${clientWorkers} threads need about ${gib(clientWorkers * CLIENT_WORKER_BYTES)} GiB (${CLIENT_WORKER_BYTES / 2 ** 20} MiB each); this machine has ${gib(totalMemoryBytes)} GiB, enough for at most ${most}: give about one per core`,
     );
   }
 }

@@ -4,6 +4,7 @@ import { rejectIgnoredSettings } from './setting-rules.js';
 import { impliedTarget } from './implied-target.js';
 import { camelCaseSettings } from './snake-case-settings.js';
 import { parseConfig } from './validate.js';
+import { checkClientWorkers } from './machine-capacity.js';
 
 /** Validates a node test's configuration, including the rules that tie settings together. */
 export function resolveNodeTestConfig(given: NodeTestConfigInput | Record<string, unknown>): NodeTestConfig {
@@ -44,6 +45,7 @@ export function checkLoadShape(config: Pick<NodeTestConfig, 'stages' | 'concurre
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --stages: give every stage a rate (open loop) or every stage a concurrency (closed loop), not a mix');
   }
   const closedLoop = config.concurrency !== undefined || userStages > 0;
+  checkClientWorkers(config.clientWorkers);
   if (config.clientWorkers > 1 && closedLoop) {
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --client-workers spreads an open loop over threads; a closed loop (--concurrency) runs in one');
   }

@@ -7,6 +7,7 @@ import { rejectIgnoredSettings } from './setting-rules.js';
 import { impliedTarget } from './implied-target.js';
 import { camelCaseSettings } from './snake-case-settings.js';
 import { parseConfig } from './validate.js';
+import { checkServerCount } from './machine-capacity.js';
 
 function invalid(message: string): ServelabError {
   return new ServelabError('INVALID_CONFIG', `invalid configuration: ${message}`);
@@ -56,6 +57,8 @@ export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<
     }
   }
   checkLoadShape(config);
+  // Before anything is launched: virtual time simulates its servers in this process, so only real-time runs count.
+  if (!config.virtualTime) checkServerCount(config.numGpus, config.target);
   if (config.virtualTime && config.target !== 'sim') {
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: --virtual-time simulates servelab's engines; it needs --target sim, not ${config.target}`);
   }

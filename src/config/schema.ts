@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { sloTargetsSchema } from './slo-targets.js';
+import { MAX_RESPONSE_CAP_BYTES } from './size-limits.js';
 
 /**
  * The configuration of a test, named as the framework's first users named it (README.md). One schema validates the
@@ -8,6 +9,10 @@ import { sloTargetsSchema } from './slo-targets.js';
 
 const positiveInteger = z.number().int().positive();
 const nonNegativeInteger = z.number().int().nonnegative();
+/** A cap on what one answer may hold: above MAX_RESPONSE_CAP_BYTES it could not be held as one string at all. */
+const responseCapBytes = positiveInteger.max(MAX_RESPONSE_CAP_BYTES, {
+  message: `must be at most ${MAX_RESPONSE_CAP_BYTES} bytes (${MAX_RESPONSE_CAP_BYTES / 2 ** 20} MiB): one answer is read into one string, and V8's strings end near 512 MiB`,
+});
 
 /**
  * A request rate in requests per second; `Infinity` sends every request at once. zod's numbers exclude Infinity, so it
@@ -137,14 +142,19 @@ export const clientSettingsSchema = z.object({
   /** A non-streamed answer's headers come only when it is done, so this is as long as the longest expected answer. */
   firstByteTimeoutMs: z.number().positive().default(600_000),
   idleTimeoutMs: z.number().positive().default(600_000),
-  /** Six hours, as SGLang's bench_serving allows a request (its aiohttp total timeout). */
-  totalTimeoutMs: z.number().positive().default(21_600_000),
+  /**
+   * `by-size` (the default): each request's deadline follows its own lengths, 600 s + 1 ms per prompt token + 250 ms
+   * per output token (src/clients/shared/total-deadline.ts); a number gives every request that many milliseconds.
+   */
+  totalTimeoutMs: z.union([z.number().positive(), z.literal('by-size')], { message: 'must be a number of milliseconds above 0, or "by-size"' }).default('by-size'),
   /** How long one warmup request may take before it is recorded as failed and the run goes on. */
   warmupTimeoutMs: z.number().positive().default(120_000),
   /** Cap on a non-streamed answer's body; past it the request is `malformed_stream` (128 MiB). */
-  maxBodyBytes: positiveInteger.default(128 * 1024 * 1024),
+  maxBodyBytes: responseCapBytes.default(128 * 1024 * 1024),
   /** Cap on one server-sent event; past it the request is `malformed_stream` (32 MiB). */
-  maxSseEventBytes: positiveInteger.default(32 * 1024 * 1024),
+  maxSseEventBytes: responseCapBytes.default(32 * 1024 * 1024),
+  /** Cap on the bytes of answers held at once, all requests in flight together; past it a request is `harness_limit` (1 GiB). */
+  maxInFlightBodyBytes: positiveInteger.default(2 ** 30),
   flushCache: z.boolean().default(false),
 });
 

@@ -26,6 +26,7 @@ type ClientConfig = Pick<
   | 'warmupTimeoutMs'
   | 'maxBodyBytes'
   | 'maxSseEventBytes'
+  | 'maxInFlightBodyBytes'
   | 'maxConcurrency'
   | 'concurrency'
   | 'thinkTimeMs'
@@ -81,7 +82,7 @@ export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResu
       idleMs: config.idleTimeoutMs,
       totalMs: config.totalTimeoutMs,
     },
-    limits: { maxBodyBytes: config.maxBodyBytes, maxSseEventBytes: config.maxSseEventBytes },
+    limits: { maxBodyBytes: config.maxBodyBytes, maxSseEventBytes: config.maxSseEventBytes, maxInFlightBodyBytes: config.maxInFlightBodyBytes },
     maxConnections: config.maxConcurrency,
   };
   const client = createProtocolClient(config.protocol, { ...clientOptions, clock });

@@ -16,9 +16,16 @@ export interface ClientRequest {
 export interface ClientTimeouts {
   connectMs?: Milliseconds;
   firstByteMs?: Milliseconds;
-  /** Longest allowed gap between two chunks of a stream. */
+  /**
+   * Longest allowed wait for progress: between two events of a stream (comments and partial lines do not count), or
+   * two pieces of a non-streamed body.
+   */
   idleMs?: Milliseconds;
-  totalMs?: Milliseconds;
+  /**
+   * A request's whole life, from the hand-over to the pool. `'by-size'` gives each request a deadline from its own
+   * prompt and output lengths (src/clients/shared/total-deadline.ts), the default of the tests' settings.
+   */
+  totalMs?: Milliseconds | 'by-size';
 }
 
 /**
@@ -30,6 +37,11 @@ export interface ClientLimits {
   maxBodyBytes?: number;
   /** The most bytes of one server-sent event (a single line included). */
   maxSseEventBytes?: number;
+  /**
+   * The most bytes of answers the client holds at once, all requests in flight together (default 1 GiB). Past it the
+   * request that would pass it fails as `harness_limit`. Each client worker thread has its own.
+   */
+  maxInFlightBodyBytes?: number;
 }
 
 export interface ProtocolClientOptions {

@@ -9,6 +9,11 @@ import type { EpochSeconds, Seconds } from './time.js';
  * - `malformed_stream`: a chunk could not be parsed as the protocol says.
  * - `server_error`: the server sent an error event inside a 200 stream.
  * - `aborted`: the run was interrupted while the request was in flight.
+ * - `harness_limit`: servelab's own limit, not the server's fault: the client process ran out of file descriptors
+ *   (EMFILE, ENFILE) or memory (ENOMEM, ENOBUFS, or its in-flight body budget).
+ * - `protocol_error`: the answer broke HTTP/1.1: no status line, a status outside 100-599, both Content-Length and
+ *   chunked framing, a content encoding the client did not ask for, an invalid chunk.
+ * - `http_3xx`: a redirect; the client does not follow redirects (point it at the final address).
  * - `network_error`: any other transport failure.
  */
 export type ErrorClass =
@@ -24,6 +29,9 @@ export type ErrorClass =
   | 'malformed_stream'
   | 'server_error'
   | 'aborted'
+  | 'harness_limit'
+  | 'protocol_error'
+  | 'http_3xx'
   | 'network_error';
 
 /**

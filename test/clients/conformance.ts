@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock/clock.js';
 import type { Clock } from '../../src/clock/clock.js';
 import { createProtocolClient } from '../../src/clients/registry.js';
-import type { ClientRequest, ClientTimeouts, ProtocolClient } from '../../src/types/client.js';
+import type { ClientLimits, ClientRequest, ClientTimeouts, ProtocolClient } from '../../src/types/client.js';
 import type { ClientOutcome, ErrorClass } from '../../src/types/record.js';
 import type { ScriptedAnswer, ScriptedServer, ScriptStep } from './helpers/scripted-server.js';
 import { sleep, sseEvent, startScriptedServer } from './helpers/scripted-server.js';
@@ -28,6 +28,7 @@ interface ClientSetup {
   timeouts?: ClientTimeouts;
   maxConnections?: number;
   apiKey?: string;
+  limits?: ClientLimits;
 }
 
 export type HttpTransportName = 'socket' | 'undici';
@@ -45,6 +46,9 @@ const ALL_ERROR_CLASSES: ErrorClass[] = [
   'malformed_stream',
   'server_error',
   'aborted',
+  'harness_limit',
+  'protocol_error',
+  'http_3xx',
   'network_error',
 ];
 
@@ -78,6 +82,7 @@ export function runClientConformance(wire: ProtocolWire, httpTransport: HttpTran
         apiKey: setup.apiKey,
         timeouts: setup.timeouts,
         maxConnections: setup.maxConnections,
+        limits: setup.limits,
         httpTransport,
         clock: setup.clock ?? systemClock,
       });
@@ -294,11 +299,42 @@ export function runClientConformance(wire: ProtocolWire, httpTransport: HttpTran
       expectFailure(outcome, 'connect_timeout');
     });
 
-    it('reports an answer that is not HTTP as network_error', async () => {
+    it('reports an answer that is not HTTP as protocol_error', async () => {
       const garbage = await startGarbageServer();
       cleanups.push(() => garbage.close());
       const outcome = await client(garbage.url).send(requestFor('req-garbage'));
-      expectFailure(outcome, 'network_error');
+      expectFailure(outcome, 'protocol_error');
+    });
+
+    it('reports a redirect as http_3xx (the client follows none)', async () => {
+      const server = await serve(() => ({ status: 307, headers: { location: '/elsewhere' }, steps: [{ end: true }] }));
+      const outcome = await client(server.url).send(requestFor('req-redirect'));
+      expectFailure(outcome, 'http_3xx');
+      expect(outcome.httpStatus).toBe(307);
+    });
+
+    it("reports an answer past the client's in-flight body budget as harness_limit", async () => {
+      // A line that never ends, longer than the whole budget: the client holds it, so it passes the budget.
+      const server = await serve(() => ({ steps: [{ write: `data: ${'x'.repeat(4096)}` }, { delayMs: 2000 }, { end: true }] }));
+      const outcome = await client(server.url, { limits: { maxInFlightBodyBytes: 1024 } }).send(requestFor('req-budget'));
+      expectFailure(outcome, 'harness_limit');
+    });
+
+    it('reports a request still in flight when the client is closed past its grace period as network_error', async () => {
+      const server = await serve(() => ({ steps: [{ write: sseEvent(wire.tokenEvent(1)) }, { delayMs: 10_000 }, { end: true }] }));
+      // Made here, not by client(): it is closed by the test itself, and undici refuses a second close.
+      const protocolClient = createProtocolClient(wire.protocol, {
+        baseUrl: server.url,
+        stream: true,
+        sampling: { temperature: 0, ignoreEos: true },
+        model: 'test-model',
+        httpTransport,
+        clock: systemClock,
+      });
+      const pending = protocolClient.send(requestFor('req-closed'));
+      await sleep(20);
+      await protocolClient.close();
+      expectFailure(await pending, 'network_error');
     });
 
     it('stops a request in flight when its signal aborts, and never sends one whose signal already aborted', async () => {

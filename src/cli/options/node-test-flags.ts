@@ -1,4 +1,13 @@
+import { InvalidArgumentError } from 'commander';
 import { parseInteger, parseIntegerList, parseJson, parseNumber, parseRate, parseSlo, type FlagSpec } from './option-table.js';
+
+/** `--total-timeout`: milliseconds, or `by-size` (each request's deadline from its own lengths). */
+function parseTotalTimeout(raw: string): number | 'by-size' {
+  if (raw.trim() === 'by-size') return 'by-size';
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value)) throw new InvalidArgumentError('expected a number of milliseconds, or by-size.');
+  return value;
+}
 
 const TARGET = 'Target:';
 const SERVER = 'Server settings (sim and sglang targets):';
@@ -80,11 +89,12 @@ export const clientFlags: FlagSpec[] = [
   { flag: 'client-workers', key: 'clientWorkers', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: CLIENT, description: 'load generator threads sharing one start instant: more than one spreads sending over cores (open loop), for rates one core cannot drive' },
   { flag: 'connect-timeout', key: 'connectTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '10000', group: CLIENT, description: 'connection deadline' },
   { flag: 'first-byte-timeout', key: 'firstByteTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '600000', group: CLIENT, description: 'deadline for the response headers' },
-  { flag: 'idle-timeout', key: 'idleTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '600000', group: CLIENT, description: 'longest gap between two chunks' },
-  { flag: 'total-timeout', key: 'totalTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '21600000', group: CLIENT, description: 'deadline for a whole request' },
+  { flag: 'idle-timeout', key: 'idleTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '600000', group: CLIENT, description: 'longest wait for progress: between two events of a stream (comments and partial lines do not count) or two pieces of a body' },
+  { flag: 'total-timeout', key: 'totalTimeoutMs', kind: 'value', valueName: 'ms|by-size', parse: parseTotalTimeout, defaultText: 'by-size', group: CLIENT, description: "deadline for a whole request; by-size gives each request 600000 + 1 per prompt token + 250 per output token (a 1024-in/1024-out request: 857000)" },
   { flag: 'warmup-timeout', key: 'warmupTimeoutMs', kind: 'value', valueName: 'ms', parse: parseNumber, defaultText: '120000', group: CLIENT, description: 'deadline for each warmup request' },
-  { flag: 'max-body-bytes', key: 'maxBodyBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '134217728', group: CLIENT, description: 'cap on a non-streamed answer (beyond: malformed_stream)' },
-  { flag: 'max-sse-event-bytes', key: 'maxSseEventBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '33554432', group: CLIENT, description: 'cap on one streamed event (beyond: malformed_stream)' },
+  { flag: 'max-body-bytes', key: 'maxBodyBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '134217728', group: CLIENT, description: 'cap on a non-streamed answer (beyond: malformed_stream); at most 268435456 (256 MiB: one answer is one string, and V8 strings end near 512 MiB)' },
+  { flag: 'max-sse-event-bytes', key: 'maxSseEventBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '33554432', group: CLIENT, description: 'cap on one streamed event (beyond: malformed_stream); at most 268435456 (256 MiB)' },
+  { flag: 'max-in-flight-body-bytes', key: 'maxInFlightBodyBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '1073741824', group: CLIENT, description: "cap on the bytes of answers held at once, all requests in flight together (beyond: harness_limit, servelab's own memory limit); per client worker" },
   { flag: 'flush-cache', key: 'flushCache', kind: 'boolean', group: CLIENT, description: 'call /flush_cache before the run' },
 ];
 

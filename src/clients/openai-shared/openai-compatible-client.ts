@@ -45,6 +45,7 @@ export class OpenAiCompatibleClient implements ProtocolClient {
       stream,
       decoder: new OpenAiDecoder(stream, this.#endpoint.choiceHasContent, request.workload.outputLength),
       maxOutputTokens: request.workload.outputLength,
+      inputTokens: request.workload.inputLength,
       signal: request.signal,
     });
   }

@@ -2,7 +2,7 @@ import type { Clock } from '../../clock/clock.js';
 import type { ClientOutcome } from '../../types/record.js';
 import type { Milliseconds } from '../../types/time.js';
 import type { DecodeFailure, ResponseDecoder } from '../shared/response-decoder.js';
-import { errorMessageOf, malformed, readNumber, serverError } from '../shared/response-decoder.js';
+import { capServerText, errorMessageOf, malformed, MAX_FINISH_REASON_CHARS, readNumber, serverError } from '../shared/response-decoder.js';
 import { fillClientTiming, TokenTimeline } from '../shared/token-timeline.js';
 
 type JsonObject = Record<string, unknown>;
@@ -82,7 +82,7 @@ export class OpenAiDecoder implements ResponseDecoder {
       const finishReason = choice['finish_reason'];
       if (finishReason !== undefined && finishReason !== null && this.#finishMs === undefined) {
         this.#finishMs = nowMs;
-        this.#finishReason = String(finishReason);
+        this.#finishReason = capServerText(String(finishReason), MAX_FINISH_REASON_CHARS);
         this.complete = true;
       }
     }
@@ -111,7 +111,7 @@ export class OpenAiDecoder implements ResponseDecoder {
     const choice = choices[0] as JsonObject;
     if (typeof choice !== 'object' || choice === null) return malformed('an answer whose first choice is not an object');
     const finishReason = choice['finish_reason'];
-    if (finishReason !== undefined && finishReason !== null) this.#finishReason = String(finishReason);
+    if (finishReason !== undefined && finishReason !== null) this.#finishReason = capServerText(String(finishReason), MAX_FINISH_REASON_CHARS);
     const usage = body['usage'];
     if (typeof usage === 'object' && usage !== null) this.#readUsage(usage as JsonObject);
     this.#finishMs = nowMs;

@@ -2,7 +2,7 @@ import type { Clock } from '../../clock/clock.js';
 import type { ClientOutcome } from '../../types/record.js';
 import type { Milliseconds } from '../../types/time.js';
 import type { DecodeFailure, ResponseDecoder } from '../shared/response-decoder.js';
-import { errorMessageOf, malformed, readNumber, serverError } from '../shared/response-decoder.js';
+import { capServerText, errorMessageOf, malformed, MAX_FINISH_REASON_CHARS, readNumber, serverError } from '../shared/response-decoder.js';
 import { fillClientTiming, TokenTimeline } from '../shared/token-timeline.js';
 import { findMetaInfo, scanMidStreamCompletionTokens } from './sglang-event-scan.js';
 import { SglangMetaInfo } from './sglang-meta-info.js';
@@ -147,7 +147,7 @@ export class SglangGenerateDecoder implements ResponseDecoder {
       if (typeof reason['message'] === 'string') finishMessage = reason['message'];
       this.#statusCode = readNumber(reason['status_code']);
     }
-    this.#finishReason = finishType;
+    this.#finishReason = finishType === undefined ? undefined : capServerText(finishType, MAX_FINISH_REASON_CHARS);
     if (finishType === 'abort') {
       const status = this.#statusCode === undefined ? '' : ` (status ${this.#statusCode})`;
       return serverError(`the server aborted the request${status}${finishMessage === undefined ? '' : `: ${finishMessage}`}`);

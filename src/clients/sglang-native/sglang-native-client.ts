@@ -34,6 +34,7 @@ export class SglangNativeClient implements ProtocolClient {
       stream,
       decoder: new SglangGenerateDecoder(stream, request.workload.outputLength),
       maxOutputTokens: request.workload.outputLength,
+      inputTokens: request.workload.inputLength,
       signal: request.signal,
     });
   }

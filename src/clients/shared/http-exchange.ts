@@ -7,10 +7,17 @@ import { DEFAULT_MAX_SSE_EVENT_BYTES, SseParser } from '../sse/sse-parser.js';
 import type { DecodeFailure, ResponseDecoder } from './response-decoder.js';
 import { httpErrorMessage, malformed, truncateMessage } from './response-decoder.js';
 import { checkTokenCount } from './token-timeline.js';
+import type { BodyBudget } from './body-budget.js';
 import { classifyTransportError, describeTransportError } from './transport-errors.js';
 
-/** How much of a non-2xx body is kept to explain the error. */
-const MAX_ERROR_BODY_BYTES = 4096;
+/** How much of a non-2xx body is read to explain the error; the connection is cut there. */
+export const MAX_ERROR_BODY_BYTES = 4096;
+/**
+ * How long a non-2xx body may take after its headers. The request has failed already (the status says so); the body
+ * only explains why, and a server writes it with the headers. One whose body never ended held its request for the whole
+ * total deadline.
+ */
+export const ERROR_BODY_WAIT_MS = 1000;
 
 /**
  * The default cap on a non-streamed 2xx body: far above any real answer (a 32k-token answer with top-20 logprobs is a
@@ -66,7 +73,16 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   readonly #maxBodyBytes: number;
   readonly #maxSseEventBytes: number;
   readonly #maxOutputTokens: number;
-  /** The first-byte deadline until the headers arrive, then the idle deadline, refreshed by every chunk. */
+  readonly #bodyBudget: BodyBudget | undefined;
+  /** Bytes of this answer held now (taken from the client's body budget, given back when settled). */
+  #heldBytes = 0;
+  /** Events the chunk being read completed (set by the parser's callback during `push`). */
+  #eventsInChunk = 0;
+  /**
+   * The first-byte deadline until the headers arrive, then the idle deadline, refreshed by progress only: a stream's
+   * events (a comment, a keep-alive line or a drip of bytes inside one event is not progress) or a 2xx body's pieces.
+   * After an error status it is the short wait for the error's body.
+   */
   #gapTimer: NodeJS.Timeout | undefined = undefined;
 
   constructor(
@@ -76,7 +92,9 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     resolve: (outcome: ClientOutcome) => void,
     timeouts: ClientTimeouts,
     limits: ExchangeLimits = {},
+    bodyBudget?: BodyBudget,
   ) {
+    this.#bodyBudget = bodyBudget;
     this.#maxBodyBytes = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.#maxSseEventBytes = limits.maxSseEventBytes ?? DEFAULT_MAX_SSE_EVENT_BYTES;
     const maxOutputTokens = limits.maxOutputTokens;
@@ -120,11 +138,29 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     if (this.#firstByteMs !== undefined) this.#gapTimer = setTimeout(onFirstByteDeadline, this.#firstByteMs, this);
   }
 
-  onHeaders(statusCode: number): boolean {
-    if (statusCode < 200 || this.#settled) return true; // 1xx informational answers are followed by the real one
+  /** `rawHeaders` come from undici only (the lean pool checks the head itself, socket-pool.ts). */
+  onHeaders(statusCode: number, rawHeaders?: Buffer[] | string[] | null): boolean {
+    if (this.#settled) return true;
+    const encoding = rawHeaders === undefined || rawHeaders === null ? undefined : contentEncodingOf(rawHeaders);
+    // Only a 2xx body is decoded; an error's body is just its explanation.
+    if (encoding !== undefined && encoding !== 'identity' && statusCode >= 200 && statusCode < 300) {
+      this.#status = statusCode;
+      this.cancel({
+        error: 'protocol_error',
+        message: `HTTP ${statusCode} with Content-Encoding: ${encoding.slice(0, 40)}; the client asks for no encoding and reads plain bodies only`,
+      });
+      return true;
+    }
+    if (statusCode > 599 || statusCode < 100) {
+      this.#status = statusCode;
+      this.cancel({ error: 'protocol_error', message: `HTTP status ${statusCode} is outside the 100-599 that HTTP defines` });
+      return true;
+    }
+    if (statusCode < 200) return true; // 1xx informational answers are followed by the real one
     this.#status = statusCode;
     if (this.#gapTimer !== undefined) clearTimeout(this.#gapTimer);
-    this.#gapTimer = this.#idleMs === undefined ? undefined : setTimeout(onIdleDeadline, this.#idleMs, this);
+    if (statusCode >= 300) this.#gapTimer = setTimeout(onErrorBodyWaitOver, Math.min(ERROR_BODY_WAIT_MS, this.#idleMs ?? ERROR_BODY_WAIT_MS), this);
+    else this.#gapTimer = this.#idleMs === undefined ? undefined : setTimeout(onIdleDeadline, this.#idleMs, this);
     if (statusCode >= 300 || !this.#stream) this.#bodyChunks = [];
     else this.#parser = new SseParser((data) => this.#onEvent(data), { maxEventBytes: this.#maxSseEventBytes });
     return true;
@@ -132,7 +168,6 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
 
   onData(chunk: Buffer): boolean {
     if (this.#settled) return true;
-    this.#gapTimer?.refresh();
     const parser = this.#parser;
     if (parser !== undefined) {
       this.#chunkMs = this.#clock.nowMs();
@@ -141,18 +176,35 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
         this.cancel(malformed(`one server-sent event passed the cap of ${this.#maxSseEventBytes} bytes (setting maxSseEventBytes)`));
         return true;
       }
+      // Events are progress; bytes alone (comments, a drip inside one event) are not. One refresh per chunk, however
+      // many events it carried.
+      if (this.#eventsInChunk > 0) {
+        this.#eventsInChunk = 0;
+        this.#gapTimer?.refresh();
+      }
+      if (!this.#hold(parser.heldBytes)) return true;
       const failure = this.#eventFailure;
       if (failure !== undefined) this.cancel(failure);
       return true;
     }
     const bodyChunks = this.#bodyChunks;
     if (bodyChunks !== undefined) {
-      if (this.#status !== undefined && this.#status >= 300 && this.#bodyBytes >= MAX_ERROR_BODY_BYTES) return true;
-      if (this.#bodyBytes + chunk.length > this.#maxBodyBytes && this.#status !== undefined && this.#status < 300) {
+      const status = this.#status ?? 0;
+      if (status >= 300) {
+        const kept = chunk.subarray(0, Math.max(0, MAX_ERROR_BODY_BYTES - this.#bodyBytes));
+        bodyChunks.push(Buffer.from(kept));
+        this.#bodyBytes += kept.length;
+        // Enough to explain the error: the rest is never read.
+        if (this.#bodyBytes >= MAX_ERROR_BODY_BYTES) this.cancel(this.#httpErrorFailure());
+        return true;
+      }
+      this.#gapTimer?.refresh();
+      if (this.#bodyBytes + chunk.length > this.#maxBodyBytes) {
         // Cut the connection at once: the rest of the body is never read, let alone held.
         this.cancel(malformed(`the answer's body passed the cap of ${this.#maxBodyBytes} bytes (setting maxBodyBytes)`));
         return true;
       }
+      if (!this.#hold(this.#bodyBytes + chunk.length)) return true;
       // Copied: the socket transport reads every response into one shared buffer that the next read overwrites.
       bodyChunks.push(Buffer.from(chunk));
       this.#bodyBytes += chunk.length;
@@ -205,7 +257,31 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     });
   }
 
+  /**
+   * Moves this answer's share of the client's body budget to `bytes`; false, and the request failed as `harness_limit`,
+   * when the client's answers together would pass the budget.
+   */
+  #hold(bytes: number): boolean {
+    const budget = this.#bodyBudget;
+    if (budget === undefined || bytes === this.#heldBytes) return true;
+    if (bytes < this.#heldBytes) {
+      budget.give(this.#heldBytes - bytes);
+      this.#heldBytes = bytes;
+      return true;
+    }
+    if (!budget.take(bytes - this.#heldBytes)) {
+      this.cancel({
+        error: 'harness_limit',
+        message: `the client's answers in flight together passed its body budget of ${budget.limitBytes} bytes (setting maxInFlightBodyBytes): servelab's own memory limit, not the server's`,
+      });
+      return false;
+    }
+    this.#heldBytes = bytes;
+    return true;
+  }
+
   #onEvent(data: string): void {
+    this.#eventsInChunk++;
     if (this.#eventFailure !== undefined) return;
     this.#eventFailure = this.#decoder.onEvent(data, this.#chunkMs);
   }
@@ -217,11 +293,23 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   }
 
   #settleHttpError(): void {
+    this.#settle(this.#httpErrorFailure());
+  }
+
+  #httpErrorFailure(): DecodeFailure {
     const status = this.#status ?? 0;
-    this.#settle({
-      error: status >= 500 ? 'http_5xx' : status >= 400 ? 'http_4xx' : 'network_error',
-      message: httpErrorMessage(status, this.#bodyText()),
-    });
+    return {
+      error: status >= 500 ? 'http_5xx' : status >= 400 ? 'http_4xx' : status >= 300 ? 'http_3xx' : 'protocol_error',
+      message:
+        status >= 300 && status < 400
+          ? `HTTP ${status}: a redirect, which the client does not follow; give the address it leads to (--url)`
+          : httpErrorMessage(status, this.#bodyText()),
+    };
+  }
+
+  /** @internal The error's body took too long: the request fails with the status and what of the body came. */
+  errorBodyWaitOver(): void {
+    this.cancel(this.#httpErrorFailure());
   }
 
   #settle(settledFailure: DecodeFailure | undefined): void {
@@ -231,6 +319,10 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     if (this.#totalTimer !== undefined) clearTimeout(this.#totalTimer);
     if (this.#gapTimer !== undefined) clearTimeout(this.#gapTimer);
     this.#signalGroup?.delete(this);
+    if (this.#heldBytes > 0) {
+      this.#bodyBudget?.give(this.#heldBytes);
+      this.#heldBytes = 0;
+    }
     const clock = this.#clock;
     const outcome: ClientOutcome = { success: failure === undefined };
     if (this.#arrivalMs !== undefined) outcome.arrivalTime = clock.toEpochSeconds(this.#arrivalMs);
@@ -257,6 +349,15 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   }
 }
 
+/** The Content-Encoding of a response, lower-cased, from undici's alternating raw header names and values. */
+function contentEncodingOf(rawHeaders: Buffer[] | string[]): string | undefined {
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index] as Buffer | string;
+    if (name.length === 16 && name.toString().toLowerCase() === 'content-encoding') return (rawHeaders[index + 1] as Buffer | string).toString().trim().toLowerCase();
+  }
+  return undefined;
+}
+
 // Deadline callbacks are module functions given the exchange as an argument, so arming a timer allocates no closure.
 function onTotalDeadline(exchange: HttpExchange, totalMs: Milliseconds): void {
   exchange.cancel({ error: 'total_timeout', message: `no complete answer within the total timeout of ${totalMs} ms` });
@@ -267,5 +368,9 @@ function onFirstByteDeadline(exchange: HttpExchange): void {
 }
 
 function onIdleDeadline(exchange: HttpExchange): void {
-  exchange.cancel({ error: 'idle_timeout', message: 'no data within the idle timeout since the previous chunk' });
+  exchange.cancel({ error: 'idle_timeout', message: 'no progress (an event of the stream, or a piece of the body) within the idle timeout' });
+}
+
+function onErrorBodyWaitOver(exchange: HttpExchange): void {
+  exchange.errorBodyWaitOver();
 }

@@ -1,10 +1,13 @@
 import { Pool } from 'undici';
 import type { Clock } from '../../clock/clock.js';
+import { MAX_RESPONSE_CAP_BYTES } from '../../config/size-limits.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { ClientLimits, ClientTimeouts, ProtocolClientOptions } from '../../types/client.js';
 import type { ClientOutcome } from '../../types/record.js';
 import { HttpExchange } from './http-exchange.js';
+import { BodyBudget, DEFAULT_MAX_IN_FLIGHT_BODY_BYTES } from './body-budget.js';
 import { SocketPool } from './socket-pool.js';
+import { totalDeadlineMsForSize } from './total-deadline.js';
 import type { ResponseDecoder } from './response-decoder.js';
 
 /** A header value must not contain these (they would end the header). */
@@ -25,6 +28,8 @@ export interface OutgoingRequest {
   decoder: ResponseDecoder;
   /** The most output tokens the request allows (`max_new_tokens`, `max_tokens`): a server claiming more is malformed. */
   maxOutputTokens?: number;
+  /** The prompt's length in tokens, as the workload intends it (sizes the `'by-size'` total deadline). */
+  inputTokens?: number;
   signal?: AbortSignal;
 }
 
@@ -37,8 +42,8 @@ export interface OutgoingRequest {
  * Deadlines: `connectMs` is the pool's connect timeout (a native timer in SocketPool; undici's ticks on a ~0.5 s
  * wheel, so there a connect deadline fires up to about a second late). The others are native timers in the exchange, precise to a millisecond:
  * `firstByteMs` counts from when the request is written to when the response headers arrive, `idleMs` is the longest
- * gap between two body chunks (one timer per request, refreshed by each chunk), `totalMs` counts from the hand-over to
- * the pool.
+ * wait for progress (one timer per request, refreshed by each event of a stream or piece of a 2xx body), `totalMs`
+ * counts from the hand-over to the pool (`'by-size'`: from the request's own lengths).
  */
 export class HttpTransport {
   readonly #pool: Pool | undefined;
@@ -47,6 +52,8 @@ export class HttpTransport {
   readonly #clock: Clock;
   readonly #timeouts: ClientTimeouts;
   readonly #limits: ClientLimits;
+  /** Bytes of answers held by all this client's requests in flight. */
+  readonly #bodyBudget: BodyBudget;
   readonly #baseHeaders: string[];
   /** One abort listener per distinct signal, however many requests share it (a run shares one). */
   readonly #signalGroups = new WeakMap<AbortSignal, SignalGroup>();
@@ -72,6 +79,20 @@ export class HttpTransport {
     this.#clock = options.clock;
     this.#timeouts = options.timeouts ?? {};
     this.#limits = options.limits ?? {};
+    for (const name of ['maxBodyBytes', 'maxSseEventBytes'] as const) {
+      const value = this.#limits[name];
+      if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= MAX_RESPONSE_CAP_BYTES)) {
+        throw new ServelabError(
+          'INVALID_CONFIG',
+          `${name} is ${String(value)}; give a whole number of bytes from 1 to ${MAX_RESPONSE_CAP_BYTES} (${MAX_RESPONSE_CAP_BYTES / 2 ** 20} MiB): one answer is read into one string, and V8's strings end near 512 MiB`,
+        );
+      }
+    }
+    const budgetBytes = this.#limits.maxInFlightBodyBytes ?? DEFAULT_MAX_IN_FLIGHT_BODY_BYTES;
+    if (!Number.isSafeInteger(budgetBytes) || budgetBytes < 1) {
+      throw new ServelabError('INVALID_CONFIG', `maxInFlightBodyBytes is ${String(budgetBytes)}; give a whole number of bytes above 0`);
+    }
+    this.#bodyBudget = new BodyBudget(budgetBytes);
     const useSockets = options.httpTransport === 'socket' || (options.httpTransport === undefined && url.protocol === 'http:');
     if (useSockets && url.protocol !== 'http:') {
       throw new ServelabError('INVALID_CONFIG', `httpTransport "socket" speaks plain HTTP only; use "undici" for ${url.protocol}// URLs`);
@@ -116,13 +137,19 @@ export class HttpTransport {
       return Promise.reject(new ServelabError('INVALID_CONFIG', `routing key ${JSON.stringify(request.routingKey)} contains a line break`));
     }
     return new Promise<ClientOutcome>((resolve) => {
-      const exchange = new HttpExchange(this.#clock, request.decoder, request.stream, resolve, this.#timeouts, {
-        ...this.#limits,
-        maxOutputTokens: request.maxOutputTokens,
-      });
+      const exchange = new HttpExchange(
+        this.#clock,
+        request.decoder,
+        request.stream,
+        resolve,
+        this.#timeouts,
+        { ...this.#limits, maxOutputTokens: request.maxOutputTokens },
+        this.#bodyBudget,
+      );
       if (group !== undefined) exchange.joinSignalGroup(group.members);
       const totalMs = this.#timeouts.totalMs;
-      if (totalMs !== undefined) exchange.startTotalDeadline(totalMs);
+      if (totalMs === 'by-size') exchange.startTotalDeadline(totalDeadlineMsForSize(request.inputTokens ?? 0, request.maxOutputTokens ?? 0));
+      else if (totalMs !== undefined) exchange.startTotalDeadline(totalMs);
       const headers = this.#baseHeaders.slice();
       headers.push('x-request-id', request.requestId);
       if (request.routingKey !== undefined) headers.push('x-smg-routing-key', request.routingKey);

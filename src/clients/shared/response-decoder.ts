@@ -33,8 +33,25 @@ export function serverError(message: string): DecodeFailure {
 
 export const MAX_ERROR_MESSAGE_CHARS = 300;
 
+/**
+ * The most characters of a `finish_reason` kept in a record. Every value a server really sends is a short word
+ * (SGLang: `stop`, `length`, `abort`; OpenAI: `stop`, `length`, `tool_calls`, `content_filter`); a server that sent
+ * megabytes there would otherwise have them stored once per request, in memory and in every file of the run.
+ */
+export const MAX_FINISH_REASON_CHARS = 64;
+
 export function truncateMessage(message: string): string {
-  return message.length <= MAX_ERROR_MESSAGE_CHARS ? message : message.slice(0, MAX_ERROR_MESSAGE_CHARS);
+  return capServerText(message, MAX_ERROR_MESSAGE_CHARS);
+}
+
+/**
+ * Server text as a record may store it: at most `maxChars` characters, in a string of its own. The copy matters: V8
+ * makes `slice` of a long string a view that keeps the whole original alive, so 300 characters sliced from a 30 MB
+ * event would hold the 30 MB for as long as the record lives. Text within the cap is returned as it is.
+ */
+export function capServerText(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  return Buffer.from(text.slice(0, maxChars), 'utf16le').toString('utf16le');
 }
 
 /** A number read from a parsed JSON field, or undefined when the field is absent or not a finite number. */

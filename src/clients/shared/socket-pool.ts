@@ -427,6 +427,12 @@ class PooledConnection {
           break;
         }
         case Phase.Head: {
+          // A status line must open the answer: anything else fails at once, not when the server gives up (a server
+          // that answered with bare text used to hold the request until it closed, then read as connect_refused).
+          if (!startsLikeStatusLine(buffer, offset, length)) {
+            this.fail(new SocketPoolError('HTTP_PARSE', `the answer has no HTTP status line; it starts ${JSON.stringify(buffer.toString('latin1', offset, Math.min(length, offset + 40)))}`));
+            return;
+          }
           const headEnd = buffer.indexOf('\r\n\r\n', offset, 'latin1');
           if (headEnd < 0) {
             if (length - offset > MAX_HEAD_BYTES) {
@@ -459,6 +465,7 @@ class PooledConnection {
     if (status >= 100 && status < 200) return true; // informational: the real head follows
     let contentLength = -1;
     let chunked = false;
+    let contentEncoding = '';
     let keepAlive = head.startsWith('HTTP/1.1');
     let lineStart = head.indexOf('\n') + 1;
     while (lineStart > 0 && lineStart < head.length) {
@@ -467,15 +474,26 @@ class PooledConnection {
       const colon = head.indexOf(':', lineStart);
       if (colon > lineStart && colon < lineEnd) {
         const name = head.slice(lineStart, colon).trim().toLowerCase();
-        if (name === 'content-length' || name === 'transfer-encoding' || name === 'connection') {
+        if (name === 'content-length' || name === 'transfer-encoding' || name === 'connection' || name === 'content-encoding') {
           const value = head.slice(colon + 1, lineEnd).trim().toLowerCase();
-          if (name === 'content-length') contentLength = Number(value);
+          if (name === 'content-encoding') contentEncoding = value;
+          else if (name === 'content-length') contentLength = Number(value);
           else if (name === 'transfer-encoding') chunked = value.endsWith('chunked');
           else if (value.includes('close')) keepAlive = false;
           else if (value.includes('keep-alive')) keepAlive = true;
         }
       }
       lineStart = lineEnd + 1;
+    }
+    // Framing the client cannot trust or bodies it cannot read fail as what they are, before any byte is taken as body.
+    if (chunked && contentLength >= 0) {
+      this.fail(new SocketPoolError('HTTP_PARSE', `HTTP ${status} with both Content-Length and Transfer-Encoding: chunked, which HTTP/1.1 forbids a server to send (RFC 9112 6.1)`));
+      return false;
+    }
+    // Only a 2xx body is decoded; an error's body is just its explanation, read as it comes.
+    if (contentEncoding !== '' && contentEncoding !== 'identity' && status >= 200 && status < 300) {
+      this.fail(new SocketPoolError('HTTP_PARSE', `HTTP ${status} with Content-Encoding: ${contentEncoding.slice(0, 40)}; the client asks for no encoding and reads plain bodies only`));
+      return false;
     }
     this.#keepAlive = keepAlive;
     const handler = this.#handler as SocketResponseHandler;
@@ -549,6 +567,15 @@ function onConnectDeadline(connection: PooledConnection, connectTimeoutMs: numbe
 
 function onIdleExpired(connection: PooledConnection): void {
   connection.idleExpired();
+}
+
+const STATUS_LINE_START = Buffer.from('HTTP/', 'latin1');
+
+/** Whether the bytes from `start` are, as far as they go, the start of `HTTP/`. */
+function startsLikeStatusLine(buffer: Buffer, start: number, end: number): boolean {
+  const count = Math.min(STATUS_LINE_START.length, end - start);
+  for (let index = 0; index < count; index++) if (buffer[start + index] !== STATUS_LINE_START[index]) return false;
+  return true;
 }
 
 /** The hex size at the start of a chunk-size line (extensions after `;` ignored); -1 when invalid. */

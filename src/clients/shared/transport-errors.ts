@@ -9,7 +9,17 @@ export type ExchangePhase = 'before_response' | 'in_body';
  */
 export function classifyTransportError(error: unknown, phase: ExchangePhase): ErrorClass {
   const code = errorCode(error);
+  // undici's HTTP parser (llhttp): its errors are HTTPParserError, some with an HPE_ code.
+  if ((code !== undefined && code.startsWith('HPE_')) || (error instanceof Error && error.name === 'HTTPParserError')) return 'protocol_error';
   switch (code) {
+    case 'EMFILE':
+    case 'ENFILE':
+    case 'ENOMEM':
+    case 'ENOBUFS':
+      // This process's own limits (open files, memory), whatever the server did: the harness's failure, not the server's.
+      return 'harness_limit';
+    case 'HTTP_PARSE':
+      return 'protocol_error';
     case 'ECONNREFUSED':
       return 'connect_refused';
     case 'UND_ERR_CONNECT_TIMEOUT':
@@ -37,7 +47,11 @@ export function describeTransportError(error: unknown): string {
   if (error instanceof Error) {
     const code = errorCode(error);
     const causeMessage = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    return `${code === undefined ? error.name : code}: ${error.message}${causeMessage}`;
+    const text = `${code === undefined ? error.name : code}: ${error.message}${causeMessage}`;
+    if (classifyTransportError(error, 'before_response') !== 'harness_limit') return text;
+    // Said first: the message is cut at 300 characters, and this is what the reader must act on.
+    const fix = code === 'EMFILE' || code === 'ENFILE' ? 'raise the open-file limit (ulimit -n) or lower --max-concurrency' : 'give the client more memory or lower --max-concurrency';
+    return `servelab's own limit, not the server's (${fix}): ${text}`;
   }
   return String(error);
 }

@@ -6,7 +6,7 @@ import { ServelabError } from '../../errors/servelab-error.js';
 import type { RoutingPolicy, RoutingRequest } from '../../types/routing.js';
 import { describeUpstreamError, forward, UPSTREAM_AGENT_OPTIONS } from '../proxy/forward.js';
 import { forwardedRequestHeaders, rawHeaderValue } from '../proxy/hop-by-hop.js';
-import { readBody } from '../proxy/read-body.js';
+import { DEFAULT_MAX_REQUEST_BODY_BYTES, readBody, RequestBodyTooLarge, refuseLargeBody } from '../proxy/read-body.js';
 import { requestIdFromBody, routingKeyFromBody } from '../routing-key.js';
 import { CONTROL_TOKEN_HEADER, refuseControlRequest, refuseUntrustedRequest } from './control-auth.js';
 import { controlPathKind, normalizeRequestPath } from './control-paths.js';
@@ -54,6 +54,8 @@ export interface RouterOptions {
    * readings. Off when absent: a router started by hand keeps nothing per request.
    */
   traceClock?: Clock;
+  /** The largest request body the router reads (default 64 MiB); a larger one is answered 413 and never read further. */
+  maxRequestBodyBytes?: number;
 }
 
 export interface RouterHandle {
@@ -97,6 +99,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
   const active: RouterWorker[] = [];
   let nextWorkerIndex = 0;
   const counters: RouterCounters = { received: 0, failed: 0 };
+  const maxRequestBodyBytes = options.maxRequestBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES;
   // What this router measures about itself (event-loop delay, CPU) for a run's harness report, at HARNESS_PATH.
   const health = new ProcessHealthMonitor();
   const monitor = new WorkerMonitor(
@@ -164,7 +167,17 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
   const proxy = async (incoming: IncomingMessage, response: ServerResponse, guarded: boolean): Promise<void> => {
     counters.received++;
     const method = incoming.method ?? 'GET';
-    const body = method === 'GET' || method === 'HEAD' ? null : await readBody(incoming);
+    let body: Buffer | null = null;
+    if (method !== 'GET' && method !== 'HEAD') {
+      try {
+        body = await readBody(incoming, maxRequestBodyBytes);
+      } catch (error) {
+        if (!(error instanceof RequestBodyTooLarge)) throw error;
+        counters.failed++;
+        refuseLargeBody(response, error, 'servelab router');
+        return;
+      }
+    }
     // The control token of a guarded request is for this router: a worker (or whatever stands at its address) never
     // sees it. Open requests (the hot path) are forwarded as they came.
     const forwarded = forwardedRequestHeaders(incoming.rawHeaders);
@@ -300,7 +313,8 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
       let url = query.get('url') ?? undefined;
       if (url === undefined) {
         try {
-          const parsed = JSON.parse((await readBody(incoming)).toString('utf8')) as { url?: unknown };
+          // A worker's address is a few dozen bytes.
+          const parsed = JSON.parse((await readBody(incoming, CONTROL_BODY_MAX_BYTES)).toString('utf8')) as { url?: unknown };
           if (typeof parsed.url === 'string') url = parsed.url;
         } catch {
           // Reported below.
@@ -410,6 +424,9 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     },
   };
 }
+
+/** The most a control request's body may hold: a worker's address. */
+const CONTROL_BODY_MAX_BYTES = 64 * 1024;
 
 const CONTROL_PATHS = new Set(['/health', '/readiness', '/workers', '/add_worker', '/remove_worker', '/metrics', '/flush_cache', HARNESS_PATH]);
 

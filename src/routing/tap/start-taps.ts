@@ -6,7 +6,7 @@ import { ServelabError } from '../../errors/servelab-error.js';
 import type { TapOverhead, TapRecord } from '../../types/routing.js';
 import { forward, UPSTREAM_AGENT_OPTIONS } from '../proxy/forward.js';
 import { forwardedRequestHeaders, rawHeaderValue } from '../proxy/hop-by-hop.js';
-import { readBody } from '../proxy/read-body.js';
+import { DEFAULT_MAX_REQUEST_BODY_BYTES, readBody, RequestBodyTooLarge, refuseLargeBody } from '../proxy/read-body.js';
 import { requestIdFromBody } from '../routing-key.js';
 import { refuseBrowserOrigin, refuseUntrustedRequest, runControlToken, type ControlRefusal } from '../router/control-auth.js';
 import { controlPathKind, normalizeRequestPath } from '../router/control-paths.js';
@@ -25,6 +25,8 @@ export interface TapsOptions {
   clock: Clock;
   /** The token `/_servelab/` requests must carry (control-auth.ts); default: this process's runControlToken(). */
   controlToken?: string;
+  /** The largest request body a tap reads (default 64 MiB); a larger one is answered 413 and never read further. */
+  maxRequestBodyBytes?: number;
 }
 
 export interface TapsHandle {
@@ -84,7 +86,16 @@ export async function startTaps(options: TapsOptions): Promise<TapsHandle> {
   const handle = async (hostIndex: number, incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
     const arrivedMs = clock.nowMs();
     const method = incoming.method ?? 'GET';
-    const body = method === 'GET' || method === 'HEAD' ? null : await readBody(incoming);
+    let body: Buffer | null = null;
+    if (method !== 'GET' && method !== 'HEAD') {
+      try {
+        body = await readBody(incoming, options.maxRequestBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES);
+      } catch (error) {
+        if (!(error instanceof RequestBodyTooLarge)) throw error;
+        refuseLargeBody(response, error, 'servelab tap');
+        return;
+      }
+    }
     let requestId = rawHeaderValue(incoming.rawHeaders, 'x-request-id');
     if (requestId === undefined && body !== null && body.includes('"rid"')) {
       try {

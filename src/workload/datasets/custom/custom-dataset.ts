@@ -1,10 +1,9 @@
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { ServelabError } from '../../../errors/servelab-error.js';
 import type { WorkloadRequest } from '../../../types/workload.js';
 import { countWordTokens } from '../../../utils/word-tokenizer.js';
 import type { DatasetLoader } from '../dataset-loader.js';
 import { requireWholeNumber } from '../dataset-checks.js';
+import { readDatasetLines } from '../dataset-lines.js';
 import { datasetFileError } from '../file-errors.js';
 import { lineFailure, parseJsonObjectLine } from '../json-line.js';
 import { loadTokenizer } from '../../tokenizer/load-tokenizer.js';
@@ -38,13 +37,10 @@ export const loadCustomDataset: DatasetLoader = async (settings) => {
   const tokenizer = settings.tokenizerPath === undefined ? undefined : await loadTokenizer(settings.tokenizerPath);
   const countTokens = (text: string): number => (tokenizer === undefined ? countWordTokens(text) : tokenizer.countTokens(text));
   const requests: WorkloadRequest[] = [];
-  let lineNumber = 0;
   try {
-    const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
-    for await (const rawLine of lines) {
-      lineNumber++;
+    for await (const { text, lineNumber } of readDatasetLines(path)) {
       if (requests.length === count) break;
-      const line = rawLine.trim();
+      const line = text.trim();
       if (line === '' || line.startsWith('#')) continue;
       const request = parseRow(line, lineNumber, path, fixedOutputLength, requests.length, countTokens);
       if (request !== undefined) requests.push(request);

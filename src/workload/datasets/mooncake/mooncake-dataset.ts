@@ -1,10 +1,9 @@
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { ServelabError } from '../../../errors/servelab-error.js';
 import type { WorkloadRequest } from '../../../types/workload.js';
 import { countWordTokens } from '../../../utils/word-tokenizer.js';
 import type { DatasetLoader } from '../dataset-loader.js';
 import { requireWholeNumber } from '../dataset-checks.js';
+import { readDatasetLines } from '../dataset-lines.js';
 import { datasetFileError } from '../file-errors.js';
 import { lineFailure, parseJsonObjectLine } from '../json-line.js';
 import { loadTokenizer } from '../../tokenizer/load-tokenizer.js';
@@ -42,12 +41,9 @@ export const loadMooncakeDataset: DatasetLoader = async (settings) => {
   const tokenizer = settings.tokenizerPath === undefined ? undefined : await loadTokenizer(settings.tokenizerPath);
   const countTokens = (text: string): number => (tokenizer === undefined ? countWordTokens(text) : tokenizer.countTokens(text));
   const records: MooncakeRecord[] = [];
-  let lineNumber = 0;
   try {
-    const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
-    for await (const rawLine of lines) {
-      lineNumber++;
-      const line = rawLine.trim();
+    for await (const { text, lineNumber } of readDatasetLines(path)) {
+      const line = text.trim();
       if (line === '') continue;
       records.push(parseRecord(line, lineNumber, path));
     }

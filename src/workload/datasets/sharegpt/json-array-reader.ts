@@ -42,8 +42,15 @@ export async function readJsonArrayElements(
   let elementStartLine = 0;
   let elementIndex = 0;
 
+  // Strict: invalid bytes are an error naming the element's line, never U+FFFD slipped into a prompt.
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
   const finishElement = (): void => {
-    const text = Buffer.concat(elementPieces).toString('utf8');
+    let text: string;
+    try {
+      text = utf8.decode(Buffer.concat(elementPieces));
+    } catch {
+      throw new JsonArrayFormatError(`element ${elementIndex} is not valid UTF-8; save the file as UTF-8`, elementStartLine);
+    }
     elementPieces = [];
     let element: unknown;
     try {
