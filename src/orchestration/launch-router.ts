@@ -6,9 +6,7 @@ import { startNginx } from '../cluster/launchers/nginx/start-nginx.js';
 import { httpRouterControl, type RouterControl } from '../cluster/failures/router-control.js';
 import { localPlacement } from '../cluster/placement/local/local-placement.js';
 import type { RoutingTestConfig } from '../config/schema.js';
-import { fetchAllTapRecords } from '../routing/tap/tap-records-client.js';
 import type { ProcessPlacement, ServerHandle } from '../types/cluster.js';
-import type { TapRecord } from '../types/routing.js';
 
 export interface LaunchedRouter {
   handle: ServerHandle;
@@ -16,8 +14,11 @@ export interface LaunchedRouter {
   control?: RouterControl;
   /** The router's own Prometheus metrics (servelab_router_*, smg_*, sglang-router's), scraped beside the servers'. */
   metricsUrl?: string;
-  /** Present when the router traces its requests itself (the builtin router): what it recorded, taps' format. */
-  collectTrace?: () => Promise<{ records: TapRecord[] }>;
+  /**
+   * Present when the router traces its requests itself (the builtin router): the URL whose `/_servelab/tap-records`
+   * holds what it recorded, in the taps' format (fetched during the run by trace-collector.ts).
+   */
+  traceUrl?: string;
 }
 
 /** Whether a run's router traces its own requests, so that the run needs no tracing taps in front of the servers. */
@@ -47,7 +48,7 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
         handle,
         control: httpRouterControl(handle.url, controlToken),
         metricsUrl: `${handle.url}/metrics`,
-        ...(config.taps ? { collectTrace: () => fetchAllTapRecords(handle.url) } : {}),
+        ...(config.taps ? { traceUrl: handle.url } : {}),
       };
     }
     case 'nginx': {

@@ -72,7 +72,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     if (router.metricsUrl !== undefined && !attachedRouterOnly) metricsUrls.push(router.metricsUrl);
     const serverMetrics = await run.scrape(metricsUrls);
     // The trace is fetched as the run goes on, so a tracer that dies keeps what it traced before (trace-collector.ts).
-    const traceUrl = taps !== undefined ? taps.tapUrls[0] : router.collectTrace !== undefined ? router.handle.url : undefined;
+    const traceUrl = taps !== undefined ? taps.tapUrls[0] : router.traceUrl;
     trace = traceUrl === undefined ? undefined : collectTraceDuringRun(traceUrl);
     const load = await measureLoad({
       config,

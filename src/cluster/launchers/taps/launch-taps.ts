@@ -1,15 +1,11 @@
 import type { ProcessExit, ProcessPlacement } from '../../../types/cluster.js';
 import { localPlacement } from '../../placement/local/local-placement.js';
 import { ServelabError } from '../../../errors/servelab-error.js';
-import { fetchAllTapRecords } from '../../../routing/tap/tap-records-client.js';
-import type { TapOverhead, TapRecord } from '../../../types/routing.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
 
 export interface LaunchedTaps {
   /** One URL per upstream, in the same order: give these to the router instead of the servers' own. */
   tapUrls: string[];
-  /** What the taps recorded, fetched from the tap process (call before stop). */
-  collect(): Promise<{ records: TapRecord[]; overhead?: TapOverhead }>;
   /** Resolves when the taps process exits, however it ends. */
   exited: Promise<ProcessExit>;
   stop(): Promise<void>;
@@ -40,7 +36,6 @@ export async function launchTaps(settings: { upstreamUrls: string[]; logPath?: s
   }
   return {
     tapUrls,
-    collect: () => fetchAllTapRecords(tapUrls[0] as string),
     exited: child.exited,
     stop: () => child.stop(),
   };
