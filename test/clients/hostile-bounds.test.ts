@@ -1,10 +1,9 @@
-import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { systemClock } from '../../src/clock/clock.js';
+import type { ServerResponse } from 'node:http';
+import { describe, expect, it, vi } from 'vitest';
 import type { ProtocolName } from '../../src/clients/registry.js';
 import { createProtocolClient } from '../../src/clients/registry.js';
+import { systemClock } from '../../src/clock/clock.js';
+import { hostile, sendOne, sse } from './helpers/hostile-server.js';
 import { MAX_ERROR_MESSAGE_CHARS, MAX_FINISH_REASON_CHARS } from '../../src/clients/shared/response-decoder.js';
 import type { ClientRequest, ProtocolClientOptions } from '../../src/types/client.js';
 import type { ClientOutcome } from '../../src/types/record.js';
@@ -15,52 +14,13 @@ import type { ClientOutcome } from '../../src/types/record.js';
  * the 30 MB x 160 that took a run to 9 GB): what is checked is that a cap holds, not how much memory breaks it.
  */
 
-type Handler = (request: IncomingMessage, response: ServerResponse) => void;
-
-const servers: Server[] = [];
-
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-});
-
-async function hostile(handler: Handler): Promise<string> {
-  const server = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => handler(request, response));
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
 const REQUEST: ClientRequest = {
   requestId: 'bounds-1',
   workload: { datasetIndex: 0, prompt: 'one two three four', inputLength: 4, outputLength: 16 },
 };
 
-async function send(protocol: ProtocolName, url: string, options: Partial<ProtocolClientOptions> = {}): Promise<ClientOutcome> {
-  const client = createProtocolClient(protocol, {
-    baseUrl: url,
-    stream: true,
-    sampling: { temperature: 0, ignoreEos: true },
-    clock: systemClock,
-    ...options,
-  });
-  try {
-    return await client.send(REQUEST);
-  } finally {
-    await client.close();
-  }
-}
-
-function sse(response: ServerResponse, events: unknown[]): void {
-  response.writeHead(200, { 'content-type': 'text/event-stream' });
-  for (const event of events) response.write(`data: ${typeof event === 'string' ? event : JSON.stringify(event)}\n\n`);
-  response.end();
-}
+const send = (protocol: ProtocolName, url: string, options: Partial<ProtocolClientOptions> = {}): Promise<ClientOutcome> =>
+  sendOne(protocol, url, REQUEST, options);
 
 /** A megabyte of text where a one-word finish_reason belongs. */
 const HUGE_REASON = 'x'.repeat(1024 * 1024);
