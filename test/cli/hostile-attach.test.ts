@@ -1,9 +1,8 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attachableHostileServer as hostileServer } from '../helpers/attachable-hostile-server.js';
 import { runCli } from '../helpers/cli.js';
 
 /**
@@ -12,34 +11,13 @@ import { runCli } from '../helpers/cli.js';
  * values; /health answers 200 so that the attach target accepts them.
  */
 let workDirectory: string;
-const servers: Server[] = [];
 
 beforeAll(async () => {
   workDirectory = await mkdtemp(join(tmpdir(), 'servelab-hostile-cli-'));
 });
 afterAll(async () => {
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
   await rm(workDirectory, { recursive: true, force: true });
 });
-
-async function hostileServer(generate: (response: ServerResponse) => void): Promise<string> {
-  const server = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => {
-      if (request.url === '/health') {
-        response.end('ok');
-        return;
-      }
-      generate(response);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 const event = (completionTokens: number, extra: Record<string, unknown> = {}, finish = false): string =>
   `data: ${JSON.stringify({ text: 'x', meta_info: { id: 'r', completion_tokens: completionTokens, finish_reason: finish ? { type: 'length' } : null, ...extra } })}\n\n`;
