@@ -39,12 +39,14 @@ export async function createRunDirectory(options: { outputDir?: string; resultsR
   if (existing !== undefined && !existing.isDirectory()) {
     throw new ServelabError('INVALID_CONFIG', `the output directory ${path} is a file; give --output-dir a directory (new or empty)`);
   }
-  // A finished run's files first: its claim file stays with them, but "already holds a run" is the truer message.
+  // A finished run (its summary written) is named as such, though its claim file stays with it; a run still writing
+  // is named by its claim; a directory with run files and no claim (older servelab, or copied) by those files.
+  const finished = existsSync(join(path, 'summary.json'));
+  if (!finished) await refuseIfClaimed(path);
   const previous = RUN_FILES.find((file) => existsSync(join(path, file)));
   if (previous !== undefined) {
     throw new ServelabError('INVALID_CONFIG', `the output directory ${path} already holds a run (${previous}); choose a new --output-dir, or move that run away first`);
   }
-  await refuseIfClaimed(path);
   if (existing !== undefined) {
     // Refused as the messages promise ("new or empty"): a run's files must never mix with anything else's.
     const entries = await readdir(path).catch(() => [] as string[]);
