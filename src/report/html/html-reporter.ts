@@ -8,6 +8,8 @@ import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js
 import { arrivalRatesText } from '../rate-text.js';
 import { recoveryText } from '../recovery-text.js';
 import { NOT_MODELLED, unmodelledColumns } from '../unmodelled-stages.js';
+import { nodesInIndexOrder } from '../nodes/node-order.js';
+import { shownStages } from '../shown-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 import { harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
@@ -80,7 +82,7 @@ function verdictSection(summary: Summary): string {
   return `<section class="verdict verdict-${escapeHtml(verdict.state)}"><h2>Verdict: ${escapeHtml(verdictLabel(verdict))}</h2>
 <p>${escapeHtml(verdict.reason)}${detail === '' ? '' : ` (${escapeHtml(detail)})`}.</p>
 ${rows.length === 0 ? '' : table(['evidence', 'value'], rows)}
-<p class="meta">Saturated: requests in the system (offered, not yet finished; a request held in the client counts from its scheduled instant) grew over the judged window by at least ${number(verdict.thresholds.min_growth_share * 100, 0)}% of the offered rate, and by at least ${verdict.thresholds.min_growth_requests} requests and ${number(verdict.thresholds.min_growth_of_start_level * 100, 0)}% of the level at the window’s start. The first ${number(verdict.thresholds.fill_share * 100, 0)}% of the arrival span is left out: the system fills there even when it is stable.</p></section>`;
+<details class="meta"><summary>How the verdict is judged</summary><p>A run is judged SATURATED when the requests in the system (offered, not yet finished; a request held in the client counts from its scheduled instant) grew over the judged window by at least ${number(verdict.thresholds.min_growth_share * 100, 0)}% of the offered rate, and by at least ${verdict.thresholds.min_growth_requests} requests and ${number(verdict.thresholds.min_growth_of_start_level * 100, 0)}% of the level at the window’s start; otherwise STABLE. The first ${number(verdict.thresholds.fill_share * 100, 0)}% of the arrival span is left out: the system fills there even when it is stable.</p></details></section>`;
 }
 
 /**
@@ -145,8 +147,9 @@ ${table(
 )}</section>`;
 }
 
-function stagesTable(summary: Summary, t0: number): string {
-  const stages = Object.entries(summary.concurrency.stages ?? {});
+function stagesTable(run: RunData, summary: Summary): string {
+  const t0 = run.info.startTime;
+  const stages = shownStages(run, summary);
   if (stages.length === 0) return '<p>No stage had both of its timestamps.</p>';
   const check = stages[0]?.[1].littlesLaw;
   const window =
@@ -184,7 +187,7 @@ function nodesSection(summary: Summary): string {
   }</p>
 ${table(
   ['node', 'URL', 'requests', 'share', 'failed', 'cache hit ratio', 'TTFT p50 (ms)', 'TTFT p99 (ms)', 'E2E p50 (ms)', 'pure queue p99 (ms)', 'peak in flight', 'mean in flight', 'harness'],
-  routing.nodes.map((node) => [
+  nodesInIndexOrder(routing.nodes).map((node) => [
     node.node === null ? '–' : String(node.node),
     node.host,
     String(node.requests),
@@ -380,7 +383,7 @@ ${harnessSection(summary)}
 ${clocksSection(summary)}
 ${errorsSection(summary)}
 <section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(run, summary)}</section>
-<section><h2>Concurrency by stage</h2>${stagesTable(summary, run.info.startTime)}</section>
+<section><h2>Concurrency by stage</h2>${stagesTable(run, summary)}</section>
 ${nodesSection(summary)}
 ${noticesSection(run)}
 ${eventsSection(run, summary)}

@@ -5,6 +5,7 @@ import type { DerivedColumnName, Statistics, Summary } from '../../types/summary
 import { arrivalRatesText } from '../rate-text.js';
 import { recoveryText } from '../recovery-text.js';
 import { unmodelledColumns } from '../unmodelled-stages.js';
+import { shownStages } from '../shown-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 import { harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
@@ -119,7 +120,7 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   row('Concurrency (sum E2E / duration)', fixed(summary.concurrency.benchServing));
   const inSystem = summary.concurrency.stages?.in_system;
   if (inSystem) row('In system: peak / mean', `${inSystem.peak} / ${fixed(inSystem.timeWeightedMean)}`);
-  const stages = Object.entries(summary.concurrency.stages ?? {});
+  const stages = shownStages({ info }, summary);
   const steady = stages[0]?.[1].littlesLaw;
   if (steady !== undefined) {
     const window =
