@@ -69,8 +69,15 @@ function quantile(values: number[], q: number): number {
  */
 export function nodeLines(points: readonly NodePoints[], nodes: readonly Pick<NodeSummary, 'node' | 'host'>[]): LineSeries[] {
   const byHost = new Map(nodes.map((node) => [node.host, node]));
-  const known = nodesInIndexOrder(points.map((point) => byHost.get(point.host) ?? { node: null, host: point.host }));
-  const ordered = known.map((node) => ({ label: nodeLabel(node), points: points.find((point) => point.host === node.host) as NodePoints }));
+  // A scraped series is keyed by the server's metrics URL (`<server URL>/metrics`), a record's by the server URL.
+  const nodeOf = (host: string): Pick<NodeSummary, 'node' | 'host'> => {
+    const known = byHost.get(host) ?? byHost.get(host.replace(/\/metrics$/, ''));
+    return { node: known?.node ?? null, host };
+  };
+  const ordered = nodesInIndexOrder(points.map((point) => nodeOf(point.host))).map((node) => ({
+    label: nodeLabel(node),
+    points: points.find((point) => point.host === node.host) as NodePoints,
+  }));
   if (ordered.length <= MAX_NODE_LINES) {
     return ordered.map(({ label, points: line }, index) => ({ name: label, colour: seriesColour(index), xs: line.xs, ys: line.ys }));
   }
