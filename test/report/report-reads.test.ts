@@ -159,12 +159,12 @@ describe('servelab compare', () => {
 
   it('has the aggregate cache-hit ratio over all nodes', async () => {
     const row = comparisonRows(runs).find((candidate) => candidate.metric === 'cache hit ratio (all nodes)');
-    expect(row?.unit).toBe('ratio');
+    expect(row?.unit).toBe('');
     expect(row?.values[1]).toBeCloseTo(0.5, 9);
     // Every succeeded request of the sample caches 40 of its 100 prompt tokens.
     expect(row?.values[0]).toBeCloseTo(0.4, 9);
     const csv = parseCsv(await readFile(join(directory, 'compare.csv'), 'utf8'));
-    expect(csv.find((line) => line[0] === 'cache hit ratio (all nodes)')?.slice(1, 3)).toEqual(['ratio', '0.4']);
+    expect(csv.find((line) => line[0] === 'cache hit ratio (all nodes)')?.slice(1, 3)).toEqual(['', '0.4']);
   });
 
   it('writes compare-nodes.csv in ms like compare.csv, nodes in index order', async () => {

@@ -133,6 +133,8 @@ export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
     row('total token throughput', 'tok/s', (run) => run.summary.throughput.totalTokensPerSecond),
     row('concurrency (sum E2E / duration)', 'requests', (run) => run.summary.concurrency.benchServing),
     row('goodput', 'req/s', (run) => run.summary.goodput?.requestsPerSecond),
+    // A ratio has no unit, as the imbalance rows: "(ratio)" would only repeat the name.
+    row('cache hit ratio (all nodes)', '', (run) => aggregateCacheHitRatio(run.run)),
     ...statisticRows('ttft', latency('ttft'), runs),
     ...statisticRows('tpot', latency('tpot'), runs),
     ...statisticRows('itl', (summary) => summary.interTokenLatency, runs),
@@ -145,7 +147,6 @@ export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
     ...statisticRows('queue_time_in_server', latency('queue_time_in_server'), runs),
     ...statisticRows('prefill_time', latency('prefill_time'), runs),
     ...statisticRows('decode_time', latency('decode_time'), runs),
-    row('cache hit ratio (all nodes)', 'ratio', (run) => aggregateCacheHitRatio(run.run)),
     row('nodes', 'count', (run) => run.summary.routing?.nodes.length),
     row('node imbalance max/mean', '', (run) => run.summary.routing?.imbalanceMaxOverMean),
     row('node imbalance CV', '', (run) => run.summary.routing?.imbalanceCv),

@@ -185,7 +185,7 @@ function nodesSection(summary: Summary): string {
 <p>Imbalance: max/mean ${number(routing.imbalanceMaxOverMean, 3)}, coefficient of variation ${number(routing.imbalanceCv, 3)}.${
     affinity ? ` Prefix groups: on average ${number(affinity.meanShareOnTopNode * 100, 1)}% of a group’s requests went to its most-used node (minimum ${number(affinity.minShareOnTopNode * 100, 1)}%, ${affinity.groups} groups).` : ''
   }</p>
-${table(
+<div class="nodes">${table(
   ['node', 'URL', 'requests', 'share', 'failed', 'cache hit ratio', 'TTFT p50 (ms)', 'TTFT p99 (ms)', 'E2E p50 (ms)', 'pure queue p99 (ms)', 'peak in flight', 'mean in flight', 'harness'],
   nodesInIndexOrder(routing.nodes).map((node) => [
     node.node === null ? '–' : String(node.node),
@@ -202,7 +202,7 @@ ${table(
     number(node.meanInFlight, 2),
     harnessFlags[node.host] === undefined ? '' : `suspect: ${(harnessFlags[node.host] as string[]).join(', ')}`,
   ]),
-)}</section>`;
+)}</div></section>`;
 }
 
 /** What failed beside the client (taps, scraper, a launched process, a reporter, the disk), and what was recovered. */
@@ -355,6 +355,7 @@ figure.chart { margin: 1.5rem 0; } figcaption p { margin: 0.2rem 0 0.5rem; color
 figure.chart svg { max-width: 100%; height: auto; }
 dl { display: grid; grid-template-columns: max-content auto; gap: 0.15rem 1rem; font-size: 0.85rem; margin: 0.5rem 0; }
 .warning { background: #fff3e0; border-left: 4px solid #ef6c00; padding: 0.3rem 0.6rem; }
+.nodes td { white-space: nowrap; }
 dt { font-weight: bold; } dd { margin: 0; } dd dl { margin: 0; }
 `;
 
