@@ -32,7 +32,7 @@ function manyNodeRun(nodes: number): RunData {
 }
 
 describe('report.html reads as it should', () => {
-  it('lists nodes in index order in the nodes table, nodes.csv and the requests-per-node chart', async () => {
+  it('lists nodes in index order in the nodes table, nodes.csv, the terminal summary and the requests-per-node chart', async () => {
     const run = reverseIndexedRun();
     const summary = summarize(run);
     // The summary lists them as the records first named them: the order the reader must not see.
@@ -49,6 +49,8 @@ describe('report.html reads as it should', () => {
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
+    const terminalNodes = [...formatTerminalSummary(run, summary).matchAll(/^node (\d) http/gm)].map((match) => match[1]);
+    expect(terminalNodes).toEqual(['0', '1', '2']);
     const share = chartDefinitions(run, summary).find((chart) => chart.name === 'node-share')?.chart as ChartModel;
     expect(share.y.kind === 'band' ? share.y.categories : []).toEqual(['node 0', 'node 1', 'node 2']);
   });

@@ -6,6 +6,7 @@ import { arrivalRatesText } from '../rate-text.js';
 import { recoveryText } from '../recovery-text.js';
 import { unmodelledColumns } from '../unmodelled-stages.js';
 import { shownStages } from '../shown-stages.js';
+import { nodesInIndexOrder } from '../nodes/node-order.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 import { harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
@@ -172,7 +173,7 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
 
   if (summary.routing) {
     heading('Nodes', '-');
-    for (const node of summary.routing.nodes) {
+    for (const node of nodesInIndexOrder(summary.routing.nodes)) {
       const flagged = summary.harness?.nodes_flagged[node.host];
       const flag = flagged === undefined ? '' : paint('33', ` [harness: ${terminalSafe(flagged.join(', '))}]`);
       row(`${node.node === null ? '' : `node ${node.node} `}${terminalSafe(node.host)}`, `${node.requests} req (${fixed(node.share * 100, 1)}%), ttft p50 ${milliseconds(node.ttft?.p50)} ms${flag}`);
