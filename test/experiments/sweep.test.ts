@@ -67,17 +67,20 @@ describe('sweep', () => {
     expect(searchCsv).toContain('highest_passing_rate');
   });
 
-  it('servelab sweep ends with the comparison table, then the SLO search result', async () => {
+  it('servelab sweep prints its answer first, rounded, then one row per run', async () => {
     const file = join(workDirectory, 'cli-sweep.json');
     const small = { ...nodeSettings, numPrompts: 40 };
     await writeFile(file, JSON.stringify({ test: 'node', settings: small, grid: { maxRunningRequests: [8, 64] }, search: { slo: { ttftMs: 200 }, attainment: 0.9, lowRate: 2, highRate: 2000, steps: 2 } }));
     const result = await runCli(['sweep', file, '--output-dir', join(workDirectory, 'cli-sweep')]);
     expect(result.code).toBe(0);
-    const tableAt = result.stdout.search(/^metric\s+/m);
-    const searchAt = result.stdout.search(/highest rate meeting the objectives/);
-    expect(tableAt).toBeGreaterThanOrEqual(0);
-    expect(searchAt).toBeGreaterThan(tableAt);
-    expect(result.stdout).toMatch(/request throughput \(req\/s\)/);
+    const lines = result.stdout.split('\n');
+    expect(lines[0]).toMatch(/^Highest rate meeting the objectives \(TTFT ≤ 200 ms for 90% of requests\), max_running_requests=8: (none|\d+(\.\d{1,2})?) /);
+    expect(lines[1]).toMatch(/max_running_requests=64: /);
+    // The rate as it reads, never a float's full digits.
+    expect(result.stdout).not.toMatch(/\d\.\d{4,} req\/s/);
+    const tableAt = result.stdout.search(/^run\s+settings\s+status/m);
+    expect(tableAt).toBeGreaterThan(result.stdout.indexOf(lines[1] as string));
+    for (const line of lines.filter((text) => !text.startsWith('wrote '))) expect(line.length).toBeLessThan(160);
   });
 
   it('rejects a bad sweep file before running anything', async () => {

@@ -33,9 +33,10 @@ export function registerSweepCommand(program: Command): void {
     .option('--output-dir <dir>', 'where runs and tables go (default: results/sweep-<time>)')
     .action(async (file: string, options: { outputDir?: string }) => {
       const parsed = await readSettingsFile(file, 'sweep file');
-      const [{ parseSweepPlan, gridPoints }, { runSweep }, { abortOnSignals }] = await Promise.all([
+      const [{ parseSweepPlan, gridPoints }, { runSweep }, { searchAnswerLines, sweepRunsTable }, { abortOnSignals }] = await Promise.all([
         import('../../experiments/sweep/sweep-plan.js'),
         import('../../experiments/sweep/run-sweep.js'),
+        import('../../experiments/sweep/sweep-text.js'),
         import('../interrupts.js'),
       ]);
       const plan = parseSweepPlan(parsed);
@@ -50,11 +51,12 @@ export function registerSweepCommand(program: Command): void {
           signal: interrupts.signal,
           onRunStart: (label, index) => process.stderr.write(`[run ${index + 1}${index < gridSize ? `/${gridSize}` : ' (search)'}] ${label}\n`),
         });
-        // The comparison table of the runs made (labelled by the settings that differ), then the SLO search's answer.
-        if (result.comparisonTable !== '') process.stdout.write(`${terminalSafe(result.comparisonTable)}\n`);
-        for (const search of result.searches) {
-          process.stdout.write(`${search.label}: highest rate meeting the objectives ${search.highestPassingRate ?? `none (below ${plan.search?.lowRate})`} req/s\n`);
+        // The answer first (what the sweep was run for), then one readable row per run; every metric is in compare.csv.
+        if (plan.search !== undefined) {
+          for (const line of searchAnswerLines(result.searches, plan.search)) process.stdout.write(`${terminalSafe(line)}\n`);
+          process.stdout.write('\n');
         }
+        if (result.runs.length > 0) process.stdout.write(`${terminalSafe(sweepRunsTable(result.runs))}(every metric of every run: compare.csv, compare.html)\n\n`);
         const failed = result.runs.filter((run) => run.failure !== undefined);
         for (const run of failed) process.stderr.write(`servelab sweep: run ${run.label} failed: ${run.failure}\n`);
         process.stdout.write(`${result.files.map((path) => `wrote ${path}`).join('\n')}\n`);

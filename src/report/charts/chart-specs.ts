@@ -10,7 +10,8 @@ import type { StoredSample } from '../../scrape/server-metrics-file.js';
 import { seriesOf } from '../../scrape/server-metrics-file.js';
 import type { Bar, ChartDefinition, LegendEntry, LineSeries, Mark } from './chart-model.js';
 import { lineOverTime } from './line-over-time.js';
-import { SeriesBuilder } from './series-builder.js';
+import { MAX_NODE_LINES, WORST_NODES_NAMED, nodeLines, type NodePoints } from './node-lines.js';
+import { nodeLabel, nodesInIndexOrder } from '../nodes/node-order.js';
 import { PLOT_HEIGHT_PX, PLOT_WIDTH_PX, TIME_AXIS_TITLE } from './plot-size.js';
 import { eventMarks, type EventMark } from './run-events.js';
 import { seriesColour } from './series-palette.js';
@@ -68,24 +69,38 @@ function diff(end: number | undefined, start: number | undefined): number | unde
   return end === undefined || start === undefined ? undefined : end - start;
 }
 
+/** What a stacked breakdown shows: its components, how a request is banded, and its words. */
+interface Breakdown {
+  name: string;
+  title: string;
+  chartTitle: string;
+  components: readonly (readonly [string, (record: RequestRecord) => number | undefined])[];
+  /** The latency a request is banded by (its percentile band), from the record. */
+  bandBy: (record: RequestRecord) => number | undefined;
+  bandName: string;
+  description: string;
+}
+
 /**
- * Mean of each lifecycle component for requests grouped by their total-latency percentile band (bands cut at the
- * summary's p50, p90 and p99 of total_latency: one pass, no sort of a million records).
+ * Mean of each component for requests grouped by their percentile band of `bandBy` (bands cut at the summary's p50,
+ * p90 and p99: one pass, no sort of a million records).
  */
-function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statistics | null, tokenizeModelled: boolean): ChartDefinition | undefined {
-  if (!totalLatency) return undefined;
+function breakdownChart(records: readonly RequestRecord[], statistics: Statistics | null, tokenizeModelled: boolean, breakdown: Breakdown): ChartDefinition | undefined {
+  if (!statistics) return undefined;
+  const { components } = breakdown;
   const bandNames = ['p0–p50', 'p50–p90', 'p90–p99', 'p99–p100'];
-  const cuts = [totalLatency.p50, totalLatency.p90, totalLatency.p99];
-  const sums = bandNames.map(() => LIFECYCLE_COMPONENTS.map(() => 0));
-  const counts = bandNames.map(() => LIFECYCLE_COMPONENTS.map(() => 0));
+  const cuts = [statistics.p50, statistics.p90, statistics.p99];
+  const sums = bandNames.map(() => components.map(() => 0));
+  const counts = bandNames.map(() => components.map(() => 0));
   const members = bandNames.map(() => 0);
   for (const record of records) {
-    if (!record.success || record.finishTime === undefined || record.arrivalTime === undefined) continue;
-    const total = record.finishTime - record.arrivalTime;
+    if (!record.success) continue;
+    const total = breakdown.bandBy(record);
+    if (total === undefined) continue;
     let band = 0;
     while (band < cuts.length && total > (cuts[band] as number)) band++;
     members[band]!++;
-    LIFECYCLE_COMPONENTS.forEach(([, compute], component) => {
+    components.forEach(([, compute], component) => {
       const value = compute(record);
       if (value === undefined) return;
       sums[band]![component]! += value;
@@ -94,14 +109,14 @@ function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statist
   }
   // The simulated engine has no tokenizer stage: its tokenize time is 0 by construction, not a measurement of 0.
   const labelOf = (component: string): string => (component === 'tokenize' && !tokenizeModelled ? `tokenize (${NOT_MODELLED})` : component);
-  const labels = LIFECYCLE_COMPONENTS.map(([component]) => labelOf(component));
+  const labels = components.map(([component]) => labelOf(component));
   // Each band's stages stacked left to right in lifecycle order, each starting where the previous one ended.
   const bars: Bar[] = [];
   const categories: string[] = [];
   bandNames.forEach((band, bandIndex) => {
     const category = `${band} (${members[bandIndex]})`;
     let startMs = 0;
-    LIFECYCLE_COMPONENTS.forEach(([component], order) => {
+    components.forEach(([component], order) => {
       const count = counts[bandIndex]![order]!;
       if (count === 0) return;
       const endMs = startMs + (sums[bandIndex]![order]! / count) * 1000;
@@ -113,21 +128,43 @@ function lifecycleChart(records: readonly RequestRecord[], totalLatency: Statist
   });
   if (bars.length === 0) return undefined;
   return {
-    name: 'lifecycle-breakdown',
-    title: 'Lifecycle breakdown by latency percentile',
-    description:
-      `Requests grouped by their end-to-end latency percentile band; each bar stacks the mean time spent in each stage of the lifecycle (router queue, network, tokenize, server queue, prefill, first token delivery, decode).${tokenizeModelled ? '' : ` The simulated engine does not model tokenization: its tokenize time is 0 by construction (${NOT_MODELLED}), not a measured 0.`}`,
+    name: breakdown.name,
+    title: breakdown.title,
+    description: `${breakdown.description}${tokenizeModelled ? '' : ` The simulated engine does not model tokenization: its tokenize time is 0 by construction (${NOT_MODELLED}), not a measured 0.`}`,
     chart: {
-      title: 'Where the time goes, by end-to-end latency band',
+      title: breakdown.chartTitle,
       plotWidthPx: PLOT_WIDTH_PX,
       plotHeightPx: PLOT_HEIGHT_PX,
       x: { kind: 'linear', title: 'mean time (ms)' },
-      y: { kind: 'band', title: 'latency band (requests)', categories, showLabels: true },
+      y: { kind: 'band', title: `${breakdown.bandName} band (requests)`, categories, showLabels: true },
       marks: [{ kind: 'bar', bars }],
       legends: [stageLegend('stage', labels)],
     },
   };
 }
+
+const LIFECYCLE_BREAKDOWN: Breakdown = {
+  name: 'lifecycle-breakdown',
+  title: 'Lifecycle breakdown by latency percentile',
+  chartTitle: 'Where the time goes, by end-to-end latency band',
+  components: LIFECYCLE_COMPONENTS,
+  bandBy: (record) => diff(record.finishTime, record.arrivalTime),
+  bandName: 'latency',
+  description:
+    'Requests grouped by their end-to-end latency percentile band; each bar stacks the mean time spent in each stage of the lifecycle (router queue, network, tokenize, server queue, prefill, first token delivery, decode). Decode usually dominates: the TTFT breakdown below shows the stages before the first token on their own scale.',
+};
+
+/** The stages before the first token: decode left out, so that a millisecond of queueing is not lost beside seconds of decode. */
+const TTFT_BREAKDOWN: Breakdown = {
+  name: 'ttft-breakdown',
+  title: 'TTFT breakdown by TTFT percentile',
+  chartTitle: 'Where the time to first token goes, by TTFT band',
+  components: LIFECYCLE_COMPONENTS.filter(([component]) => component !== 'decode'),
+  bandBy: (record) => diff(record.firstTokenTime, record.arrivalTime),
+  bandName: 'TTFT',
+  description:
+    'Requests grouped by their TTFT percentile band; each bar stacks the mean time spent in each stage before the first token reached the client (router queue, network, tokenize, server queue, prefill, first token delivery), decode left out.',
+};
 
 /** A Gantt chart of a uniform sample of requests: when each was in the router, waiting on the server, in prefill, decoding. */
 function timelineChart(records: readonly RequestRecord[], t0: number, events: readonly EventMark[]): ChartDefinition | undefined {
@@ -197,6 +234,11 @@ export const SCRAPED_GAUGE_CHARTS = [
   ['sglang:token_usage', 'KV token usage (server-reported)'],
 ] as const;
 
+/** What a per-node chart of many nodes draws instead of a line per node (see nodeLines). */
+function manyNodesText(nodeCount: number): string {
+  return nodeCount > MAX_NODE_LINES ? `; with ${nodeCount} nodes, the median and p90 across nodes at each instant and the ${WORST_NODES_NAMED} nodes with the highest mean, named` : '';
+}
+
 /** Every chart that the run's data supports, in report order. */
 export function chartDefinitions(run: RunData, summary: Summary, serverSamples: readonly StoredSample[] = []): ChartDefinition[] {
   const records = run.records.filter((record) => !record.warmup);
@@ -217,7 +259,9 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
   const gaps = sampledInterTokenLatencies(strideSample(sampled, CDF_SAMPLE_RECORDS / 10), CDF_SAMPLE_RECORDS);
   charts.push(cdfChart('cdf-itl', 'ITL', gaps, summary.interTokenLatency, 'inter-token gaps'));
   charts.push(cdfChart('cdf-total-latency', 'End-to-end latency', columns.total_latency, summary.latencies.total_latency));
-  charts.push(lifecycleChart(records, summary.latencies.total_latency, !unmodelledColumns(run).has('tokenize_time')));
+  const tokenizeModelled = !unmodelledColumns(run).has('tokenize_time');
+  charts.push(breakdownChart(records, summary.latencies.total_latency, tokenizeModelled, LIFECYCLE_BREAKDOWN));
+  charts.push(breakdownChart(records, summary.latencies.ttft, tokenizeModelled, TTFT_BREAKDOWN));
   charts.push(timelineChart(records, t0, events));
 
   const series = concurrencyTimeSeries(run.records);
@@ -284,7 +328,8 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
   }
 
   if (summary.routing) {
-    const nodes = summary.routing.nodes;
+    const routingNodes = summary.routing.nodes;
+    const nodes = nodesInIndexOrder(routingNodes);
     charts.push({
       name: 'node-share',
       title: 'Requests per node',
@@ -294,18 +339,18 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
         plotWidthPx: PLOT_WIDTH_PX,
         plotHeightPx: Math.max(120, nodes.length * 22),
         x: { kind: 'linear', title: 'requests' },
-        y: { kind: 'band', title: 'node', categories: nodes.map((node) => node.host), showLabels: true },
+        y: { kind: 'band', title: 'node', categories: nodes.map(nodeLabel), showLabels: true },
         marks: [
           {
             kind: 'bar',
-            bars: nodes.map((node) => ({ category: node.host, startX: 0, endX: node.requests, colour: NODE_SHARE_COLOUR, label: `${(node.share * 100).toFixed(1)}%` })),
+            bars: nodes.map((node) => ({ category: nodeLabel(node), startX: 0, endX: node.requests, colour: NODE_SHARE_COLOUR, label: `${(node.share * 100).toFixed(1)}%` })),
           },
         ],
         legends: [],
       },
     });
     if (series) {
-      const inFlight = new SeriesBuilder();
+      const inFlight: NodePoints[] = [];
       const groups = groupByHost(records);
       for (const [host, indices] of groups) {
         const nodeRecords = indices.map((index) => records[index] as RequestRecord);
@@ -316,14 +361,14 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
           series.resolutionSeconds,
         );
         const means = sweep.binMeans ?? new Float64Array(0);
-        for (let bin = 0; bin < means.length; bin++) inFlight.add(host, series.windowStart - t0 + bin * series.resolutionSeconds, means[bin] as number);
+        inFlight.push({ host, xs: Float64Array.from(means, (_, bin) => series.windowStart - t0 + bin * series.resolutionSeconds), ys: means });
       }
       charts.push(
         lineOverTime({
           name: 'node-in-flight',
           title: 'In flight per node over time',
-          description: 'Time-weighted mean number of requests in flight on each node (router send to finish); failure events are marked.',
-          series: inFlight.build(),
+          description: `Time-weighted mean number of requests in flight on each node (router send to finish)${manyNodesText(inFlight.length)}; failure events are marked.`,
+          series: nodeLines(inFlight, routingNodes),
           yTitle: 'requests in flight',
           legendTitle: 'node',
           events,
@@ -335,17 +380,18 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
   for (const [metric, label] of SCRAPED_GAUGE_CHARTS) {
     const perUrl = seriesOf(serverSamples, metric);
     if (perUrl.size === 0) continue;
-    const gauges = new SeriesBuilder();
-    for (const [url, points] of perUrl) for (const [time, value] of points) gauges.add(url, time, value);
+    const gauges: NodePoints[] = [...perUrl].map(([url, points]) => ({ host: url, xs: points.map(([time]) => time), ys: points.map(([, value]) => value) }));
     const interval = samplingIntervalText(perUrl);
-    const caveat = `A gauge read every ${interval}: a queue that forms and drains between two readings never shows, so short queues look flat.`;
+    // Only a queue can form and drain between two readings; running requests and KV usage are levels, read as such.
+    const caveat = metric === 'sglang:num_queue_reqs' ? `A gauge read every ${interval}: a queue that forms and drains between two readings never shows, so short queues look flat.` : undefined;
+    const queueNote = metric === 'sglang:num_queue_reqs' ? ` ${caveat} The request records' waiting_in_server_queue (concurrency chart) sees every queued request.` : '';
     charts.push(
       lineOverTime({
         name: `server-${metric.slice('sglang:'.length).replaceAll('_', '-')}`,
         title: label,
-        subtitle: caveat,
-        description: `${metric} scraped from each server's /metrics on the run's clock, every ${interval} (the median gap between readings). ${caveat} The request records' waiting_in_server_queue (concurrency chart) sees every queued request.`,
-        series: gauges.build(),
+        ...(caveat === undefined ? {} : { subtitle: caveat }),
+        description: `${metric} scraped from each server's /metrics on the run's clock, every ${interval} (the median gap between readings)${manyNodesText(gauges.length)}.${queueNote}`,
+        series: nodeLines(gauges, summary.routing?.nodes ?? []),
         yTitle: `${metric} (sampled)`,
         legendTitle: 'server',
         events,

@@ -11,6 +11,7 @@ import { renderPng, renderSvg } from '../charts/render-chart.js';
 import { lineLegend, seriesColour } from '../charts/series-palette.js';
 import { csvField, csvLine } from '../csv/csv-format.js';
 import { escapeHtml } from '../html/html-reporter.js';
+import { nodesInIndexOrder } from '../nodes/node-order.js';
 
 /** One run in a comparison: a unique label, its data and its (re-computed) summary. */
 export interface ComparedRun {
@@ -87,6 +88,22 @@ function statisticRows(name: string, pick: (summary: Summary) => Statistics | nu
 }
 
 /**
+ * Cached prompt tokens over prompt tokens of every succeeded request, all nodes together: the per-node ratios of
+ * compare-nodes.csv weighted by each node's prompt tokens, as a policy comparison needs it. Null when no request
+ * reported its prompt tokens.
+ */
+export function aggregateCacheHitRatio(run: RunData): number | null {
+  let promptTokens = 0;
+  let cachedTokens = 0;
+  for (const record of run.records) {
+    if (record.warmup || !record.success || record.actualPromptTokens === undefined) continue;
+    promptTokens += record.actualPromptTokens;
+    cachedTokens += record.cachedTokens ?? 0;
+  }
+  return promptTokens > 0 ? cachedTokens / promptTokens : null;
+}
+
+/**
  * The side-by-side table: one row per metric, one column per run. A row empty or zero in every run (routing rows of
  * node tests, queue times of a server without timing keys, failures of a clean run) says nothing and is left out.
  */
@@ -116,6 +133,8 @@ export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
     row('total token throughput', 'tok/s', (run) => run.summary.throughput.totalTokensPerSecond),
     row('concurrency (sum E2E / duration)', 'requests', (run) => run.summary.concurrency.benchServing),
     row('goodput', 'req/s', (run) => run.summary.goodput?.requestsPerSecond),
+    // A ratio has no unit, as the imbalance rows: "(ratio)" would only repeat the name.
+    row('cache hit ratio (all nodes)', '', (run) => aggregateCacheHitRatio(run.run)),
     ...statisticRows('ttft', latency('ttft'), runs),
     ...statisticRows('tpot', latency('tpot'), runs),
     ...statisticRows('itl', (summary) => summary.interTokenLatency, runs),
@@ -165,17 +184,51 @@ function formatValueForCsv(value: number | string | null): string | undefined {
   return String(value);
 }
 
+/** Seconds as milliseconds for compare-nodes.csv, whose latencies are in ms like compare.csv's. */
+function milliseconds(seconds: number | undefined): number | undefined {
+  return seconds === undefined ? undefined : seconds * 1000;
+}
+
+/** compare-nodes.csv's columns: latencies in ms (`_ms`), as in compare.csv. */
+export const COMPARE_NODES_COLUMNS: readonly string[] = [
+  'run',
+  'node',
+  'host',
+  'requests',
+  'share',
+  'failed',
+  'cache_hit_ratio',
+  'ttft_p50_ms',
+  'ttft_p99_ms',
+  'total_latency_p50_ms',
+  'total_latency_p99_ms',
+  'peak_in_flight',
+  'mean_in_flight',
+];
+
 function nodesCsv(runs: readonly ComparedRun[]): string | undefined {
   const routed = runs.filter((run) => run.summary.routing);
   if (routed.length === 0) return undefined;
-  const lines = [csvLine(['run', 'host', 'requests', 'share', 'failed', 'cache_hit_ratio', 'ttft_p50', 'ttft_p99', 'total_latency_p50', 'total_latency_p99', 'peak_in_flight', 'mean_in_flight'])];
+  const lines = [csvLine([...COMPARE_NODES_COLUMNS])];
   for (const run of routed) {
-    for (const node of run.summary.routing?.nodes ?? []) {
+    for (const node of nodesInIndexOrder(run.summary.routing?.nodes ?? [])) {
       lines.push(
         csvLine(
-          [run.label, node.host, node.requests, node.share, node.failed, node.cacheHitRatio ?? undefined, node.ttft?.p50, node.ttft?.p99, node.totalLatency?.p50, node.totalLatency?.p99, node.peakInFlight, node.meanInFlight].map(
-            (value) => csvField(value),
-          ),
+          [
+            run.label,
+            node.node ?? undefined,
+            node.host,
+            node.requests,
+            node.share,
+            node.failed,
+            node.cacheHitRatio ?? undefined,
+            milliseconds(node.ttft?.p50),
+            milliseconds(node.ttft?.p99),
+            milliseconds(node.totalLatency?.p50),
+            milliseconds(node.totalLatency?.p99),
+            node.peakInFlight,
+            node.meanInFlight,
+          ].map((value) => csvField(value)),
         ),
       );
     }

@@ -8,6 +8,8 @@ import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js
 import { arrivalRatesText } from '../rate-text.js';
 import { eventRecoveryText, eventStallText, recoveryText } from '../recovery-text.js';
 import { NOT_MODELLED, unmodelledColumns } from '../unmodelled-stages.js';
+import { nodesInIndexOrder } from '../nodes/node-order.js';
+import { shownStages } from '../shown-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 import { harnessBoundText, harnessGradeText, harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
@@ -80,7 +82,7 @@ function verdictSection(summary: Summary): string {
   return `<section class="verdict verdict-${escapeHtml(verdict.state)}"><h2>Verdict: ${escapeHtml(verdictLabel(verdict))}</h2>
 <p>${escapeHtml(verdict.reason)}${detail === '' ? '' : ` (${escapeHtml(detail)})`}.</p>
 ${rows.length === 0 ? '' : table(['evidence', 'value'], rows)}
-<p class="meta">Saturated: requests in the system (offered, not yet finished; a request held in the client counts from its scheduled instant) grew over the judged window by at least ${number(verdict.thresholds.min_growth_share * 100, 0)}% of the offered rate, and by at least ${verdict.thresholds.min_growth_requests} requests and ${number(verdict.thresholds.min_growth_of_start_level * 100, 0)}% of the level at the window’s start. The first ${number(verdict.thresholds.fill_share * 100, 0)}% of the arrival span is left out: the system fills there even when it is stable.</p></section>`;
+<details class="meta"><summary>How the verdict is judged</summary><p>A run is judged SATURATED when the requests in the system (offered, not yet finished; a request held in the client counts from its scheduled instant) grew over the judged window by at least ${number(verdict.thresholds.min_growth_share * 100, 0)}% of the offered rate, and by at least ${verdict.thresholds.min_growth_requests} requests and ${number(verdict.thresholds.min_growth_of_start_level * 100, 0)}% of the level at the window’s start; otherwise STABLE. The first ${number(verdict.thresholds.fill_share * 100, 0)}% of the arrival span is left out: the system fills there even when it is stable.</p></details></section>`;
 }
 
 /**
@@ -147,8 +149,9 @@ ${table(
 )}</section>`;
 }
 
-function stagesTable(summary: Summary, t0: number): string {
-  const stages = Object.entries(summary.concurrency.stages ?? {});
+function stagesTable(run: RunData, summary: Summary): string {
+  const t0 = run.info.startTime;
+  const stages = shownStages(run, summary);
   if (stages.length === 0) return '<p>No stage had both of its timestamps.</p>';
   const check = stages[0]?.[1].littlesLaw;
   const window =
@@ -184,9 +187,9 @@ function nodesSection(summary: Summary): string {
 <p>Imbalance: max/mean ${number(routing.imbalanceMaxOverMean, 3)}, coefficient of variation ${number(routing.imbalanceCv, 3)}.${
     affinity ? ` Prefix groups: on average ${number(affinity.meanShareOnTopNode * 100, 1)}% of a group’s requests went to its most-used node (minimum ${number(affinity.minShareOnTopNode * 100, 1)}%, ${affinity.groups} groups).` : ''
   }</p>
-${table(
+<div class="nodes">${table(
   ['node', 'URL', 'requests', 'share', 'failed', 'cache hit ratio', 'TTFT p50 (ms)', 'TTFT p99 (ms)', 'E2E p50 (ms)', 'pure queue p99 (ms)', 'peak in flight', 'mean in flight', 'harness'],
-  routing.nodes.map((node) => [
+  nodesInIndexOrder(routing.nodes).map((node) => [
     node.node === null ? '–' : String(node.node),
     node.host,
     String(node.requests),
@@ -201,7 +204,7 @@ ${table(
     number(node.meanInFlight, 2),
     harnessFlags[node.host] === undefined ? '' : `suspect: ${(harnessFlags[node.host] as string[]).join(', ')}`,
   ]),
-)}</section>`;
+)}</div></section>`;
 }
 
 /** What failed beside the client (taps, scraper, a launched process, a reporter, the disk), and what was recovered. */
@@ -356,6 +359,7 @@ figure.chart { margin: 1.5rem 0; } figcaption p { margin: 0.2rem 0 0.5rem; color
 figure.chart svg { max-width: 100%; height: auto; }
 dl { display: grid; grid-template-columns: max-content auto; gap: 0.15rem 1rem; font-size: 0.85rem; margin: 0.5rem 0; }
 .warning { background: #fff3e0; border-left: 4px solid #ef6c00; padding: 0.3rem 0.6rem; }
+.nodes td { white-space: nowrap; }
 dt { font-weight: bold; } dd { margin: 0; } dd dl { margin: 0; }
 `;
 
@@ -384,7 +388,7 @@ ${harnessSection(summary)}
 ${clocksSection(summary)}
 ${errorsSection(summary)}
 <section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(run, summary)}</section>
-<section><h2>Concurrency by stage</h2>${stagesTable(summary, run.info.startTime)}</section>
+<section><h2>Concurrency by stage</h2>${stagesTable(run, summary)}</section>
 ${nodesSection(summary)}
 ${noticesSection(run, summary)}
 ${eventsSection(run, summary)}

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import type { NodeSummary, Statistics } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
+import { nodesInIndexOrder } from './node-order.js';
 import { csvField, csvLine, formatSeconds } from '../csv/csv-format.js';
 
 export const NODES_CSV = 'nodes.csv';
@@ -49,7 +50,7 @@ export const nodesReporter: Reporter = {
     const routing = context.summary.routing;
     if (!routing) return [];
     const path = join(context.outputDirectory, NODES_CSV);
-    await writeFileAtomic(path, [csvLine(NODES_CSV_COLUMNS.map((name) => name)), ...routing.nodes.map(nodesCsvRow)].join(''));
+    await writeFileAtomic(path, [csvLine(NODES_CSV_COLUMNS.map((name) => name)), ...nodesInIndexOrder(routing.nodes).map(nodesCsvRow)].join(''));
     return [path];
   },
 };

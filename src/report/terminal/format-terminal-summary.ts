@@ -5,6 +5,8 @@ import type { DerivedColumnName, Statistics, Summary } from '../../types/summary
 import { arrivalRatesText } from '../rate-text.js';
 import { eventRecoveryText, eventStallText, recoveryText } from '../recovery-text.js';
 import { unmodelledColumns } from '../unmodelled-stages.js';
+import { shownStages } from '../shown-stages.js';
+import { nodesInIndexOrder } from '../nodes/node-order.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 import { harnessBoundText, harnessGradeText, harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
@@ -121,7 +123,7 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   row('Concurrency (sum E2E / duration)', fixed(summary.concurrency.benchServing));
   const inSystem = summary.concurrency.stages?.in_system;
   if (inSystem) row('In system: peak / mean', `${inSystem.peak} / ${fixed(inSystem.timeWeightedMean)}`);
-  const stages = Object.entries(summary.concurrency.stages ?? {});
+  const stages = shownStages({ info }, summary);
   const steady = stages[0]?.[1].littlesLaw;
   if (steady !== undefined) {
     const window =
@@ -174,7 +176,7 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
 
   if (summary.routing) {
     heading('Nodes', '-');
-    for (const node of summary.routing.nodes) {
+    for (const node of nodesInIndexOrder(summary.routing.nodes)) {
       const flagged = summary.harness?.nodes_flagged[node.host];
       const flag = flagged === undefined ? '' : paint('33', ` [harness: ${terminalSafe(flagged.join(', '))}]`);
       row(`${node.node === null ? '' : `node ${node.node} `}${terminalSafe(node.host)}`, `${node.requests} req (${fixed(node.share * 100, 1)}%), ttft p50 ${milliseconds(node.ttft?.p50)} ms${flag}`);

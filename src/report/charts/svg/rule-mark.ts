@@ -27,12 +27,41 @@ function alongBottomBaselines(positionsPx: readonly number[], plotLeftPx: number
   });
 }
 
-/** A vertical rule's label at the top of the plot, to the rule's right; returns how far it reaches past the plot. */
-function topLabel(rule: Rule & { label: string }, xPx: number, context: MarkContext): { svg: string; overflowPx: number } {
+/** Vertical space between two stacked top labels. */
+const TOP_ROW_GAP_PX = 2;
+
+/**
+ * Rows for labels at the top of the plot, each to its rule's right, in the rules' order from left to right: a label
+ * goes in the first row where it clears the labels already there, so close events ("crash node 1", "restore node 1")
+ * stack instead of printing over each other.
+ */
+export function topLabelRows(entries: readonly { xPx: number; widthPx: number }[]): number[] {
+  const rowEndsPx: number[] = [];
+  return entries.map(({ xPx, widthPx }) => {
+    const startPx = xPx + LABEL_OFFSET_PX;
+    let row = rowEndsPx.findIndex((endPx) => startPx > endPx + LABEL_OFFSET_PX);
+    if (row === -1) row = rowEndsPx.length;
+    rowEndsPx[row] = startPx + widthPx;
+    return row;
+  });
+}
+
+/** Labels at the top of the plot, to their rules' right, stacked by topLabelRows; returns how far they reach past the plot. */
+function topLabels(rules: readonly { rule: Rule & { label: string }; xPx: number }[], context: MarkContext): { svg: string; overflowPx: number } {
   const { plot } = context;
-  const x = xPx + LABEL_OFFSET_PX;
-  const svg = `<text x="${px(x)}" y="${px(plot.top + 2 + LABEL_FONT_PX * TOP_BASELINE_EM)}" fill="${escapeXml(rule.colour)}">${escapeXml(rule.label)}</text>`;
-  return { svg, overflowPx: x + textWidthPx(rule.label, LABEL_FONT_PX) - (plot.left + plot.width) };
+  const sorted = [...rules].sort((a, b) => a.xPx - b.xPx);
+  const widths = sorted.map(({ rule }) => textWidthPx(rule.label, LABEL_FONT_PX));
+  const rows = topLabelRows(sorted.map(({ xPx }, index) => ({ xPx, widthPx: widths[index] as number })));
+  let overflowPx = 0;
+  const svg = sorted
+    .map(({ rule, xPx }, index) => {
+      const x = xPx + LABEL_OFFSET_PX;
+      const y = plot.top + 2 + LABEL_FONT_PX * TOP_BASELINE_EM + (rows[index] as number) * (LABEL_FONT_PX + TOP_ROW_GAP_PX);
+      overflowPx = Math.max(overflowPx, x + (widths[index] as number) - (plot.left + plot.width));
+      return `<text x="${px(x)}" y="${px(y)}" fill="${escapeXml(rule.colour)}">${escapeXml(rule.label)}</text>`;
+    })
+    .join('');
+  return { svg, overflowPx };
 }
 
 /** Labels rotated along their rules from the bottom of the plot, placed by alongBottomBaselines. */
@@ -61,6 +90,7 @@ export function ruleMarkSvg(mark: RuleMark, context: MarkContext): DrawnMark {
   const labels: string[] = [];
   let rightOverflowPx = 0;
   const alongBottom: { rule: Rule & { label: string }; xPx: number }[] = [];
+  const atTop: { rule: Rule & { label: string }; xPx: number }[] = [];
   const dash = mark.dashPx.length === 0 ? '' : ` stroke-dasharray="${mark.dashPx.join(' ')}"`;
   for (const rule of mark.rules) {
     if (!Number.isFinite(rule.value)) continue;
@@ -72,15 +102,18 @@ export function ruleMarkSvg(mark: RuleMark, context: MarkContext): DrawnMark {
       if (mark.labelPlacement === 'along-bottom') {
         alongBottom.push({ rule: { ...rule, label: rule.label }, xPx });
       } else {
-        const label = topLabel({ ...rule, label: rule.label }, xPx, context);
-        labels.push(label.svg);
-        rightOverflowPx = Math.max(rightOverflowPx, label.overflowPx);
+        atTop.push({ rule: { ...rule, label: rule.label }, xPx });
       }
     } else if (y) {
       const yPx = y.position(rule.value);
       lines.push(`<path d="M${px(plot.left)},${px(yPx)}h${px(plot.width)}" ${stroke}/>`);
       if (rule.label !== undefined) labels.push(horizontalLabel({ ...rule, label: rule.label }, yPx, context));
     }
+  }
+  if (atTop.length > 0) {
+    const placed = topLabels(atTop, context);
+    labels.push(placed.svg);
+    rightOverflowPx = Math.max(rightOverflowPx, placed.overflowPx);
   }
   if (alongBottom.length > 0) {
     const placed = alongBottomLabels(alongBottom, context);
