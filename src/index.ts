@@ -30,3 +30,17 @@ export type { PlacedProcess, PlacementRequest, ProcessExit, ProcessPlacement, Se
 export { localPlacement } from './cluster/placement/local/local-placement.js';
 export { listeningUrl } from './cluster/placement/listening-url.js';
 export type { TargetLauncher, TargetLaunchContext } from './orchestration/launch-targets/target-launcher.js';
+// Plug-in interfaces and their helpers: a routing policy module (--routing-policy PATH), a waiting-queue policy for the
+// simulated engine (--schedule-policy PATH), a protocol client (--protocol PATH). examples/ shows one of each kind.
+export type {
+  RoutingPolicy,
+  RoutingPolicyFactory,
+  RoutingPolicyOptions,
+  RoutingRequest,
+  WorkerState,
+  PolledLoad,
+} from './types/routing.js';
+export { isEligible, eligibleWorkers, leastInFlight } from './routing/policies/eligible.js';
+export type { SchedulingPolicy, SchedulingContext, EngineRequestView } from './types/engine.js';
+export type { ProtocolClientFactory, ClientRequest } from './types/client.js';
+export { createProtocolClient, loadProtocolClient } from './clients/registry.js';

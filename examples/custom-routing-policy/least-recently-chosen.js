@@ -5,9 +5,9 @@
 // Plain JavaScript (ESM) so that Node loads it without a build step; the JSDoc types check it against servelab's
 // RoutingPolicy interface in editors.
 
-/** @typedef {import('../../src/types/routing.js').RoutingPolicy} RoutingPolicy */
-/** @typedef {import('../../src/types/routing.js').RoutingPolicyOptions} RoutingPolicyOptions */
-/** @typedef {import('../../src/types/routing.js').WorkerState} WorkerState */
+/** @typedef {import('servelab').RoutingPolicy} RoutingPolicy */
+/** @typedef {import('servelab').RoutingPolicyOptions} RoutingPolicyOptions */
+/** @typedef {import('servelab').WorkerState} WorkerState */
 
 /**
  * servelab calls this once with the run's options (seed, extra settings) and uses the object it returns.
@@ -23,7 +23,7 @@ export function createPolicy(_options) {
     // This policy ignores the request's text, so the router need not parse request bodies for it.
     needsRoutingKey: false,
     /**
-     * @param {import('../../src/types/routing.js').RoutingRequest} _request
+     * @param {import('servelab').RoutingRequest} _request
      * @param {readonly WorkerState[]} workers
      */
     choose(_request, workers) {

@@ -9,7 +9,7 @@
  * Before each prefill admission the engine calls `order(waiting, context)`, which must sort `waiting` in place; the
  * engine then admits from the front while running slots, the prefill budget and KV room allow.
  */
-import type { EngineRequestView, SchedulingContext, SchedulingPolicy } from '../../src/types/engine.js';
+import type { EngineRequestView, SchedulingContext, SchedulingPolicy } from 'servelab';
 
 const shortestPromptFirst: SchedulingPolicy = {
   name: 'shortest-prompt-first',
