@@ -10,6 +10,8 @@ import { HARNESS_PATH, injectBusyLoopFromEnvironment, ProcessHealthMonitor, serv
 import { wordTokenIds } from '../../utils/word-tokenizer.js';
 import type { SimEngine } from '../core/sim-engine.js';
 import { createEngine, resolveEngineSetup } from '../create-engine.js';
+import { bootstrapRoomOf, missingBootstrapRoomMessage } from '../disaggregation/engine-role.js';
+import type { EngineRole } from '../disaggregation/engine-role.js';
 import type { EngineSettings, ResolvedEngineSetup } from '../create-engine.js';
 import { SglangMetrics } from '../metrics/sglang-metrics.js';
 import { resolveSchedulingPolicy } from '../policy/load-policy.js';
@@ -78,6 +80,7 @@ class SimHttpServer {
   readonly #servedModelName: string;
   readonly #served = new Map<string, ServedRequest>();
   readonly #context: ServedRequestContext;
+  readonly #role: EngineRole;
   #port = 0;
   #host = '127.0.0.1';
   /** SGLang's server status as its /health sees it: starting, then up, then (on shutdown) shutting down. */
@@ -92,6 +95,7 @@ class SimHttpServer {
   constructor(setup: ResolvedEngineSetup, options: SimServerOptions) {
     this.#setup = setup;
     this.#clock = options.clock ?? systemClock;
+    this.#role = options.role ?? 'colocated';
     const profile = setup.profile;
     this.#servedModelName =
       options.servedModelName ?? (profile.kind === 'roofline' ? profile.model : (profile.name ?? 'servelab-sim'));
@@ -260,6 +264,7 @@ class SimHttpServer {
       return sendJson(response, 400, { error: { message: errorMessage(error) } });
     }
     const id = this.#newRequestId(request, body['rid']);
+    if (this.#refusesWithoutRoom(body)) return sendJson(response, 400, { error: { message: missingBootstrapRoomMessage(id) } });
     const stream = body['stream'] === true;
     this.#admit(request, response, id, promptTokenIds, maxNewTokens, 'generate', stream, NO_STREAM_USAGE);
   }
@@ -289,8 +294,14 @@ class SimHttpServer {
       return sendJson(response, 400, openAiError(errorMessage(error)));
     }
     const id = this.#newRequestId(request, body['rid']);
+    if (this.#refusesWithoutRoom(body)) return sendJson(response, 400, openAiError(missingBootstrapRoomMessage(id)));
     const stream = body['stream'] === true;
     this.#admit(request, response, id, promptTokenIds, maxNewTokens, protocol, stream, { includeUsage, continuousUsage });
+  }
+
+  /** A prefill or decode server refuses a request that carries no bootstrap room, as SGLang's scheduler does. */
+  #refusesWithoutRoom(body: Record<string, unknown>): boolean {
+    return this.#role !== 'colocated' && bootstrapRoomOf(body) === undefined;
   }
 
   #admit(
