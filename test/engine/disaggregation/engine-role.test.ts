@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { launchSimServer, simServerArgs } from '../../../src/cluster/launchers/sim/launch-sim-server.js';
 import { resolveEngineSetup } from '../../../src/engine/create-engine.js';
 import { startSimServer } from '../../../src/engine/http/start-sim-server.js';
 import type { RunningSimServer } from '../../../src/engine/http/start-sim-server.js';
@@ -48,5 +51,22 @@ describe('a simulated server in a disaggregation role', () => {
     expect(resolveEngineSetup({ profile: PROFILE, role: 'decode', disableRadixCache: false }).config.disableRadixCache).toBe(true);
     expect(resolveEngineSetup({ profile: PROFILE, role: 'prefill' }).config.disableRadixCache).toBe(false);
     expect(resolveEngineSetup({ profile: PROFILE }).config.disableRadixCache).toBe(false);
+  });
+});
+
+describe('servelab sim-server --disaggregation-mode', () => {
+  it('is passed for a prefill or decode role only, and a launched decode server refuses a request without a room', async () => {
+    expect(simServerArgs({ name: 's', role: 'decode' }).join(' ')).toContain('--disaggregation-mode decode');
+    expect(simServerArgs({ name: 's', role: 'colocated' })).not.toContain('--disaggregation-mode');
+    expect(simServerArgs({ name: 's' })).not.toContain('--disaggregation-mode');
+    // The built CLI (npm run build), as the routing test launches it.
+    const launched = await launchSimServer({ name: 'pd-decode', role: 'decode', logPath: join(tmpdir(), `servelab-pd-decode-${process.pid}.log`) });
+    try {
+      const answer = await fetch(`${launched.url}/generate`, { method: 'POST', body: JSON.stringify({ rid: 'cli-no-room', text: 'hi', sampling_params: { max_new_tokens: 1 } }) });
+      expect(answer.status).toBe(400);
+      expect(await answer.text()).toContain('without bootstrap room id');
+    } finally {
+      await launched.stop();
+    }
   });
 });
