@@ -314,7 +314,10 @@ class SimHttpServer {
     stream: boolean,
     usageOptions: StreamUsageOptions,
   ): void {
-    const input = { id, promptTokenIds, maxNewTokens };
+    // A prefill server computes the prompt's KV and its first token, then hands the request to the decode server: it
+    // never decodes (SGLang's process_batch_result_disagg_prefill appends the first token and moves the request to
+    // the in-flight KV transfer queue, python/sglang/srt/disaggregation/prefill.py). The transfer itself is not held yet.
+    const input = { id, promptTokenIds, maxNewTokens: this.#role === 'prefill' ? Math.min(maxNewTokens, 1) : maxNewTokens };
     const invalid =
       this.#served.has(id) ? `Duplicate request ID ${id}: every request needs a unique rid.` : this.#engine.validate(input);
     if (invalid !== null) {

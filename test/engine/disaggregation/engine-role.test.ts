@@ -46,6 +46,15 @@ describe('a simulated server in a disaggregation role', () => {
     expect((await post('colocated', '/generate', { rid: 'plain', text: 'hello there', sampling_params: { max_new_tokens: 2 } })).status).toBe(200);
   });
 
+  it('stops a prefill server after the first token (it never decodes), and lets a decode server generate them all', async () => {
+    const room = { bootstrap_host: '127.0.0.1', bootstrap_port: 8998, bootstrap_room: 42 };
+    const body = (rid: string) => ({ ...room, rid, text: 'one two three', sampling_params: { max_new_tokens: 6 } });
+    const prefilled = JSON.parse((await post('prefill', '/generate', body('prefill-only'))).text) as { meta_info: { completion_tokens: number } };
+    expect(prefilled.meta_info.completion_tokens).toBe(1);
+    const decoded = JSON.parse((await post('decode', '/generate', body('decode-all'))).text) as { meta_info: { completion_tokens: number } };
+    expect(decoded.meta_info.completion_tokens).toBe(6);
+  });
+
   it('keeps no radix cache on a decode server (prefix reuse happens on prefill), whatever the cache setting', () => {
     expect(resolveEngineSetup({ profile: PROFILE, role: 'decode' }).config.disableRadixCache).toBe(true);
     expect(resolveEngineSetup({ profile: PROFILE, role: 'decode', disableRadixCache: false }).config.disableRadixCache).toBe(true);
