@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,5 +54,10 @@ describe('servelab route --pd-disaggregation', () => {
     const smg = await runCli(['route', '--target', 'sim', '--pd-disaggregation', '--router', 'nginx', '--output-dir', join(workDirectory, 'nginx')]);
     expect(smg.code).not.toBe(0);
     expect(smg.stderr).toContain('--pd-disaggregation runs behind --router builtin so far');
+    const badPolicy = await runCli(['route', '--target', 'sim', '--pd-disaggregation', '--decode-policy', 'power-of-two', '--output-dir', join(workDirectory, 'bad-policy')]);
+    expect(badPolicy.code).not.toBe(0);
+    expect(badPolicy.stderr).toContain('power-of-two');
+    expect(badPolicy.stderr).toContain('power_of_two');
+    expect(existsSync(join(workDirectory, 'bad-policy', 'logs'))).toBe(false);
   });
 });
