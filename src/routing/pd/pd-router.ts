@@ -3,6 +3,8 @@ import type { Dispatcher } from 'undici';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { RoutingPolicy, RoutingRequest, TapRecord, WorkerState } from '../../types/routing.js';
 import { injectBootstrap, newBootstrapRoom } from './bootstrap.js';
+import { eligibleWorkers } from '../policies/eligible.js';
+import { forward } from '../proxy/forward.js';
 import { dispatchPdRequest } from './pd-dispatch.js';
 import { choosePdPair } from './pd-pair.js';
 
@@ -71,14 +73,17 @@ export class PdRouter {
   async handle(request: PdRequest, workers: readonly PdWorker[], dispatcher: Dispatcher): Promise<void> {
     const { response } = request;
     const prefillWorkers = workers.filter((worker) => this.#prefillUrls.has(worker.url));
-    const decodeWorkers = workers.filter((worker) => this.#decodeUrls.has(worker.url));
-    const pair = choosePdPair(request.routingRequest, this.settings.prefillPolicy, prefillWorkers, this.settings.decodePolicy, decodeWorkers);
-    if (pair === undefined) {
-      const text = JSON.stringify({ error: { type: 'no_available_workers', message: 'no healthy prefill or decode server: check GET /workers' } });
-      response.writeHead(503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-      response.end(text);
+    if (request.body === null) {
+      // A request without a body (GET /v1/models, /get_model_info, ...) is no generation: smg sends it to the first
+      // prefill server (proxy_to_first_prefill_worker in pd_router.rs); here, the first eligible one.
+      const first = eligibleWorkers(prefillWorkers)[0];
+      if (first === undefined) return this.#noServer(response);
+      await forward({ dispatcher, origin: first.url, method: request.method, path: request.incoming.url ?? '/', headers: request.headers, body: null, response });
       return;
     }
+    const decodeWorkers = workers.filter((worker) => this.#decodeUrls.has(worker.url));
+    const pair = choosePdPair(request.routingRequest, this.settings.prefillPolicy, prefillWorkers, this.settings.decodePolicy, decodeWorkers);
+    if (pair === undefined) return this.#noServer(response);
     const prefill = pair.prefill as PdWorker;
     const decode = pair.decode as PdWorker;
     const prefillServer = this.#prefillUrls.get(prefill.url) as PrefillServer;
@@ -119,5 +124,11 @@ export class PdRouter {
     const success = outcome.failedLeg === undefined && !outcome.clientClosed;
     this.settings.prefillPolicy.onRequestFinished?.(request.routingRequest, prefill, success);
     this.settings.decodePolicy.onRequestFinished?.(request.routingRequest, decode, success);
+  }
+
+  #noServer(response: ServerResponse): void {
+    const text = JSON.stringify({ error: { type: 'no_available_workers', message: 'no healthy prefill or decode server: check GET /workers' } });
+    response.writeHead(503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    response.end(text);
   }
 }

@@ -66,6 +66,12 @@ describe('the builtin router in PD mode', () => {
     expect(pairs.size).toBe(2);
   });
 
+  it("sends a request without a body (GET /v1/models) to a prefill server, as smg does, instead of refusing it", async () => {
+    const answer = await fetch(`${router.url}/v1/models`);
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
+  });
+
   it('lists both sides among its workers', async () => {
     const listed = router.workers().map((worker) => worker.url);
     expect(listed.sort()).toEqual([...prefillUrls, ...decodeUrls].sort());
