@@ -141,6 +141,15 @@ const COLUMN_TABLE = [
   { column: 'has_generated_text', kind: 'boolean', unit: '', origin: 'analysis', source: 'computed', compute: hasGeneratedText },
   { column: 'actual_total_tokens', kind: 'count', unit: 'tokens', origin: 'analysis', source: 'computed', compute: actualTotalTokens },
   count('output_tokens_from_trace', 'outputTokensFromTrace', 'tokens', 'trace'),
+  // Prefill/decode disaggregation: the two servers of a PD request, the room that pairs them, and its phases. Empty
+  // for a co-located run. A group of their own at the end, so no existing column moves.
+  { column: 'prefill_host', field: 'prefillHost', kind: 'string', unit: '', origin: 'router', source: 'record', repeats: true },
+  { column: 'decode_host', field: 'decodeHost', kind: 'string', unit: '', origin: 'router', source: 'record', repeats: true },
+  { column: 'bootstrap_room', field: 'bootstrapRoom', kind: 'string', unit: '', origin: 'router', source: 'record' },
+  { column: 'prefill_queue_time', field: 'prefillQueueTime', kind: 'float', unit: 's', origin: 'server', source: 'record' },
+  { column: 'prefill_forward_time', field: 'prefillForwardTime', kind: 'float', unit: 's', origin: 'server', source: 'record' },
+  { column: 'kv_transfer_time', field: 'kvTransferTime', kind: 'float', unit: 's', origin: 'server', source: 'record' },
+  { column: 'decode_queue_time', field: 'decodeQueueTime', kind: 'float', unit: 's', origin: 'server', source: 'record' },
 ] as const satisfies readonly RequestColumn[];
 
 /**

@@ -56,6 +56,7 @@ export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<
       }
     }
   }
+  checkPdSettings(config);
   checkLoadShape(config);
   // Before anything is launched: virtual time simulates its servers in this process, so only real-time runs count.
   if (!config.virtualTime) checkServerCount(config.numGpus, config.target);
@@ -63,6 +64,25 @@ export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: --virtual-time simulates servelab's engines; it needs --target sim, not ${config.target}`);
   }
   return config;
+}
+
+/**
+ * Prefill/decode disaggregation: what this version runs (the sim behind the builtin router, launched by servelab), and
+ * numGpus set to the servers it launches. The PD-only settings without --pd-disaggregation are refused, not ignored.
+ */
+function checkPdSettings(config: RoutingTestConfig): void {
+  const pdOnly = (['numPrefill', 'numDecode', 'prefillPolicy', 'decodePolicy'] as const).filter((key) => config[key] !== undefined);
+  if (config.pdDisaggregation !== true) {
+    if (pdOnly.length > 0) throw invalid(`${pdOnly.map((key) => `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`).join(', ')} apply to prefill/decode disaggregation only; add --pd-disaggregation`);
+    return;
+  }
+  if (config.target !== 'sim') throw invalid(`--pd-disaggregation runs on --target sim so far, not ${config.target}`);
+  if (config.router !== 'builtin') throw invalid(`--pd-disaggregation runs behind --router builtin so far, not ${config.router}`);
+  if (config.virtualTime) throw invalid('--pd-disaggregation runs in real time so far; drop --virtual-time');
+  if (config.failureSchedule !== undefined) throw invalid('--pd-disaggregation does not take a failure schedule yet; drop --failure-schedule');
+  config.numPrefill ??= 1;
+  config.numDecode ??= 1;
+  config.numGpus = config.numPrefill + config.numDecode;
 }
 
 /**

@@ -260,6 +260,19 @@ export const routingSettingsSchema = z.object({
   maxRetries: nonNegativeInteger.default(4),
   /** smg's or sglang-router's Prometheus port (they always open one; each router needs its own). */
   routerPrometheusPort: z.number().int().min(1).max(65535).optional(),
+  /**
+   * Prefill/decode disaggregation: `numPrefill` prefill servers and `numDecode` decode servers behind the builtin
+   * router in PD mode (numGpus becomes their sum). Optional without defaults, so a co-located run's config is unchanged.
+   */
+  pdDisaggregation: z.boolean().optional(),
+  /** PD: prefill servers (default 1). */
+  numPrefill: positiveInteger.optional(),
+  /** PD: decode servers (default 1). */
+  numDecode: positiveInteger.optional(),
+  /** PD: the policy choosing the prefill server (smg's --prefill-policy; default: routingPolicy). */
+  prefillPolicy: z.string().min(1).optional(),
+  /** PD: the policy choosing the decode server (smg's --decode-policy; default: routingPolicy). */
+  decodePolicy: z.string().min(1).optional(),
 });
 
 export const routingTestConfigSchema = sharedTestSettingsSchema.extend(routingSettingsSchema.shape).strict();

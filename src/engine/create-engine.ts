@@ -1,5 +1,7 @@
 import { ServelabError } from '../errors/servelab-error.js';
 import type { EngineConfig, EngineListener, EngineProfile, SchedulingPolicy } from '../types/engine.js';
+import { roleKeepsRadixCache } from './disaggregation/engine-role.js';
+import type { EngineRole } from './disaggregation/engine-role.js';
 import { DisabledPrefixCache } from './core/prefix-cache.js';
 import type { PrefixCache } from './core/prefix-cache.js';
 import { RadixCache } from './core/radix-cache.js';
@@ -24,6 +26,11 @@ export interface EngineSettings {
   /** SGLang's --enable-mixed-chunk (default off, as in SGLang). */
   enableMixedChunk?: boolean;
   seed?: number;
+  /**
+   * Prefill/decode disaggregation (SGLang's --disaggregation-mode): default `colocated`, the engine as it always was. A
+   * `decode` server keeps no radix cache (src/engine/disaggregation/engine-role.ts).
+   */
+  role?: EngineRole;
 }
 
 export const ENGINE_DEFAULTS = {
@@ -75,7 +82,7 @@ export function resolveEngineSetup(settings: EngineSettings = {}): ResolvedEngin
     contextLength: settings.contextLength ?? profileContext ?? ENGINE_DEFAULTS.simpleContextLength,
     schedulePolicy: policy.name,
     scheduleConservativeness: settings.scheduleConservativeness ?? ENGINE_DEFAULTS.scheduleConservativeness,
-    disableRadixCache: settings.disableRadixCache ?? false,
+    disableRadixCache: (settings.disableRadixCache ?? false) || !roleKeepsRadixCache(settings.role ?? 'colocated'),
     enableMixedChunk: settings.enableMixedChunk ?? false,
     seed: settings.seed ?? ENGINE_DEFAULTS.seed,
   };

@@ -13,6 +13,10 @@ export class RoutingTest extends MeasuredTest<RoutingTestConfig> {
   constructor(config: RoutingTestConfigInput | Record<string, unknown> = {}) {
     super(resolveRoutingTestConfig(config), 'routing', measureRoutingTest);
     // The builtin router's policy is checked here, before anything starts (the config layer cannot see the registry).
-    if (this.config.router === 'builtin') checkRoutingPolicyName(this.config.routingPolicy);
+    if (this.config.router === 'builtin') {
+      checkRoutingPolicyName(this.config.routingPolicy);
+      // PD mode: the prefill and decode policies too (launch-router.ts hands them to the router).
+      for (const name of [this.config.prefillPolicy, this.config.decodePolicy]) if (name !== undefined) checkRoutingPolicyName(name);
+    }
   }
 }

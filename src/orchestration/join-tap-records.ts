@@ -22,6 +22,10 @@ export function joinTapRecords(records: RequestRecord[], tapRecords: TapRecord[]
     const served = forwards[forwards.length - 1] as TapRecord;
     record.routerSendTime = served.routerSendTime;
     record.host = served.host;
+    // A PD request: the router's record names both servers (`host` is the decode server, which answered) and the room.
+    if (served.prefillHost !== undefined) record.prefillHost = served.prefillHost;
+    if (served.decodeHost !== undefined) record.decodeHost = served.decodeHost;
+    if (served.bootstrapRoom !== undefined) record.bootstrapRoom = served.bootstrapRoom;
     if (forwards.length > 1) record.retries ??= forwards.length - 1;
     matched++;
   }

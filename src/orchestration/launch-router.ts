@@ -43,6 +43,10 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
         logPath: join(logsPath, 'router.log'),
         trace: config.taps,
         placement,
+        // Prefill/decode disaggregation: the first numPrefill servers prefill (sim-target.ts launches them so).
+        ...(config.pdDisaggregation === true
+          ? { pd: { prefillUrls: workerUrls.slice(0, config.numPrefill ?? 1), decodeUrls: workerUrls.slice(config.numPrefill ?? 1), prefillPolicy: config.prefillPolicy ?? config.routingPolicy, decodePolicy: config.decodePolicy ?? config.routingPolicy } }
+          : {}),
       });
       return {
         handle,

@@ -111,6 +111,8 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       harness: harnessMeasurements,
     };
     const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords)];
+    // Said in the run itself, not only in the docs: the pairing is real, the phases are not modelled yet.
+    if (config.pdDisaggregation === true) notices.push(PD_NOT_MODELLED_NOTICE);
     if (notices.length > 0) extras.notices = notices;
     if (trace !== undefined) {
       const source = taps !== undefined ? 'taps' : 'router-trace';
@@ -148,3 +150,11 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     });
   }
 }
+
+/**
+ * What a prefill/decode run on the simulated engine does not model yet (docs/routing.md): its routing, bootstrap fields
+ * and both legs are real, but each decode server prefills the prompt itself instead of receiving its KV cache, so its
+ * latencies are those of co-located decode servers and the phase columns stay empty.
+ */
+export const PD_NOT_MODELLED_NOTICE =
+  'prefill/decode on the simulated engine: pairs, bootstrap fields and both legs are real, but each decode server prefills the prompt itself (no KV transfer is modelled yet), so latencies are not those of a PD deployment and the phase columns (prefill_queue_time ... decode_queue_time) are empty';

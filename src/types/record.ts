@@ -155,4 +155,24 @@ export interface RequestRecord extends ClientOutcome {
    * do not), never a copy of the client's count.
    */
   outputTokensFromTrace?: number;
+
+  // Prefill/decode disaggregation (docs/routing.md, "Prefill/decode disaggregation"). All absent outside a PD run: a
+  // co-located request has no second server and no transfer, and an empty cell says so rather than a zero.
+  /** The prefill server of a PD request (the router's choice); `host` stays the server that answered (the decode one). */
+  prefillHost?: string;
+  /** The decode server of a PD request (the router's choice). */
+  decodeHost?: string;
+  /**
+   * The bootstrap room the router injected into both legs (SGLang's `bootstrap_room`, a random 63-bit integer), as
+   * decimal text: a double cannot hold every 63-bit integer, and the room is the key both servers' logs are joined on.
+   */
+  bootstrapRoom?: string;
+  /** Seconds the request waited on the prefill server before its forward began (bootstrap queue and waiting queue). */
+  prefillQueueTime?: Seconds;
+  /** Seconds of the prefill forward that computed its KV cache (from the start of its first prefill step to the end of its last). */
+  prefillForwardTime?: Seconds;
+  /** Seconds the KV cache took to move from the prefill to the decode server: the link's latency plus its bytes at the share of bandwidth it got. */
+  kvTransferTime?: Seconds;
+  /** Seconds on the decode server from the end of the transfer to the request joining the running batch. */
+  decodeQueueTime?: Seconds;
 }

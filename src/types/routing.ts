@@ -114,6 +114,10 @@ export interface TapRecord {
   hostIndex: number;
   /** HTTP status the server answered, absent when it never answered. */
   httpStatus?: number;
+  /** Prefill/decode disaggregation (the builtin router's PD mode): the pair it chose and the room it injected (decimal text). */
+  prefillHost?: string;
+  decodeHost?: string;
+  bootstrapRoom?: string;
 }
 
 /** Summary of a set of durations. */

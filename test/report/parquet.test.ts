@@ -32,7 +32,7 @@ const INTEGER_COLUMNS = new Set([
   'output_tokens_from_trace',
 ]);
 const BOOLEAN_COLUMNS = new Set(['success', 'held_for_concurrency', 'has_generated_text']);
-const STRING_COLUMNS = new Set(['request_id', 'req_id', 'host', 'session_id', 'error', 'finish_reason', 'error_message', 'data_quality']);
+const STRING_COLUMNS = new Set(['request_id', 'req_id', 'host', 'session_id', 'error', 'finish_reason', 'error_message', 'data_quality', 'prefill_host', 'decode_host', 'bootstrap_room']);
 
 function expectedType(column: string): string {
   if (INTEGER_COLUMNS.has(column)) return 'INT32';
@@ -69,6 +69,14 @@ function mixedRun(): RunData {
       prefillLaunchLatency: 0.0012,
       decodeThroughputTokensPerSecond: 41.5,
       outputTokensFromTrace: 9,
+      prefillHost: 'http://127.0.0.1:30001',
+      decodeHost: 'http://127.0.0.1:30002',
+      // Above 2^53: a double would round it, the text keeps it.
+      bootstrapRoom: '9223372036854775807',
+      prefillQueueTime: 0.0021,
+      prefillForwardTime: 0.0425,
+      kvTransferTime: 0.00634,
+      decodeQueueTime: 0.0009,
     }),
     recordAt({ scheduledTime: 4, dispatchTime: T0 + 4, heldForConcurrency: false, success: false, error: 'server_error', errorMessage: 'bad ünïcode ✓, comma', host: '', serverStatusCode: 503, dataQuality: 'serverCreatedTime:outside_run' }),
     recordAt({ scheduledTime: 4.123456789, arrivalTime: 4.1234571, firstTokenTime: 4.2, finishTime: 4.9, actualOutputTokens: 1 }),

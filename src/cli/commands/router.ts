@@ -3,6 +3,8 @@ import { systemClock } from '../../clock/clock.js';
 import { loadRoutingPolicy } from '../../routing/policies/registry.js';
 import { CONTROL_TOKEN_ENV, CONTROL_TOKEN_HEADER } from '../../routing/router/control-auth.js';
 import { DEFAULT_MAX_RETRIES, startRouter, type RouterHandle } from '../../routing/router/index.js';
+import { DEFAULT_BOOTSTRAP_PORT, type PdRouterSettings, type PrefillServer } from '../../routing/pd/pd-router.js';
+import { ServelabError } from '../../errors/servelab-error.js';
 import { TAP_RECORDS_PATH } from '../../routing/tap/index.js';
 import { parseInteger } from '../options/option-table.js';
 import { untilStopSignal } from '../stop-signal.js';
@@ -11,12 +13,47 @@ import { applyRealTimeV8Flags } from '../real-time-v8-flags.js';
 export interface RouterCommandOptions {
   port: number;
   host: string;
-  workerUrls: string[];
+  workerUrls?: string[];
   policy: string;
   maxRetries: number;
   seed: number;
   healthCheckIntervalMs: number;
   trace?: boolean;
+  /** Prefill/decode disaggregation: requests go to a (prefill, decode) pair (src/routing/pd/). */
+  pdDisaggregation?: boolean;
+  /** PD: prefill servers, each `URL` or `URL,BOOTSTRAP_PORT` or `URL,none` (smg's `--prefill URL [PORT|none]`). */
+  prefill?: string[];
+  decode?: string[];
+  prefillPolicy?: string;
+  decodePolicy?: string;
+}
+
+/** `URL`, `URL,PORT` or `URL,none`: a prefill server and its bootstrap port (SGLang's default 8998 when absent). */
+export function parsePrefillServer(text: string): PrefillServer {
+  const [url, port] = text.split(',') as [string, string | undefined];
+  if (port === undefined) return { url, bootstrapPort: DEFAULT_BOOTSTRAP_PORT };
+  if (port === 'none') return { url, bootstrapPort: null };
+  const parsed = Number(port);
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535) {
+    throw new ServelabError('INVALID_CONFIG', `bad bootstrap port in --prefill "${text}": give URL, URL,PORT (1-65535) or URL,none`);
+  }
+  return { url, bootstrapPort: parsed };
+}
+
+async function pdSettings(options: RouterCommandOptions): Promise<PdRouterSettings | undefined> {
+  if (options.pdDisaggregation !== true) return undefined;
+  const prefill = (options.prefill ?? []).map(parsePrefillServer);
+  const decode = options.decode ?? [];
+  if (prefill.length === 0 || decode.length === 0) {
+    throw new ServelabError('INVALID_CONFIG', '--pd-disaggregation needs at least one --prefill URL and one --decode URL');
+  }
+  return {
+    prefill,
+    decode,
+    // smg's defaults: each side's policy falls back to the main one.
+    prefillPolicy: await loadRoutingPolicy(options.prefillPolicy ?? options.policy, { seed: options.seed }),
+    decodePolicy: await loadRoutingPolicy(options.decodePolicy ?? options.policy, { seed: options.seed + 1 }),
+  };
 }
 
 /** The line printed once the router listens; launchers wait for it (and read the URL from it). */
@@ -28,8 +65,13 @@ export const ROUTER_READY_PATTERN = /^servelab router listening on (http:\/\/\S+
  */
 export async function runRouterCommand(options: RouterCommandOptions, print: (line: string) => void): Promise<RouterHandle> {
   const policy = await loadRoutingPolicy(options.policy, { seed: options.seed });
+  const pd = await pdSettings(options);
+  if (pd === undefined && (options.workerUrls ?? []).length === 0) {
+    throw new ServelabError('INVALID_CONFIG', 'give the servers to route to: --worker-urls URL..., or --pd-disaggregation with --prefill and --decode');
+  }
   const handle = await startRouter({
-    workerUrls: options.workerUrls,
+    workerUrls: options.workerUrls ?? [],
+    ...(pd === undefined ? {} : { pd }),
     policy,
     host: options.host,
     port: options.port,
@@ -60,7 +102,12 @@ export function registerRouterCommand(program: Command): void {
         'Stops cleanly on SIGTERM or Ctrl-C.',
       ].join(' '),
     )
-    .requiredOption('--worker-urls <url...>', 'base URLs of the servers to route to')
+    .option('--worker-urls <url...>', 'base URLs of the servers to route to')
+    .option('--pd-disaggregation', 'prefill/decode disaggregation: each request goes to a --prefill and a --decode server at once, with a bootstrap room, as smg does')
+    .option('--prefill <server...>', 'PD: prefill servers, each URL, URL,BOOTSTRAP_PORT (default 8998) or URL,none')
+    .option('--decode <url...>', 'PD: decode servers')
+    .option('--prefill-policy <name>', "PD: policy choosing the prefill server (smg's; default: --policy)")
+    .option('--decode-policy <name>', "PD: policy choosing the decode server (smg's; default: --policy)")
     .option('--port <port>', 'port to listen on (0 picks a free one)', parseInteger, 30000)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option(

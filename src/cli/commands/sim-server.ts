@@ -4,6 +4,7 @@ import { untilStopSignal } from '../stop-signal.js';
 import { builtinProfileNames, DEFAULT_PROFILE_NAME } from '../../engine/profile/load-profile.js';
 import { ENGINE_DEFAULTS } from '../../engine/create-engine.js';
 import { startSimServer } from '../../engine/http/start-sim-server.js';
+import type { EngineRole } from '../../engine/disaggregation/engine-role.js';
 import { applyRealTimeV8Flags } from '../real-time-v8-flags.js';
 
 /** SGLang's ready line; launchers wait for it. */
@@ -24,6 +25,7 @@ interface SimServerFlags {
   seed: number;
   servedModelName?: string;
   enableCacheReport?: boolean;
+  disaggregationMode: EngineRole;
 }
 
 function integerOption(flag: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
@@ -45,6 +47,13 @@ function positiveNumberOption(flag: string) {
     }
     return parsed;
   };
+}
+
+/** SGLang's `--disaggregation-mode`: `null` (its default, co-located), `prefill` or `decode`. */
+function disaggregationModeOption(value: string): EngineRole {
+  if (value === 'null') return 'colocated';
+  if (value === 'prefill' || value === 'decode') return value;
+  throw new InvalidArgumentError(`--disaggregation-mode must be null, prefill or decode (SGLang's values), got "${value}".`);
 }
 
 function policyOption(value: string): string {
@@ -97,6 +106,12 @@ export function registerSimServerCommand(program: Command): void {
     )
     .option('--seed <seed>', 'seed for generated tokens', integerOption('--seed', 0), 0)
     .option('--served-model-name <name>', 'model name the API reports (default: the profile\'s model)')
+    .option(
+      '--disaggregation-mode <mode>',
+      "null (co-located, the default), prefill or decode, as SGLang's flag: a prefill or decode server refuses a request without bootstrap_room (400), and a decode server keeps no radix cache",
+      disaggregationModeOption,
+      'colocated',
+    )
     .option('--enable-cache-report', 'report cached prompt tokens in OpenAI usage (prompt_tokens_details), as SGLang does only with this flag')
     .addHelpText(
       'after',
@@ -131,6 +146,7 @@ export function registerSimServerCommand(program: Command): void {
         seed: flags.seed,
         servedModelName: flags.servedModelName,
         enableCacheReport: flags.enableCacheReport === true,
+        role: flags.disaggregationMode,
       });
       // Handlers first: a launcher may send SIGTERM the moment it reads the ready line.
       const stopped = untilStopSignal().then(() => server.close().catch(() => undefined));

@@ -14,6 +14,11 @@ export const routingFlags: FlagSpec[] = [
   { flag: 'collect-per-node-metrics', key: 'collectPerNodeMetrics', kind: 'negatable', group: ROUTING, description: 'do not scrape each server\'s /metrics during the run' },
   { flag: 'failure-schedule', key: 'failureSchedule', kind: 'value', valueName: 'json', parse: parseJson, group: ROUTING, description: 'seconds -> failed nodes from then on, e.g. \'{"2": [1], "5": []}\' (node 1 crashes at 2 s, all restored at 5 s); or a list of {"atS", "action": crash|hang|drain|restore, "nodes"}' },
   { flag: 'max-retries', key: 'maxRetries', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '4', group: ROUTING, description: 'builtin router: retries on another worker when one refuses the connection (5 attempts, as sglang-router)' },
+  { flag: 'pd-disaggregation', key: 'pdDisaggregation', kind: 'boolean', group: ROUTING, description: 'prefill/decode disaggregation (sim, builtin router): --num-prefill prefill servers and --num-decode decode servers; the router sends each request to a pair, with a bootstrap room, as smg does' },
+  { flag: 'num-prefill', key: 'numPrefill', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: ROUTING, description: 'with --pd-disaggregation: prefill servers' },
+  { flag: 'num-decode', key: 'numDecode', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: ROUTING, description: 'with --pd-disaggregation: decode servers' },
+  { flag: 'prefill-policy', key: 'prefillPolicy', kind: 'value', valueName: 'name', group: ROUTING, description: "with --pd-disaggregation: policy choosing the prefill server (smg's --prefill-policy; default: --routing-policy)" },
+  { flag: 'decode-policy', key: 'decodePolicy', kind: 'value', valueName: 'name', group: ROUTING, description: "with --pd-disaggregation: policy choosing the decode server (smg's --decode-policy; default: --routing-policy)" },
   { flag: 'router-prometheus-port', key: 'routerPrometheusPort', kind: 'value', valueName: 'port', parse: parseInteger, group: ROUTING, description: 'smg or sglang-router: its Prometheus port (default: a free one)' },
 ];
 

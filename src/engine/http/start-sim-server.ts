@@ -12,6 +12,8 @@ import { refuseBrowserOrigin, refuseUntrustedRequest, runControlToken } from '..
 import { controlPathKind } from '../../routing/router/control-paths.js';
 import type { SimEngine } from '../core/sim-engine.js';
 import { createEngine, resolveEngineSetup } from '../create-engine.js';
+import { bootstrapRoomOf, missingBootstrapRoomMessage } from '../disaggregation/engine-role.js';
+import type { EngineRole } from '../disaggregation/engine-role.js';
 import type { EngineSettings, ResolvedEngineSetup } from '../create-engine.js';
 import { SglangMetrics } from '../metrics/sglang-metrics.js';
 import { resolveSchedulingPolicy } from '../policy/load-policy.js';
@@ -85,6 +87,7 @@ class SimHttpServer {
   readonly #servedModelName: string;
   readonly #served = new Map<string, ServedRequest>();
   readonly #context: ServedRequestContext;
+  readonly #role: EngineRole;
   #port = 0;
   #host = '127.0.0.1';
   /** SGLang's server status as its /health sees it: starting, then up, then (on shutdown) shutting down. */
@@ -101,6 +104,7 @@ class SimHttpServer {
     this.#setup = setup;
     this.#controlToken = options.controlToken ?? runControlToken();
     this.#clock = options.clock ?? systemClock;
+    this.#role = options.role ?? 'colocated';
     const profile = setup.profile;
     this.#servedModelName =
       options.servedModelName ?? (profile.kind === 'roofline' ? profile.model : (profile.name ?? 'servelab-sim'));
@@ -278,6 +282,7 @@ class SimHttpServer {
       return sendJson(response, 400, { error: { message: errorMessage(error) } });
     }
     const id = this.#newRequestId(request, body['rid']);
+    if (this.#refusesWithoutRoom(body)) return sendJson(response, 400, { error: { message: missingBootstrapRoomMessage(id) } });
     const stream = body['stream'] === true;
     this.#admit(request, response, id, promptTokenIds, maxNewTokens, 'generate', stream, NO_STREAM_USAGE);
   }
@@ -307,8 +312,14 @@ class SimHttpServer {
       return sendJson(response, 400, openAiError(errorMessage(error)));
     }
     const id = this.#newRequestId(request, body['rid']);
+    if (this.#refusesWithoutRoom(body)) return sendJson(response, 400, openAiError(missingBootstrapRoomMessage(id)));
     const stream = body['stream'] === true;
     this.#admit(request, response, id, promptTokenIds, maxNewTokens, protocol, stream, { includeUsage, continuousUsage });
+  }
+
+  /** A prefill or decode server refuses a request that carries no bootstrap room, as SGLang's scheduler does. */
+  #refusesWithoutRoom(body: Record<string, unknown>): boolean {
+    return this.#role !== 'colocated' && bootstrapRoomOf(body) === undefined;
   }
 
   #admit(
@@ -321,7 +332,10 @@ class SimHttpServer {
     stream: boolean,
     usageOptions: StreamUsageOptions,
   ): void {
-    const input = { id, promptTokenIds, maxNewTokens };
+    // A prefill server computes the prompt's KV and its first token, then hands the request to the decode server: it
+    // never decodes (SGLang's process_batch_result_disagg_prefill appends the first token and moves the request to
+    // the in-flight KV transfer queue, python/sglang/srt/disaggregation/prefill.py). The transfer itself is not held yet.
+    const input = { id, promptTokenIds, maxNewTokens: this.#role === 'prefill' ? Math.min(maxNewTokens, 1) : maxNewTokens };
     const invalid =
       this.#served.has(id) ? `Duplicate request ID ${id}: every request needs a unique rid.` : this.#engine.validate(input);
     if (invalid !== null) {

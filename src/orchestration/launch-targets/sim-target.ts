@@ -38,6 +38,8 @@ export const simTarget: TargetLauncher = {
       logPath: join(logsPath, `${name}.log`),
       port: 0,
       ...simEngineSettings(config),
+      // Prefill/decode disaggregation: the first numPrefill nodes prefill, the rest decode.
+      ...(config.pdDisaggregation === true ? { role: index < (config.numPrefill ?? 1) ? ('prefill' as const) : ('decode' as const) } : {}),
       // Each node gets its own seed so their random streams differ but the run stays reproducible.
       seed: config.seed * 1000 + index,
       readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),

@@ -13,6 +13,7 @@ import { controlPathKind, normalizeRequestPath } from './control-paths.js';
 import { renderPrometheusText, type RouterCounters } from './prometheus-text.js';
 import { normalizeWorkerUrl, RouterWorker, type WorkerSnapshot } from './router-worker.js';
 import { WorkerMonitor } from './worker-monitor.js';
+import { PdRouter, type PdRouterSettings } from '../pd/pd-router.js';
 import { RouterTrace } from './router-trace.js';
 import { TAP_RECORDS_PATH } from '../tap/start-taps.js';
 import { HARNESS_PATH, injectBusyLoopFromEnvironment, ProcessHealthMonitor, serveHarness } from '../../utils/process-health.js';
@@ -56,6 +57,11 @@ export interface RouterOptions {
   traceClock?: Clock;
   /** The largest request body the router reads (default 64 MiB); a larger one is answered 413 and never read further. */
   maxRequestBodyBytes?: number;
+  /**
+   * Prefill/decode disaggregation: each request goes to a (prefill, decode) pair (src/routing/pd/pd-router.ts). Both
+   * sides' servers join the worker list (health checks, /workers); `policy` is then unused for routing.
+   */
+  pd?: PdRouterSettings;
 }
 
 export interface RouterHandle {
@@ -91,6 +97,8 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const breakerFailures = options.circuitBreakerFailures ?? 3;
   const policy = options.policy;
+  const pdRouter = options.pd === undefined ? undefined : new PdRouter(options.pd, normalizeWorkerUrl);
+  const needsRoutingKey = policy.needsRoutingKey || options.pd?.prefillPolicy.needsRoutingKey === true || options.pd?.decodePolicy.needsRoutingKey === true;
   if (!Number.isInteger(maxRetries) || maxRetries < 0) {
     throw new ServelabError('INVALID_CONFIG', `maxRetries must be a whole number ≥ 0, got ${maxRetries}`);
   }
@@ -146,7 +154,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     return worker.snapshot();
   };
 
-  for (const url of options.workerUrls) {
+  for (const url of [...options.workerUrls, ...(pdRouter?.allUrls ?? [])]) {
     try {
       addWorker(url);
     } catch (error) {
@@ -187,10 +195,10 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     // The body is parsed only when the policy needs its text (the rid comes for free then), or when tracing needs the
     // rid and the body carries one.
     const needsRid = trace !== undefined && requestId === undefined && body !== null && body.includes('"rid"');
-    if ((policy.needsRoutingKey || needsRid) && body !== null && body.length > 0) {
+    if ((needsRoutingKey || needsRid) && body !== null && body.length > 0) {
       try {
         const parsed: unknown = JSON.parse(body.toString('utf8'));
-        if (policy.needsRoutingKey) routingKey = routingKeyFromBody(parsed);
+        if (needsRoutingKey) routingKey = routingKeyFromBody(parsed);
         if (requestId === undefined) {
           requestId = requestIdFromBody(parsed);
           if (requestId !== undefined) headers.push('x-request-id', requestId);
@@ -200,6 +208,12 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
       }
     }
     const routingRequest: RoutingRequest = { requestId: requestId ?? '', routingKey, headers: stringHeaders(incoming.headers) };
+    if (pdRouter !== undefined) {
+      const tracedId = requestId;
+      const pdTrace = trace === undefined || tracedId === undefined ? {} : { trace: (url: string, index: number) => trace.record(tracedId, url, index) };
+      await pdRouter.handle({ incoming, response, method, body, headers, routingRequest, ...pdTrace }, active, dispatcher);
+      return;
+    }
     const tried = new Set<RouterWorker>();
     let retries = 0;
     let lastError = '';

@@ -18,6 +18,8 @@ export interface BuiltinRouterSettings {
   /** Where the process runs (default: this host). */
   placement?: ProcessPlacement;
   node?: string;
+  /** Prefill/decode disaggregation (`servelab router --pd-disaggregation`): `workerUrls` is then ignored. */
+  pd?: { prefillUrls: string[]; decodeUrls: string[]; prefillPolicy: string; decodePolicy: string };
 }
 
 const LISTENING_LINE = /servelab router listening on (http:\/\/\S+)/;
@@ -36,7 +38,12 @@ export interface LaunchedBuiltinRouter {
 export async function launchBuiltinRouter(settings: BuiltinRouterSettings): Promise<LaunchedBuiltinRouter> {
   // The run's token (not one of its own): the trace at /_servelab/tap-records is fetched with it, like the taps'.
   const controlToken = runControlToken();
-  const args = [servelabCliPath(), 'router', '--port', String(settings.port ?? 0), '--policy', settings.policy, '--worker-urls', ...settings.workerUrls];
+  const args = [servelabCliPath(), 'router', '--port', String(settings.port ?? 0), '--policy', settings.policy];
+  if (settings.pd === undefined) args.push('--worker-urls', ...settings.workerUrls);
+  else {
+    args.push('--pd-disaggregation', '--prefill-policy', settings.pd.prefillPolicy, '--decode-policy', settings.pd.decodePolicy);
+    args.push('--prefill', ...settings.pd.prefillUrls, '--decode', ...settings.pd.decodeUrls);
+  }
   if (settings.maxRetries !== undefined) args.push('--max-retries', String(settings.maxRetries));
   if (settings.seed !== undefined) args.push('--seed', String(settings.seed));
   if (settings.trace === true) args.push('--trace');

@@ -1,3 +1,4 @@
+import type { EngineRole } from '../../../engine/disaggregation/engine-role.js';
 import { ServelabError } from '../../../errors/servelab-error.js';
 import type { ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
 import { listeningUrl } from '../../placement/listening-url.js';
@@ -16,6 +17,8 @@ export interface SimServerLaunchSettings {
   scheduleConservativeness?: number;
   disableRadixCache?: boolean;
   enableMixedChunk?: boolean;
+  /** Prefill/decode disaggregation: the server's role (`--disaggregation-mode`); co-located when absent. */
+  role?: EngineRole;
   seed?: number;
   readyTimeoutMs?: number;
   /** Where the process runs (default: this host). */
@@ -41,6 +44,7 @@ export function simServerArgs(settings: SimServerLaunchSettings): string[] {
   for (const [flag, value] of optional) if (value !== undefined) args.push(flag, String(value));
   if (settings.disableRadixCache === true) args.push('--disable-radix-cache');
   if (settings.enableMixedChunk === true) args.push('--enable-mixed-chunk');
+  if (settings.role === 'prefill' || settings.role === 'decode') args.push('--disaggregation-mode', settings.role);
   return args;
 }
 
