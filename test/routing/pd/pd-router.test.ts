@@ -7,6 +7,9 @@ import { startRouter, type RouterHandle } from '../../../src/routing/router/star
 import { fetchAllTapRecords } from '../../../src/routing/tap/tap-records-client.js';
 import type { RequestRecord } from '../../../src/types/record.js';
 
+/** The router's control token: /_servelab/tap-records needs it (control-auth.ts). */
+const TOKEN = 'e'.repeat(64);
+
 const servers: RunningSimServer[] = [];
 let router: RouterHandle;
 let prefillUrls: string[];
@@ -28,6 +31,7 @@ beforeAll(async () => {
     },
     traceClock: systemClock,
     healthCheckIntervalMs: 60_000,
+    controlToken: TOKEN,
   });
   await router.checkHealthNow();
 });
@@ -50,7 +54,7 @@ describe('the builtin router in PD mode', () => {
       expect(await answer.text()).toContain('[DONE]');
       records.push({ requestId, datasetIndex: index, warmup: false, inputLength: 6, expectedOutputLength: 3, scheduledTime: 0, success: true });
     }
-    const { records: traced } = await fetchAllTapRecords(router.url);
+    const { records: traced } = await fetchAllTapRecords(router.url, TOKEN);
     expect(joinTapRecords(records, traced).matched).toBe(4);
     const pairs = new Set<string>();
     for (const record of records) {
