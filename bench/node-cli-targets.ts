@@ -25,7 +25,8 @@
  * SGLang's own client (`python -m sglang.bench_serving`) would be the natural CPU baseline; it cannot be installed here
  * (no PyPI).
  *
- * Run: npm run bench -- node-cli-targets   (BENCH_SCALE=0.2 shortens every run; BENCH_PHASES=cpu,rate,memory picks;
+ * Run: npm run bench -- node-cli-targets   (BENCH_SCALE=0.2 shortens every run; BENCH_PHASES=cpu,rate,memory,transport picks;
+ * transport runs the socket pool against undici, see transportPhase;
  * BENCH_KEEP=1 keeps the run directories).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -41,7 +42,7 @@ import type { FloorClientFigures } from './floor-client.js';
 import { rateAndCv, runFloorPacer, type FloorFigures } from './floor-pacer.js';
 
 const SCALE = Number(process.env['BENCH_SCALE'] ?? 1);
-const PHASES = (process.env['BENCH_PHASES'] ?? 'cpu,rate,memory').split(',');
+const PHASES = (process.env['BENCH_PHASES'] ?? 'cpu,rate,memory,transport').split(',');
 const TOKENS = 16;
 const CLOCK_TICKS_PER_S = 100;
 const SAMPLE_INTERVAL_MS = 5;
@@ -163,14 +164,14 @@ async function runFloorClient(pinned: boolean, scheduledS: Float64Array, directo
   }
 }
 
-async function runCli(pinned: boolean, rate: number, count: number, directory: string, name: string): Promise<CliRun> {
+async function runCli(pinned: boolean, rate: number, count: number, directory: string, name: string, extraArgs: readonly string[] = []): Promise<CliRun> {
   const arrivalsFile = join(directory, `${name}-arrivals.txt`);
   const outputDir = join(directory, name);
   const { child: stub, baseUrl } = await startStreamingStub(pinned, arrivalsFile);
   const cliArgs = [
     CLI, 'node', '--target', 'attach', '--url', baseUrl, '--request-rate', String(rate), '--num-prompts', String(count),
     '--random-input-len', '32', '--random-output-len', String(TOKENS), '--random-range-ratio', '1', '--seed', '1',
-    '--output-dir', outputDir, '--progress', 'off', '--quiet',
+    '--output-dir', outputDir, '--progress', 'off', '--quiet', ...extraArgs,
   ];
   const quoted = [process.execPath, ...cliArgs].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
   const pin = pinned ? 'taskset -c 0 ' : '';
@@ -273,6 +274,41 @@ async function ratePhase(pinned: boolean, directory: string): Promise<void> {
   row('send lag max after the first second', `${run.lagMaxAfterFirstSecondMs.toFixed(3)} ms`, '', undefined, '');
 }
 
+/**
+ * The HTTP client under the CLI, chosen by `--http-transport`: servelab's socket pool (src/clients/shared/socket-pool.ts)
+ * against undici's `Pool`, on the same schedule (same seed) and core, alternating socket, undici, undici, socket, ...
+ * over BENCH_ROUNDS rounds (default 3) so drift of the machine falls on both alike. The median of each side's CPU per
+ * request while arrivals run is compared; the bare Node client is the floor under both.
+ */
+async function transportPhase(pinned: boolean, directory: string): Promise<void> {
+  const count = Math.round(10_000 * SCALE);
+  const rounds = Number(process.env['BENCH_ROUNDS'] ?? 3);
+  console.log(`\n--http-transport socket vs undici: 1,000 req/s Poisson, ${count} requests of ${TOKENS} streamed tokens each run, ${rounds} rounds`);
+  const perRequestUs: Record<'socket' | 'undici', number[]> = { socket: [], undici: [] };
+  let scheduledS: Float64Array | undefined;
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? (['socket', 'undici'] as const) : (['undici', 'socket'] as const);
+    for (const transport of order) {
+      const run = await runCli(pinned, 1000, count, directory, `transport-${transport}-${round}`, ['--http-transport', transport]);
+      scheduledS ??= run.scheduledS;
+      const cpu = cpuWhileArrivalsRun(run);
+      perRequestUs[transport].push(cpu.perRequestUs);
+      console.log(`  round ${round + 1} ${transport.padEnd(6)} ${cpu.perRequestUs.toFixed(1).padStart(7)} µs CPU per request; exit code ${run.exitCode}; ${run.arrivalsMs.length} measured requests reached the stub; ${run.failed} failed${run.errors}`);
+    }
+  }
+  const bareClient = await runFloorClient(pinned, scheduledS as Float64Array, directory);
+  const middle = (values: number[]): number => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted.length % 2 === 1 ? (sorted[(sorted.length - 1) / 2] as number) : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
+  };
+  const socketUs = middle(perRequestUs.socket);
+  const undiciUs = middle(perRequestUs.undici);
+  const spread = (values: number[]): string => `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}`;
+  row('socket pool: CPU per request (median)', `${socketUs.toFixed(1)} µs`, '', undefined, `runs ${spread(perRequestUs.socket)} µs`);
+  row('undici Pool: CPU per request (median)', `${undiciUs.toFixed(1)} µs`, '', undefined, `runs ${spread(perRequestUs.undici)} µs`);
+  row('undici / socket', (undiciUs / socketUs).toFixed(3), '', undefined, `above the bare Node client (${bareClient.cpuPerRequestUs.toFixed(1)} µs): socket ${(socketUs - bareClient.cpuPerRequestUs).toFixed(1)} µs, undici ${(undiciUs - bareClient.cpuPerRequestUs).toFixed(1)} µs`);
+}
+
 async function memoryPhase(pinned: boolean, directory: string): Promise<void> {
   const count = Math.round(200_000 * SCALE);
   const rate = 5000;
@@ -299,6 +335,7 @@ async function main(): Promise<void> {
     if (PHASES.includes('cpu')) await cpuPhase(pinned, directory);
     if (PHASES.includes('rate')) await ratePhase(pinned, directory);
     if (PHASES.includes('memory')) await memoryPhase(pinned, directory);
+    if (PHASES.includes('transport')) await transportPhase(pinned, directory);
   } finally {
     if (process.env['BENCH_KEEP'] === '1') console.log(`run directories kept in ${directory}`);
     else await rm(directory, { recursive: true, force: true });

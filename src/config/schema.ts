@@ -156,6 +156,8 @@ export const clientSettingsSchema = z.object({
   /** Cap on the bytes of answers held at once, all requests in flight together; past it a request is `harness_limit` (1 GiB). */
   maxInFlightBodyBytes: positiveInteger.default(2 ** 30),
   flushCache: z.boolean().default(false),
+  /** The HTTP client under the protocol clients (ProtocolClientOptions.httpTransport); unset: socket for http://, undici for https://. */
+  httpTransport: z.enum(['socket', 'undici']).optional(),
 });
 
 export const runSettingsSchema = z.object({

@@ -27,6 +27,7 @@ type ClientConfig = Pick<
   | 'maxBodyBytes'
   | 'maxSseEventBytes'
   | 'maxInFlightBodyBytes'
+  | 'httpTransport'
   | 'maxConcurrency'
   | 'concurrency'
   | 'thinkTimeMs'
@@ -84,6 +85,7 @@ export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResu
     },
     limits: { maxBodyBytes: config.maxBodyBytes, maxSseEventBytes: config.maxSseEventBytes, maxInFlightBodyBytes: config.maxInFlightBodyBytes },
     maxConnections: config.maxConcurrency,
+    ...(config.httpTransport === undefined ? {} : { httpTransport: config.httpTransport }),
   };
   const client = createProtocolClient(config.protocol, { ...clientOptions, clock });
   let scheduleStarted = false;

@@ -1,3 +1,4 @@
+import { request } from 'undici';
 import type { Clock } from '../clock/clock.js';
 import type { EpochSeconds, Milliseconds } from '../types/time.js';
 import { parsePrometheusText, type MetricSample } from './prometheus-text.js';
@@ -47,14 +48,15 @@ async function scrapeOnce(url: string, clock: Clock, timeoutMs: Milliseconds, ke
     return sample;
   };
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-    const text = await response.text();
-    if (!response.ok) return finish(false, [], `HTTP ${response.status}`);
+    // undici's request, the project's standard HTTP API outside the measured path (fetch wraps the same client in more
+    // layers and hides the socket error's code under `cause`).
+    const response = await request(url, { signal: AbortSignal.timeout(timeoutMs) });
+    const text = await response.body.text();
+    if (response.statusCode < 200 || response.statusCode >= 300) return finish(false, [], `HTTP ${response.statusCode}`);
     const parsed = parsePrometheusText(text);
     return finish(true, keepMetric ? parsed.samples.filter((sample) => keepMetric(sample.name)) : parsed.samples);
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const reason = cause?.code ?? cause?.message;
+    const reason = (error as { code?: string }).code;
     const name = (error as Error).name;
     return finish(false, [], name === 'TimeoutError' ? `timeout after ${timeoutMs} ms` : (reason ?? (error as Error).message));
   }

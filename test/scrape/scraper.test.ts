@@ -103,6 +103,22 @@ describe('metrics scraper', () => {
     expect(byUrl[closedUrl]).toMatchObject({ ok: false, error: 'ECONNREFUSED', metrics: [] });
   });
 
+  it('names a scrape that outlived its deadline a timeout', async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const samples: Sample[] = [];
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/metrics`;
+      const scraper = startScraper({ urls: [url], intervalMs: 1000, timeoutMs: 50, clock: systemClock, onSample: (sample) => samples.push(sample) });
+      await scraper.firstRound;
+      await scraper.stop();
+      expect(samples[0]).toMatchObject({ ok: false, error: 'timeout after 50 ms', metrics: [] });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
   it('polls on a worker thread during a run, with sample times on the run clock, and writes them at the end', async () => {
     // A run's clock is anchored anew (not the process's systemClock): the thread must read instants on it.
     const clock = anchoredSystemClock();

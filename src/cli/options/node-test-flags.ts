@@ -95,6 +95,7 @@ export const clientFlags: FlagSpec[] = [
   { flag: 'max-body-bytes', key: 'maxBodyBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '134217728', group: CLIENT, description: 'cap on a non-streamed answer (beyond: malformed_stream); at most 268435456 (256 MiB: one answer is one string, and V8 strings end near 512 MiB)' },
   { flag: 'max-sse-event-bytes', key: 'maxSseEventBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '33554432', group: CLIENT, description: 'cap on one streamed event (beyond: malformed_stream); at most 268435456 (256 MiB)' },
   { flag: 'max-in-flight-body-bytes', key: 'maxInFlightBodyBytes', kind: 'value', valueName: 'bytes', parse: parseNumber, defaultText: '1073741824', group: CLIENT, description: "cap on the bytes of answers held at once, all requests in flight together (beyond: harness_limit, servelab's own memory limit); per client worker" },
+  { flag: 'http-transport', key: 'httpTransport', kind: 'value', valueName: 'client', choices: ['socket', 'undici'], group: CLIENT, description: "the HTTP client: socket (servelab's lean HTTP/1.1 client, the default for http://) or undici (the default for https://; for a server that needs more of HTTP than the lean client speaks)" },
   { flag: 'flush-cache', key: 'flushCache', kind: 'boolean', group: CLIENT, description: 'call /flush_cache before the run' },
 ];
 

@@ -36,7 +36,8 @@ export interface OutgoingRequest {
 /**
  * The HTTP side every protocol client shares: one connection pool to the base URL (keep-alive, at most
  * `maxConnections` sockets), the deadlines, and the run's abort signal. The pool is our lean `SocketPool` for
- * `http://` (it costs about a third less CPU per streamed request than undici, bench/client-cpu.ts) and undici's
+ * `http://` (undici costs 1.28x its CPU per streamed request on the CLI's path: bench/node-cli-targets.ts, phase
+ * `transport`; docs/protocols.md, Cost) and undici's
  * `Pool` for `https://` or when `httpTransport: 'undici'` is asked for.
  *
  * Deadlines: `connectMs` is the pool's connect timeout (a native timer in SocketPool; undici's ticks on a ~0.5 s

@@ -50,7 +50,7 @@ const LF = 10;
 /**
  * One read buffer for every socket of every pool. Sockets read into it (node:net's `onread`) instead of getting a new
  * Buffer per read through the stream machinery: at 17 reads per streamed request that allocation and the 'data'
- * event path were a measurable share of the client's CPU (bench/client-cpu.ts). Reads run one at a time on the event
+ * event path were a measurable share of the client's CPU (docs/protocols.md, Cost). Reads run one at a time on the event
  * loop and every consumer copies what it keeps past its callback, so sharing it is safe.
  */
 const READ_BUFFER_BYTES = 64 * 1024;
@@ -65,9 +65,11 @@ interface PendingRequest {
  * A minimal HTTP/1.1 client for plain-HTTP streaming requests: keep-alive sockets to one origin, one request at a time
  * per socket, responses framed by `Transfer-Encoding: chunked`, `Content-Length` or the connection's end.
  *
- * Why it exists: on the client CPU benchmark (bench/client-cpu.ts) undici's per-request and per-chunk machinery cost
- * about a third of the client's CPU per streamed request; this path does only what a measuring client needs. HTTPS
- * base URLs still go through undici.
+ * Why it exists: it does only what a measuring client needs, and on the product path that is cheaper than undici's
+ * `Pool`. bench/node-cli-targets.ts (phase `transport`) runs the CLI with `--http-transport socket` and `undici` against
+ * the streaming stub in one run: undici cost 1.28x the CPU per streamed request (326 against 254 µs, every undici run
+ * above every socket run; November 2026, a busy 2-core machine). Per-chunk timestamps alone would not need it: undici's
+ * `Pool.dispatch` also hands each chunk over as it arrives. HTTPS base URLs still go through undici.
  */
 export class SocketPool {
   readonly #host: string;

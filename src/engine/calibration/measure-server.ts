@@ -1,3 +1,6 @@
+import { request } from 'undici';
+import { flushCacheOnce } from '../../clients/shared/flush-cache.js';
+import { DEFAULT_MAX_SSE_EVENT_BYTES, SseParser } from '../../clients/sse/sse-parser.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { ServingLatency } from '../../types/engine.js';
 import { SeededRandom } from '../../utils/random.js';
@@ -428,11 +431,12 @@ async function readLimits(baseUrl: string): Promise<ServerLimits> {
   let info: Record<string, unknown> = {};
   for (const path of ['/server_info', '/get_server_info']) {
     try {
-      const response = await fetch(`${baseUrl}${path}`);
-      if (response.ok) {
-        info = (await response.json()) as Record<string, unknown>;
+      const response = await request(`${baseUrl}${path}`);
+      if (response.statusCode >= 200 && response.statusCode < 300) {
+        info = (await response.body.json()) as Record<string, unknown>;
         break;
       }
+      await response.body.dump();
     } catch (error) {
       throw new ServelabError('UNREACHABLE', `cannot reach ${baseUrl}: ${(error as Error).message}; is the server up?`, {
         cause: error,
@@ -451,12 +455,9 @@ async function readLimits(baseUrl: string): Promise<ServerLimits> {
   };
 }
 
+/** Best effort: random prompts rarely share prefixes anyway, so a server that refuses a flush is still measured. */
 async function flushCache(baseUrl: string): Promise<void> {
-  try {
-    await (await fetch(`${baseUrl}/flush_cache`, { method: 'POST' })).arrayBuffer();
-  } catch {
-    // Best effort: random prompts rarely share prefixes anyway.
-  }
+  await flushCacheOnce(baseUrl);
 }
 
 async function streamGenerate(
@@ -468,7 +469,7 @@ async function streamGenerate(
   onFirstEvent?: () => void,
 ): Promise<StreamResult> {
   const sentMs = performance.now();
-  const response = await fetch(`${baseUrl}/generate`, {
+  const response = await request(`${baseUrl}/generate`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -478,42 +479,40 @@ async function streamGenerate(
     }),
     signal: AbortSignal.timeout(timeoutMs),
   });
-  if (!response.ok || response.body === null) {
-    throw new ServelabError('PROTOCOL_ERROR', `calibration request failed with HTTP ${response.status}: ${await response.text()}`);
+  if (response.statusCode < 200 || response.statusCode >= 300) {
+    throw new ServelabError('PROTOCOL_ERROR', `calibration request failed with HTTP ${response.statusCode}: ${await response.body.text()}`);
   }
   if (!stream) {
-    const body = (await response.json()) as Record<string, unknown>;
+    const body = (await response.body.json()) as Record<string, unknown>;
     const doneMs = performance.now();
     const meta = (body['meta_info'] ?? {}) as Record<string, unknown>;
     const completionTokens = typeof meta['completion_tokens'] === 'number' ? meta['completion_tokens'] : maxNewTokens;
     return { sentMs, firstEventMs: doneMs, lastEventMs: doneMs, completionTokens, meta };
   }
-  const decoder = new TextDecoder();
-  let buffered = '';
   let firstEventMs = Number.NaN;
   let lastEventMs = Number.NaN;
   let meta: Record<string, unknown> = {};
+  // The time of the chunk that carried an event: every event in one chunk arrived together.
+  let chunkMs = Number.NaN;
+  const parser = new SseParser((data) => {
+    if (data === '[DONE]') return;
+    const parsed = JSON.parse(data) as Record<string, unknown>;
+    if ('error' in parsed) throw new ServelabError('PROTOCOL_ERROR', `calibration request failed: ${JSON.stringify(parsed['error'])}`);
+    if (Number.isNaN(firstEventMs)) {
+      firstEventMs = chunkMs;
+      onFirstEvent?.();
+    }
+    lastEventMs = chunkMs;
+    meta = (parsed['meta_info'] ?? {}) as Record<string, unknown>;
+  });
   for await (const chunk of response.body) {
-    const nowMs = performance.now();
-    buffered += decoder.decode(chunk as Uint8Array, { stream: true });
-    let boundary = buffered.indexOf('\n\n');
-    while (boundary >= 0) {
-      const event = buffered.slice(0, boundary).trim();
-      buffered = buffered.slice(boundary + 2);
-      boundary = buffered.indexOf('\n\n');
-      if (!event.startsWith('data:')) continue;
-      const payload = event.slice(5).trim();
-      if (payload === '[DONE]') continue;
-      const parsed = JSON.parse(payload) as Record<string, unknown>;
-      if ('error' in parsed) throw new ServelabError('PROTOCOL_ERROR', `calibration request failed: ${JSON.stringify(parsed['error'])}`);
-      if (Number.isNaN(firstEventMs)) {
-        firstEventMs = nowMs;
-        onFirstEvent?.();
-      }
-      lastEventMs = nowMs;
-      meta = (parsed['meta_info'] ?? {}) as Record<string, unknown>;
+    chunkMs = performance.now();
+    if (!parser.push(chunk as Buffer)) {
+      response.body.destroy();
+      throw new ServelabError('PROTOCOL_ERROR', `calibration request failed: one event of the stream from ${baseUrl} exceeds ${DEFAULT_MAX_SSE_EVENT_BYTES} bytes`);
     }
   }
+  parser.end();
   const completionTokens = typeof meta['completion_tokens'] === 'number' ? meta['completion_tokens'] : maxNewTokens;
   return { sentMs, firstEventMs, lastEventMs, completionTokens, meta };
 }

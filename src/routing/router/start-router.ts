@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Agent, request as undiciRequest } from 'undici';
+import { Agent } from 'undici';
 import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
+import { flushCacheOnce } from '../../clients/shared/flush-cache.js';
 import type { RoutingPolicy, RoutingRequest } from '../../types/routing.js';
 import { describeUpstreamError, forward, UPSTREAM_AGENT_OPTIONS } from '../proxy/forward.js';
 import { forwardedRequestHeaders, rawHeaderValue } from '../proxy/hop-by-hop.js';
@@ -301,13 +302,8 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
   const flushCache = async (response: ServerResponse): Promise<void> => {
     const results = await Promise.all(
       active.map(async (worker) => {
-        try {
-          const answer = await undiciRequest(`${worker.url}/flush_cache`, { method: 'POST', dispatcher });
-          await answer.body.dump();
-          return { url: worker.url, status: answer.statusCode };
-        } catch (error) {
-          return { url: worker.url, status: 0, error: (error as Error).message };
-        }
+        const answer = await flushCacheOnce(worker.url, dispatcher);
+        return { url: worker.url, status: answer.statusCode, ...(answer.error === undefined ? {} : { error: answer.error }) };
       }),
     );
     const allOk = results.every((result) => result.status === 200);
