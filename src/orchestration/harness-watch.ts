@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { request } from 'undici';
 import { HARNESS_THRESHOLDS } from '../analysis/harness.js';
 import type { HarnessMeasurements, HarnessProcess, HarnessRole, HostCpu, ProcessHealth } from '../types/harness.js';
 import { controlTokenHeaders } from '../routing/router/control-auth.js';
@@ -20,16 +21,16 @@ const ASK_TIMEOUT_MS = 5_000;
 
 async function ask(url: string, method: 'GET' | 'DELETE'): Promise<ProcessHealth | undefined> {
   // The endpoint needs the run's control token, which the processes servelab launched inherited from it.
-  const answer = await fetch(`${url}${HARNESS_PATH}`, { method, headers: controlTokenHeaders(), signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
-  if (!answer.ok) {
-    await answer.body?.cancel();
-    throw new Error(`HTTP ${answer.status}`);
+  const answer = await request(`${url}${HARNESS_PATH}`, { method, headers: controlTokenHeaders(), headersTimeout: ASK_TIMEOUT_MS, bodyTimeout: ASK_TIMEOUT_MS });
+  if (answer.statusCode < 200 || answer.statusCode > 299) {
+    await answer.body.dump();
+    throw new Error(`HTTP ${answer.statusCode}`);
   }
   if (method === 'DELETE') {
-    await answer.body?.cancel();
+    await answer.body.dump();
     return undefined;
   }
-  return (await answer.json()) as ProcessHealth;
+  return (await answer.body.json()) as ProcessHealth;
 }
 
 /** How often the host's CPU is sampled. */
