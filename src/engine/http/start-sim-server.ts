@@ -7,7 +7,6 @@ import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { EngineListener, EngineRequestView } from '../../types/engine.js';
 import { HARNESS_PATH, injectBusyLoopFromEnvironment, ProcessHealthMonitor, serveHarness } from '../../utils/process-health.js';
-import { wordTokenIds } from '../../utils/word-tokenizer.js';
 import { refuseBrowserOrigin, refuseUntrustedRequest, runControlToken } from '../../routing/router/control-auth.js';
 import { controlPathKind } from '../../routing/router/control-paths.js';
 import type { SimEngine } from '../core/sim-engine.js';
@@ -18,6 +17,7 @@ import type { EngineSettings, ResolvedEngineSetup } from '../create-engine.js';
 import { SglangMetrics } from '../metrics/sglang-metrics.js';
 import { resolveSchedulingPolicy } from '../policy/load-policy.js';
 import { BadRequest, isRecord, optionalCount, readJsonBody, sendJson, sendText } from './http-helpers.js';
+import { chatPrompt, completionPrompt, generatePrompt } from './prompt-token-ids.js';
 import { RealTimeStepper } from './real-time-stepper.js';
 import { ServedRequest } from './served-request.js';
 import type { ServedProtocol, ServedRequestContext, StreamUsageOptions } from './served-request.js';
@@ -493,66 +493,4 @@ function errorMessage(error: unknown): string {
 
 function openAiError(message: string): Record<string, unknown> {
   return { object: 'error', message, type: 'BadRequestError', param: null, code: 400 };
-}
-
-/** `/generate` takes exactly one of `text` (a string) and `input_ids` (token ids). */
-function generatePrompt(body: Record<string, unknown>): ArrayLike<number> {
-  const text = body['text'];
-  const inputIds = body['input_ids'];
-  if (text !== undefined && text !== null && inputIds !== undefined && inputIds !== null) {
-    throw new BadRequest('Either text or input_ids should be provided, not both.');
-  }
-  if (typeof text === 'string') return wordTokenIds(text);
-  if (Array.isArray(inputIds)) return tokenIdsFrom(inputIds, 'input_ids');
-  if (Array.isArray(text)) {
-    throw new BadRequest('Batched text (a list of prompts) is not supported by the simulator: send one per request.');
-  }
-  throw new BadRequest('Either text, input_ids or input_embeds should be provided.');
-}
-
-function tokenIdsFrom(values: unknown[], field: string): number[] {
-  if (values.length > 0 && Array.isArray(values[0])) {
-    throw new BadRequest(`Batched ${field} is not supported by the simulator: send one prompt per request.`);
-  }
-  for (const value of values) {
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-      throw new BadRequest(`${field} must be a list of non-negative integers.`);
-    }
-  }
-  return values as number[];
-}
-
-function completionPrompt(body: Record<string, unknown>): ArrayLike<number> {
-  const prompt = body['prompt'];
-  if (typeof prompt === 'string') return wordTokenIds(prompt);
-  if (Array.isArray(prompt)) {
-    if (prompt.length === 1 && typeof prompt[0] === 'string') return wordTokenIds(prompt[0]);
-    return tokenIdsFrom(prompt, 'prompt');
-  }
-  throw new BadRequest('prompt must be a string or a list of token ids.');
-}
-
-/** A chat prompt is tokenized as `<|role|> content` per message, a stand-in for a chat template. */
-function chatPrompt(body: Record<string, unknown>): ArrayLike<number> {
-  const messages = body['messages'];
-  if (!Array.isArray(messages) || messages.length === 0) throw new BadRequest('messages must be a non-empty list.');
-  const parts: string[] = [];
-  for (const message of messages) {
-    if (!isRecord(message) || typeof message['role'] !== 'string') {
-      throw new BadRequest('each message must be an object with a role and content.');
-    }
-    const content = message['content'];
-    let text = '';
-    if (typeof content === 'string') text = content;
-    else if (Array.isArray(content)) {
-      text = content
-        .map((part) => (isRecord(part) && typeof part['text'] === 'string' ? part['text'] : ''))
-        .join(' ');
-    } else if (content !== null && content !== undefined) {
-      throw new BadRequest('message content must be a string or a list of parts.');
-    }
-    parts.push(`<|${message['role']}|> ${text}`);
-  }
-  parts.push('<|assistant|>');
-  return wordTokenIds(parts.join('\n'));
 }
