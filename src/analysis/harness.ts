@@ -230,11 +230,28 @@ export function assessRunHarness(
   sendLagP99Seconds: number | null,
   values?: HarnessMetricValues,
   metricErrorShare: number = HARNESS_THRESHOLDS.metric_error_share,
+  harnessLimitFailures = 0,
 ): HarnessReport {
   const processes = measurements.processes.map((process) =>
     process.role === 'client' && process.send_lag_p99_ms === undefined && sendLagP99Seconds !== null
       ? { ...process, send_lag_p99_ms: Math.round(sendLagP99Seconds * 1e6) / 1e3 }
       : process,
   );
-  return assessHarness({ ...measurements, processes }, { ...HARNESS_THRESHOLDS, metric_error_share: metricErrorShare }, values);
+  const report = assessHarness({ ...measurements, processes }, { ...HARNESS_THRESHOLDS, metric_error_share: metricErrorShare }, values);
+  return withHarnessLimitFailures(report, harnessLimitFailures);
+}
+
+/**
+ * Counts the requests servelab itself failed (`harness_limit`: the client ran out of file descriptors or of its body
+ * budget) under the harness: they are servelab's failures, not the server's, so the run is SUSPECT (its success rate
+ * and throughput measure servelab too) and the client is named with the count as the cause.
+ */
+export function withHarnessLimitFailures(report: HarnessReport, harnessLimitFailures: number): HarnessReport {
+  if (!(harnessLimitFailures > 0)) return report;
+  const warning = {
+    process: 'client',
+    problem: `${harnessLimitFailures} request${harnessLimitFailures === 1 ? '' : 's'} failed at servelab's own limit (harness_limit: its file descriptors or memory), not the server's`,
+    stages: [],
+  };
+  return { ...report, state: 'suspect', warnings: [warning, ...report.warnings], harnessLimitFailures };
 }

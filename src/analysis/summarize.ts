@@ -285,7 +285,7 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     verdict: judgeLoad(records, run.info.startTime, targetRateOf(run.info.requestRate)),
     ...(harness === undefined
       ? {}
-      : { harness: assessRunHarness(harness, unheldLag?.p99 ?? null, harnessValuesOf(latencies, interTokenLatency, tokens, counts.succeeded, unheldLag), harnessErrorShareOf(run.config)) }),
+      : { harness: assessRunHarness(harness, unheldLag?.p99 ?? null, harnessValuesOf(latencies, interTokenLatency, tokens, counts.succeeded, unheldLag), harnessErrorShareOf(run.config), counts.failedByClass['harness_limit'] ?? 0) }),
     counts,
     errors: describeErrors(records),
     firstArrivalTime,

@@ -1,4 +1,5 @@
-import { totalmem } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { availableParallelism, totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { ServelabError } from '../errors/servelab-error.js';
 
@@ -117,17 +118,107 @@ export function checkMachineCapacity(settings: CapacitySettings, heapLimitBytes 
 }
 
 /**
- * Refuses more simulated servers than this machine's memory holds: each is a process of its own, and without this
- * check `--num-gpus 100000` started hundreds of them (18 GB of 24) before anything failed. Real SGLang servers are
- * not counted here: their GPUs, not this host's memory, bound them, and the launch fails on the first missing one.
+ * Simulated servers one core carries. Each is a Node process of its own whose engine steps on timers and answers a
+ * scrape every 0.5 s: 24 of them took about 6 s to get ready on a loaded 2-core machine, and 600 on 2 cores never
+ * got through start-up in a usable time. A rule of thumb, stated in --help, not a measurement of this machine.
  */
-export function checkServerCount(numGpus: number, target: string, totalMemoryBytes = totalmem()): void {
+export const SIM_SERVERS_PER_CORE = 16;
+/**
+ * File descriptors one simulated server costs servelab and its router: servelab holds the server's stdout and stderr
+ * pipes, its log file and its scrape connection (4); the router (a child, under the same limit) pools its connections
+ * to it. Counted as 8 for both.
+ */
+export const FDS_PER_SIM_SERVER = 8;
+/** Descriptors kept for everything else: the client's connections, the run's files, the router's listening socket. */
+export const FDS_RESERVED = 256;
+/** Threads one simulated server runs (a Node process shows 11); `ulimit -u` counts threads, not processes, on Linux. */
+export const THREADS_PER_SIM_SERVER = 12;
+
+/** What this machine gives the run: memory, cores, and the soft limits (`ulimit -n`, `ulimit -u`) where known. */
+export interface MachineResources {
+  totalMemoryBytes: number;
+  cores: number;
+  /** `ulimit -n` (RLIMIT_NOFILE, soft); undefined when unlimited or not known. */
+  openFilesLimit?: number;
+  /** `ulimit -u` (RLIMIT_NPROC, soft); undefined when unlimited or not known. */
+  processesLimit?: number;
+}
+
+/** This machine's resources; the limits are read from /proc/self/limits (Linux), and left unknown elsewhere. */
+export function currentMachine(limitsText = readProcLimits()): MachineResources {
+  const limits = parseSoftLimits(limitsText);
+  return {
+    totalMemoryBytes: totalmem(),
+    cores: availableParallelism(),
+    ...(limits.openFiles === undefined ? {} : { openFilesLimit: limits.openFiles }),
+    ...(limits.processes === undefined ? {} : { processesLimit: limits.processes }),
+  };
+}
+
+function readProcLimits(): string {
+  try {
+    return readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** The soft limits of `Max open files` and `Max processes` in /proc/self/limits ("unlimited" is left out). */
+export function parseSoftLimits(text: string): { openFiles?: number; processes?: number } {
+  const soft = (name: string): number | undefined => {
+    const match = text.match(new RegExp(`^${name}\\s+(\\S+)`, 'm'));
+    const value = match === null ? NaN : Number(match[1]);
+    return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  };
+  const openFiles = soft('Max open files');
+  const processes = soft('Max processes');
+  return { ...(openFiles === undefined ? {} : { openFiles }), ...(processes === undefined ? {} : { processes }) };
+}
+
+/** The most simulated servers each resource allows, with the line that names it. */
+function serverBounds(numGpus: number, machine: MachineResources): { most: number; why: string }[] {
+  const memoryMost = Math.max(1, Math.floor(machine.totalMemoryBytes / SIM_SERVER_BYTES));
+  const bounds = [
+    {
+      most: memoryMost,
+      why: `need about ${gib(numGpus * SIM_SERVER_BYTES)} GiB (${SIM_SERVER_BYTES / 2 ** 20} MiB each); this machine has ${gib(machine.totalMemoryBytes)} GiB, enough for at most ${memoryMost}`,
+    },
+    {
+      most: Math.max(1, machine.cores * SIM_SERVERS_PER_CORE),
+      why: `need more CPU than this machine's ${machine.cores} cores give: at most ${Math.max(1, machine.cores * SIM_SERVERS_PER_CORE)} (${SIM_SERVERS_PER_CORE} per core)`,
+    },
+  ];
+  if (machine.openFilesLimit !== undefined) {
+    const most = Math.max(1, Math.floor((machine.openFilesLimit - FDS_RESERVED) / FDS_PER_SIM_SERVER));
+    bounds.push({
+      most,
+      why: `need about ${numGpus * FDS_PER_SIM_SERVER + FDS_RESERVED} file descriptors (${FDS_PER_SIM_SERVER} each, ${FDS_RESERVED} for the rest); the open-files limit (ulimit -n) is ${machine.openFilesLimit}, enough for at most ${most} (raise it with ulimit -n)`,
+    });
+  }
+  if (machine.processesLimit !== undefined) {
+    const most = Math.max(1, Math.floor(machine.processesLimit / THREADS_PER_SIM_SERVER));
+    bounds.push({
+      most,
+      why: `need about ${numGpus * THREADS_PER_SIM_SERVER} threads (${THREADS_PER_SIM_SERVER} each); the process limit (ulimit -u) is ${machine.processesLimit}, enough for at most ${most} (raise it with ulimit -u)`,
+    });
+  }
+  return bounds;
+}
+
+/**
+ * Refuses more simulated servers than this machine carries: each is a process of its own, and without this check
+ * `--num-gpus 100000` started hundreds of them (18 GB of 24) before anything failed. The tightest of four bounds
+ * decides, and the line names it: memory (SIM_SERVER_BYTES each), CPU (SIM_SERVERS_PER_CORE per core), file
+ * descriptors (`ulimit -n`) and threads (`ulimit -u`). Real SGLang servers are not counted here: their GPUs, not this
+ * host, bound them, and the launch fails on the first missing one.
+ */
+export function checkServerCount(numGpus: number, target: string, machine: MachineResources = currentMachine()): void {
   if (target !== 'sim') return;
-  const most = Math.max(1, Math.floor(totalMemoryBytes / SIM_SERVER_BYTES));
-  if (numGpus > most) {
+  const tightest = serverBounds(numGpus, machine).reduce((best, bound) => (bound.most < best.most ? bound : best));
+  if (numGpus > tightest.most) {
     throw new ServelabError(
       'INVALID_CONFIG',
-      `numGpus (--num-gpus) ${numGpus} simulated servers need about ${gib(numGpus * SIM_SERVER_BYTES)} GiB (${SIM_SERVER_BYTES / 2 ** 20} MiB each); this machine has ${gib(totalMemoryBytes)} GiB, enough for at most ${most}: lower --num-gpus, or simulate more with --virtual-time (no processes)`,
+      `numGpus (--num-gpus) ${numGpus} simulated servers ${tightest.why}: lower --num-gpus, or simulate more with --virtual-time (no processes)`,
     );
   }
 }

@@ -93,14 +93,19 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
   /** Starts (or attaches to) a node test's server; an interrupt while it starts stops it. */
   launchNodeServer(this: RunSetup<NodeTestConfig>): Promise<ServerHandle> {
     this.report('starting', this.launcher.describeNodeStart(this.config));
-    return raceAbort(this.launcher.launchNode(this.config, this.context), this.options.signal, 'the server was starting');
+    // A launcher that takes the signal (sim) kills its server at once; raceAbort covers one that does not.
+    const context = { ...this.context, ...(this.options.signal === undefined ? {} : { signal: this.options.signal }) };
+    return raceAbort(this.launcher.launchNode(this.config, context), this.options.signal, 'the server was starting');
   }
 
-  /** Starts (or attaches to) a routing test's servers, all or none; an interrupt while they start stops them. */
-  async launchClusterServers(this: RunSetup<RoutingTestConfig>): Promise<ServerHandle[]> {
+  /**
+   * Starts (or attaches to) a routing test's servers, all or none; an interrupt while they start aborts the launches
+   * still pending and stops those up, and the error comes once nothing is left running (launchCluster).
+   */
+  launchClusterServers(this: RunSetup<RoutingTestConfig>): Promise<ServerHandle[]> {
     this.report('starting', this.launcher.describeClusterStart(this.config));
-    const group = await raceAbort(stoppable(launchCluster(this.launcher, this.config, this.context)), this.options.signal, 'the servers were starting');
-    return group.servers;
+    const context = { ...this.context, ...(this.options.signal === undefined ? {} : { signal: this.options.signal }) };
+    return launchCluster(this.launcher, this.config, context);
   }
 
   /** The servers that answer the harness endpoint about their own health (launched simulated servers). */
@@ -171,10 +176,4 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
     await stopLaunched();
     if (this.journal !== undefined) await this.journal.close();
   }
-}
-
-/** Wraps a list of servers so an interrupted launch can stop all of them. */
-async function stoppable(launch: Promise<ServerHandle[]>): Promise<{ servers: ServerHandle[]; stop(): Promise<void> }> {
-  const servers = await launch;
-  return { servers, stop: async () => void (await Promise.all(servers.map((server) => server.stop()))) };
 }

@@ -31,15 +31,29 @@ export function harnessBoundText(bound: HarnessErrorBound): string {
  * metrics it exceeds that share of, each with the share (the bounds stand beside each metric).
  */
 export function harnessGradeText(report: HarnessReport): string {
+  // servelab's own failed requests come first: they are what makes such a run suspect, whatever the bounds say.
+  const failures = report.harnessLimitFailures ?? 0;
+  if (failures > 0) {
+    const own = `servelab itself failed ${failures} request${failures === 1 ? '' : 's'} (harness_limit: its own file descriptors or memory, not the server)`;
+    const bounds = timingGradeText(report);
+    return report.errorBounds === undefined ? own : `${own}; ${bounds}`;
+  }
+  return timingGradeText(report);
+}
+
+/** The grade of the timing alone: the error bounds against the metrics. */
+function timingGradeText(report: HarnessReport): string {
   // A summary.json written before the bounds existed has neither field.
   if (report.errorBounds === undefined) return report.state === 'clean' ? 'nothing over a threshold' : 'processes over a threshold (below)';
   const share = `${Number(((report.thresholds.metric_error_share ?? 0.05) * 100).toFixed(2))}%`;
-  if (report.state === 'clean') return `error bound within ${share} of every metric it affects`;
-  const named = (report.affected ?? []).map((stage) => {
+  const affected = report.affected ?? [];
+  // A run suspect only for servelab's own failed requests has timing within the share everywhere.
+  if (report.state === 'clean' || affected.length === 0) return `error bound within ${share} of every metric it affects`;
+  const named = affected.map((stage) => {
     const bound = report.errorBounds[stage];
     return bound?.share === null || bound?.share === undefined ? stage : `${stage} (${percent(bound.share)}%)`;
   });
-  const headline = report.state === 'suspect' ? 'TTFT or E2E among them' : 'not TTFT or E2E';
+  const headline = affected.includes('ttft') || affected.includes('total_latency') ? 'TTFT or E2E among them' : 'not TTFT or E2E';
   return `error bound over ${share} of ${named.join(', ')}; ${headline}`;
 }
 
@@ -49,7 +63,9 @@ function compactMs(value: number): string {
 
 /** One warning as a line: the process, the problem, and the columns it can have moved. */
 export function harnessWarningText(warning: HarnessWarning): string {
-  return `${warning.process}${warning.node === undefined ? '' : ` (${warning.node})`}: ${warning.problem}; affects ${warning.stages.join(', ')}`;
+  // A cause that moved no timing (servelab's own failed requests) names no columns.
+  const affects = warning.stages.length === 0 ? '' : `; affects ${warning.stages.join(', ')}`;
+  return `${warning.process}${warning.node === undefined ? '' : ` (${warning.node})`}: ${warning.problem}${affects}`;
 }
 
 /** servelab's processes that did not report on themselves, by name ("router, node-0"); empty when none. */

@@ -116,4 +116,10 @@ export interface HarnessReport {
   host_cpu: HostCpu | null;
   missing: string[];
   thresholds: HarnessThresholds;
+  /**
+   * Requests servelab itself failed (`harness_limit`: its own file descriptors or memory), not the server: any makes
+   * the run suspect, since its success rate and throughput then measure servelab too. Absent: none (or a summary.json
+   * written before servelab counted them).
+   */
+  harnessLimitFailures?: number;
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { assessHarness, assessRunHarness, harnessMeasurementsOf, HARNESS_THRESHOLDS } from '../../src/analysis/harness.js';
 import { summarize } from '../../src/analysis/summarize.js';
 import { recordAt, runOf } from './records.js';
-import type { HarnessProcess, ProcessHealth } from '../../src/types/harness.js';
+import type { HarnessProcess, HarnessReport, HarnessWarning, ProcessHealth } from '../../src/types/harness.js';
+import { harnessGradeText, harnessWarningText } from '../../src/report/harness-text.js';
 
 /** Hand-built self-reports: a process whose loop and CPU are well inside every threshold, unless overridden. */
 function health(overrides: Partial<ProcessHealth> = {}): ProcessHealth {
@@ -91,6 +92,28 @@ describe('the harness of a run (send lag from its records)', () => {
     expect(late?.warnings.map((warning) => warning.problem).join('\n')).toMatch(/send lag p99 [\d.]+ ms > 1 ms/);
     // Its bound on intended_latency is the lag plus the loop's delay.
     expect(late?.errorBounds['intended_latency']?.boundMs).toBeCloseTo((late?.processes[0]?.send_lag_p99_ms as number) + 0.4, 3);
+  });
+
+  it("counts requests servelab itself failed (harness_limit) under the harness: the run is SUSPECT and says so first", () => {
+    const records = Array.from({ length: 10 }, (_, index) => recordAt({ scheduledTime: index, arrivalTime: index + 0.0001, finishTime: index + 0.5 }));
+    const clean = runOf(records);
+    clean.extras = { harness: clientOnly };
+    expect(summarize(clean).harness?.state).toBe('clean');
+    // The same run, two of whose requests the client could not even open (EMFILE), one the server refused.
+    records.push(
+      recordAt({ scheduledTime: 11, arrivalTime: 11.0001, success: false, error: 'harness_limit', errorMessage: "servelab's own limit: too many open files" }),
+      recordAt({ scheduledTime: 12, arrivalTime: 12.0001, success: false, error: 'harness_limit', errorMessage: "servelab's own limit: too many open files" }),
+      recordAt({ scheduledTime: 13, arrivalTime: 13.0001, success: false, error: 'network_error', errorMessage: 'ECONNRESET' }),
+    );
+    const limited = runOf(records);
+    limited.extras = { harness: clientOnly };
+    const harness = summarize(limited).harness;
+    expect(harness?.state).toBe('suspect');
+    expect(harness?.harnessLimitFailures).toBe(2);
+    expect(harness?.warnings[0]).toMatchObject({ process: 'client', stages: [] });
+    expect(harness?.warnings[0]?.problem).toMatch(/^2 requests failed at servelab's own limit \(harness_limit/);
+    expect(harnessGradeText(harness as HarnessReport)).toMatch(/^servelab itself failed 2 requests \(harness_limit: its own file descriptors or memory, not the server\); error bound within 5% of every metric/);
+    expect(harnessWarningText(harness?.warnings[0] as HarnessWarning)).not.toMatch(/affects/);
   });
 
   it('reads measurements back only when they have the expected shape', () => {

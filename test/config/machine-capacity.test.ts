@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkClientWorkers, checkMachineCapacity, checkServerCount } from '../../src/config/machine-capacity.js';
+import { checkClientWorkers, checkMachineCapacity, checkServerCount, currentMachine, parseSoftLimits } from '../../src/config/machine-capacity.js';
 import { resolveNodeTestConfig } from '../../src/config/node-test-config.js';
 import { resolveRoutingTestConfig } from '../../src/config/routing-test-config.js';
 
@@ -36,9 +36,37 @@ describe('settings that scale memory or processes (issue 29)', () => {
   });
 
   it('--num-gpus 100000 simulated servers is refused, naming the setting and the most this machine holds', () => {
-    expect(() => checkServerCount(100_000, 'sim', 24 * GIB)).toThrow(/^numGpus \(--num-gpus\) 100000 .*enough for at most 614/);
-    expect(() => checkServerCount(64, 'sim', 24 * GIB)).not.toThrow();
-    expect(() => checkServerCount(100_000, 'sglang', 24 * GIB)).not.toThrow();
+    const roomy = { totalMemoryBytes: 24 * GIB, cores: 64 };
+    expect(() => checkServerCount(100_000, 'sim', roomy)).toThrow(/^numGpus \(--num-gpus\) 100000 .*enough for at most 614/);
+    expect(() => checkServerCount(64, 'sim', roomy)).not.toThrow();
+    expect(() => checkServerCount(100_000, 'sglang', roomy)).not.toThrow();
+  });
+
+  it('more simulated servers than the cores carry are refused, naming the cores and the rule', () => {
+    const twoCores = { totalMemoryBytes: 24 * GIB, cores: 2 };
+    expect(() => checkServerCount(600, 'sim', twoCores)).toThrow(/^numGpus \(--num-gpus\) 600 simulated servers need more CPU than this machine's 2 cores give: at most 32 \(16 per core\)/);
+    expect(() => checkServerCount(24, 'sim', twoCores)).not.toThrow();
+    expect(() => checkServerCount(33, 'sim', twoCores)).toThrow(/at most 32/);
+  });
+
+  it('the open-files and process limits bound them too, named as the ulimit setting to raise', () => {
+    const machine = { totalMemoryBytes: 24 * GIB, cores: 64, openFilesLimit: 1024, processesLimit: 4096 };
+    // (1024 - 256 reserved) / 8 descriptors each = 96.
+    expect(() => checkServerCount(100, 'sim', machine)).toThrow(/open-files limit \(ulimit -n\) is 1024, enough for at most 96 \(raise it with ulimit -n\)/);
+    expect(() => checkServerCount(96, 'sim', machine)).not.toThrow();
+    // 600 threads / 12 each = 50.
+    expect(() => checkServerCount(60, 'sim', { ...machine, openFilesLimit: 65536, processesLimit: 600 })).toThrow(/process limit \(ulimit -u\) is 600, enough for at most 50/);
+  });
+
+  it('reads the soft limits from /proc/self/limits, leaving "unlimited" out', () => {
+    const text = [
+      'Limit                     Soft Limit           Hard Limit           Units',
+      'Max processes             96365                96365                processes',
+      'Max open files            1024                 1048576              files',
+    ].join('\n');
+    expect(parseSoftLimits(text)).toEqual({ openFiles: 1024, processes: 96365 });
+    expect(parseSoftLimits('Max processes             unlimited            unlimited            processes')).toEqual({});
+    expect(currentMachine(text)).toMatchObject({ openFilesLimit: 1024, processesLimit: 96365 });
   });
 
   it('a routing test with --num-gpus 100000 on sim is refused when its configuration is resolved', () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -78,6 +78,21 @@ describe('servelab report and compare', () => {
     expect(output).toMatch(/Requests ok \/ failed:\s+30 \/ 0/);
     expect(output).toMatch(/Goodput \(req\/s\):.*100\.0% meet total <= 300 ms/);
     expect(output).toContain(`wrote ${join(nodeDirectory, 'requests.csv')}`);
+  });
+
+  it('refuses a charts/ that is a symbolic link before writing anything, and writes nothing through it', async () => {
+    const linked = join(root, 'linked-charts');
+    const elsewhere = join(root, 'elsewhere');
+    const run = runOf(Array.from({ length: 5 }, (_, index) => fullyTracedRecord(index * 0.1)), { runId: 'linked-run', requestRate: 10 });
+    await writeRunFiles(run, summarize(run), linked, DATA_REPORTER_NAMES);
+    await mkdir(elsewhere);
+    await symlink(elsewhere, join(linked, 'charts'));
+    const before = await readFile(join(linked, 'summary.json'), 'utf8');
+    const refused = await regenerateReport(linked).catch((error: unknown) => error);
+    expect(isServelabError(refused) && refused.code).toBe('INVALID_RUN_DIRECTORY');
+    expect((refused as Error).message).toMatch(/charts is a symbolic link \(to .*elsewhere\).*remove the link/);
+    expect(await readdir(elsewhere)).toEqual([]);
+    expect(await readFile(join(linked, 'summary.json'), 'utf8')).toBe(before);
   });
 
   it('refuses an incomplete directory or one of another format version, naming what is wrong', async () => {

@@ -1,7 +1,7 @@
 import { terminalSafe } from '../../utils/terminal-text.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { EXIT_INTERRUPTED, EXIT_OK } from '../exit-codes.js';
+import { EXIT_INTERRUPTED, EXIT_OK, EXIT_SWEEP_RUN_FAILED } from '../exit-codes.js';
 import { readSettingsFile } from '../read-settings-file.js';
 import { applyRealTimeV8Flags } from '../real-time-v8-flags.js';
 
@@ -27,6 +27,18 @@ export function registerSweepCommand(program: Command): void {
         '    lowRate: 1',
         '    highRate: 100',
         '    steps: 5',
+      ].join('\n'),
+    )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Exit status:',
+        `  ${EXIT_OK}    every run completed`,
+        `  ${EXIT_SWEEP_RUN_FAILED}    the sweep finished but a run failed: stderr and sweep.csv's failure column say why; every run's files are kept`,
+        '  1    the sweep could not run',
+        '  2    the sweep file or a setting is invalid (nothing started)',
+        `  ${EXIT_INTERRUPTED}  interrupted: what was measured is written`,
       ].join('\n'),
     )
     .argument('<file>', 'the sweep file')
@@ -60,7 +72,8 @@ export function registerSweepCommand(program: Command): void {
         const failed = result.runs.filter((run) => run.failure !== undefined);
         for (const run of failed) process.stderr.write(`servelab sweep: run ${run.label} failed: ${run.failure}\n`);
         process.stdout.write(`${result.files.map((path) => `wrote ${path}`).join('\n')}\n`);
-        process.exitCode = interrupts.signal.aborted ? EXIT_INTERRUPTED : EXIT_OK;
+        // A failed run is not a finished sweep's success: a script must see it (its files are kept all the same).
+        process.exitCode = interrupts.signal.aborted ? EXIT_INTERRUPTED : failed.length > 0 ? EXIT_SWEEP_RUN_FAILED : EXIT_OK;
       } finally {
         interrupts.dispose();
       }

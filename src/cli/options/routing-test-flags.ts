@@ -4,7 +4,7 @@ import { parseInteger, parseJson, type FlagSpec } from './option-table.js';
 const ROUTING = 'Routing:';
 
 export const routingFlags: FlagSpec[] = [
-  { flag: 'num-gpus', key: 'numGpus', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '4', group: ROUTING, description: 'number of servers behind the router (one per GPU)' },
+  { flag: 'num-gpus', key: 'numGpus', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '4', group: ROUTING, description: 'number of servers behind the router (one per GPU). Simulated servers are processes on this machine, refused beyond the tightest of: 40 MiB of memory each, 16 per core, 8 file descriptors each plus 256 within ulimit -n, 12 threads each within ulimit -u (--virtual-time has no such bound)' },
   { flag: 'router', key: 'router', kind: 'value', valueName: 'kind', choices: ['builtin', 'smg', 'sglang-router', 'nginx'], defaultText: 'builtin', group: ROUTING, description: 'builtin: servelab\'s router; smg: SGLang\'s router (smg launch, or python -m smg.launch_router); sglang-router: its 0.3.x predecessor (python -m sglang_router.launch_router); nginx: Debian\'s nginx' },
   { flag: 'routing-policy', key: 'routingPolicy', kind: 'value', valueName: 'name|module', defaultText: 'cache_aware', group: ROUTING, description: 'cache_aware, round_robin, random, power_of_two, shortest_queue, least_load, prefix_hash, consistent_hashing, or a module path (builtin); any smg policy (smg); round_robin or least_conn (nginx)' },
   { flag: 'worker-urls', key: 'workerUrls', kind: 'value', valueName: 'url', repeatable: true, group: ROUTING, description: 'attach: servers that already run, behind a router servelab starts (repeat for each)' },

@@ -15,7 +15,7 @@ export const simTarget: TargetLauncher = {
   check: (config) => checkSimSettings(config),
   describeNodeStart: () => 'launching the sim server',
   describeClusterStart: (config) => `launching ${config.numGpus} sim servers`,
-  async launchNode(config, { placement, logsPath, serverNode }) {
+  async launchNode(config, { placement, logsPath, serverNode, signal }) {
     const { node } = serverNode(0);
     // Port 0 (or none) lets the server pick its own, with no race; a given port is checked first for a clear error.
     if (config.port !== undefined && config.port !== 0) await placement.assertPortFree(config.port, '--port', node);
@@ -28,9 +28,10 @@ export const simTarget: TargetLauncher = {
       readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),
       placement,
       ...(node === undefined ? {} : { node }),
+      ...(signal === undefined ? {} : { signal }),
     });
   },
-  launchClusterNode(config, index, { placement, logsPath, serverNode }) {
+  launchClusterNode(config, index, { placement, logsPath, serverNode, signal }) {
     const name = `node-${index}`;
     const { node } = serverNode(index);
     return launchSimServer({
@@ -45,6 +46,7 @@ export const simTarget: TargetLauncher = {
       readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),
       placement,
       ...(node === undefined ? {} : { node }),
+      ...(signal === undefined ? {} : { signal }),
     });
   },
 };

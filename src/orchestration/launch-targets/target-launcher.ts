@@ -9,6 +9,11 @@ export interface TargetLaunchContext {
   logsPath: string;
   /** The node server `index` runs on (undefined: the placement's default), and its index among that node's servers. */
   serverNode(index: number): { node: string | undefined; indexOnNode: number };
+  /**
+   * Aborts the start-up (a Ctrl-C, or another server's failed start): a launcher that takes it stops what it was
+   * starting and rejects at once; one that ignores it is waited for, and what it started is stopped then.
+   */
+  signal?: AbortSignal;
 }
 
 /** Server i on `nodes[i % length]`, counted per node (for GPU ids); every server on the default node without nodes. */

@@ -24,6 +24,11 @@ export interface SimServerLaunchSettings {
   /** Where the process runs (default: this host). */
   placement?: ProcessPlacement;
   node?: string;
+  /**
+   * Aborts the launch: the process is stopped (its whole group) and the launch rejects with INTERRUPTED at once,
+   * instead of waiting up to `readyTimeoutMs` for a server nobody wants any more (a Ctrl-C, or another server's failed start).
+   */
+  signal?: AbortSignal;
 }
 
 const LISTENING_LINE = /servelab sim-server listening on (http:\/\/\S+)/;
@@ -53,6 +58,8 @@ export function simServerArgs(settings: SimServerLaunchSettings): string[] {
  * there is no race between choosing a port and binding it.
  */
 export async function launchSimServer(settings: SimServerLaunchSettings): Promise<ServerHandle> {
+  const { signal } = settings;
+  if (signal?.aborted === true) throw interrupted(settings.name);
   const child = (settings.placement ?? localPlacement).spawn({
     name: settings.name,
     ...(settings.node === undefined ? {} : { node: settings.node }),
@@ -62,12 +69,13 @@ export async function launchSimServer(settings: SimServerLaunchSettings): Promis
     stopGraceMs: 3_000,
   });
   const timeoutMs = settings.readyTimeoutMs ?? 30_000;
+  const aborted = abortedPromise(signal, settings.name);
   try {
     const ready = child.waitForLine(READY_LINE, timeoutMs, 'get ready');
     // Both waits fail together when the child exits early; the second failure is the same news, never unhandled.
     ready.catch(() => undefined);
-    const url = await listeningUrl(child, LISTENING_LINE, timeoutMs);
-    await ready;
+    const url = await Promise.race([listeningUrl(child, LISTENING_LINE, timeoutMs), aborted.promise]);
+    await Promise.race([ready, aborted.promise]);
     const port = Number(new URL(url).port);
     return {
       name: settings.name,
@@ -78,7 +86,8 @@ export async function launchSimServer(settings: SimServerLaunchSettings): Promis
       stop: () => child.stop(),
       signal: (signal) => child.signal(signal),
       // A restored node must come back on the same port: the router (or its tap) still points there.
-      relaunch: () => launchSimServer({ ...settings, port }),
+      // A relaunch (a failure schedule's restore) is not the start-up the signal was for.
+      relaunch: () => launchSimServer({ ...settings, port, signal: undefined }),
     };
   } catch (error) {
     await child.stop();
@@ -86,5 +95,24 @@ export async function launchSimServer(settings: SimServerLaunchSettings): Promis
       throw new ServelabError('PORT_IN_USE', `${settings.name} could not listen on port ${settings.port}: it is already in use; choose another port`);
     }
     throw error;
+  } finally {
+    aborted.dispose();
   }
+}
+
+function interrupted(name: string): ServelabError {
+  return new ServelabError('INTERRUPTED', `interrupted while ${name} was starting; nothing was measured`);
+}
+
+/** A promise that rejects when `signal` aborts (never otherwise), and the way to stop listening once the launch is over. */
+function abortedPromise(signal: AbortSignal | undefined, name: string): { promise: Promise<never>; dispose(): void } {
+  if (signal === undefined) return { promise: new Promise<never>(() => undefined), dispose: () => undefined };
+  let onAbort = (): void => undefined;
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => reject(interrupted(name));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  promise.catch(() => undefined);
+  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
 }
