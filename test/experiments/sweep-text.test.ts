@@ -23,7 +23,7 @@ describe('sweep terminal output', () => {
     );
     expect(lines[0]).toBe('Highest rate meeting the objectives (TTFT ≤ 200 ms for 90% of requests, run STABLE), routing_policy=cache_aware: between 47.6 (passed) and 52.3 req/s (failed)');
     expect(lines[1]).toMatch(/routing_policy=random: none, 2 req\/s failed$/);
-    expect(lines[2]).toMatch(/routing_policy=power_of_two: between 10 \(passed\) and 40 req\/s \(failed\); not judged \(too short at the longest run\): 20 req\/s$/);
+    expect(lines[2]).toMatch(/routing_policy=power_of_two: between 10 \(passed\) and 40 req\/s \(failed\); 20 req\/s not judged \(too short\)$/);
     expect(lines[3]).toMatch(/routing_policy=round_robin: 2000 req\/s, every judged rate passed, up to 2000 req\/s$/);
   });
 
@@ -34,7 +34,7 @@ describe('sweep terminal output', () => {
     ]);
     const lines = table.trimEnd().split('\n');
     expect(lines).toHaveLength(4);
-    expect(lines[0]).toMatch(/^run\s+settings\s+status\s+verdict\s+meets SLO\s+search\s+req\/s/);
+    expect(lines[0]).toMatch(/^run\s+settings\s+status\s+SLO met\s+search\s+req\/s/);
     expect(lines[2]).toMatch(/^grid\s+max_running_requests=8\s+failed/);
     expect(lines[3]).toMatch(/^search\s+request_rate=2000\s+failed\s+no\s+not judged/);
     for (const line of lines) expect(line.length).toBeLessThan(140);

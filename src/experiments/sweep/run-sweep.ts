@@ -107,8 +107,8 @@ async function searchHighestRate(
 ): Promise<SearchOutcome> {
   const notJudgedRates: number[] = [];
   let longestNumPrompts = search.maxNumPrompts;
-  const probe = async (rate: number): Promise<boolean> => {
-    const requestRate = Number(rate.toPrecision(4));
+  // Rates are probed at four significant figures, and the answer is the rate a run was made at.
+  const probe = async (requestRate: number): Promise<boolean> => {
     let lengthened: number | undefined;
     for (;;) {
       const values = { ...point.values, requestRate, ...(lengthened === undefined ? {} : { numPrompts: lengthened }) };
@@ -132,12 +132,13 @@ async function searchHighestRate(
   let failing: number | null = null;
   // The bisection's upper bound: the lowest rate that did not pass (failed or not judged).
   let notPassing: number | null = null;
-  const tried = async (rate: number): Promise<boolean> => {
+  const tried = async (exactRate: number): Promise<boolean> => {
+    const rate = Number(exactRate.toPrecision(4));
     const passed = await probe(rate);
     if (passed) passing = rate;
     else {
       notPassing = rate;
-      if (!notJudgedRates.includes(Number(rate.toPrecision(4)))) failing = rate;
+      if (!notJudgedRates.includes(rate)) failing = rate;
     }
     return passed;
   };

@@ -32,7 +32,7 @@ export function searchAnswerLines(searches: readonly SearchOutcome[], search: No
     const where = pointText(outcome.values);
     const objectives = objectivesText(search.slo, search.attainment);
     const rate = (value: number): string => `${roundedRate(value)} req/s`;
-    const notJudged = outcome.notJudgedRates.length === 0 ? '' : `; not judged (too short at the longest run): ${outcome.notJudgedRates.map(rate).join(', ')}`;
+    const notJudged = outcome.notJudgedRates.length === 0 ? '' : `; ${outcome.notJudgedRates.map(rate).join(', ')} not judged (too short)`;
     let answer: string;
     if (outcome.highestPassingRate === null) {
       answer = outcome.lowestFailingRate === null ? 'none judged' : `none, ${rate(outcome.lowestFailingRate)} failed`;
@@ -52,14 +52,14 @@ const milliseconds = (seconds: number | undefined): string => (seconds === undef
  * the full comparison (one column per run) is too wide to read in a terminal.
  */
 export function sweepRunsTable(runs: readonly SweepRunOutcome[]): string {
-  const header = ['run', 'settings', 'status', 'verdict', 'meets SLO', 'search', 'req/s', 'TTFT p50 ms', 'TTFT p99 ms', 'TPOT p99 ms', 'E2E p99 ms', 'failed'];
+  // A finished run's status is its verdict (STABLE, SATURATED, UNKNOWN); any other status (failed, interrupted) as is.
+  const header = ['run', 'settings', 'status', 'SLO met', 'search', 'req/s', 'TTFT p50 ms', 'TTFT p99 ms', 'TPOT p99 ms', 'E2E p99 ms', 'failed'];
   const rows = runs.map((run) => {
     const metrics = run.result?.metrics;
     return [
       run.label.startsWith('search__') ? 'search' : 'grid',
       pointText(run.values),
-      run.result?.status ?? 'failed',
-      metrics === undefined ? '' : metrics.verdict.state.toUpperCase(),
+      run.result === undefined ? 'failed' : run.result.status === 'completed' ? run.result.metrics.verdict.state.toUpperCase() : run.result.status,
       run.meetsSlo === undefined ? '' : run.meetsSlo ? 'yes' : 'no',
       run.judgement === undefined ? '' : run.judgement.state.replace('_', ' '),
       metrics === undefined ? '' : metrics.throughput.requestsPerSecond.toFixed(1),
@@ -73,6 +73,6 @@ export function sweepRunsTable(runs: readonly SweepRunOutcome[]): string {
   const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] as string).length)));
   // Text columns left-aligned, numbers right-aligned.
   const render = (cells: readonly string[]): string =>
-    cells.map((cell, column) => (column < 6 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number))).join('  ').trimEnd();
+    cells.map((cell, column) => (column < 5 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number))).join('  ').trimEnd();
   return `${[render(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(render)].join('\n')}\n`;
 }
