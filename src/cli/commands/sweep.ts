@@ -47,7 +47,8 @@ export function registerSweepCommand(program: Command): void {
       // Real-time runs in the grid get the V8 settings a single run gets (see real-time-v8-flags.ts).
       if (plan.settings['virtualTime'] !== true && !(plan.grid['virtualTime'] ?? []).includes(true)) applyRealTimeV8Flags();
       const outputDirectory = resolve(options.outputDir ?? `results/sweep-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}`);
-      const gridSize = gridPoints(plan.grid).length;
+      // A search with no grid makes no grid run (run-sweep.ts), so every run it announces is a search probe.
+      const gridSize = plan.search !== undefined && Object.keys(plan.grid).length === 0 ? 0 : gridPoints(plan.grid).length;
       const interrupts = abortOnSignals(() => process.stderr.write('servelab sweep: stopping after writing what was measured\n'));
       try {
         const result = await runSweep(plan, {
