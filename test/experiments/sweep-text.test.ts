@@ -23,7 +23,7 @@ describe('sweep terminal output', () => {
     );
     expect(lines[0]).toBe('Highest rate meeting the objectives (TTFT ≤ 200 ms for 90% of requests, run STABLE), routing_policy=cache_aware: between 47.6 (passed) and 52.3 req/s (failed)');
     expect(lines[1]).toMatch(/routing_policy=random: none, 2 req\/s failed$/);
-    expect(lines[2]).toMatch(/routing_policy=power_of_two: between 10 \(passed\) and 40 req\/s \(failed\); 20 req\/s not judged \(too short\)$/);
+    expect(lines[2]).toMatch(/routing_policy=power_of_two: between 10 \(passed\) and 40 req\/s \(failed\); 20 req\/s not judged \(search_why in sweep.csv\)$/);
     expect(lines[3]).toMatch(/routing_policy=round_robin: 2000 req\/s, every judged rate passed, up to 2000 req\/s$/);
   });
 

@@ -32,7 +32,7 @@ export function searchAnswerLines(searches: readonly SearchOutcome[], search: No
     const where = pointText(outcome.values);
     const objectives = objectivesText(search.slo, search.attainment);
     const rate = (value: number): string => `${roundedRate(value)} req/s`;
-    const notJudged = outcome.notJudgedRates.length === 0 ? '' : `; ${outcome.notJudgedRates.map(rate).join(', ')} not judged (too short)`;
+    const notJudged = outcome.notJudgedRates.length === 0 ? '' : `; ${outcome.notJudgedRates.map(rate).join(', ')} not judged (search_why in sweep.csv)`;
     let answer: string;
     if (outcome.highestPassingRate === null) {
       answer = outcome.lowestFailingRate === null ? 'none judged' : `none, ${rate(outcome.lowestFailingRate)} failed`;
