@@ -135,3 +135,25 @@ export function judgeLoad(records: readonly RequestRecord[], t0: number, targetR
     thresholds: VERDICT_THRESHOLDS,
   };
 }
+
+/**
+ * The smallest backlog growth, as a share of the offered rate, that this verdict's window could have called
+ * saturated: its growth thresholds (min_growth_requests, min_growth_of_start_level x the level at the window's start)
+ * over the requests offered in the window. A run is long enough to judge when that share is no more than
+ * min_growth_share, the share the verdict itself calls saturation; above it, a STABLE verdict may hide a backlog
+ * that grows too slowly for so short a window to show. Null when the verdict has no window (unknown, all at once).
+ */
+export function smallestDetectableGrowthShare(verdict: LoadVerdict): number | null {
+  const evidence = verdict.evidence;
+  if (evidence === null || evidence.offered_rate_per_s === null) return null;
+  const offeredInWindow = evidence.offered_rate_per_s * (evidence.window_end_s - evidence.window_start_s);
+  if (!(offeredInWindow > 0)) return null;
+  const thresholds = verdict.thresholds;
+  return Math.max(thresholds.min_growth_requests, thresholds.min_growth_of_start_level * evidence.in_system_at_window_start) / offeredInWindow;
+}
+
+/** Whether the run was long enough for its verdict to see a backlog growing at min_growth_share of the offered rate. */
+export function longEnoughToJudge(verdict: LoadVerdict): boolean {
+  const share = smallestDetectableGrowthShare(verdict);
+  return share !== null && share <= verdict.thresholds.min_growth_share;
+}

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { judgeLoad } from '../../src/analysis/verdict.js';
+import { judgeLoad, longEnoughToJudge, smallestDetectableGrowthShare } from '../../src/analysis/verdict.js';
 import { NodeTest } from '../../src/index.js';
 import { formatTerminalSummary } from '../../src/report/terminal/format-terminal-summary.js';
 import { recordAt, T0 } from './records.js';
@@ -57,6 +57,20 @@ describe('the verdict (hand-built records)', () => {
   it('does not call a few slow requests at the end saturation (growth must beat the noise floor)', () => {
     const records = steadyArrivals(100, (index) => (index >= 96 ? 6 : 1));
     expect(judgeLoad(records, T0, 1).state).toBe('stable');
+  });
+
+  it('says whether a stable run was long enough to see a backlog growing at min_growth_share of the rate', () => {
+    // 100 s at 1 req/s: ~79 requests in the window, so only growth of 10 (about 13% of the rate) would show.
+    const short = judgeLoad(steadyArrivals(100, () => 2.5), T0, 1);
+    expect(short.state).toBe('stable');
+    expect(smallestDetectableGrowthShare(short)).toBeCloseTo(10 / 79.2, 2);
+    expect(longEnoughToJudge(short)).toBe(false);
+    expect(longEnoughToJudge(judgeLoad(steadyArrivals(400, () => 2.5), T0, 1))).toBe(true);
+    // ~40 requests in the system: growth must reach half that level, so the window needs 10x the time in the system.
+    const deep = judgeLoad(steadyArrivals(400, () => 40), T0, 1);
+    expect(deep.state).toBe('stable');
+    expect(longEnoughToJudge(deep)).toBe(false);
+    expect(longEnoughToJudge(judgeLoad(steadyArrivals(1000, () => 40), T0, 1))).toBe(true);
   });
 
   it('is unknown with fewer than two requests sent', () => {

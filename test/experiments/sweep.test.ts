@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSweep } from '../../src/experiments/sweep/run-sweep.js';
 import { gridPoints, parseSweepPlan } from '../../src/experiments/sweep/sweep-plan.js';
+import { longEnoughToJudge } from '../../src/analysis/verdict.js';
+import type { LoadVerdict } from '../../src/types/verdict.js';
 import { runCli } from '../helpers/cli.js';
 
 let workDirectory: string;
@@ -58,29 +60,64 @@ describe('sweep', () => {
     expect(search?.highestPassingRate).toBeGreaterThanOrEqual(2);
     expect(search?.lowestFailingRate).toBeLessThanOrEqual(5000);
     expect(search?.highestPassingRate as number).toBeLessThan(search?.lowestFailingRate as number);
-    // Every probe at or below the answer met the objectives; every probe above it did not.
-    for (const run of result.runs) {
-      const rate = run.values.requestRate as number;
-      expect(run.meetsSlo).toBe(rate <= (search?.highestPassingRate as number) + 1e-9);
-    }
+    // Every rate at or below the answer passed; every rate above it did not (a lengthened probe's last run decides).
+    const lastRunOfRate = new Map(result.runs.map((run) => [run.values.requestRate as number, run]));
+    for (const [rate, run] of lastRunOfRate) expect(run.judgement?.state === 'pass').toBe(rate <= (search?.highestPassingRate as number) + 1e-9);
     const searchCsv = await readFile(join(workDirectory, 'search', 'search.csv'), 'utf8');
     expect(searchCsv).toContain('highest_passing_rate');
+  });
+
+  it('does not count a short run that meets the objectives while SATURATED: it lengthens it until the verdict can judge', async () => {
+    // 200 prompts at 20 req/s meet these objectives while the queue grows (the verdict: SATURATED); in steady state
+    // (2,000 prompts) the same rate misses them.
+    const short = { virtualTime: true, numPrompts: 200, seed: 1, progress: 'off' };
+    const search = { slo: { ttftMs: 100, tpotMs: 12 }, attainment: 0.9, lowRate: 5, highRate: 20, steps: 2, maxNumPrompts: 1600 };
+    const plan = parseSweepPlan({ test: 'node', settings: short, grid: {}, search });
+    const result = await runSweep(plan, { outputDirectory: join(workDirectory, 'steady-state') });
+    const first = result.runs.find((run) => run.label === 'search__requestRate=20');
+    expect(first?.meetsSlo).toBe(true);
+    expect(first?.result?.metrics.verdict.state).toBe('saturated');
+    const answer = result.searches[0];
+    expect(answer?.highestPassingRate).not.toBeNull();
+    expect(answer?.highestPassingRate as number).toBeLessThan(20);
+    expect(answer?.lowestFailingRate as number).toBeLessThanOrEqual(20);
+    // Every run counted as passing was STABLE and long enough to judge; a too-short probe was run again, longer.
+    const passed = result.runs.filter((run) => run.judgement?.state === 'pass');
+    expect(passed.length).toBeGreaterThan(0);
+    for (const run of passed) expect(longEnoughToJudge(run.result?.metrics.verdict as LoadVerdict)).toBe(true);
+    expect(result.runs.some((run) => run.judgement?.state === 'lengthen')).toBe(true);
+    expect(result.runs.some((run) => run.values.numPrompts === 400)).toBe(true);
+    expect(result.runs.every((run) => run.result === undefined || (run.result.run.config.numPrompts as number) <= 1600)).toBe(true);
+  });
+
+  it('reports a rate it could not lengthen enough to judge as not judged, never as passing', async () => {
+    // 200 prompts at 5 req/s are STABLE, but too few for the verdict to see a backlog growing at 5% of the rate.
+    const short = { virtualTime: true, numPrompts: 200, seed: 1, progress: 'off' };
+    const plan = parseSweepPlan({ test: 'node', settings: short, grid: {}, search: { slo: { ttftMs: 100, tpotMs: 12 }, attainment: 0.9, lowRate: 5, highRate: 20, steps: 1, maxNumPrompts: 200 } });
+    const result = await runSweep(plan, { outputDirectory: join(workDirectory, 'not-judged') });
+    const low = result.runs.find((run) => run.label === 'search__requestRate=5');
+    expect(low?.result?.metrics.verdict.state).toBe('stable');
+    expect(low?.judgement?.state).toBe('not_judged');
+    expect(result.searches[0]?.highestPassingRate).toBeNull();
+    expect(result.searches[0]?.notJudgedRates).toEqual([5]);
+    expect(await readFile(join(workDirectory, 'not-judged', 'search.csv'), 'utf8')).toMatch(/,5,[^\n]*STABLE over a window long enough/);
   });
 
   it('servelab sweep prints its answer first, rounded, then one row per run', async () => {
     const file = join(workDirectory, 'cli-sweep.json');
     const small = { ...nodeSettings, numPrompts: 40 };
-    await writeFile(file, JSON.stringify({ test: 'node', settings: small, grid: { maxRunningRequests: [8, 64] }, search: { slo: { ttftMs: 200 }, attainment: 0.9, lowRate: 2, highRate: 2000, steps: 2 } }));
+    await writeFile(file, JSON.stringify({ test: 'node', settings: small, grid: { maxRunningRequests: [8, 64] }, search: { slo: { ttftMs: 200 }, attainment: 0.9, lowRate: 2, highRate: 2000, steps: 2, maxNumPrompts: 80 } }));
     const result = await runCli(['sweep', file, '--output-dir', join(workDirectory, 'cli-sweep')]);
     expect(result.code).toBe(0);
     const lines = result.stdout.split('\n');
-    expect(lines[0]).toMatch(/^Highest rate meeting the objectives \(TTFT ≤ 200 ms for 90% of requests\), max_running_requests=8: (none|\d+(\.\d{1,2})?) /);
+    expect(lines[0]).toMatch(/^Highest rate meeting the objectives \(TTFT ≤ 200 ms for 90% of requests, run STABLE\), max_running_requests=8: (none|between \d+(\.\d{1,2})? \(passed\) and \d+(\.\d{1,2})? req\/s \(failed\)|\d+(\.\d{1,2})? req\/s, every judged rate passed)/);
     expect(lines[1]).toMatch(/max_running_requests=64: /);
     // The rate as it reads, never a float's full digits.
     expect(result.stdout).not.toMatch(/\d\.\d{4,} req\/s/);
     const tableAt = result.stdout.search(/^run\s+settings\s+status/m);
     expect(tableAt).toBeGreaterThan(result.stdout.indexOf(lines[1] as string));
-    for (const line of lines.filter((text) => !text.startsWith('wrote '))) expect(line.length).toBeLessThan(160);
+    // The answer lines carry the objectives, the criterion and the range: one line each, still short of 200 columns.
+    for (const line of lines.filter((text) => !text.startsWith('wrote '))) expect(line.length).toBeLessThan(200);
   });
 
   it('rejects a bad sweep file before running anything', async () => {

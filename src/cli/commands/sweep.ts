@@ -12,7 +12,10 @@ export function registerSweepCommand(program: Command): void {
     .description(
       [
         'Runs every combination of a grid of settings as its own test, then (with a search section) bisects the request ' +
-          'rate for each combination of the other settings to find the highest that meets the objectives. Writes ' +
+          'rate for each combination of the other settings to find the highest that meets the objectives. A rate passes ' +
+          'only when its run met them and its verdict is STABLE over a window long enough to judge; a probe that met them ' +
+          'but was SATURATED or too short is run again with twice the prompts, up to maxNumPrompts (else: not judged). ' +
+          'The answer is a range: the highest rate that passed, the lowest that failed. Writes ' +
           'sweep.csv (one row per run), search.csv, and compare.html / compare.csv lining every run up.',
         '',
         'Sweep file (YAML or JSON):',
@@ -27,6 +30,7 @@ export function registerSweepCommand(program: Command): void {
         '    lowRate: 1',
         '    highRate: 100',
         '    steps: 5',
+        '    maxNumPrompts: 1600         # longest probe run (default 8 x numPrompts)',
       ].join('\n'),
     )
     .addHelpText(
@@ -55,7 +59,8 @@ export function registerSweepCommand(program: Command): void {
       // Real-time runs in the grid get the V8 settings a single run gets (see real-time-v8-flags.ts).
       if (plan.settings['virtualTime'] !== true && !(plan.grid['virtualTime'] ?? []).includes(true)) applyRealTimeV8Flags();
       const outputDirectory = resolve(options.outputDir ?? `results/sweep-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}`);
-      const gridSize = gridPoints(plan.grid).length;
+      // A search with no grid makes no grid run (run-sweep.ts), so every run it announces is a search probe.
+      const gridSize = plan.search !== undefined && Object.keys(plan.grid).length === 0 ? 0 : gridPoints(plan.grid).length;
       const interrupts = abortOnSignals(() => process.stderr.write('servelab sweep: stopping after writing what was measured\n'));
       try {
         const result = await runSweep(plan, {

@@ -2,11 +2,11 @@ import { join, resolve } from 'node:path';
 import { ServelabError } from '../../errors/servelab-error.js';
 import { formatComparisonTable, settingLabels, writeComparison, type ComparedRun } from '../../report/compare/compare-runs.js';
 import { csvField, csvLine } from '../../report/csv/csv-format.js';
-import type { Summary } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { NodeTest } from '../node-test.js';
 import { RoutingTest } from '../routing-test.js';
 import type { TestResult } from '../test-result.js';
+import { judgeProbe, PASSING_CRITERION, type ProbeJudgement } from './probe-judgement.js';
 import { gridPoints, labelOf, type GridPoint, type SweepPlan } from './sweep-plan.js';
 
 export interface SweepRunOutcome {
@@ -15,17 +15,21 @@ export interface SweepRunOutcome {
   result?: TestResult;
   /** Why the run could not be made (a server that never got ready, ...); the sweep goes on. */
   failure?: string;
-  /** For search probes: whether the run met the objectives. */
+  /** For search probes: whether the run met the objectives (its goodput fraction reached the attainment). */
   meetsSlo?: boolean;
+  /** For search probes: what the run says about its rate (probe-judgement.ts): only `pass` counts as passing. */
+  judgement?: ProbeJudgement;
 }
 
 export interface SearchOutcome {
   label: string;
   values: Record<string, unknown>;
-  /** The highest rate tried that met the objectives; null when even the lowest did not. */
+  /** The highest rate tried that passed (objectives met, STABLE, long enough to judge); null when none did. */
   highestPassingRate: number | null;
-  /** The lowest rate tried that missed them; null when even the highest met them. */
+  /** The lowest rate tried that failed (objectives missed, or SATURATED at the longest run); null when none did. */
   lowestFailingRate: number | null;
+  /** Rates whose runs could not be judged even at the longest run allowed (or that failed to run); never passing. */
+  notJudgedRates: number[];
 }
 
 export interface SweepResult {
@@ -91,43 +95,62 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
   return { outputDirectory, runs, searches, files, comparisonTable };
 }
 
-/** Bisection on a geometric scale between the highest rate that met the objectives and the lowest that did not. */
+/**
+ * Bisection on a geometric scale between the highest rate that passed and the lowest that did not. A rate passes only
+ * when its run met the objectives and the verdict judged it STABLE over a long enough window; a probe too short to
+ * judge is run again with twice the prompts, up to search.maxNumPrompts (probe-judgement.ts).
+ */
 async function searchHighestRate(
   point: GridPoint,
   search: NonNullable<SweepPlan['search']>,
   runOne: (label: string, values: Record<string, unknown>) => Promise<SweepRunOutcome>,
 ): Promise<SearchOutcome> {
-  const probe = async (rate: number): Promise<boolean> => {
-    const values = { ...point.values, requestRate: Number(rate.toPrecision(4)) };
-    const outcome = await runOne(`search__${labelOf(values)}`, { ...values, slo: search.slo });
-    outcome.meetsSlo = meetsObjectives(outcome.result?.metrics, search.attainment);
-    return outcome.meetsSlo;
+  const notJudgedRates: number[] = [];
+  let longestNumPrompts = search.maxNumPrompts;
+  // Rates are probed at four significant figures, and the answer is the rate a run was made at.
+  const probe = async (requestRate: number): Promise<boolean> => {
+    let lengthened: number | undefined;
+    for (;;) {
+      const values = { ...point.values, requestRate, ...(lengthened === undefined ? {} : { numPrompts: lengthened }) };
+      const outcome = await runOne(`search__${labelOf(values)}`, { ...values, slo: search.slo });
+      const madeNumPrompts = outcome.result?.run.config['numPrompts'];
+      const made = typeof madeNumPrompts === 'number' ? madeNumPrompts : undefined;
+      if (made !== undefined) longestNumPrompts ??= 8 * made;
+      const atLongest = made === undefined || longestNumPrompts === undefined || 2 * made > longestNumPrompts;
+      const goodput = outcome.result?.metrics.goodput;
+      outcome.meetsSlo = goodput !== null && goodput !== undefined && goodput.fraction >= search.attainment;
+      outcome.judgement = judgeProbe(outcome.result?.metrics, search.attainment, atLongest);
+      if (outcome.judgement.state === 'lengthen' && made !== undefined) {
+        lengthened = 2 * made;
+        continue;
+      }
+      if (outcome.judgement.state === 'not_judged') notJudgedRates.push(requestRate);
+      return outcome.judgement.state === 'pass';
+    }
   };
   let passing: number | null = null;
   let failing: number | null = null;
-  if (await probe(search.highRate)) passing = search.highRate;
-  else {
-    failing = search.highRate;
-    if (await probe(search.lowRate)) passing = search.lowRate;
-    else failing = search.lowRate;
-  }
-  for (let step = 0; step < search.steps && passing !== null && failing !== null; step++) {
-    const middle = Math.sqrt(passing * failing);
-    if (await probe(middle)) passing = middle;
-    else failing = middle;
-  }
-  return { label: point.label, values: point.values, highestPassingRate: passing, lowestFailingRate: failing };
-}
-
-function meetsObjectives(summary: Summary | undefined, attainment: number): boolean {
-  const goodput = summary?.goodput;
-  return goodput !== null && goodput !== undefined && goodput.fraction >= attainment;
+  // The bisection's upper bound: the lowest rate that did not pass (failed or not judged).
+  let notPassing: number | null = null;
+  const tried = async (exactRate: number): Promise<boolean> => {
+    const rate = Number(exactRate.toPrecision(4));
+    const passed = await probe(rate);
+    if (passed) passing = rate;
+    else {
+      notPassing = rate;
+      if (!notJudgedRates.includes(rate)) failing = rate;
+    }
+    return passed;
+  };
+  if (!(await tried(search.highRate))) await tried(search.lowRate);
+  for (let step = 0; step < search.steps && passing !== null && notPassing !== null; step++) await tried(Math.sqrt(passing * notPassing));
+  return { label: point.label, values: point.values, highestPassingRate: passing, lowestFailingRate: failing, notJudgedRates };
 }
 
 async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[], searches: SearchOutcome[], plan: SweepPlan): Promise<{ files: string[]; comparisonTable: string }> {
   const files: string[] = [];
   const gridKeys = [...new Set(runs.flatMap((run) => Object.keys(run.values)))].filter((key) => key !== 'slo');
-  const header = ['label', ...gridKeys, 'status', 'meets_slo', 'succeeded', 'failed', 'request_throughput', 'output_token_throughput', 'ttft_p50_ms', 'ttft_p99_ms', 'tpot_p50_ms', 'tpot_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms', 'goodput_fraction', 'run_directory', 'failure'];
+  const header = ['label', ...gridKeys, 'status', 'verdict', 'meets_slo', 'search_judgement', 'search_why', 'num_prompts', 'succeeded', 'failed', 'request_throughput', 'output_token_throughput', 'ttft_p50_ms', 'ttft_p99_ms', 'tpot_p50_ms', 'tpot_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms', 'goodput_fraction', 'run_directory', 'failure'];
   const milliseconds = (value: number | undefined): number | undefined => (value === undefined ? undefined : value * 1000);
   const row = (fields: (string | number | boolean | undefined | null)[]): string => csvLine(fields.map(csvField));
   const lines = [row(header)];
@@ -138,7 +161,11 @@ async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[],
         run.label,
         ...gridKeys.map((key) => stringify(run.values[key])),
         run.result?.status ?? 'failed',
+        metrics?.verdict.state,
         run.meetsSlo === undefined ? undefined : String(run.meetsSlo),
+        run.judgement?.state,
+        run.judgement?.why,
+        numberOrUndefined(run.result?.run.config['numPrompts']),
         metrics?.counts.succeeded,
         metrics?.counts.failed,
         metrics?.throughput.requestsPerSecond,
@@ -160,9 +187,9 @@ async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[],
   files.push(sweepCsv);
   if (searches.length > 0 && plan.search !== undefined) {
     const searchKeys = [...new Set(searches.flatMap((search) => Object.keys(search.values)))];
-    const searchLines = [row(['label', ...searchKeys, 'highest_passing_rate', 'lowest_failing_rate', 'attainment', 'slo'])];
+    const searchLines = [row(['label', ...searchKeys, 'highest_passing_rate', 'lowest_failing_rate', 'not_judged_rates', 'attainment', 'slo', 'criterion'])];
     for (const search of searches) {
-      searchLines.push(row([search.label, ...searchKeys.map((key) => stringify(search.values[key])), search.highestPassingRate ?? undefined, search.lowestFailingRate ?? undefined, plan.search.attainment, JSON.stringify(plan.search.slo)]));
+      searchLines.push(row([search.label, ...searchKeys.map((key) => stringify(search.values[key])), search.highestPassingRate ?? undefined, search.lowestFailingRate ?? undefined, search.notJudgedRates.join(' '), plan.search.attainment, JSON.stringify(plan.search.slo), PASSING_CRITERION]));
     }
     const searchCsv = join(outputDirectory, 'search.csv');
     await writeFileAtomic(searchCsv, searchLines.join(''));
@@ -174,6 +201,8 @@ async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[],
   if (compared.length >= 1) files.push(...(await writeComparison(compared, outputDirectory)));
   return { files, comparisonTable: compared.length >= 1 ? formatComparisonTable(compared) : '' };
 }
+
+const numberOrUndefined = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
 function stringify(value: unknown): string | undefined {
   if (value === undefined) return undefined;

@@ -18,6 +18,7 @@ import { parseConfig } from '../../config/validate.js';
  *     lowRate: 1
  *     highRate: 100
  *     steps: 5
+ *     maxNumPrompts: 8000               # optional: probes too short to judge are doubled up to this
  */
 export const sweepPlanSchema = z
   .object({
@@ -36,6 +37,11 @@ export const sweepPlanSchema = z
           highRate: z.number().positive().default(100),
           /** Bisection steps between the highest passing and the lowest failing rate (geometric midpoints). */
           steps: z.number().int().min(1).max(20).default(5),
+          /**
+           * The longest run a probe may be lengthened to: a probe too short for the verdict to judge is run again with
+           * twice the prompts, up to this (default 8 x the probe's first run).
+           */
+          maxNumPrompts: z.number().int().positive().optional(),
         })
         .strict(),
     ).optional(),

@@ -24,18 +24,24 @@ function pointText(values: Record<string, unknown>): string {
 
 /**
  * The sweep's answers, one line per searched point, first: what a researcher ran the sweep for, rounded as it reads
- * (the bisection's own precision is in search.csv).
+ * (the bisection's own precision is in search.csv). The answer is a range, the highest rate that passed and the lowest
+ * that failed, under the criterion named in the line: objectives met in a run the verdict judged STABLE.
  */
 export function searchAnswerLines(searches: readonly SearchOutcome[], search: NonNullable<SweepPlan['search']>): string[] {
   return searches.map((outcome) => {
     const where = pointText(outcome.values);
     const objectives = objectivesText(search.slo, search.attainment);
-    if (outcome.highestPassingRate === null) return `Highest rate meeting the objectives (${objectives}), ${where}: none, not even ${roundedRate(search.lowRate)} req/s`;
-    const bracket =
-      outcome.lowestFailingRate === null
-        ? `every rate tried met them, up to ${roundedRate(search.highRate)} req/s`
-        : `${roundedRate(outcome.lowestFailingRate)} req/s missed them`;
-    return `Highest rate meeting the objectives (${objectives}), ${where}: ${roundedRate(outcome.highestPassingRate)} req/s (${bracket})`;
+    const rate = (value: number): string => `${roundedRate(value)} req/s`;
+    const notJudged = outcome.notJudgedRates.length === 0 ? '' : `; ${outcome.notJudgedRates.map(rate).join(', ')} not judged (search_why in sweep.csv)`;
+    let answer: string;
+    if (outcome.highestPassingRate === null) {
+      answer = outcome.lowestFailingRate === null ? 'none judged' : `none, ${rate(outcome.lowestFailingRate)} failed`;
+    } else if (outcome.lowestFailingRate === null) {
+      answer = `${rate(outcome.highestPassingRate)}, every judged rate passed, up to ${rate(search.highRate)}`;
+    } else {
+      answer = `between ${roundedRate(outcome.highestPassingRate)} (passed) and ${rate(outcome.lowestFailingRate)} (failed)`;
+    }
+    return `Highest rate meeting the objectives (${objectives}, run STABLE), ${where}: ${answer}${notJudged}`;
   });
 }
 
@@ -46,14 +52,16 @@ const milliseconds = (seconds: number | undefined): string => (seconds === undef
  * the full comparison (one column per run) is too wide to read in a terminal.
  */
 export function sweepRunsTable(runs: readonly SweepRunOutcome[]): string {
-  const header = ['run', 'settings', 'status', 'meets SLO', 'req/s', 'TTFT p50 ms', 'TTFT p99 ms', 'TPOT p99 ms', 'E2E p99 ms', 'failed'];
+  // A finished run's status is its verdict (STABLE, SATURATED, UNKNOWN); any other status (failed, interrupted) as is.
+  const header = ['run', 'settings', 'status', 'SLO met', 'search', 'req/s', 'TTFT p50 ms', 'TTFT p99 ms', 'TPOT p99 ms', 'E2E p99 ms', 'failed'];
   const rows = runs.map((run) => {
     const metrics = run.result?.metrics;
     return [
       run.label.startsWith('search__') ? 'search' : 'grid',
       pointText(run.values),
-      run.result?.status ?? 'failed',
+      run.result === undefined ? 'failed' : run.result.status === 'completed' ? run.result.metrics.verdict.state.toUpperCase() : run.result.status,
       run.meetsSlo === undefined ? '' : run.meetsSlo ? 'yes' : 'no',
+      run.judgement === undefined ? '' : run.judgement.state.replace('_', ' '),
       metrics === undefined ? '' : metrics.throughput.requestsPerSecond.toFixed(1),
       milliseconds(metrics?.latencies.ttft?.p50),
       milliseconds(metrics?.latencies.ttft?.p99),
@@ -65,6 +73,6 @@ export function sweepRunsTable(runs: readonly SweepRunOutcome[]): string {
   const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] as string).length)));
   // Text columns left-aligned, numbers right-aligned.
   const render = (cells: readonly string[]): string =>
-    cells.map((cell, column) => (column < 4 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number))).join('  ').trimEnd();
+    cells.map((cell, column) => (column < 5 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number))).join('  ').trimEnd();
   return `${[render(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(render)].join('\n')}\n`;
 }
