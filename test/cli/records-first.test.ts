@@ -4,7 +4,7 @@ import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { isAlive, pidFromLog, runCli, startCli, type CliRun } from '../helpers/cli.js';
 import { nginxMissing } from '../helpers/require-tool.js';
 
@@ -188,8 +188,9 @@ describe('records first', () => {
 });
 
 describe('a full disk', () => {
-  it('ends the run with one line naming the file, keeps the records that fit, and leaves no temporary file', async (context) => {
-    const mountPoint = join(workDirectory, 'small-disk');
+  /** Runs `body` on a 256 KiB tmpfs (unmounted after), or skips the test with one line where none can be mounted. */
+  async function onSmallDisk(context: TestContext, name: string, body: (mountPoint: string) => Promise<void>): Promise<void> {
+    const mountPoint = join(workDirectory, name);
     await mkdir(mountPoint, { recursive: true });
     try {
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', mountPoint], { stdio: 'ignore' });
@@ -199,6 +200,14 @@ describe('a full disk', () => {
       return;
     }
     try {
+      await body(mountPoint);
+    } finally {
+      execFileSync('umount', [mountPoint], { stdio: 'ignore' });
+    }
+  }
+
+  it('ends the run with one line naming the file, keeps the records that fit, and leaves no temporary file', async (context) => {
+    await onSmallDisk(context, 'small-disk', async (mountPoint) => {
       const directory = join(mountPoint, 'run');
       const result = await runCli([
         'node', '--request-rate', '100', '--num-prompts', '400', '--random-input-len', '32', '--random-output-len', '64',
@@ -217,22 +226,11 @@ describe('a full disk', () => {
       // The count the message gives is the count on disk.
       const said = Number(/\((\d+) of 400 records reached it\)/.exec(lines[0] as string)?.[1]);
       expect(said).toBe(whole.length);
-    } finally {
-      execFileSync('umount', [mountPoint], { stdio: 'ignore' });
-    }
+    });
   }, 120_000);
 
   it('still prints the terminal summary from memory before the line about the disk', async (context) => {
-    const mountPoint = join(workDirectory, 'small-disk-summary');
-    await mkdir(mountPoint, { recursive: true });
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', mountPoint], { stdio: 'ignore' });
-    } catch {
-      console.warn('skipped: cannot mount a small tmpfs here (needs root and CAP_SYS_ADMIN) to fill a disk');
-      context.skip();
-      return;
-    }
-    try {
+    await onSmallDisk(context, 'small-disk-summary', async (mountPoint) => {
       const directory = join(mountPoint, 'run');
       const result = await runCli([
         'node', '--request-rate', '100', '--num-prompts', '400', '--random-input-len', '32', '--random-output-len', '64',
@@ -243,8 +241,6 @@ describe('a full disk', () => {
       // Every request was measured: the summary counts all 400.
       expect(result.stdout).toMatch(/STABLE|SATURATED/);
       expect(result.stdout).toMatch(/400/);
-    } finally {
-      execFileSync('umount', [mountPoint], { stdio: 'ignore' });
-    }
+    });
   }, 120_000);
 });
