@@ -20,7 +20,7 @@ export const sglangTarget: TargetLauncher = {
   serversReportOnThemselves: false,
   describeNodeStart: () => 'launching the sglang server',
   describeClusterStart: (config) => `launching ${config.numGpus} sglang servers`,
-  async launchNode(config, { placement, logsPath, serverNode }) {
+  async launchNode(config, { placement, logsPath, serverNode, signal }) {
     const { node } = serverNode(0);
     const port = config.port ?? SGLANG_DEFAULT_PORT;
     await placement.assertPortFree(port, '--port', node);
@@ -34,13 +34,14 @@ export const sglangTarget: TargetLauncher = {
       readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),
       placement,
       ...(node === undefined ? {} : { node }),
+      ...(signal === undefined ? {} : { signal }),
     });
   },
   async prepareCluster(config, { placement, serverNode }) {
     // Every port before any server starts: a taken port then costs no model load.
     for (let index = 0; index < config.numGpus; index += 1) await placement.assertPortFree(config.basePort + index, '--base-port', serverNode(index).node);
   },
-  launchClusterNode(config, index, { placement, logsPath, serverNode }) {
+  launchClusterNode(config, index, { placement, logsPath, serverNode, signal }) {
     const name = `node-${index}`;
     const { node, indexOnNode } = serverNode(index);
     // GPUs are numbered per node: the servers that share a node take consecutive groups of tpSize.
@@ -55,6 +56,7 @@ export const sglangTarget: TargetLauncher = {
       readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),
       placement,
       ...(node === undefined ? {} : { node }),
+      ...(signal === undefined ? {} : { signal }),
     });
   },
 };

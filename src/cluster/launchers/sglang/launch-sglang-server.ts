@@ -1,6 +1,7 @@
 import { ServelabError } from '../../../errors/servelab-error.js';
 import type { PlacedProcess, ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
 import { localPlacement } from '../../placement/local/local-placement.js';
+import { abortedPromise, launchInterrupted } from '../launch-abort.js';
 import { pollUntilHealthy } from '../../readiness.js';
 import { sglangServerArgs, visibleDevices, type SglangServerSettings } from './sglang-server-args.js';
 
@@ -13,6 +14,8 @@ export interface SglangLaunchSettings extends SglangServerSettings {
   /** Where the process runs (default: this host). */
   placement?: ProcessPlacement;
   node?: string;
+  /** Aborts the start-up (Ctrl-C): the process group is stopped at once instead of after the model has loaded. */
+  signal?: AbortSignal;
 }
 
 /** SGLang prints this once its HTTP server has answered its own warmup request. */
@@ -23,6 +26,8 @@ const READY_LINE = /The server is fired up and ready to roll!/;
  * 200, whichever comes first. A missing Python or SGLang is reported as NOT_INSTALLED, never faked.
  */
 export async function launchSglangServer(settings: SglangLaunchSettings): Promise<ServerHandle> {
+  const { signal } = settings;
+  if (signal?.aborted === true) throw launchInterrupted(settings.name);
   const python = settings.pythonExecutable ?? 'python';
   const placement = settings.placement ?? localPlacement;
   const host = settings.host ?? placement.hostOf(settings.node);
@@ -38,15 +43,19 @@ export async function launchSglangServer(settings: SglangLaunchSettings): Promis
   });
   const url = `http://${host}:${settings.port}`;
   const timeoutMs = settings.readyTimeoutMs ?? 600_000;
+  const aborted = abortedPromise(signal, settings.name);
   try {
     // Ready at the ready line or at the first healthy /health, whichever comes first. The line waiter alone decides
     // failure (NOT_READY after the timeout, PROCESS_EXITED if the process dies); it is cleaned up when the child exits.
-    await new Promise<void>((resolve, reject) => {
+    const ready = new Promise<void>((resolve, reject) => {
       child.waitForLine(READY_LINE, timeoutMs, 'get ready').then(() => resolve(), reject);
       void pollUntilHealthy(`${url}/health`, timeoutMs, () => !child.hasExited, 1_000).then((healthy) => {
         if (healthy) resolve();
       });
     });
+    // An abort stops the wait; the readiness that loses the race is the same news, never unhandled.
+    ready.catch(() => undefined);
+    await Promise.race([ready, aborted.promise]);
     return {
       name: settings.name,
       url,
@@ -56,11 +65,14 @@ export async function launchSglangServer(settings: SglangLaunchSettings): Promis
       ...(settings.requestLogDirectory === undefined ? {} : { requestLogDirectory: settings.requestLogDirectory }),
       stop: () => child.stop(),
       signal: (signal) => child.signal(signal),
-      relaunch: () => launchSglangServer(settings),
+      // A relaunch (a failure schedule's restore) is not the start-up the signal was for.
+      relaunch: () => launchSglangServer({ ...settings, signal: undefined }),
     };
   } catch (error) {
     await child.stop();
     throw explainMissingInstall(error, child, python);
+  } finally {
+    aborted.dispose();
   }
 }
 

@@ -1,5 +1,6 @@
 import type { EngineRole } from '../../../engine/disaggregation/engine-role.js';
 import { ServelabError } from '../../../errors/servelab-error.js';
+import { abortedPromise, launchInterrupted } from '../launch-abort.js';
 import type { ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
 import { listeningUrl } from '../../placement/listening-url.js';
 import { localPlacement } from '../../placement/local/local-placement.js';
@@ -59,7 +60,7 @@ export function simServerArgs(settings: SimServerLaunchSettings): string[] {
  */
 export async function launchSimServer(settings: SimServerLaunchSettings): Promise<ServerHandle> {
   const { signal } = settings;
-  if (signal?.aborted === true) throw interrupted(settings.name);
+  if (signal?.aborted === true) throw launchInterrupted(settings.name);
   const child = (settings.placement ?? localPlacement).spawn({
     name: settings.name,
     ...(settings.node === undefined ? {} : { node: settings.node }),
@@ -98,21 +99,4 @@ export async function launchSimServer(settings: SimServerLaunchSettings): Promis
   } finally {
     aborted.dispose();
   }
-}
-
-function interrupted(name: string): ServelabError {
-  return new ServelabError('INTERRUPTED', `interrupted while ${name} was starting; nothing was measured`);
-}
-
-/** A promise that rejects when `signal` aborts (never otherwise), and the way to stop listening once the launch is over. */
-function abortedPromise(signal: AbortSignal | undefined, name: string): { promise: Promise<never>; dispose(): void } {
-  if (signal === undefined) return { promise: new Promise<never>(() => undefined), dispose: () => undefined };
-  let onAbort = (): void => undefined;
-  const promise = new Promise<never>((_, reject) => {
-    onAbort = () => reject(interrupted(name));
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  promise.catch(() => undefined);
-  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
 }
