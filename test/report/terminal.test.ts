@@ -39,6 +39,12 @@ describe('terminal summary', () => {
     expect(formatTerminalSummary(run, summary)).not.toContain('Tap overhead');
   });
 
+  it("names harness_limit failures as servelab's own limit, not the server's", () => {
+    const limited = runOf([fullyTracedRecord(0), recordAt({ scheduledTime: 1, success: false, error: 'harness_limit' })]);
+    const text = formatTerminalSummary(limited, summarize(limited));
+    expect(text).toMatch(/Requests ok \/ failed:\s+1 \/ 1 \(harness_limit 1: servelab's own limit, not the server\)/);
+  });
+
   it('colors only when asked', () => {
     expect(formatTerminalSummary(run, summary, { color: true })).toContain('\u001b[32mcompleted');
   });

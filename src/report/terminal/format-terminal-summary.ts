@@ -101,7 +101,8 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   row('Target', info.target);
   const failedClasses = Object.entries(summary.counts.failedByClass)
     .sort((a, b) => b[1] - a[1])
-    .map(([errorClass, count]) => `${errorClass} ${count}`)
+    // harness_limit is servelab's own limit (descriptors, memory, its body budget), never the server's: said here too.
+    .map(([errorClass, count]) => (errorClass === 'harness_limit' ? `${errorClass} ${count}: servelab's own limit, not the server` : `${errorClass} ${count}`))
     .join(', ');
   const failed = summary.counts.failed > 0 ? paint('31', String(summary.counts.failed)) : '0';
   row('Requests ok / failed', `${summary.counts.succeeded} / ${failed}${failedClasses ? ` (${failedClasses})` : ''}`);
