@@ -41,12 +41,37 @@ describe('SGLang /generate stream conformance: the simulated engine', () => {
     bodies.forEach((body, index) => {
       expect(checkGenerateStream(body, { completionTokens: 3 + index, requestId: `conf-many-${index}` })).toEqual([]);
     });
-    // Someone had to wait: with 3 running slots, 8 requests cannot all start at once.
-    const queueTimes = bodies.map((body) => {
-      const events = parseSseBody(body).events;
-      return (events[events.length - 1]!['meta_info'] as Record<string, number>)['queue_time']!;
+  });
+
+  test('a request that arrives while every running slot is taken reports the time it queued', async () => {
+    // Three requests that would run for minutes take the three slots; each has streamed a token, so each is running.
+    const blockers = Array.from({ length: 3 }, () => new AbortController());
+    const readers = await Promise.all(
+      blockers.map(async (controller, index) => {
+        const response = await fetch(`${server.url}/generate`, {
+          method: 'POST',
+          body: JSON.stringify({ input_ids: [1, 2, 3], sampling_params: { max_new_tokens: 50_000, ignore_eos: true }, rid: `blocker-${index}`, stream: true }),
+          signal: controller.signal,
+        });
+        const reader = response.body!.getReader();
+        await reader.read();
+        return reader;
+      }),
+    );
+    // The fourth is answered with headers on arrival, so the server holds it before any slot is freed.
+    const waiting = await fetch(`${server.url}/generate`, {
+      method: 'POST',
+      body: JSON.stringify({ input_ids: [4, 5, 6], sampling_params: { max_new_tokens: 2 }, rid: 'queued-1', stream: true }),
     });
-    expect(Math.max(...queueTimes)).toBeGreaterThan(0.004);
+    blockers[0]!.abort();
+    const body = await waiting.text();
+    for (const controller of blockers) controller.abort();
+    await Promise.all(readers.map((reader) => reader.cancel().catch(() => undefined)));
+    expect(checkGenerateStream(body, { completionTokens: 2, requestId: 'queued-1' })).toEqual([]);
+    const events = parseSseBody(body).events;
+    const meta = events[events.length - 1]!['meta_info'] as Record<string, number>;
+    // It could enter only when the aborted blocker left, after it had arrived: it queued for a time above zero.
+    expect(meta['queue_time']).toBeGreaterThan(0);
   });
 
   test('the suite catches broken streams', () => {
