@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { calibrateProfile } from '../../src/engine/calibration/calibrate-profile.js';
 import { decodeObservation, fitRooflineProfile, predictStepMs, prefillObservation } from '../../src/engine/calibration/fit-profile.js';
 import { startSimServer } from '../../src/engine/http/start-sim-server.js';
+import { ManualClock } from '../../src/clock/clock.js';
 import type { RooflineCoefficients, RooflineProfile } from '../../src/types/engine.js';
 
 /** A fast profile (a few ms per step) whose steps leave the floor within the sweeps' range. */
@@ -120,27 +121,44 @@ describe('the concurrency sweep\'s prompt lengths', () => {
 describe('serving latency', () => {
   test('measures what the server adds beyond its own timestamps, and writes it into both profiles', async () => {
     const server = await startSimServer({ profile: KNOWN_PROFILE, maxRunningRequests: 16, chunkedPrefillSize: 1024 });
-    // A proxy that holds every /generate answer 15 ms: time the client waits that the server's timestamps do not show.
-    const proxy = await startProxy(server.url, async (path, _contentType, text) => {
-      if (path === '/generate') await new Promise((resolve) => setTimeout(resolve, 15));
-      return text;
-    });
+    // The client reads a ManualClock that only the proxies move: while a whole /generate answer passes, by the span the
+    // server stamped (request_received_ts to request_finished_ts) plus the proxy's hold. The figures are then exact,
+    // whatever this machine's load does to real delivery.
+    const throughProxy = async (holdMs: number, ingressMs?: number) => {
+      const clock = new ManualClock();
+      const proxy = await startProxy(server.url, (path, contentType, text) => {
+        if (path !== '/generate' || !contentType.includes('json')) return text;
+        const body = JSON.parse(text) as { meta_info?: Record<string, number> };
+        const meta = body.meta_info!;
+        // A server whose scheduler takes ingressMs to pick an idle request up: received that long before forward entry.
+        if (ingressMs !== undefined) meta['request_received_ts'] = meta['forward_entry_time']! - ingressMs / 1000;
+        clock.advanceBy((meta['request_finished_ts']! - meta['request_received_ts']!) * 1000 + holdMs);
+        return JSON.stringify(body);
+      });
+      return { clock, proxy };
+    };
+    const transparent = await throughProxy(0);
+    const slow = await throughProxy(15, 4);
     try {
       const sweep = { repeats: 1, decodeTokens: 4, batchSizes: [2], promptLengths: [64, 128, 256], mixedSweep: false };
-      const direct = await calibrateProfile({ url: server.url, ...sweep });
-      const delayed = await calibrateProfile({ url: proxy.url, ...sweep });
+      const direct = await calibrateProfile({ url: transparent.proxy.url, clock: transparent.clock, ...sweep });
+      const delayed = await calibrateProfile({ url: slow.proxy.url, clock: slow.clock, ...sweep });
       const directLatency = direct.measurements.servingLatency!;
       const delayedLatency = delayed.measurements.servingLatency!;
-      expect(delayedLatency.deliveryMs).toBeGreaterThanOrEqual(15);
-      expect(delayedLatency.deliveryMs - directLatency.deliveryMs).toBeGreaterThan(10);
-      // The sim-server schedules an idle engine's request on its next event-loop turn.
+      // Exact up to the stamps' rounding: epoch seconds near 1.8e9 in a double resolve about 0.24 us, so 1 us is a few ulps.
+      const STAMP_ROUNDING_MS = 0.001;
+      expect(Math.abs(directLatency.deliveryMs - 0)).toBeLessThan(STAMP_ROUNDING_MS);
+      expect(Math.abs(delayedLatency.deliveryMs - 15)).toBeLessThan(STAMP_ROUNDING_MS);
+      expect(Math.abs(delayedLatency.ingressMs - 4)).toBeLessThan(STAMP_ROUNDING_MS);
+      // The sim-server stamps forward entry at the step that takes the request, never before it arrived.
       expect(directLatency.ingressMs).toBeGreaterThanOrEqual(0);
-      expect(directLatency.ingressMs).toBeLessThan(5);
       expect(delayed.profile.servingLatency).toEqual(delayedLatency);
       expect(delayed.measuredProfile?.servingLatency).toEqual(delayedLatency);
-      expect(delayed.profile.derivation.join(' ')).toMatch(/delivery \d+\.\d\d ms/);
+      expect(delayed.profile.derivation.join(' ')).toContain('ingress 4.00 ms');
+      expect(delayed.profile.derivation.join(' ')).toContain('delivery 15.00 ms');
     } finally {
-      await proxy.close();
+      await slow.proxy.close();
+      await transparent.proxy.close();
       await server.close();
     }
   }, 60_000);

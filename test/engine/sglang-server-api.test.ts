@@ -41,12 +41,44 @@ describe('SGLang /generate stream conformance: the simulated engine', () => {
     bodies.forEach((body, index) => {
       expect(checkGenerateStream(body, { completionTokens: 3 + index, requestId: `conf-many-${index}` })).toEqual([]);
     });
-    // Someone had to wait: with 3 running slots, 8 requests cannot all start at once.
-    const queueTimes = bodies.map((body) => {
+  });
+
+  test('a request that arrives while every running slot is taken reports the time it queued', async () => {
+    const waiting = async (): Promise<number> => {
+      const ranks = (await (await fetch(`${server.url}/get_load`)).json()) as { num_waiting_reqs: number }[];
+      return ranks.reduce((sum, rank) => sum + rank.num_waiting_reqs, 0);
+    };
+    // Three requests that would run for minutes take the three slots; each has streamed a token, so each is running.
+    const blockers = Array.from({ length: 3 }, () => new AbortController());
+    const readers = await Promise.all(
+      blockers.map(async (controller, index) => {
+        const response = await fetch(`${server.url}/generate`, {
+          method: 'POST',
+          body: JSON.stringify({ input_ids: [1, 2, 3], sampling_params: { max_new_tokens: 5_000 }, rid: `blocker-${index}`, stream: true }),
+          signal: controller.signal,
+        });
+        expect(response.status).toBe(200);
+        const reader = response.body!.getReader();
+        await reader.read();
+        return reader;
+      }),
+    );
+    try {
+      const queued = streamGenerate({ input_ids: [4, 5, 6], sampling_params: { max_new_tokens: 2 }, rid: 'queued-1' });
+      // The server counts it as waiting: every slot is held, so it can enter only when one is freed.
+      for (let poll = 0; poll < 200 && (await waiting()) !== 1; poll++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await waiting()).toBe(1);
+      blockers[0]!.abort();
+      const body = await queued;
+      expect(checkGenerateStream(body, { completionTokens: 2, requestId: 'queued-1' })).toEqual([]);
       const events = parseSseBody(body).events;
-      return (events[events.length - 1]!['meta_info'] as Record<string, number>)['queue_time']!;
-    });
-    expect(Math.max(...queueTimes)).toBeGreaterThan(0.004);
+      const meta = events[events.length - 1]!['meta_info'] as Record<string, number>;
+      // It entered when the aborted blocker left, after it had arrived: it queued for a time above zero.
+      expect(meta['queue_time']).toBeGreaterThan(0);
+    } finally {
+      for (const controller of blockers) controller.abort();
+      await Promise.all(readers.map((reader) => reader.cancel().catch(() => undefined)));
+    }
   });
 
   test('the suite catches broken streams', () => {

@@ -35,6 +35,11 @@ async function waitFor(predicate: () => Promise<boolean>, timeoutMs = 2000): Pro
   throw new Error('condition not met in time');
 }
 
+async function waitingRequests(): Promise<number> {
+  const ranks = (await (await fetch(`${server.url}/get_load`)).json()) as { num_waiting_reqs: number }[];
+  return ranks.reduce((sum, rank) => sum + rank.num_waiting_reqs, 0);
+}
+
 async function runningRequests(): Promise<number> {
   const ranks = (await (await fetch(`${server.url}/get_load`)).json()) as { num_reqs: number; num_waiting_reqs: number }[];
   return ranks.reduce((sum, rank) => sum + rank.num_reqs + rank.num_waiting_reqs, 0);
@@ -144,20 +149,38 @@ describe('sim-server /generate', () => {
   });
 
   test('with maxRunningRequests 4 the fifth concurrent request waits for a slot', async () => {
-    const bodies = await Promise.all(
-      Array.from({ length: 5 }, (_unused, index) =>
-        post('/generate', { text: `q ${index}`, sampling_params: { max_new_tokens: 4 } }).then(
-          async (response) => (await response.json()) as { meta_info: Record<string, number> },
-        ),
-      ),
+    // Four requests that would run for minutes hold the four slots; each has streamed a token, so each is running.
+    const blockers = Array.from({ length: 4 }, () => new AbortController());
+    const readers = await Promise.all(
+      blockers.map(async (controller, index) => {
+        const response = await fetch(`${server.url}/generate`, {
+          method: 'POST',
+          body: JSON.stringify({ text: `hold ${index}`, sampling_params: { max_new_tokens: 10_000 }, stream: true }),
+          signal: controller.signal,
+        });
+        expect(response.status).toBe(200);
+        const reader = response.body!.getReader();
+        await reader.read();
+        return reader;
+      }),
     );
-    const finishes = bodies.map((body) => body.meta_info['request_finished_ts']!).sort();
-    // The last admitted request was already queued when the first finished (queue entry = forward entry - queue_time),
-    // and entered only then: it waited for a slot, however the five arrivals were spread by this machine's load.
-    const last = bodies.map((body) => body.meta_info).sort((a, b) => a['forward_entry_time']! - b['forward_entry_time']!)[4]!;
-    expect(last['forward_entry_time']!).toBeGreaterThanOrEqual(finishes[0]! - 1e-6);
-    expect(last['forward_entry_time']! - last['queue_time']!).toBeLessThan(finishes[0]!);
-    expect(last['queue_time']!).toBeGreaterThan(0);
+    try {
+      expect(await runningRequests()).toBe(4);
+      const fifth = post('/generate', { text: 'q 4', sampling_params: { max_new_tokens: 4 }, stream: true }).then((response) => response.text());
+      // The server counts the fifth as waiting (get_load's num_waiting_reqs): every slot is held, so it can only wait.
+      await waitFor(async () => (await waitingRequests()) === 1);
+      expect(await waitingRequests()).toBe(1);
+      // One slot frees; the fifth enters then, having queued since before it.
+      blockers[0]!.abort();
+      const events = (await fifth).split('\n\n').filter((event) => event.startsWith('data: {'));
+      const meta = (JSON.parse(events.at(-1)!.slice('data: '.length)) as { meta_info: Record<string, number> }).meta_info;
+      expect(meta['completion_tokens']).toBe(4);
+      expect(meta['queue_time']!).toBeGreaterThan(0);
+    } finally {
+      for (const controller of blockers) controller.abort();
+      await Promise.all(readers.map((reader) => reader.cancel().catch(() => undefined)));
+    }
+    await waitFor(async () => (await runningRequests()) === 0);
   });
 });
 

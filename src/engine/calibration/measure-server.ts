@@ -1,6 +1,8 @@
 import { request } from 'undici';
 import { flushCacheOnce } from '../../clients/shared/flush-cache.js';
 import { DEFAULT_MAX_SSE_EVENT_BYTES, SseParser } from '../../clients/sse/sse-parser.js';
+import { systemClock } from '../../clock/clock.js';
+import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { ServingLatency } from '../../types/engine.js';
 import { SeededRandom } from '../../utils/random.js';
@@ -11,6 +13,11 @@ import { median, repeatsDisagree, robustMedian } from './robust-statistics.js';
 export interface CalibrationOptions {
   /** Base URL of an SGLang server (or a servelab sim-server). */
   url: string;
+  /**
+   * The client's clock for its own request times (serving latency, the no-metrics fallback). Default: the system
+   * clock. Tests pass a ManualClock so the client-side figures are exact rather than this machine's speed.
+   */
+  clock?: Clock;
   /** Tokens generated per request (ignore_eos); decode steps are measured over the last decodeTokens - 1. */
   decodeTokens?: number;
   /** Prompt lengths of the batch-1 sweep; default powers of two from 64 up to the chunked-prefill size, with points just above and half-way between them. */
@@ -106,12 +113,13 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const prompt = (length: number): number[] => Array.from({ length }, () => random.integer(100, 30_000));
   // Streams are needed only for client-side timing. Once the server shows its timestamps, ask for whole answers:
   // hundreds of concurrent streams would cost the server (and a simulated server sharing this process) CPU time.
-  const startedMs = performance.now();
-  const probe = stepTimes(await streamGenerate(baseUrl, prompt(16), decodeTokens, timeoutMs, true));
+  const clock = options.clock ?? systemClock;
+  const startedMs = clock.nowMs();
+  const probe = stepTimes(await streamGenerate(baseUrl, clock, prompt(16), decodeTokens, timeoutMs, true));
   const stream = !probe.fromServer;
   let rejectedSamples = 0;
   const generate = (ids: number[], maxNewTokens: number): Promise<StreamResult> =>
-    streamGenerate(baseUrl, ids, maxNewTokens, timeoutMs, stream);
+    streamGenerate(baseUrl, clock, ids, maxNewTokens, timeoutMs, stream);
 
   const chunkLimit = limits.chunkedPrefillSize > 0 ? limits.chunkedPrefillSize : 8192;
   const longestPrompt = Math.min(chunkLimit, limits.contextLength - decodeTokens - 8, Math.floor(limits.maxTotalTokens / 2));
@@ -148,7 +156,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       if (started === point.batch) allStarted();
     };
     const members = Promise.all(
-      Array.from({ length: point.batch }, () => streamGenerate(baseUrl, prompt(point.promptTokens), runTokens, timeoutMs, true, onFirstEvent)),
+      Array.from({ length: point.batch }, () => streamGenerate(baseUrl, clock, prompt(point.promptTokens), runTokens, timeoutMs, true, onFirstEvent)),
     );
     await Promise.race([running, members]);
     // Two decode steps, so that the last member's first token has left the engine and the batch is decoding.
@@ -266,7 +274,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     settlingRepeats,
     concurrencyPromptLengths: sweptPromptLengths,
     estimatedMs,
-    elapsedMs: performance.now() - startedMs,
+    elapsedMs: clock.nowMs() - startedMs,
     ...(ingressSamplesMs.length === 0
       ? {}
       : { servingLatency: { ingressMs: Math.max(0, median(ingressSamplesMs)), deliveryMs: Math.max(0, median(deliverySamplesMs)) } }),
@@ -462,13 +470,14 @@ async function flushCache(baseUrl: string): Promise<void> {
 
 async function streamGenerate(
   baseUrl: string,
+  clock: Clock,
   inputIds: number[],
   maxNewTokens: number,
   timeoutMs: number,
   stream = true,
   onFirstEvent?: () => void,
 ): Promise<StreamResult> {
-  const sentMs = performance.now();
+  const sentMs = clock.nowMs();
   const response = await request(`${baseUrl}/generate`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -484,7 +493,7 @@ async function streamGenerate(
   }
   if (!stream) {
     const body = (await response.body.json()) as Record<string, unknown>;
-    const doneMs = performance.now();
+    const doneMs = clock.nowMs();
     const meta = (body['meta_info'] ?? {}) as Record<string, unknown>;
     const completionTokens = typeof meta['completion_tokens'] === 'number' ? meta['completion_tokens'] : maxNewTokens;
     return { sentMs, firstEventMs: doneMs, lastEventMs: doneMs, completionTokens, meta };
@@ -506,7 +515,7 @@ async function streamGenerate(
     meta = (parsed['meta_info'] ?? {}) as Record<string, unknown>;
   });
   for await (const chunk of response.body) {
-    chunkMs = performance.now();
+    chunkMs = clock.nowMs();
     if (!parser.push(chunk as Buffer)) {
       response.body.destroy();
       throw new ServelabError('PROTOCOL_ERROR', `calibration request failed: one event of the stream from ${baseUrl} exceeds ${DEFAULT_MAX_SSE_EVENT_BYTES} bytes`);
