@@ -16,6 +16,7 @@ import { attentionPairs } from '../profile/cost-model.js';
 import { EngineRequest } from './engine-request.js';
 import { KvPool } from './kv-pool.js';
 import type { PrefixCache } from './prefix-cache.js';
+import { CLIENT_ABORT_MESSAGE, inputTooLongAbort, kvCacheFullAbort, tokenizerRefusal } from './sglang-error-texts.js';
 
 /**
  * Constants that SGLang's scheduler uses (python/sglang/srt/managers/schedule_policy.py, scheduler.py, environ.py):
@@ -155,26 +156,7 @@ export class SimEngine {
    * message of the 400 answer, or null when the request is acceptable.
    */
   validate(input: EngineRequestInput): string | null {
-    const promptLength = input.promptTokenIds.length;
-    if (promptLength === 0) return 'The input is empty: send a non-empty text or input_ids.';
-    if (!Number.isInteger(input.maxNewTokens) || input.maxNewTokens < 0) {
-      return `max_new_tokens must be a non-negative integer, got ${String(input.maxNewTokens)}.`;
-    }
-    if (promptLength >= this.config.contextLength) {
-      return (
-        `The input (${promptLength} tokens) is longer than the model's context length ` +
-        `(${this.config.contextLength} tokens).`
-      );
-    }
-    if (promptLength + input.maxNewTokens > this.config.contextLength) {
-      return (
-        `Requested token count exceeds the model's maximum context length of ${this.config.contextLength} tokens. ` +
-        `You requested a total of ${promptLength + input.maxNewTokens} tokens: ${promptLength} tokens from the input ` +
-        `messages and ${input.maxNewTokens} tokens for the completion. Please reduce the number of tokens in the ` +
-        `input messages or the completion to fit within the limit.`
-      );
-    }
-    return null;
+    return tokenizerRefusal(input, this.config.contextLength);
   }
 
   /**
@@ -202,14 +184,7 @@ export class SimEngine {
     this.#counters.promptTokens += request.promptLength;
     if (request.promptLength >= this.maxRequestInputTokens) {
       // Like SGLang's scheduler: the request is marked aborted and answered at the next scheduling round.
-      request.finishReason = {
-        type: 'abort',
-        message:
-          `Input length (${request.promptLength} tokens) exceeds the maximum allowed length ` +
-          `(${this.maxRequestInputTokens} tokens). Use a shorter input or enable --allow-auto-truncate.`,
-        status_code: 400,
-        err_type: 'BadRequestError',
-      };
+      request.finishReason = inputTooLongAbort(request.promptLength, this.maxRequestInputTokens);
       this.#byId.set(request.id, request);
       this.#rejected.push(request);
       return request;
@@ -220,7 +195,7 @@ export class SimEngine {
   }
 
   /** Stops a request (client gone): frees its KV; no further listener calls for it. Returns false if unknown. */
-  abort(id: string, nowMs: Milliseconds, message = 'Abort request'): boolean {
+  abort(id: string, nowMs: Milliseconds, message = CLIENT_ABORT_MESSAGE): boolean {
     const request = this.#byId.get(id);
     if (request === undefined || request.phase === 'finished') return false;
     if (request.phase === 'waiting') {
@@ -586,10 +561,7 @@ export class SimEngine {
     if (this.#kv.availableTokens < this.#running.length) {
       for (const request of this.#running.splice(0)) {
         this.#kv.release(request, false, nowMs);
-        this.#finish(request, nowMs, {
-          type: 'abort',
-          message: 'The KV cache is full and the request cannot continue: raise --max-total-tokens.',
-        });
+        this.#finish(request, nowMs, kvCacheFullAbort());
       }
     }
   }
