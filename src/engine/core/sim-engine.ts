@@ -14,6 +14,7 @@ import type {
 import type { Milliseconds } from '../../types/time.js';
 import { attentionPairs } from '../profile/cost-model.js';
 import { EngineRequest } from './engine-request.js';
+import { newTokenRatioAfterRetraction, retractDecode } from './retract-decode.js';
 import { KvPool } from './kv-pool.js';
 import type { PrefixCache } from './prefix-cache.js';
 import { CLIENT_ABORT_MESSAGE, inputTooLongAbort, kvCacheFullAbort, tokenizerRefusal } from './sglang-error-texts.js';
@@ -531,31 +532,12 @@ export class SimEngine {
    * the queue, and the new-token ratio rises so admission leaves room for RETRACT_DECODE_STEPS more steps.
    */
   #retract(nowMs: Milliseconds): void {
-    const candidates = this.#running
-      .slice()
-      .sort((left, right) => right.outputTokens - left.outputTokens || left.promptLength - right.promptLength);
-    const retracted: EngineRequest[] = [];
-    // SGLang retracts at least one request, then more until the rest fit one more decode step.
-    while (candidates.length > 1 && (retracted.length === 0 || this.#kv.availableTokens < candidates.length)) {
-      const victim = candidates.pop() as EngineRequest;
-      this.#kv.release(victim, false, nowMs);
-      victim.phase = 'waiting';
-      victim.filledTokens = 0;
-      victim.numRetractions++;
-      this.#counters.retractions++;
-      retracted.push(victim);
-    }
+    const retracted = retractDecode(this.#running, this.#kv, nowMs);
     if (retracted.length > 0) {
+      this.#counters.retractions += retracted.length;
       this.#running = this.#running.filter((request) => request.phase === 'decoding');
       for (const request of retracted) this.#waiting.push(request);
-      let decoded = 0;
-      let maxNew = 0;
-      for (const request of this.#running) {
-        decoded += request.outputTokens;
-        maxNew += request.maxNewTokens;
-      }
-      // Today's SGLang divides by the sum of max_new_tokens plus one (no special case for an empty batch).
-      this.#newTokenRatio = Math.min(1, (decoded + RETRACT_DECODE_STEPS * this.#running.length) / (maxNew + 1));
+      this.#newTokenRatio = newTokenRatioAfterRetraction(this.#running, RETRACT_DECODE_STEPS);
     }
     // A lone request that still cannot get a slot can never finish: end it like an out-of-memory abort.
     if (this.#kv.availableTokens < this.#running.length) {
