@@ -1,9 +1,7 @@
-import { request } from 'undici';
-import { flushCacheOnce } from '../../clients/shared/flush-cache.js';
-import { DEFAULT_MAX_SSE_EVENT_BYTES, SseParser } from '../../clients/sse/sse-parser.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { ServingLatency } from '../../types/engine.js';
 import { SeededRandom } from '../../utils/random.js';
+import { flushCache, readLimits, type ServerLimits, streamGenerate, type StreamResult } from './calibration-client.js';
 import { decodeObservation, mixedObservation, prefillObservation } from './fit-profile.js';
 import type { StepObservation } from './fit-profile.js';
 import { median, repeatsDisagree, robustMedian } from './robust-statistics.js';
@@ -36,13 +34,7 @@ export interface CalibrationOptions {
   onProgress?: (message: string) => void;
 }
 
-export interface ServerLimits {
-  modelPath: string;
-  maxRunningRequests: number;
-  chunkedPrefillSize: number;
-  contextLength: number;
-  maxTotalTokens: number;
-}
+export type { ServerLimits } from './calibration-client.js';
 
 export interface CalibrationMeasurements {
   limits: ServerLimits;
@@ -63,14 +55,6 @@ export interface CalibrationMeasurements {
    * client's request time less the server's request_received_ts to request_finished_ts. Absent without server timestamps.
    */
   servingLatency?: ServingLatency;
-}
-
-interface StreamResult {
-  sentMs: number;
-  firstEventMs: number;
-  lastEventMs: number;
-  completionTokens: number;
-  meta: Record<string, unknown>;
 }
 
 const SHORT_PROMPT_TOKENS = 32;
@@ -425,96 +409,6 @@ function stepTimes(result: StreamResult): { prefillMs: number; decodeStepMs: num
     decodeStepMs: (result.lastEventMs - result.firstEventMs) / decodeSteps,
     fromServer: false,
   };
-}
-
-async function readLimits(baseUrl: string): Promise<ServerLimits> {
-  let info: Record<string, unknown> = {};
-  for (const path of ['/server_info', '/get_server_info']) {
-    try {
-      const response = await request(`${baseUrl}${path}`);
-      if (response.statusCode >= 200 && response.statusCode < 300) {
-        info = (await response.body.json()) as Record<string, unknown>;
-        break;
-      }
-      await response.body.dump();
-    } catch (error) {
-      throw new ServelabError('UNREACHABLE', `cannot reach ${baseUrl}: ${(error as Error).message}; is the server up?`, {
-        cause: error,
-      });
-    }
-  }
-  const internal = Array.isArray(info['internal_states']) ? (info['internal_states'][0] as Record<string, unknown>) : {};
-  const number = (...values: unknown[]): number | undefined =>
-    values.find((value): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0);
-  return {
-    modelPath: typeof info['model_path'] === 'string' ? info['model_path'] : 'unknown',
-    maxRunningRequests: number(info['max_running_requests'], internal['max_running_requests']) ?? 256,
-    chunkedPrefillSize: number(info['chunked_prefill_size']) ?? 8192,
-    contextLength: number(info['context_length'], internal['context_length']) ?? 8192,
-    maxTotalTokens: number(info['max_total_num_tokens'], internal['max_total_num_tokens'], info['max_total_tokens']) ?? 100_000,
-  };
-}
-
-/** Best effort: random prompts rarely share prefixes anyway, so a server that refuses a flush is still measured. */
-async function flushCache(baseUrl: string): Promise<void> {
-  await flushCacheOnce(baseUrl);
-}
-
-async function streamGenerate(
-  baseUrl: string,
-  inputIds: number[],
-  maxNewTokens: number,
-  timeoutMs: number,
-  stream = true,
-  onFirstEvent?: () => void,
-): Promise<StreamResult> {
-  const sentMs = performance.now();
-  const response = await request(`${baseUrl}/generate`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      input_ids: inputIds,
-      sampling_params: { max_new_tokens: maxNewTokens, ignore_eos: true, temperature: 0 },
-      stream,
-    }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  if (response.statusCode < 200 || response.statusCode >= 300) {
-    throw new ServelabError('PROTOCOL_ERROR', `calibration request failed with HTTP ${response.statusCode}: ${await response.body.text()}`);
-  }
-  if (!stream) {
-    const body = (await response.body.json()) as Record<string, unknown>;
-    const doneMs = performance.now();
-    const meta = (body['meta_info'] ?? {}) as Record<string, unknown>;
-    const completionTokens = typeof meta['completion_tokens'] === 'number' ? meta['completion_tokens'] : maxNewTokens;
-    return { sentMs, firstEventMs: doneMs, lastEventMs: doneMs, completionTokens, meta };
-  }
-  let firstEventMs = Number.NaN;
-  let lastEventMs = Number.NaN;
-  let meta: Record<string, unknown> = {};
-  // The time of the chunk that carried an event: every event in one chunk arrived together.
-  let chunkMs = Number.NaN;
-  const parser = new SseParser((data) => {
-    if (data === '[DONE]') return;
-    const parsed = JSON.parse(data) as Record<string, unknown>;
-    if ('error' in parsed) throw new ServelabError('PROTOCOL_ERROR', `calibration request failed: ${JSON.stringify(parsed['error'])}`);
-    if (Number.isNaN(firstEventMs)) {
-      firstEventMs = chunkMs;
-      onFirstEvent?.();
-    }
-    lastEventMs = chunkMs;
-    meta = (parsed['meta_info'] ?? {}) as Record<string, unknown>;
-  });
-  for await (const chunk of response.body) {
-    chunkMs = performance.now();
-    if (!parser.push(chunk as Buffer)) {
-      response.body.destroy();
-      throw new ServelabError('PROTOCOL_ERROR', `calibration request failed: one event of the stream from ${baseUrl} exceeds ${DEFAULT_MAX_SSE_EVENT_BYTES} bytes`);
-    }
-  }
-  parser.end();
-  const completionTokens = typeof meta['completion_tokens'] === 'number' ? meta['completion_tokens'] : maxNewTokens;
-  return { sentMs, firstEventMs, lastEventMs, completionTokens, meta };
 }
 
 /**
