@@ -1,14 +1,14 @@
-import { request } from 'undici';
-import { flushCacheOnce } from '../../clients/shared/flush-cache.js';
-import { DEFAULT_MAX_SSE_EVENT_BYTES, SseParser } from '../../clients/sse/sse-parser.js';
 import { systemClock } from '../../clock/clock.js';
 import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { ServingLatency } from '../../types/engine.js';
 import { SeededRandom } from '../../utils/random.js';
+import { flushCache, readLimits, type ServerLimits, streamGenerate, type StreamResult } from './calibration-client.js';
 import { decodeObservation, mixedObservation, prefillObservation } from './fit-profile.js';
 import type { StepObservation } from './fit-profile.js';
 import { median, repeatsDisagree, robustMedian } from './robust-statistics.js';
+import { batchPointTokens, CONCURRENCY_PROMPT_TOKENS, estimateMixedSweepMs, estimateSweepMs, type MixedPoint, mixedSweepPoints, powersOfTwo, prefillSweepLengths } from './sweep-plan.js';
+import { decodedTogether, lastPrefilledSpanMs, mixedSample, type MixedSample, stepTimes } from './answer-timings.js';
 
 export interface CalibrationOptions {
   /** Base URL of an SGLang server (or a servelab sim-server). */
@@ -43,13 +43,7 @@ export interface CalibrationOptions {
   onProgress?: (message: string) => void;
 }
 
-export interface ServerLimits {
-  modelPath: string;
-  maxRunningRequests: number;
-  chunkedPrefillSize: number;
-  contextLength: number;
-  maxTotalTokens: number;
-}
+export type { ServerLimits } from './calibration-client.js';
 
 export interface CalibrationMeasurements {
   limits: ServerLimits;
@@ -71,23 +65,6 @@ export interface CalibrationMeasurements {
    */
   servingLatency?: ServingLatency;
 }
-
-interface StreamResult {
-  sentMs: number;
-  firstEventMs: number;
-  lastEventMs: number;
-  completionTokens: number;
-  meta: Record<string, unknown>;
-}
-
-const SHORT_PROMPT_TOKENS = 32;
-const LONG_PROMPT_TOKENS = 512;
-/**
- * Prompt lengths of the concurrency sweep: they set the KV tokens its decode steps read (at batch 64, about 5k, 11k,
- * 19k and 36k). Two would leave the table to interpolate straight across any jump between them, such as the
- * transformers engine's KV padding to 16,384-token buckets (41 ms at batch 32 and 10k KV tokens, 62 ms at 18k).
- */
-const CONCURRENCY_PROMPT_TOKENS = [SHORT_PROMPT_TOKENS, 128, 256, LONG_PROMPT_TOKENS];
 
 /**
  * Measures a server for calibration: an input-length sweep at batch 1 (one prefill step per request, then decode at
@@ -279,271 +256,4 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       ? {}
       : { servingLatency: { ingressMs: Math.max(0, median(ingressSamplesMs)), deliveryMs: Math.max(0, median(deliverySamplesMs)) } }),
   };
-}
-
-/**
- * A forecast of the sweep's duration from one probe request. Prefill is taken to grow by the probe's prefill time per
- * 1024 prompt tokens (a GPU prefills about a thousand tokens in the time of a few decode steps), decode steps to grow
- * by half per 64 sequences. Rough by design: it tells a user whether to wait a minute or an hour.
- */
-function estimateSweepMs(
-  probe: { prefillMs: number; decodeStepMs: number },
-  decodeTokens: number,
-  repeats: number,
-  promptLengths: readonly number[],
-  concurrencyPoints: readonly { promptTokens: number; batch: number }[],
-  chunkLimit: number,
-): number {
-  const prefillMs = (tokens: number): number => Math.max(probe.prefillMs, 1) * (1 + tokens / 1024);
-  const decodeMs = (batch: number, steps: number): number => Math.max(probe.decodeStepMs, 0.1) * steps * (1 + batch / 128);
-  const batchOne = promptLengths.reduce((sum, length) => sum + prefillMs(length) + decodeMs(1, decodeTokens), 0);
-  const concurrent = concurrencyPoints.reduce((sum, { promptTokens, batch }) => {
-    const { shortTokens, extraTokens } = batchPointTokens(batch, promptTokens, chunkLimit, decodeTokens);
-    const runMs = (tokens: number): number => prefillMs(promptTokens * batch) + decodeMs(batch, tokens);
-    return sum + runMs(shortTokens) + runMs(shortTokens + extraTokens);
-  }, 0);
-  return repeats * (batchOne + concurrent);
-}
-
-/**
- * What a batch point asks of each request: the batch's prefill takes `prefillSteps` steps, so the first run generates
- * N = prefillSteps + 2 tokens (all B decode together for a while) and the second N + K.
- */
-function batchPointTokens(batch: number, promptTokens: number, chunkLimit: number, decodeTokens: number): { prefillSteps: number; shortTokens: number; extraTokens: number } {
-  const prefillSteps = Math.ceil((batch * promptTokens) / chunkLimit);
-  return { prefillSteps, shortTokens: prefillSteps + 2, extraTokens: Math.max(2 * decodeTokens, 32) };
-}
-
-interface MixedPoint {
-  batch: number;
-  promptTokens: number;
-  probeTokens: number;
-  /** Tokens each batch member generates: enough to outlast the batch's own prefill and the probe's. */
-  runTokens: number;
-}
-
-interface MixedSample {
-  stepMs: number;
-  /** KV tokens the decoding batch read in the probe's step. */
-  kvTokens: number;
-  fromServer: boolean;
-}
-
-/**
- * The mixed sweep: the concurrency sweep's largest batch (less one, below max_running_requests) and a quarter of it, at short and long prompts, each with a
- * probe of a quarter chunk and of the chunk less the batch (so that probe and batch fit one step of a mixing engine).
- */
-function mixedSweepPoints(batchSizes: readonly number[], limits: ServerLimits, chunkLimit: number, decodeTokens: number): MixedPoint[] {
-  // The probe must find a free seat: a batch of max_running_requests would keep it queued until a member finished.
-  const largest = Math.min(Math.max(...batchSizes), limits.maxRunningRequests - 1);
-  if (largest < 2) return [];
-  const batches = [...new Set([Math.max(2, Math.floor(largest / 4)), largest])];
-  const points: MixedPoint[] = [];
-  for (const promptTokens of [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS]) {
-    for (const batch of batches) {
-      const runTokens = Math.ceil((batch * promptTokens) / chunkLimit) + 2 * decodeTokens;
-      for (const probeTokens of [...new Set([Math.floor(chunkLimit / 4), chunkLimit - batch])]) {
-        if (probeTokens < 16) continue;
-        if (batch * (promptTokens + 2 * runTokens + 8) + probeTokens > limits.maxTotalTokens * 0.7) continue;
-        points.push({ batch, promptTokens, probeTokens, runTokens });
-      }
-    }
-  }
-  return points;
-}
-
-function estimateMixedSweepMs(probe: { prefillMs: number; decodeStepMs: number }, repeats: number, points: readonly MixedPoint[]): number {
-  const stepMs = Math.max(probe.decodeStepMs, 0.1);
-  return repeats * points.reduce((sum, point) => sum + stepMs * (point.runTokens + 4) * (1 + point.batch / 128), 0);
-}
-
-/**
- * The probe's prefill step, and the KV the batch read in it, when every member had its first token before the probe
- * entered the forward pass and was still decoding when the probe's prefill ended; otherwise null. Without server
- * timestamps, client-side times stand in (network included).
- */
-function mixedSample(members: StreamResult[], probe: StreamResult, promptTokens: number): MixedSample | null {
-  const timing = stepTimes(probe);
-  const forward = probe.meta['forward_entry_time'];
-  const prefilled = probe.meta['prefill_finished_time'];
-  let kvTokens = 0;
-  if (timing.fromServer && typeof forward === 'number' && typeof prefilled === 'number') {
-    for (const member of members) {
-      const memberPrefilled = member.meta['prefill_finished_time'];
-      const memberFinished = member.meta['request_finished_ts'];
-      if (typeof memberPrefilled !== 'number' || typeof memberFinished !== 'number') return null;
-      if (memberPrefilled > forward || memberFinished < prefilled) return null;
-      const stepSeconds = (memberFinished - memberPrefilled) / Math.max(1, member.completionTokens - 1);
-      kvTokens += promptTokens + 1 + Math.floor((forward - memberPrefilled) / stepSeconds);
-    }
-    return { stepMs: timing.prefillMs, kvTokens, fromServer: true };
-  }
-  for (const member of members) {
-    if (member.firstEventMs > probe.sentMs || member.lastEventMs < probe.firstEventMs) return null;
-    const stepMs = (member.lastEventMs - member.firstEventMs) / Math.max(1, member.completionTokens - 1);
-    kvTokens += promptTokens + 1 + Math.floor((probe.sentMs - member.firstEventMs) / Math.max(stepMs, 1e-3));
-  }
-  return { stepMs: timing.prefillMs, kvTokens, fromServer: false };
-}
-
-/**
- * True when every request had its first token before any had its last (server timestamps, else client event times):
- * then the whole batch decoded together for a while.
- */
-function decodedTogether(results: StreamResult[]): boolean {
-  const firsts = results.map((result) => result.meta['prefill_finished_time']);
-  const lasts = results.map((result) => result.meta['request_finished_ts']);
-  if ([...firsts, ...lasts].every((value) => typeof value === 'number')) return Math.max(...(firsts as number[])) < Math.min(...(lasts as number[]));
-  return Math.max(...results.map((result) => result.firstEventMs)) < Math.min(...results.map((result) => result.lastEventMs));
-}
-
-/**
- * The median decode span (first token to last, ms) of the requests prefilled in the batch's last prefill step (those
- * whose prefill ended within 1 ms of the last one: one step, on any real engine), so one stalled answer among them
- * cannot carry the figure.
- */
-function lastPrefilledSpanMs(results: StreamResult[]): number {
-  const prefilledAtMs = (result: StreamResult): number => {
-    const server = result.meta['prefill_finished_time'];
-    return typeof server === 'number' ? server * 1000 : result.firstEventMs;
-  };
-  const lastMs = Math.max(...results.map(prefilledAtMs));
-  const spansMs = results
-    .filter((result) => prefilledAtMs(result) >= lastMs - 1)
-    .map((result) => stepTimes(result).decodeStepMs * (result.completionTokens - 1));
-  return median(spansMs);
-}
-
-function stepTimes(result: StreamResult): { prefillMs: number; decodeStepMs: number; fromServer: boolean } {
-  const meta = result.meta;
-  const forward = meta['forward_entry_time'];
-  const prefill = meta['prefill_finished_time'];
-  const finished = meta['request_finished_ts'];
-  const decodeSteps = result.completionTokens - 1;
-  if (typeof forward === 'number' && typeof prefill === 'number' && typeof finished === 'number') {
-    return {
-      prefillMs: (prefill - forward) * 1000,
-      decodeStepMs: ((finished - prefill) * 1000) / decodeSteps,
-      fromServer: true,
-    };
-  }
-  // Without --enable-metrics: time to the first chunk, and the spread of the later chunks.
-  return {
-    prefillMs: result.firstEventMs - result.sentMs,
-    decodeStepMs: (result.lastEventMs - result.firstEventMs) / decodeSteps,
-    fromServer: false,
-  };
-}
-
-async function readLimits(baseUrl: string): Promise<ServerLimits> {
-  let info: Record<string, unknown> = {};
-  for (const path of ['/server_info', '/get_server_info']) {
-    try {
-      const response = await request(`${baseUrl}${path}`);
-      if (response.statusCode >= 200 && response.statusCode < 300) {
-        info = (await response.body.json()) as Record<string, unknown>;
-        break;
-      }
-      await response.body.dump();
-    } catch (error) {
-      throw new ServelabError('UNREACHABLE', `cannot reach ${baseUrl}: ${(error as Error).message}; is the server up?`, {
-        cause: error,
-      });
-    }
-  }
-  const internal = Array.isArray(info['internal_states']) ? (info['internal_states'][0] as Record<string, unknown>) : {};
-  const number = (...values: unknown[]): number | undefined =>
-    values.find((value): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0);
-  return {
-    modelPath: typeof info['model_path'] === 'string' ? info['model_path'] : 'unknown',
-    maxRunningRequests: number(info['max_running_requests'], internal['max_running_requests']) ?? 256,
-    chunkedPrefillSize: number(info['chunked_prefill_size']) ?? 8192,
-    contextLength: number(info['context_length'], internal['context_length']) ?? 8192,
-    maxTotalTokens: number(info['max_total_num_tokens'], internal['max_total_num_tokens'], info['max_total_tokens']) ?? 100_000,
-  };
-}
-
-/** Best effort: random prompts rarely share prefixes anyway, so a server that refuses a flush is still measured. */
-async function flushCache(baseUrl: string): Promise<void> {
-  await flushCacheOnce(baseUrl);
-}
-
-async function streamGenerate(
-  baseUrl: string,
-  clock: Clock,
-  inputIds: number[],
-  maxNewTokens: number,
-  timeoutMs: number,
-  stream = true,
-  onFirstEvent?: () => void,
-): Promise<StreamResult> {
-  const sentMs = clock.nowMs();
-  const response = await request(`${baseUrl}/generate`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      input_ids: inputIds,
-      sampling_params: { max_new_tokens: maxNewTokens, ignore_eos: true, temperature: 0 },
-      stream,
-    }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  if (response.statusCode < 200 || response.statusCode >= 300) {
-    throw new ServelabError('PROTOCOL_ERROR', `calibration request failed with HTTP ${response.statusCode}: ${await response.body.text()}`);
-  }
-  if (!stream) {
-    const body = (await response.body.json()) as Record<string, unknown>;
-    const doneMs = clock.nowMs();
-    const meta = (body['meta_info'] ?? {}) as Record<string, unknown>;
-    const completionTokens = typeof meta['completion_tokens'] === 'number' ? meta['completion_tokens'] : maxNewTokens;
-    return { sentMs, firstEventMs: doneMs, lastEventMs: doneMs, completionTokens, meta };
-  }
-  let firstEventMs = Number.NaN;
-  let lastEventMs = Number.NaN;
-  let meta: Record<string, unknown> = {};
-  // The time of the chunk that carried an event: every event in one chunk arrived together.
-  let chunkMs = Number.NaN;
-  const parser = new SseParser((data) => {
-    if (data === '[DONE]') return;
-    const parsed = JSON.parse(data) as Record<string, unknown>;
-    if ('error' in parsed) throw new ServelabError('PROTOCOL_ERROR', `calibration request failed: ${JSON.stringify(parsed['error'])}`);
-    if (Number.isNaN(firstEventMs)) {
-      firstEventMs = chunkMs;
-      onFirstEvent?.();
-    }
-    lastEventMs = chunkMs;
-    meta = (parsed['meta_info'] ?? {}) as Record<string, unknown>;
-  });
-  for await (const chunk of response.body) {
-    chunkMs = clock.nowMs();
-    if (!parser.push(chunk as Buffer)) {
-      response.body.destroy();
-      throw new ServelabError('PROTOCOL_ERROR', `calibration request failed: one event of the stream from ${baseUrl} exceeds ${DEFAULT_MAX_SSE_EVENT_BYTES} bytes`);
-    }
-  }
-  parser.end();
-  const completionTokens = typeof meta['completion_tokens'] === 'number' ? meta['completion_tokens'] : maxNewTokens;
-  return { sentMs, firstEventMs, lastEventMs, completionTokens, meta };
-}
-
-/**
- * Prompt lengths of the batch-1 sweep: powers of two from 64, and beside each from 128 on a point just above it and
- * one half-way to the next. Engines pad a step's tokens to captured or tuned shapes, so step time can jump just past a
- * power of two (the transformers engine of bench/real-engine steps from 47 to 63 ms between 512 and 544 tokens);
- * powers of two alone would interpolate straight across the jump.
- */
-function prefillSweepLengths(longest: number): number[] {
-  const lengths = new Set<number>();
-  for (const power of powersOfTwo(64, longest)) {
-    lengths.add(power);
-    if (power < 128) continue;
-    for (const beside of [power + power / 16, power * 1.5]) if (beside <= longest) lengths.add(beside);
-  }
-  return [...lengths].sort((a, b) => a - b);
-}
-
-function powersOfTwo(from: number, to: number): number[] {
-  const values: number[] = [];
-  for (let value = from; value <= to; value *= 2) values.push(value);
-  return values;
 }

@@ -14,8 +14,10 @@ import type {
 import type { Milliseconds } from '../../types/time.js';
 import { attentionPairs } from '../profile/cost-model.js';
 import { EngineRequest } from './engine-request.js';
+import { newTokenRatioAfterRetraction, retractDecode } from './retract-decode.js';
 import { KvPool } from './kv-pool.js';
 import type { PrefixCache } from './prefix-cache.js';
+import { CLIENT_ABORT_MESSAGE, inputTooLongAbort, kvCacheFullAbort, tokenizerRefusal } from './sglang-error-texts.js';
 
 /**
  * Constants that SGLang's scheduler uses (python/sglang/srt/managers/schedule_policy.py, scheduler.py, environ.py):
@@ -155,26 +157,7 @@ export class SimEngine {
    * message of the 400 answer, or null when the request is acceptable.
    */
   validate(input: EngineRequestInput): string | null {
-    const promptLength = input.promptTokenIds.length;
-    if (promptLength === 0) return 'The input is empty: send a non-empty text or input_ids.';
-    if (!Number.isInteger(input.maxNewTokens) || input.maxNewTokens < 0) {
-      return `max_new_tokens must be a non-negative integer, got ${String(input.maxNewTokens)}.`;
-    }
-    if (promptLength >= this.config.contextLength) {
-      return (
-        `The input (${promptLength} tokens) is longer than the model's context length ` +
-        `(${this.config.contextLength} tokens).`
-      );
-    }
-    if (promptLength + input.maxNewTokens > this.config.contextLength) {
-      return (
-        `Requested token count exceeds the model's maximum context length of ${this.config.contextLength} tokens. ` +
-        `You requested a total of ${promptLength + input.maxNewTokens} tokens: ${promptLength} tokens from the input ` +
-        `messages and ${input.maxNewTokens} tokens for the completion. Please reduce the number of tokens in the ` +
-        `input messages or the completion to fit within the limit.`
-      );
-    }
-    return null;
+    return tokenizerRefusal(input, this.config.contextLength);
   }
 
   /**
@@ -202,14 +185,7 @@ export class SimEngine {
     this.#counters.promptTokens += request.promptLength;
     if (request.promptLength >= this.maxRequestInputTokens) {
       // Like SGLang's scheduler: the request is marked aborted and answered at the next scheduling round.
-      request.finishReason = {
-        type: 'abort',
-        message:
-          `Input length (${request.promptLength} tokens) exceeds the maximum allowed length ` +
-          `(${this.maxRequestInputTokens} tokens). Use a shorter input or enable --allow-auto-truncate.`,
-        status_code: 400,
-        err_type: 'BadRequestError',
-      };
+      request.finishReason = inputTooLongAbort(request.promptLength, this.maxRequestInputTokens);
       this.#byId.set(request.id, request);
       this.#rejected.push(request);
       return request;
@@ -220,7 +196,7 @@ export class SimEngine {
   }
 
   /** Stops a request (client gone): frees its KV; no further listener calls for it. Returns false if unknown. */
-  abort(id: string, nowMs: Milliseconds, message = 'Abort request'): boolean {
+  abort(id: string, nowMs: Milliseconds, message = CLIENT_ABORT_MESSAGE): boolean {
     const request = this.#byId.get(id);
     if (request === undefined || request.phase === 'finished') return false;
     if (request.phase === 'waiting') {
@@ -556,40 +532,18 @@ export class SimEngine {
    * the queue, and the new-token ratio rises so admission leaves room for RETRACT_DECODE_STEPS more steps.
    */
   #retract(nowMs: Milliseconds): void {
-    const candidates = this.#running
-      .slice()
-      .sort((left, right) => right.outputTokens - left.outputTokens || left.promptLength - right.promptLength);
-    const retracted: EngineRequest[] = [];
-    // SGLang retracts at least one request, then more until the rest fit one more decode step.
-    while (candidates.length > 1 && (retracted.length === 0 || this.#kv.availableTokens < candidates.length)) {
-      const victim = candidates.pop() as EngineRequest;
-      this.#kv.release(victim, false, nowMs);
-      victim.phase = 'waiting';
-      victim.filledTokens = 0;
-      victim.numRetractions++;
-      this.#counters.retractions++;
-      retracted.push(victim);
-    }
+    const retracted = retractDecode(this.#running, this.#kv, nowMs);
     if (retracted.length > 0) {
+      this.#counters.retractions += retracted.length;
       this.#running = this.#running.filter((request) => request.phase === 'decoding');
       for (const request of retracted) this.#waiting.push(request);
-      let decoded = 0;
-      let maxNew = 0;
-      for (const request of this.#running) {
-        decoded += request.outputTokens;
-        maxNew += request.maxNewTokens;
-      }
-      // Today's SGLang divides by the sum of max_new_tokens plus one (no special case for an empty batch).
-      this.#newTokenRatio = Math.min(1, (decoded + RETRACT_DECODE_STEPS * this.#running.length) / (maxNew + 1));
+      this.#newTokenRatio = newTokenRatioAfterRetraction(this.#running, RETRACT_DECODE_STEPS);
     }
     // A lone request that still cannot get a slot can never finish: end it like an out-of-memory abort.
     if (this.#kv.availableTokens < this.#running.length) {
       for (const request of this.#running.splice(0)) {
         this.#kv.release(request, false, nowMs);
-        this.#finish(request, nowMs, {
-          type: 'abort',
-          message: 'The KV cache is full and the request cannot continue: raise --max-total-tokens.',
-        });
+        this.#finish(request, nowMs, kvCacheFullAbort());
       }
     }
   }

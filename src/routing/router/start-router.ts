@@ -3,21 +3,26 @@ import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
-import { flushCacheOnce } from '../../clients/shared/flush-cache.js';
 import type { RoutingPolicy, RoutingRequest } from '../../types/routing.js';
-import { describeUpstreamError, forward, UPSTREAM_AGENT_OPTIONS } from '../proxy/forward.js';
+import { UPSTREAM_AGENT_OPTIONS } from '../proxy/forward.js';
 import { forwardedRequestHeaders, rawHeaderValue } from '../proxy/hop-by-hop.js';
 import { DEFAULT_MAX_REQUEST_BODY_BYTES, readBody, RequestBodyTooLarge, refuseLargeBody } from '../proxy/read-body.js';
 import { requestIdFromBody, routingKeyFromBody } from '../routing-key.js';
 import { CONTROL_TOKEN_HEADER, refuseControlRequest, refuseUntrustedRequest } from './control-auth.js';
+import { handleControlRequest, isControlPath } from './control-endpoints.js';
 import { controlPathKind, normalizeRequestPath } from './control-paths.js';
-import { renderPrometheusText, type RouterCounters } from './prometheus-text.js';
-import { normalizeWorkerUrl, RouterWorker, type WorkerSnapshot } from './router-worker.js';
+import { forwardWithRetries } from './forward-with-retries.js';
+import type { RouterCounters } from './prometheus-text.js';
+import { normalizeWorkerUrl, type WorkerSnapshot } from './router-worker.js';
+import { sendJson } from './send-json.js';
 import { WorkerMonitor } from './worker-monitor.js';
+import { WorkerRegistry } from './worker-registry.js';
 import { PdRouter, type PdRouterSettings } from '../pd/pd-router.js';
 import { RouterTrace } from './router-trace.js';
 import { TAP_RECORDS_PATH } from '../tap/start-taps.js';
-import { HARNESS_PATH, injectBusyLoopFromEnvironment, ProcessHealthMonitor, serveHarness } from '../../utils/process-health.js';
+import { injectBusyLoopFromEnvironment, ProcessHealthMonitor } from '../../utils/process-health.js';
+
+export { RETRIES_HEADER } from './forward-with-retries.js';
 
 /**
  * Retries after the first attempt. sglang-router's `max_retries` (5) counts attempts, the first included, so 4
@@ -81,9 +86,6 @@ export interface RouterHandle {
   close(): Promise<void>;
 }
 
-/** The response header that tells the client how many times its request was retried on another worker. */
-export const RETRIES_HEADER = 'x-servelab-retries';
-
 /**
  * Starts servelab's builtin router: an HTTP server that proxies every request to a worker the policy picks, streaming
  * the answer through unchanged, with health checks, run-time worker changes, retries and Prometheus metrics.
@@ -105,8 +107,8 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
   }
   const dispatcher = new Agent(UPSTREAM_AGENT_OPTIONS);
   const trace = options.traceClock === undefined ? undefined : new RouterTrace(options.traceClock);
-  const active: RouterWorker[] = [];
-  let nextWorkerIndex = 0;
+  const registry = new WorkerRegistry(policy, options.log);
+  const active = registry.workers;
   const counters: RouterCounters = { received: 0, failed: 0 };
   const maxRequestBodyBytes = options.maxRequestBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES;
   // What this router measures about itself (event-loop delay, CPU) for a run's harness report, at HARNESS_PATH.
@@ -123,55 +125,16 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     () => active,
   );
 
-  const addWorker = (url: string): RouterWorker => {
-    const normalized = normalizeWorkerUrl(url);
-    const existing = active.find((worker) => worker.url === normalized);
-    if (existing !== undefined) return existing;
-    const worker = new RouterWorker(normalized, nextWorkerIndex++);
-    active.push(worker);
-    policy.onWorkerAdded?.(worker);
-    options.log?.(`worker ${worker.index} ${worker.url} added`);
-    return worker;
-  };
-  const findWorker = (idOrUrl: number | string): RouterWorker | undefined => {
-    if (typeof idOrUrl === 'number' || /^\d+$/.test(idOrUrl)) {
-      const id = Number(idOrUrl);
-      return active.find((worker) => worker.index === id);
-    }
-    try {
-      const normalized = normalizeWorkerUrl(idOrUrl);
-      return active.find((worker) => worker.url === normalized);
-    } catch {
-      return undefined;
-    }
-  };
-  const removeWorker = (idOrUrl: number | string): WorkerSnapshot | undefined => {
-    const worker = findWorker(idOrUrl);
-    if (worker === undefined) return undefined;
-    worker.drained = true;
-    active.splice(active.indexOf(worker), 1);
-    policy.onWorkerRemoved?.(worker);
-    options.log?.(`worker ${worker.index} ${worker.url} removed (${worker.inFlight} requests still in flight there)`);
-    return worker.snapshot();
-  };
-
   for (const url of [...options.workerUrls, ...(pdRouter?.allUrls ?? [])]) {
     try {
-      addWorker(url);
+      registry.add(url);
     } catch (error) {
       throw new ServelabError('INVALID_CONFIG', `bad worker URL "${url}": ${(error as Error).message}`);
     }
   }
 
-  const sendJson = (response: ServerResponse, status: number, body: unknown, extraHeaders: Record<string, string> = {}): void => {
-    const text = JSON.stringify(body);
-    response.writeHead(status, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(text),
-      ...extraHeaders,
-    });
-    response.end(text);
-  };
+  const controlContext = { registry, monitor, counters, dispatcher, health };
+  const retryContext = { policy, workers: active, dispatcher, counters, maxRetries, breakerFailures, trace, log: options.log };
 
   const proxy = async (incoming: IncomingMessage, response: ServerResponse, guarded: boolean): Promise<void> => {
     counters.received++;
@@ -215,149 +178,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
       await pdRouter.handle({ incoming, response, method, body, headers, routingRequest, ...pdTrace }, active, dispatcher);
       return;
     }
-    const tried = new Set<RouterWorker>();
-    let retries = 0;
-    let lastError = '';
-    for (;;) {
-      const candidates = tried.size === 0 ? active : active.filter((worker) => !tried.has(worker));
-      const worker = policy.choose(routingRequest, candidates) as RouterWorker | undefined;
-      if (worker === undefined || tried.has(worker) || !active.includes(worker)) {
-        counters.failed++;
-        const exhausted = tried.size > 0;
-        sendJson(
-          response,
-          exhausted ? 502 : 503,
-          {
-            error: {
-              type: exhausted ? 'call_upstream_connection_failed' : 'no_available_workers',
-              message: exhausted
-                ? `no worker answered after ${tried.size} attempt(s); last error: ${lastError}`
-                : 'no healthy worker: check GET /workers',
-              retries,
-            },
-          },
-          { [RETRIES_HEADER]: String(retries) },
-        );
-        return;
-      }
-      tried.add(worker);
-      worker.inFlight++;
-      worker.requests++;
-      const traced = requestId === undefined ? undefined : trace?.record(requestId, worker.url, worker.index);
-      const outcome = await forward({
-        dispatcher,
-        origin: worker.url,
-        method,
-        path: incoming.url ?? '/',
-        headers,
-        body,
-        response,
-        extraResponseHeaders: () => ({ [RETRIES_HEADER]: String(retries) }),
-        ...(traced === undefined
-          ? {}
-          : {
-              onResponseStart: (status: number) => {
-                traced.httpStatus = status;
-              },
-            }),
-      });
-      worker.inFlight--;
-      if (!outcome.answered && !outcome.clientClosed) {
-        worker.errors++;
-        worker.consecutiveRequestFailures++;
-        if (breakerFailures > 0 && worker.consecutiveRequestFailures >= breakerFailures && !worker.breakerOpen) {
-          worker.breakerOpen = true;
-          options.log?.(`worker ${worker.index} ${worker.url} takes no requests until a health check passes: ${worker.consecutiveRequestFailures} attempts in a row got no answer`);
-        }
-        policy.onRequestFinished?.(routingRequest, worker, false);
-        lastError = outcome.error === undefined ? 'no answer' : describeUpstreamError(outcome.error);
-        if (retries < maxRetries) {
-          worker.retries++;
-          retries++;
-          continue;
-        }
-        counters.failed++;
-        sendJson(
-          response,
-          502,
-          {
-            error: {
-              type: 'call_upstream_connection_failed',
-              message: `worker ${worker.url} did not answer (${lastError}) and the ${maxRetries} retries are used up`,
-              retries,
-            },
-          },
-          { [RETRIES_HEADER]: String(retries) },
-        );
-        return;
-      }
-      const success = outcome.answered && outcome.error === undefined && (outcome.statusCode ?? 500) < 500;
-      if (success) worker.consecutiveRequestFailures = 0;
-      else if (!outcome.clientClosed) worker.errors++;
-      policy.onRequestFinished?.(routingRequest, worker, success);
-      return;
-    }
-  };
-
-  const flushCache = async (response: ServerResponse): Promise<void> => {
-    const results = await Promise.all(
-      active.map(async (worker) => {
-        const answer = await flushCacheOnce(worker.url, dispatcher);
-        return { url: worker.url, status: answer.statusCode, ...(answer.error === undefined ? {} : { error: answer.error }) };
-      }),
-    );
-    const allOk = results.every((result) => result.status === 200);
-    sendJson(response, allOk ? 200 : 400, { workers: results });
-  };
-
-  const control = async (incoming: IncomingMessage, response: ServerResponse, pathname: string, query: URLSearchParams): Promise<boolean> => {
-    const method = incoming.method ?? 'GET';
-    if (pathname === '/health' && method === 'GET') {
-      sendJson(response, 200, { status: 'ok' });
-    } else if (pathname === '/readiness' && method === 'GET') {
-      const healthy = active.filter((worker) => worker.healthy && !worker.drained).length;
-      sendJson(response, healthy > 0 ? 200 : 503, { ready: healthy > 0, healthyWorkers: healthy, totalWorkers: active.length });
-    } else if (pathname === '/workers' && method === 'GET') {
-      sendJson(response, 200, { workers: active.map((worker) => worker.snapshot()) });
-    } else if ((pathname === '/workers' && method === 'POST') || (pathname === '/add_worker' && method === 'POST')) {
-      let url = query.get('url') ?? undefined;
-      if (url === undefined) {
-        try {
-          // A worker's address is a few dozen bytes.
-          const parsed = JSON.parse((await readBody(incoming, CONTROL_BODY_MAX_BYTES)).toString('utf8')) as { url?: unknown };
-          if (typeof parsed.url === 'string') url = parsed.url;
-        } catch {
-          // Reported below.
-        }
-      }
-      if (url === undefined) {
-        sendJson(response, 400, { error: { message: 'give the worker as {"url": "http://host:port"}' } });
-        return true;
-      }
-      try {
-        const worker = addWorker(url);
-        await monitor.check(worker);
-        sendJson(response, 200, worker.snapshot());
-      } catch (error) {
-        sendJson(response, 400, { error: { message: (error as Error).message } });
-      }
-    } else if ((pathname.startsWith('/workers/') && method === 'DELETE') || (pathname === '/remove_worker' && method === 'POST')) {
-      const key = pathname === '/remove_worker' ? (query.get('url') ?? '') : decodeURIComponent(pathname.slice('/workers/'.length));
-      const removed = removeWorker(key);
-      if (removed === undefined) sendJson(response, 404, { error: { message: `no worker with id or URL "${key}"` } });
-      else sendJson(response, 200, removed);
-    } else if (pathname === '/metrics' && method === 'GET') {
-      const text = renderPrometheusText(active, counters);
-      response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
-      response.end(text);
-    } else if (pathname === '/flush_cache' && (method === 'POST' || method === 'GET')) {
-      await flushCache(response);
-    } else if (pathname === HARNESS_PATH) {
-      serveHarness(health, incoming, response);
-    } else {
-      return false;
-    }
-    return true;
+    await forwardWithRetries(retryContext, { incoming, response, method, body, headers, routingRequest, requestId });
   };
 
   const server: Server = createServer({ noDelay: true, keepAliveTimeout: 30_000, requestTimeout: 0 }, (incoming, response) => {
@@ -380,7 +201,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
         trace.serve(incoming, response);
         return;
       }
-      if (!isControlPath(pathname) || !(await control(incoming, response, pathname, new URLSearchParams(queryStart < 0 ? '' : rawPath.slice(queryStart + 1))))) {
+      if (!isControlPath(pathname) || !(await handleControlRequest(controlContext, incoming, response, pathname, new URLSearchParams(queryStart < 0 ? '' : rawPath.slice(queryStart + 1))))) {
         await proxy(incoming, response, kind !== 'open');
       }
     };
@@ -413,11 +234,11 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
     policy,
     workers: () => active.map((worker) => worker.snapshot()),
     addWorker: async (url) => {
-      const worker = addWorker(url);
+      const worker = registry.add(url);
       await monitor.check(worker);
       return worker.snapshot();
     },
-    removeWorker,
+    removeWorker: (idOrUrl) => registry.remove(idOrUrl),
     checkHealthNow: () => monitor.checkAll(),
     close: () => {
       closing ??= (async () => {
@@ -435,14 +256,6 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
   };
 }
 
-/** The most a control request's body may hold: a worker's address. */
-const CONTROL_BODY_MAX_BYTES = 64 * 1024;
-
-const CONTROL_PATHS = new Set(['/health', '/readiness', '/workers', '/add_worker', '/remove_worker', '/metrics', '/flush_cache', HARNESS_PATH]);
-
-function isControlPath(pathname: string): boolean {
-  return CONTROL_PATHS.has(pathname) || pathname.startsWith('/workers/');
-}
 
 /** Node's parsed headers (names lower-cased), keeping single values; a repeated header keeps its first value. */
 function stringHeaders(headers: IncomingMessage['headers']): Record<string, string> {

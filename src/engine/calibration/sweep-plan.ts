@@ -1,0 +1,106 @@
+import type { ServerLimits } from './calibration-client.js';
+
+/**
+ * The calibration sweeps' plan: which prompt lengths, batch sizes and mixed steps are measured, how many tokens each
+ * request generates, and a forecast of how long it all takes. Pure arithmetic on the server's limits.
+ */
+
+const SHORT_PROMPT_TOKENS = 32;
+const LONG_PROMPT_TOKENS = 512;
+/**
+ * Prompt lengths of the concurrency sweep: they set the KV tokens its decode steps read (at batch 64, about 5k, 11k,
+ * 19k and 36k). Two would leave the table to interpolate straight across any jump between them, such as the
+ * transformers engine's KV padding to 16,384-token buckets (41 ms at batch 32 and 10k KV tokens, 62 ms at 18k).
+ */
+export const CONCURRENCY_PROMPT_TOKENS = [SHORT_PROMPT_TOKENS, 128, 256, LONG_PROMPT_TOKENS];
+
+/**
+ * A forecast of the sweep's duration from one probe request. Prefill is taken to grow by the probe's prefill time per
+ * 1024 prompt tokens (a GPU prefills about a thousand tokens in the time of a few decode steps), decode steps to grow
+ * by half per 64 sequences. Rough by design: it tells a user whether to wait a minute or an hour.
+ */
+export function estimateSweepMs(
+  probe: { prefillMs: number; decodeStepMs: number },
+  decodeTokens: number,
+  repeats: number,
+  promptLengths: readonly number[],
+  concurrencyPoints: readonly { promptTokens: number; batch: number }[],
+  chunkLimit: number,
+): number {
+  const prefillMs = (tokens: number): number => Math.max(probe.prefillMs, 1) * (1 + tokens / 1024);
+  const decodeMs = (batch: number, steps: number): number => Math.max(probe.decodeStepMs, 0.1) * steps * (1 + batch / 128);
+  const batchOne = promptLengths.reduce((sum, length) => sum + prefillMs(length) + decodeMs(1, decodeTokens), 0);
+  const concurrent = concurrencyPoints.reduce((sum, { promptTokens, batch }) => {
+    const { shortTokens, extraTokens } = batchPointTokens(batch, promptTokens, chunkLimit, decodeTokens);
+    const runMs = (tokens: number): number => prefillMs(promptTokens * batch) + decodeMs(batch, tokens);
+    return sum + runMs(shortTokens) + runMs(shortTokens + extraTokens);
+  }, 0);
+  return repeats * (batchOne + concurrent);
+}
+
+/**
+ * What a batch point asks of each request: the batch's prefill takes `prefillSteps` steps, so the first run generates
+ * N = prefillSteps + 2 tokens (all B decode together for a while) and the second N + K.
+ */
+export function batchPointTokens(batch: number, promptTokens: number, chunkLimit: number, decodeTokens: number): { prefillSteps: number; shortTokens: number; extraTokens: number } {
+  const prefillSteps = Math.ceil((batch * promptTokens) / chunkLimit);
+  return { prefillSteps, shortTokens: prefillSteps + 2, extraTokens: Math.max(2 * decodeTokens, 32) };
+}
+
+export interface MixedPoint {
+  batch: number;
+  promptTokens: number;
+  probeTokens: number;
+  /** Tokens each batch member generates: enough to outlast the batch's own prefill and the probe's. */
+  runTokens: number;
+}
+
+/**
+ * The mixed sweep: the concurrency sweep's largest batch (less one, below max_running_requests) and a quarter of it, at short and long prompts, each with a
+ * probe of a quarter chunk and of the chunk less the batch (so that probe and batch fit one step of a mixing engine).
+ */
+export function mixedSweepPoints(batchSizes: readonly number[], limits: ServerLimits, chunkLimit: number, decodeTokens: number): MixedPoint[] {
+  // The probe must find a free seat: a batch of max_running_requests would keep it queued until a member finished.
+  const largest = Math.min(Math.max(...batchSizes), limits.maxRunningRequests - 1);
+  if (largest < 2) return [];
+  const batches = [...new Set([Math.max(2, Math.floor(largest / 4)), largest])];
+  const points: MixedPoint[] = [];
+  for (const promptTokens of [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS]) {
+    for (const batch of batches) {
+      const runTokens = Math.ceil((batch * promptTokens) / chunkLimit) + 2 * decodeTokens;
+      for (const probeTokens of [...new Set([Math.floor(chunkLimit / 4), chunkLimit - batch])]) {
+        if (probeTokens < 16) continue;
+        if (batch * (promptTokens + 2 * runTokens + 8) + probeTokens > limits.maxTotalTokens * 0.7) continue;
+        points.push({ batch, promptTokens, probeTokens, runTokens });
+      }
+    }
+  }
+  return points;
+}
+
+export function estimateMixedSweepMs(probe: { prefillMs: number; decodeStepMs: number }, repeats: number, points: readonly MixedPoint[]): number {
+  const stepMs = Math.max(probe.decodeStepMs, 0.1);
+  return repeats * points.reduce((sum, point) => sum + stepMs * (point.runTokens + 4) * (1 + point.batch / 128), 0);
+}
+
+/**
+ * Prompt lengths of the batch-1 sweep: powers of two from 64, and beside each from 128 on a point just above it and
+ * one half-way to the next. Engines pad a step's tokens to captured or tuned shapes, so step time can jump just past a
+ * power of two (the transformers engine of bench/real-engine steps from 47 to 63 ms between 512 and 544 tokens);
+ * powers of two alone would interpolate straight across the jump.
+ */
+export function prefillSweepLengths(longest: number): number[] {
+  const lengths = new Set<number>();
+  for (const power of powersOfTwo(64, longest)) {
+    lengths.add(power);
+    if (power < 128) continue;
+    for (const beside of [power + power / 16, power * 1.5]) if (beside <= longest) lengths.add(beside);
+  }
+  return [...lengths].sort((a, b) => a - b);
+}
+
+export function powersOfTwo(from: number, to: number): number[] {
+  const values: number[] = [];
+  for (let value = from; value <= to; value *= 2) values.push(value);
+  return values;
+}
