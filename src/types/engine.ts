@@ -61,6 +61,12 @@ export interface ServingLatency {
   ingressMs: Milliseconds;
   /** From the engine finishing a token to the client reading it (detokenizer and HTTP hops, network). */
   deliveryMs: Milliseconds;
+  /** Routing tests only: from the client sending a request to the router forwarding it (`queue_time_in_router`). */
+  routerQueueMs?: Milliseconds;
+  /** From the router (or, in a node test, the client) sending a request to the server receiving it (`network_time`). */
+  networkMs?: Milliseconds;
+  /** How these figures were measured: what setup, what run, which statistic. */
+  source?: string;
 }
 
 /** Every step lasts exactly `stepMs`: for tests with exact timing expectations. */

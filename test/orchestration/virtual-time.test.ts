@@ -95,7 +95,8 @@ describe('virtual time', () => {
   it("adds a profile's serving latency: the engine stamps ingress late, the client reads delivery after it", async () => {
     const profile = JSON.parse(await readFile(new URL('../../profiles/llama-3-8b-h100.json', import.meta.url), 'utf8')) as Record<string, unknown>;
     const settings = { requestRate: 20, numPrompts: 40, randomInputLen: 256, randomOutputLen: 16, seed: 9, warmupRequests: 0, progress: 'off', virtualTime: true } as const;
-    const plain = await new NodeTest({ ...settings, profile: JSON.stringify({ ...profile, name: 'plain' }), outputDir: join(workDirectory, 'latency-plain') }).run();
+    // The built-in profile carries the embedded cluster's serving path: the plain twin drops it (JSON leaves out undefined).
+    const plain = await new NodeTest({ ...settings, profile: JSON.stringify({ ...profile, name: 'plain', servingLatency: undefined }), outputDir: join(workDirectory, 'latency-plain') }).run();
     const served = await new NodeTest({
       ...settings,
       profile: JSON.stringify({ ...profile, name: 'served', servingLatency: { ingressMs: 5, deliveryMs: 7 } }),
@@ -132,6 +133,23 @@ describe('virtual time', () => {
       // One user: its next request leaves as its last one's final token reaches it (delivery after the engine).
       expect((records[index]?.arrivalTime as number) - (records[index - 1]?.finishTime as number)).toBeCloseTo(0, 5);
     }
+  });
+
+  it("carries a built-in profile's router queue, network and delivery into a routing run", async () => {
+    const result = await new RoutingTest({ virtualTime: true, numGpus: 2, datasetName: 'random-ids', randomInputLen: 64, randomOutputLen: 8, numPrompts: 40, requestRate: 20, outputDir: join(workDirectory, 'built-in-path'), progress: 'off' }).run();
+    const profile = JSON.parse(await readFile(new URL('../../profiles/llama-3-8b-h100.json', import.meta.url), 'utf8')) as { servingLatency: { routerQueueMs: number; networkMs: number; deliveryMs: number; source: string } };
+    const path = profile.servingLatency;
+    expect(path.source).toMatch(/servelab route/);
+    for (const record of result.run.records) {
+      const derived = deriveColumns(record);
+      // Epoch seconds keep about 0.2 µs, hence two decimals of a millisecond.
+      expect(derived.queue_time_in_router! * 1000).toBeCloseTo(path.routerQueueMs, 2);
+      expect(derived.network_time! * 1000).toBeCloseTo(path.networkMs, 2);
+      expect(((record.firstTokenTime as number) - (record.serverFirstTokenTime as number)) * 1000).toBeCloseTo(path.deliveryMs, 2);
+    }
+    expect(path.routerQueueMs).toBeGreaterThan(0);
+    expect(path.networkMs).toBeGreaterThan(0);
+    expect(path.deliveryMs).toBeGreaterThan(0);
   });
 
   it('is refused for targets other than sim', () => {
