@@ -152,6 +152,15 @@ describe('virtual time', () => {
     expect(path.deliveryMs).toBeGreaterThan(0);
   });
 
+  it('says which serving-path stages are zero when the profile carries none', async () => {
+    const settings = { virtualTime: true, numGpus: 2, datasetName: 'random-ids', randomInputLen: 32, randomOutputLen: 4, numPrompts: 10, requestRate: 20, progress: 'off' } as const;
+    const bare = await new RoutingTest({ ...settings, profile: '{"kind":"simple","stepMs":10}', outputDir: join(workDirectory, 'bare-path') }).run();
+    const notices = (bare.run.extras?.notices ?? []) as string[];
+    expect(notices.find((notice) => notice.startsWith('virtual time:'))).toMatch(/no router queue, network, ingress, delivery latency, so those stages are zero/);
+    const builtIn = await new RoutingTest({ ...settings, outputDir: join(workDirectory, 'built-in-notices') }).run();
+    expect(((builtIn.run.extras?.notices ?? []) as string[]).some((notice) => notice.startsWith('virtual time:'))).toBe(false);
+  });
+
   it('is refused for targets other than sim', () => {
     expect(() => new NodeTest({ virtualTime: true, target: 'attach', url: 'http://127.0.0.1:1' })).toThrow(/--virtual-time .* needs --target sim/);
   });
