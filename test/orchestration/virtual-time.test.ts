@@ -154,7 +154,8 @@ describe('virtual time', () => {
 
   it('says which serving-path stages are zero when the profile carries none', async () => {
     const settings = { virtualTime: true, numGpus: 2, datasetName: 'random-ids', randomInputLen: 32, randomOutputLen: 4, numPrompts: 10, requestRate: 20, progress: 'off' } as const;
-    const bare = await new RoutingTest({ ...settings, profile: '{"kind":"simple","stepMs":10}', outputDir: join(workDirectory, 'bare-path') }).run();
+    const profile = JSON.parse(await readFile(new URL('../../profiles/llama-3-8b-h100.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const bare = await new RoutingTest({ ...settings, profile: JSON.stringify({ ...profile, name: 'bare', servingLatency: undefined }), outputDir: join(workDirectory, 'bare-path') }).run();
     const notices = (bare.run.extras?.notices ?? []) as string[];
     expect(notices.find((notice) => notice.startsWith('virtual time:'))).toMatch(/no router queue, network, ingress, delivery latency, so those stages are zero/);
     const builtIn = await new RoutingTest({ ...settings, outputDir: join(workDirectory, 'built-in-notices') }).run();

@@ -56,7 +56,9 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
  */
 function servingPathNotices(profileSource: string, testLevel: TestLevel): string[] {
   const profile = loadProfile(profileSource);
-  const latency = profile.kind === 'simple' ? undefined : profile.servingLatency;
+  // A simple profile is a test device with exact step times and no serving latency by design: nothing to say.
+  if (profile.kind === 'simple') return [];
+  const latency = profile.servingLatency;
   const missing = [
     ...(testLevel === 'routing' && latency?.routerQueueMs === undefined ? ['router queue'] : []),
     ...(latency?.networkMs === undefined ? ['network'] : []),
@@ -64,7 +66,7 @@ function servingPathNotices(profileSource: string, testLevel: TestLevel): string
   ];
   if (missing.length === 0) return [];
   return [
-    `virtual time: profile ${profile.name ?? profile.kind} carries no ${missing.join(', ')} latency, so those stages are zero and TTFT and ` +
+    `virtual time: profile ${profile.name} carries no ${missing.join(', ')} latency, so those stages are zero and TTFT and ` +
       'total latency read low by what a real run pays there; give the profile a servingLatency (servelab calibrate measures one, docs/simulated-engine.md)',
   ];
 }
