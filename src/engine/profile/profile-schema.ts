@@ -17,8 +17,8 @@ export const servingLatencySchema = z
   .object({
     ingressMs: positiveMs,
     deliveryMs: positiveMs,
-    routerQueueMs: positiveMs.optional(),
     networkMs: positiveMs.optional(),
+    routed: z.object({ routerQueueMs: positiveMs, networkMs: positiveMs, deliveryMs: positiveMs }).strict().optional(),
     source: z.string().optional(),
   })
   .strict();

@@ -59,9 +59,10 @@ function servingPathNotices(profileSource: string, testLevel: TestLevel): string
   // A simple profile is a test device with exact step times and no serving latency by design: nothing to say.
   if (profile.kind === 'simple') return [];
   const latency = profile.servingLatency;
+  const viaRouter = testLevel === 'routing' ? latency?.routed : undefined;
   const missing = [
-    ...(testLevel === 'routing' && latency?.routerQueueMs === undefined ? ['router queue'] : []),
-    ...(latency?.networkMs === undefined ? ['network'] : []),
+    ...(testLevel === 'routing' && viaRouter === undefined ? ['router'] : []),
+    ...(viaRouter === undefined && latency?.networkMs === undefined ? ['network'] : []),
     ...(latency === undefined ? ['ingress', 'delivery'] : []),
   ];
   if (missing.length === 0) return [];

@@ -75,7 +75,8 @@ export interface VirtualRunOptions {
  *
  * A profile's serving latency (what the path around the engine adds) is applied by reading the simulator's clock as
  * running behind the client's by the path's upstream part: a request sent at t leaves the router `routerQueueMs`
- * later (routing tests only: a node test has no router), reaches the server `networkMs` after that and the scheduler
+ * later (routing tests, which take the profile's `routed` path where it has one: a node test has no router), reaches
+ * the server `networkMs` after that and the scheduler
  * `ingressMs` after that, so every server-side time is stamped that much late, and the client reads each token
  * `deliveryMs` after the engine made it. With open-loop arrivals this is exact (every arrival shifts alike); a policy
  * then sees each engine's load as it is when the request reaches it. Under a concurrency cap a finished request's slot
@@ -318,14 +319,21 @@ function nextAfter(value: number): number {
 }
 
 /** The serving path with every stage present: zero where the profile has none, and no router queue without a router. */
-type ServingPath = Required<Omit<ServingLatency, 'source'>>;
+interface ServingPath {
+  routerQueueMs: number;
+  networkMs: number;
+  ingressMs: number;
+  deliveryMs: number;
+}
 
+/** A routing test takes the profile's path through a router where it has one; a node test the direct path. */
 function pathOf(latency: ServingLatency, routed: boolean): ServingPath {
+  const viaRouter = routed ? latency.routed : undefined;
   return {
+    routerQueueMs: viaRouter?.routerQueueMs ?? 0,
+    networkMs: viaRouter?.networkMs ?? latency.networkMs ?? 0,
     ingressMs: latency.ingressMs,
-    deliveryMs: latency.deliveryMs,
-    routerQueueMs: routed ? (latency.routerQueueMs ?? 0) : 0,
-    networkMs: latency.networkMs ?? 0,
+    deliveryMs: viaRouter?.deliveryMs ?? latency.deliveryMs,
   };
 }
 
