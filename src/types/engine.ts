@@ -61,6 +61,22 @@ export interface ServingLatency {
   ingressMs: Milliseconds;
   /** From the engine finishing a token to the client reading it (detokenizer and HTTP hops, network). */
   deliveryMs: Milliseconds;
+  /** From the client sending a request to the server receiving it (`network_time` of a node test). */
+  networkMs?: Milliseconds;
+  /** The path through a router, for routing tests: replaces `networkMs` and `deliveryMs` there. */
+  routed?: RoutedServingLatency;
+  /** How these figures were measured: what setup, what run, which statistic. */
+  source?: string;
+}
+
+/** What a request's path costs through a router (routing tests). */
+export interface RoutedServingLatency {
+  /** From the client sending a request to the router forwarding it (`queue_time_in_router`). */
+  routerQueueMs: Milliseconds;
+  /** From the router forwarding a request to the server receiving it (`network_time`). */
+  networkMs: Milliseconds;
+  /** From the engine finishing a token to the client reading it through the router. */
+  deliveryMs: Milliseconds;
 }
 
 /** Every step lasts exactly `stepMs`: for tests with exact timing expectations. */

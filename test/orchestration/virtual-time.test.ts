@@ -95,7 +95,8 @@ describe('virtual time', () => {
   it("adds a profile's serving latency: the engine stamps ingress late, the client reads delivery after it", async () => {
     const profile = JSON.parse(await readFile(new URL('../../profiles/llama-3-8b-h100.json', import.meta.url), 'utf8')) as Record<string, unknown>;
     const settings = { requestRate: 20, numPrompts: 40, randomInputLen: 256, randomOutputLen: 16, seed: 9, warmupRequests: 0, progress: 'off', virtualTime: true } as const;
-    const plain = await new NodeTest({ ...settings, profile: JSON.stringify({ ...profile, name: 'plain' }), outputDir: join(workDirectory, 'latency-plain') }).run();
+    // The built-in profile carries the embedded cluster's serving path: the plain twin drops it (JSON leaves out undefined).
+    const plain = await new NodeTest({ ...settings, profile: JSON.stringify({ ...profile, name: 'plain', servingLatency: undefined }), outputDir: join(workDirectory, 'latency-plain') }).run();
     const served = await new NodeTest({
       ...settings,
       profile: JSON.stringify({ ...profile, name: 'served', servingLatency: { ingressMs: 5, deliveryMs: 7 } }),
@@ -132,6 +133,39 @@ describe('virtual time', () => {
       // One user: its next request leaves as its last one's final token reaches it (delivery after the engine).
       expect((records[index]?.arrivalTime as number) - (records[index - 1]?.finishTime as number)).toBeCloseTo(0, 5);
     }
+  });
+
+  it("carries a built-in profile's serving path: through the router in a routing run, direct in a node run", async () => {
+    const settings = { virtualTime: true, datasetName: 'random-ids', randomInputLen: 64, randomOutputLen: 8, numPrompts: 40, requestRate: 20, progress: 'off' } as const;
+    const routing = await new RoutingTest({ ...settings, numGpus: 2, outputDir: join(workDirectory, 'built-in-path') }).run();
+    const node = await new NodeTest({ ...settings, outputDir: join(workDirectory, 'built-in-path-node') }).run();
+    const profile = JSON.parse(await readFile(new URL('../../profiles/llama-3-8b-h100.json', import.meta.url), 'utf8')) as {
+      servingLatency: { networkMs: number; deliveryMs: number; routed: { routerQueueMs: number; networkMs: number; deliveryMs: number }; source: string };
+    };
+    const path = profile.servingLatency;
+    expect(path.source).toMatch(/servelab route/);
+    const check = (records: RequestRecord[], expected: { routerQueueMs: number; networkMs: number; deliveryMs: number }): void => {
+      for (const record of records) {
+        const derived = deriveColumns(record);
+        // Epoch seconds keep about 0.2 µs, hence two decimals of a millisecond.
+        expect(derived.queue_time_in_router! * 1000).toBeCloseTo(expected.routerQueueMs, 2);
+        expect(derived.network_time! * 1000).toBeCloseTo(expected.networkMs, 2);
+        expect(((record.firstTokenTime as number) - (record.serverFirstTokenTime as number)) * 1000).toBeCloseTo(expected.deliveryMs, 2);
+      }
+    };
+    check(routing.run.records, path.routed);
+    check(node.run.records, { routerQueueMs: 0, networkMs: path.networkMs, deliveryMs: path.deliveryMs });
+    for (const value of [path.routed.routerQueueMs, path.routed.networkMs, path.routed.deliveryMs, path.networkMs, path.deliveryMs]) expect(value).toBeGreaterThan(0);
+  });
+
+  it('says which serving-path stages are zero when the profile carries none', async () => {
+    const settings = { virtualTime: true, numGpus: 2, datasetName: 'random-ids', randomInputLen: 32, randomOutputLen: 4, numPrompts: 10, requestRate: 20, progress: 'off' } as const;
+    const profile = JSON.parse(await readFile(new URL('../../profiles/llama-3-8b-h100.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const bare = await new RoutingTest({ ...settings, profile: JSON.stringify({ ...profile, name: 'bare', servingLatency: undefined }), outputDir: join(workDirectory, 'bare-path') }).run();
+    const notices = (bare.run.extras?.notices ?? []) as string[];
+    expect(notices.find((notice) => notice.startsWith('virtual time:'))).toMatch(/no router, network, ingress, delivery latency, so those stages are zero/);
+    const builtIn = await new RoutingTest({ ...settings, outputDir: join(workDirectory, 'built-in-notices') }).run();
+    expect(((builtIn.run.extras?.notices ?? []) as string[]).some((notice) => notice.startsWith('virtual time:'))).toBe(false);
   });
 
   it('is refused for targets other than sim', () => {

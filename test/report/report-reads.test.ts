@@ -181,4 +181,22 @@ describe('servelab compare', () => {
     const ttftP50 = comparisonRows(runs).find((row) => row.metric === 'ttft p50');
     expect(ttftP50?.unit).toBe('ms');
   });
+
+  it('marks a virtual-time run in the table, compare.csv and compare.html', async () => {
+    const real = sampleRoutingRun();
+    const simulated = sampleRoutingRun();
+    simulated.info.simulated = true;
+    const marked: ComparedRun[] = [
+      { label: 'measured', run: real, summary: summarize(real) },
+      { label: 'twin', run: simulated, summary: summarize(simulated) },
+    ];
+    const markedDirectory = join(directory, 'marked');
+    await writeComparison(marked, markedDirectory);
+    expect(comparisonRows(marked).find((row) => row.metric === 'time')?.values).toEqual(['real', 'virtual']);
+    const csv = parseCsv(await readFile(join(markedDirectory, 'compare.csv'), 'utf8'));
+    expect(csv.find((line) => line[0] === 'time')?.slice(2, 4)).toEqual(['real', 'virtual']);
+    const html = await readFile(join(markedDirectory, 'compare.html'), 'utf8');
+    expect(html).toContain('<th>twin <small>(virtual time)</small></th>');
+    expect(html).toContain('<th>measured</th>');
+  });
 });

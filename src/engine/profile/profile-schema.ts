@@ -13,7 +13,15 @@ export const simpleProfileSchema = z
   })
   .strict();
 
-export const servingLatencySchema = z.object({ ingressMs: positiveMs, deliveryMs: positiveMs }).strict();
+export const servingLatencySchema = z
+  .object({
+    ingressMs: positiveMs,
+    deliveryMs: positiveMs,
+    networkMs: positiveMs.optional(),
+    routed: z.object({ routerQueueMs: positiveMs, networkMs: positiveMs, deliveryMs: positiveMs }).strict().optional(),
+    source: z.string().optional(),
+  })
+  .strict();
 
 export const rooflineCoefficientsSchema = z
   .object({

@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock/clock.js';
 import type { NodeTestConfig, RoutingTestConfig } from '../../config/schema.js';
+import { loadProfile } from '../../engine/profile/load-profile.js';
 import type { TestLevel } from '../../types/run.js';
 import { buildWorkload, targetRateOf } from '../build-workload.js';
 import type { MeasuredRun } from '../measured-run.js';
@@ -33,6 +34,7 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
     onProgress: (finished) => report('running', finished),
   });
   report('writing', total, `writing ${directory.path}`);
+  const notices = [...planned.notices, ...servingPathNotices(config.profile, testLevel)];
   return {
     runId: directory.runId,
     outputDirectory: directory.path,
@@ -44,6 +46,28 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
     events: [],
     slo: config.slo,
     simulated: true,
-    ...(planned.notices.length > 0 ? { extras: { notices: planned.notices } } : {}),
+    ...(notices.length > 0 ? { extras: { notices } } : {}),
   };
+}
+
+/**
+ * What the twin leaves out: a profile without a serving latency puts client, router and server one instant apart, so
+ * every client-side latency reads low by the path a real run pays (queue_time_in_router, network_time, delivery).
+ */
+function servingPathNotices(profileSource: string, testLevel: TestLevel): string[] {
+  const profile = loadProfile(profileSource);
+  // A simple profile is a test device with exact step times and no serving latency by design: nothing to say.
+  if (profile.kind === 'simple') return [];
+  const latency = profile.servingLatency;
+  const viaRouter = testLevel === 'routing' ? latency?.routed : undefined;
+  const missing = [
+    ...(testLevel === 'routing' && viaRouter === undefined ? ['router'] : []),
+    ...(viaRouter === undefined && latency?.networkMs === undefined ? ['network'] : []),
+    ...(latency === undefined ? ['ingress', 'delivery'] : []),
+  ];
+  if (missing.length === 0) return [];
+  return [
+    `virtual time: profile ${profile.name} carries no ${missing.join(', ')} latency, so those stages are zero and TTFT and ` +
+      'total latency read low by what a real run pays there; give the profile a servingLatency (servelab calibrate measures one, docs/simulated-engine.md)',
+  ];
 }

@@ -73,12 +73,15 @@ export interface VirtualRunOptions {
  * `server_created_time` all equal the scheduled time (no network, no client lag). A policy that polls load sees each
  * engine's exact load at the instant it routes (a real router sees it a polling interval late).
  *
- * A profile's serving latency (what a real server adds around its steps) is applied by reading the simulator's clock
- * as running `ingressMs` behind the server's: a request submitted at simulator time t was received at t and reaches
- * the scheduler `ingressMs` later, so every engine-side time is stamped `ingressMs` late, and the client reads each
- * token `deliveryMs` after that. With open-loop arrivals this is exact (every arrival shifts alike). Under a
- * concurrency cap a finished request's slot comes back a round trip (ingress + delivery) after its engine finished
- * it: the client sends the next request once it has read the last token, and it reaches the server then.
+ * A profile's serving latency (what the path around the engine adds) is applied by reading the simulator's clock as
+ * running behind the client's by the path's upstream part: a request sent at t leaves the router `routerQueueMs`
+ * later (routing tests, which take the profile's `routed` path where it has one: a node test has no router), reaches
+ * the server `networkMs` after that and the scheduler
+ * `ingressMs` after that, so every server-side time is stamped that much late, and the client reads each token
+ * `deliveryMs` after the engine made it. With open-loop arrivals this is exact (every arrival shifts alike); a policy
+ * then sees each engine's load as it is when the request reaches it. Under a concurrency cap a finished request's slot
+ * comes back a round trip (the whole path) after its engine finished it: the client sends the next request once it has
+ * read the last token, and it reaches the engine that path later.
  */
 export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadResult> {
   const { config, workload } = options;
@@ -123,7 +126,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
         const state = request.driverData as InFlight;
         const worker = workers[engineIndex] as MutableWorker;
         worker.inFlight--;
-        const latency = simulator.servingLatency(engineIndex);
+        const latency = pathOf(simulator.servingLatency(engineIndex), options.routed);
         const roundTripMs = roundTripMsOf(latency);
         if (cap === Infinity || roundTripMs === 0) inFlightCount--;
         else insertSorted(slotReturnsMs, slotReturnsHead, timeMs + roundTripMs);
@@ -158,14 +161,15 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
       engineIndex = chosen.index;
     }
     record.arrivalTime = toEpoch(atMs);
-    record.routerSendTime = record.arrivalTime;
+    record.routerSendTime = toEpoch(atMs + pathOf(simulator.servingLatency(engineIndex), options.routed).routerQueueMs);
     record.host = `node-${engineIndex}`;
     const input = { id: record.requestId, promptTokenIds: promptTokens(request), maxNewTokens: request.outputLength };
     workload.requests[position] = RELEASED;
     const problem = simulator.validate(engineIndex, input);
     if (problem !== null) {
       // The server refuses it with a 400 before it queues, as SGLang does.
-      Object.assign(record, { success: false, error: 'http_4xx', httpStatus: 400, errorMessage: problem.slice(0, 300), finishTime: record.arrivalTime, serverCreatedTime: record.arrivalTime });
+      const refusedAt = record.routerSendTime + pathOf(simulator.servingLatency(engineIndex), options.routed).networkMs / 1000;
+      Object.assign(record, { success: false, error: 'http_4xx', httpStatus: 400, errorMessage: problem.slice(0, 300), finishTime: refusedAt, serverCreatedTime: refusedAt });
       finished++;
       return;
     }
@@ -219,7 +223,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
     warmupRecords: [],
     startTime: originEpochS,
     // The last answer reaches its client the serving latency after its engine's last step.
-    endTime: toEpoch(endMs + Math.max(...workers.map(({ index }) => roundTripMsOf(simulator.servingLatency(index))))),
+    endTime: toEpoch(endMs + Math.max(...workers.map(({ index }) => roundTripMsOf(pathOf(simulator.servingLatency(index), options.routed))))),
     interrupted: false,
   };
 }
@@ -244,12 +248,14 @@ function finishRecord(
   timeMs: number,
   tokenTimesMs: number[] | undefined,
   toEpoch: (timeMs: number) => number,
-  latency: ServingLatency,
+  latency: ServingPath,
 ): void {
-  // Engine-side times run ingressMs behind the server's receipt; the client reads tokens deliveryMs after the engine.
-  const engineEpoch = (engineMs: number): number => toEpoch(engineMs + latency.ingressMs);
+  // The server receives a request the router queue and network after the client sent it; engine-side times run
+  // ingressMs behind that receipt; the client reads tokens deliveryMs after the engine made them.
+  const upstreamMs = latency.routerQueueMs + latency.networkMs;
+  const engineEpoch = (engineMs: number): number => toEpoch(engineMs + upstreamMs + latency.ingressMs);
   const deliveredS = latency.deliveryMs / 1000;
-  record.serverCreatedTime = toEpoch(request.receivedMs);
+  record.serverCreatedTime = toEpoch(request.receivedMs + upstreamMs);
   record.queueTimeStart = engineEpoch(request.queueEntryMs);
   if (!Number.isNaN(request.forwardEntryMs)) record.queueTimeEnd = engineEpoch(request.forwardEntryMs);
   if (!Number.isNaN(request.prefillFinishedMs)) {
@@ -312,7 +318,26 @@ function nextAfter(value: number): number {
   return buffer[0] as number;
 }
 
+/** The serving path with every stage present: zero where the profile has none, and no router queue without a router. */
+interface ServingPath {
+  routerQueueMs: number;
+  networkMs: number;
+  ingressMs: number;
+  deliveryMs: number;
+}
+
+/** A routing test takes the profile's path through a router where it has one; a node test the direct path. */
+function pathOf(latency: ServingLatency, routed: boolean): ServingPath {
+  const viaRouter = routed ? latency.routed : undefined;
+  return {
+    routerQueueMs: viaRouter?.routerQueueMs ?? 0,
+    networkMs: viaRouter?.networkMs ?? latency.networkMs ?? 0,
+    ingressMs: latency.ingressMs,
+    deliveryMs: viaRouter?.deliveryMs ?? latency.deliveryMs,
+  };
+}
+
 /** From the client sending a request to the engine seeing it, plus from the engine's last token to the client reading it. */
-function roundTripMsOf(latency: ServingLatency): number {
-  return latency.ingressMs + latency.deliveryMs;
+function roundTripMsOf(latency: ServingPath): number {
+  return latency.routerQueueMs + latency.networkMs + latency.ingressMs + latency.deliveryMs;
 }

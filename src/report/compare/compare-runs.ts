@@ -117,6 +117,8 @@ export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
   return [
     row('test', '', (run) => run.run.info.testLevel),
     row('target', '', (run) => run.run.info.target),
+    // A virtual-time run is a simulation, not a measurement: said in every output, next to what it ran against.
+    row('time', '', (run) => timeOf(run)),
     row('verdict', '', (run) => run.summary.verdict.state),
     row('status', '', (run) => run.run.info.status),
     row('requests succeeded', 'count', (run) => run.summary.counts.succeeded),
@@ -152,6 +154,11 @@ export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
     row('node imbalance CV', '', (run) => run.summary.routing?.imbalanceCv),
     row('prefix-group share on top node', '', (run) => run.summary.routing?.prefixGroupAffinity?.meanShareOnTopNode),
   ].filter((comparison) => comparison.values.some((value) => value !== null && value !== 0 && value !== ''));
+}
+
+/** "virtual" for a discrete-event simulation (--virtual-time), "real" for a run that sent real requests. */
+export function timeOf(run: ComparedRun): 'virtual' | 'real' {
+  return run.run.info.simulated ? 'virtual' : 'real';
 }
 
 function formatValue(value: number | string | null): string {
@@ -354,7 +361,7 @@ export async function writeComparison(runs: readonly ComparedRun[], outputDirect
     await write(join('charts', `${chart.name}.png`), await renderPng(svg));
     figures.push(`<figure class="chart" data-chart="${escapeHtml(chart.name)}"><figcaption><h3>${escapeHtml(chart.title)}</h3></figcaption>${svg}</figure>`);
   }
-  const header = `<tr><th>metric</th><th>unit</th>${runs.map((run) => `<th>${escapeHtml(run.label)}</th>`).join('')}</tr>`;
+  const header = `<tr><th>metric</th><th>unit</th>${runs.map((run) => `<th>${escapeHtml(run.label)}${run.run.info.simulated ? ' <small>(virtual time)</small>' : ''}</th>`).join('')}</tr>`;
   const body = rows
     .map((row) => `<tr><td>${escapeHtml(row.metric)}</td><td>${escapeHtml(row.unit)}</td>${row.values.map((value) => `<td>${escapeHtml(formatValue(value))}</td>`).join('')}</tr>`)
     .join('\n');
