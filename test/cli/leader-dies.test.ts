@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pidFromLog, startCli } from '../helpers/cli.js';
+import { nginxMissing } from '../helpers/require-tool.js';
 
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
-const NGINX = '/usr/sbin/nginx';
 let workDirectory: string;
 
 beforeAll(async () => {
@@ -48,10 +48,11 @@ async function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promis
   return probe();
 }
 
-if (!existsSync(NGINX)) console.log(`leader-dies.test.ts: skipped, nginx is not installed (apt-get install nginx)`);
+// requireTool prints the one line that says why, where nginx cannot run.
+const nginxReason = nginxMissing();
 
 describe('a routing run whose nginx master is SIGKILLed mid-run (issue 29)', () => {
-  it.skipIf(!existsSync(NGINX))('servelab prints its results and exits, and no nginx worker is left running (needs the nginx package)', async () => {
+  it.skipIf(nginxReason !== undefined)('servelab prints its results and exits, and no nginx worker is left running (needs the nginx package)', async () => {
     const outputDir = join(workDirectory, 'nginx-master-killed');
     let workerPid: number | undefined;
     const run = startCli([
