@@ -16,8 +16,9 @@ function findKey(data: string, key: string, fromIndex: number, offset: number | 
 /**
  * A fast reading of the one thing a mid-stream SGLang event tells: its cumulative `completion_tokens`.
  *
- * Why: JSON.parse of every event was about a fifth of the client's CPU per streamed request (measured by a closed-loop
- * client benchmark since removed; docs/protocols.md, Cost), and SGLang's `text` is cumulative, so parsing whole events costs O(n²) in the output length. Mid-stream events
+ * Why: SGLang's `text` is cumulative, so parsing every whole event costs O(n²) in the output length, on the measuring
+ * client's one core (its CPU per request: bench/node-cli-targets.ts; this scan's own share is not measured there apart).
+ * Mid-stream events
  * (after the first token, before the final one) carry nothing else the client needs: the server timing keys are read
  * from the first token-carrying event and the final event, which are always parsed in full.
  *
