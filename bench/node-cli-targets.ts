@@ -275,7 +275,7 @@ async function ratePhase(pinned: boolean, directory: string): Promise<void> {
 }
 
 /**
- * The HTTP client under the CLI, chosen by `--http-transport`: servelab's socket pool (src/clients/shared/socket-pool.ts)
+ * The HTTP client under the CLI, chosen by `--http-transport`: servelab's socket pool (src/clients/common/socket-pool.ts)
  * against undici's `Pool`, on the same schedule (same seed) and core, alternating socket, undici, undici, socket, ...
  * over BENCH_ROUNDS rounds (default 3) so drift of the machine falls on both alike. The median of each side's CPU per
  * request while arrivals run is compared; the bare Node client is the floor under both.

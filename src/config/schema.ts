@@ -144,7 +144,7 @@ export const clientSettingsSchema = z.object({
   idleTimeoutMs: z.number().positive().default(600_000),
   /**
    * `by-size` (the default): each request's deadline follows its own lengths, 600 s + 1 ms per prompt token + 250 ms
-   * per output token (src/clients/shared/total-deadline.ts); a number gives every request that many milliseconds.
+   * per output token (src/clients/common/total-deadline.ts); a number gives every request that many milliseconds.
    */
   totalTimeoutMs: z.union([z.number().positive(), z.literal('by-size')], { message: 'must be a number of milliseconds above 0, or "by-size"' }).default('by-size'),
   /** How long one warmup request may take before it is recorded as failed and the run goes on. */

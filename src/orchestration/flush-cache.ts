@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { flushCacheOnce } from '../clients/shared/flush-cache.js';
+import { flushCacheOnce } from '../clients/common/flush-cache.js';
 import { ServelabError } from '../errors/servelab-error.js';
 
 /**

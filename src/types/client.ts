@@ -23,7 +23,7 @@ export interface ClientTimeouts {
   idleMs?: Milliseconds;
   /**
    * A request's whole life, from the hand-over to the pool. `'by-size'` gives each request a deadline from its own
-   * prompt and output lengths (src/clients/shared/total-deadline.ts), the default of the tests' settings.
+   * prompt and output lengths (src/clients/common/total-deadline.ts), the default of the tests' settings.
    */
   totalMs?: Milliseconds | 'by-size';
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock/clock.js';
 import { createProtocolClient } from '../../src/clients/registry.js';
-import { CLOSE_GRACE_MS } from '../../src/clients/shared/http-transport.js';
+import { CLOSE_GRACE_MS } from '../../src/clients/common/http-transport.js';
 import { requestFor } from './conformance.js';
 import { sleep, sseEvent, startScriptedServer } from './helpers/scripted-server.js';
 import { sglangWire } from './helpers/wires.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { flushCacheOnce } from '../../src/clients/shared/flush-cache.js';
+import { flushCacheOnce } from '../../src/clients/common/flush-cache.js';
 import { startScriptedServer } from './helpers/scripted-server.js';
 import type { ScriptedServer } from './helpers/scripted-server.js';
 import { closedPort } from './helpers/unreachable.js';

@@ -4,7 +4,7 @@ import type { ProtocolName } from '../../src/clients/registry.js';
 import { createProtocolClient } from '../../src/clients/registry.js';
 import { systemClock } from '../../src/clock/clock.js';
 import { hostile, sendOne, sse } from './helpers/hostile-server.js';
-import { MAX_ERROR_MESSAGE_CHARS, MAX_FINISH_REASON_CHARS } from '../../src/clients/shared/response-decoder.js';
+import { MAX_ERROR_MESSAGE_CHARS, MAX_FINISH_REASON_CHARS } from '../../src/clients/common/response-decoder.js';
 import type { ClientRequest, ProtocolClientOptions } from '../../src/types/client.js';
 import type { ClientOutcome } from '../../src/types/record.js';
 

@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SocketPool } from '../../src/clients/shared/socket-pool.js';
-import type { SocketResponseHandler } from '../../src/clients/shared/socket-pool.js';
+import { SocketPool } from '../../src/clients/common/socket-pool.js';
+import type { SocketResponseHandler } from '../../src/clients/common/socket-pool.js';
 import { sleep } from './helpers/scripted-server.js';
 
 /** A raw TCP server: each request head+body received is answered by `answer` with exact bytes. */

@@ -1,6 +1,6 @@
 import type { ClientRequest, ProtocolClient, ProtocolClientOptions } from '../../types/client.js';
 import type { ClientOutcome } from '../../types/record.js';
-import { HttpTransport } from '../shared/http-transport.js';
+import { HttpTransport } from '../common/http-transport.js';
 import { OpenAiDecoder } from './openai-decoder.js';
 
 type JsonObject = Record<string, unknown>;

@@ -1,9 +1,9 @@
 import type { Clock } from '../../clock/clock.js';
 import type { ClientOutcome } from '../../types/record.js';
 import type { Milliseconds } from '../../types/time.js';
-import type { DecodeFailure, ResponseDecoder } from '../shared/response-decoder.js';
-import { capServerText, errorMessageOf, malformed, MAX_FINISH_REASON_CHARS, readNumber, serverError } from '../shared/response-decoder.js';
-import { fillClientTiming, TokenTimeline } from '../shared/token-timeline.js';
+import type { DecodeFailure, ResponseDecoder } from '../common/response-decoder.js';
+import { capServerText, errorMessageOf, malformed, MAX_FINISH_REASON_CHARS, readNumber, serverError } from '../common/response-decoder.js';
+import { fillClientTiming, TokenTimeline } from '../common/token-timeline.js';
 
 type JsonObject = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 import type { ClientOutcome } from '../../types/record.js';
 import type { EpochSeconds, Seconds } from '../../types/time.js';
-import { readNumber } from '../shared/response-decoder.js';
+import { readNumber } from '../common/response-decoder.js';
 
 type JsonObject = Record<string, unknown>;
 

@@ -2,7 +2,7 @@ import { ServelabError } from '../../errors/servelab-error.js';
 import type { ClientRequest, ProtocolClient, ProtocolClientOptions } from '../../types/client.js';
 import type { ClientOutcome } from '../../types/record.js';
 import type { SamplingSettings } from '../../types/workload.js';
-import { HttpTransport } from '../shared/http-transport.js';
+import { HttpTransport } from '../common/http-transport.js';
 import { SglangGenerateDecoder } from './sglang-generate-decoder.js';
 
 /** SGLang's native `/generate` endpoint, streaming (SSE) or not. */

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import type { Clock } from '../../clock/clock.js';
-import { flushCacheOnce } from '../../clients/shared/flush-cache.js';
+import { flushCacheOnce } from '../../clients/common/flush-cache.js';
 import { DEFAULT_MAX_SSE_EVENT_BYTES, SseParser } from '../../clients/sse/sse-parser.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 

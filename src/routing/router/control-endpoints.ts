@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Agent } from 'undici';
-import { flushCacheOnce } from '../../clients/shared/flush-cache.js';
+import { flushCacheOnce } from '../../clients/common/flush-cache.js';
 import { HARNESS_PATH, type ProcessHealthMonitor, serveHarness } from '../../utils/process-health.js';
 import { readBody } from '../proxy/read-body.js';
 import { renderPrometheusText, type RouterCounters } from './prometheus-text.js';
