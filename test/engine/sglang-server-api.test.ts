@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSimServer } from '../../src/engine/http/start-sim-server.js';
 import type { RunningSimServer } from '../../src/engine/http/start-sim-server.js';
 import { check2026GenerateStream, checkGenerateStream, describeGenerateStreamConformance, parseSseBody } from '../conformance/sglang-server-api.js';
+import { holdSlots } from './helpers/hold-slots.js';
 
 // The simulated engine follows the 2026 key set; the 2025 set is the client's concern (test/clients).
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'streams', 'sglang-2026');
@@ -49,26 +50,16 @@ describe('SGLang /generate stream conformance: the simulated engine', () => {
       return ranks.reduce((sum, rank) => sum + rank.num_waiting_reqs, 0);
     };
     // Three requests that would run for minutes take the three slots; each has streamed a token, so each is running.
-    const blockers = Array.from({ length: 3 }, () => new AbortController());
-    const readers = await Promise.all(
-      blockers.map(async (controller, index) => {
-        const response = await fetch(`${server.url}/generate`, {
-          method: 'POST',
-          body: JSON.stringify({ input_ids: [1, 2, 3], sampling_params: { max_new_tokens: 5_000 }, rid: `blocker-${index}`, stream: true }),
-          signal: controller.signal,
-        });
-        expect(response.status).toBe(200);
-        const reader = response.body!.getReader();
-        await reader.read();
-        return reader;
-      }),
+    const held = await holdSlots(
+      server.url,
+      [0, 1, 2].map((index) => ({ input_ids: [1, 2, 3], sampling_params: { max_new_tokens: 5_000 }, rid: `blocker-${index}` })),
     );
     try {
       const queued = streamGenerate({ input_ids: [4, 5, 6], sampling_params: { max_new_tokens: 2 }, rid: 'queued-1' });
       // The server counts it as waiting: every slot is held, so it can enter only when one is freed.
       for (let poll = 0; poll < 200 && (await waiting()) !== 1; poll++) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(await waiting()).toBe(1);
-      blockers[0]!.abort();
+      held.free(0);
       const body = await queued;
       expect(checkGenerateStream(body, { completionTokens: 2, requestId: 'queued-1' })).toEqual([]);
       const events = parseSseBody(body).events;
@@ -76,8 +67,7 @@ describe('SGLang /generate stream conformance: the simulated engine', () => {
       // It entered when the aborted blocker left, after it had arrived: it queued for a time above zero.
       expect(meta['queue_time']).toBeGreaterThan(0);
     } finally {
-      for (const controller of blockers) controller.abort();
-      await Promise.all(readers.map((reader) => reader.cancel().catch(() => undefined)));
+      await held.release();
     }
   });
 

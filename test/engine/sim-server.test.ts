@@ -3,6 +3,7 @@ import { startSimServer } from '../../src/engine/http/start-sim-server.js';
 import type { RunningSimServer } from '../../src/engine/http/start-sim-server.js';
 import { parseSseBody } from '../conformance/sglang-server-api.js';
 import { driveFakeTime, fakeTimeClock, useFakeTime, useRealTime } from '../helpers/fake-time.js';
+import { holdSlots } from './helpers/hold-slots.js';
 
 let server: RunningSimServer;
 
@@ -150,20 +151,7 @@ describe('sim-server /generate', () => {
 
   test('with maxRunningRequests 4 the fifth concurrent request waits for a slot', async () => {
     // Four requests that would run for minutes hold the four slots; each has streamed a token, so each is running.
-    const blockers = Array.from({ length: 4 }, () => new AbortController());
-    const readers = await Promise.all(
-      blockers.map(async (controller, index) => {
-        const response = await fetch(`${server.url}/generate`, {
-          method: 'POST',
-          body: JSON.stringify({ text: `hold ${index}`, sampling_params: { max_new_tokens: 10_000 }, stream: true }),
-          signal: controller.signal,
-        });
-        expect(response.status).toBe(200);
-        const reader = response.body!.getReader();
-        await reader.read();
-        return reader;
-      }),
-    );
+    const held = await holdSlots(server.url, [0, 1, 2, 3].map((index) => ({ text: `hold ${index}`, sampling_params: { max_new_tokens: 10_000 } })));
     try {
       expect(await runningRequests()).toBe(4);
       const fifth = post('/generate', { text: 'q 4', sampling_params: { max_new_tokens: 4 }, stream: true }).then((response) => response.text());
@@ -171,14 +159,13 @@ describe('sim-server /generate', () => {
       await waitFor(async () => (await waitingRequests()) === 1);
       expect(await waitingRequests()).toBe(1);
       // One slot frees; the fifth enters then, having queued since before it.
-      blockers[0]!.abort();
+      held.free(0);
       const events = (await fifth).split('\n\n').filter((event) => event.startsWith('data: {'));
       const meta = (JSON.parse(events.at(-1)!.slice('data: '.length)) as { meta_info: Record<string, number> }).meta_info;
       expect(meta['completion_tokens']).toBe(4);
       expect(meta['queue_time']!).toBeGreaterThan(0);
     } finally {
-      for (const controller of blockers) controller.abort();
-      await Promise.all(readers.map((reader) => reader.cancel().catch(() => undefined)));
+      await held.release();
     }
     await waitFor(async () => (await runningRequests()) === 0);
   });
