@@ -1,10 +1,11 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ServelabError } from '../../errors/servelab-error.js';
-import type { RoutingPolicy, RoutingRequest, TapRecord, WorkerState } from '../../types/routing.js';
+import type { RoutingPolicy, TapRecord, WorkerState } from '../../types/routing.js';
 import { injectBootstrap, newBootstrapRoom } from './bootstrap.js';
 import { eligibleWorkers } from '../policies/eligible.js';
 import { forward } from '../proxy/forward.js';
+import type { RoutedClientRequest } from '../router/forward-with-retries.js';
 import { dispatchPdRequest } from './pd-dispatch.js';
 import { choosePdPair } from './pd-pair.js';
 
@@ -34,13 +35,7 @@ export interface PdWorker extends WorkerState {
 }
 
 /** What the router hands the PD handler for one request. */
-export interface PdRequest {
-  incoming: IncomingMessage;
-  response: ServerResponse;
-  method: string;
-  body: Buffer | null;
-  headers: string[];
-  routingRequest: RoutingRequest;
+export interface PdRequest extends RoutedClientRequest {
   /** Records the pair for the run's records (the router's trace); undefined when the router does not trace. */
   trace?: (host: string, hostIndex: number) => TapRecord;
 }

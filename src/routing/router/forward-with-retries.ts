@@ -25,14 +25,18 @@ export interface RetryContext {
   log: ((line: string) => void) | undefined;
 }
 
-/** One client request, read and ready to forward. */
-export interface RetriedRequest {
+/** One client request as the router read it (body within its cap, headers to forward, the routing view). */
+export interface RoutedClientRequest {
   incoming: IncomingMessage;
   response: ServerResponse;
   method: string;
   body: Buffer | null;
   headers: string[];
   routingRequest: RoutingRequest;
+}
+
+/** One client request, read and ready to forward to one worker with retries. */
+export interface RetriedRequest extends RoutedClientRequest {
   /** The rid, when the request carries one: only such attempts are traced. */
   requestId: string | undefined;
 }
