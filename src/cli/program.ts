@@ -3,6 +3,7 @@ import { servelabVersion } from '../utils/version.js';
 import { registerCalibrateCommand } from './commands/calibrate.js';
 import { registerCompareCommand } from './commands/compare.js';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerLoadGeneratorCommand } from './commands/load-generator.js';
 import { registerNodeCommand } from './commands/node.js';
 import { registerRouteCommand } from './commands/route.js';
 import { registerReportCommand } from './commands/report.js';
@@ -43,5 +44,6 @@ export function buildProgram(): Command {
   registerSimServerCommand(program);
   registerRouterCommand(program);
   registerTapsCommand(program);
+  registerLoadGeneratorCommand(program);
   return program;
 }

@@ -34,7 +34,7 @@ export function resolveNodeTestConfig(given: NodeTestConfigInput | Record<string
 }
 
 /** Rules about open loop, closed loop and stages, shared by node and routing tests. */
-export function checkLoadShape(config: Pick<NodeTestConfig, 'stages' | 'concurrency' | 'thinkTimeMs' | 'virtualTime' | 'maxConcurrency' | 'arrival' | 'tracePath' | 'datasetName' | 'clientWorkers'>): void {
+export function checkLoadShape(config: Pick<NodeTestConfig, 'stages' | 'concurrency' | 'thinkTimeMs' | 'virtualTime' | 'maxConcurrency' | 'arrival' | 'tracePath' | 'datasetName' | 'clientWorkers' | 'clientNodes'>): void {
   if (config.arrival === 'trace' && config.tracePath === undefined && config.datasetName !== 'custom') {
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --arrival trace needs --trace-path (a file of arrival timestamps), or a custom dataset whose rows carry timestamps');
   }
@@ -52,6 +52,7 @@ export function checkLoadShape(config: Pick<NodeTestConfig, 'stages' | 'concurre
   if (config.clientWorkers > 1 && config.maxConcurrency !== undefined && config.maxConcurrency < config.clientWorkers) {
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: --max-concurrency ${config.maxConcurrency} is split over ${config.clientWorkers} client workers; give at least ${config.clientWorkers}`);
   }
+  checkClientNodes(config, closedLoop);
   if (config.thinkTimeMs !== undefined && !closedLoop) {
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --think-time applies to a closed loop; give --concurrency N (users) too');
   }
@@ -60,5 +61,22 @@ export function checkLoadShape(config: Pick<NodeTestConfig, 'stages' | 'concurre
   }
   if (config.virtualTime && (userStages > 0 || (config.thinkTimeMs ?? 0) > 0)) {
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --virtual-time runs a closed loop only as a fixed --concurrency with no think time; drop --stages of users or --think-time');
+  }
+}
+
+/** What several load-generator processes can run: an open loop in real time, one thread each (for now). */
+function checkClientNodes(config: Pick<NodeTestConfig, 'clientNodes' | 'clientWorkers' | 'virtualTime' | 'maxConcurrency'>, closedLoop: boolean): void {
+  if (config.clientNodes === 1) return;
+  if (closedLoop) {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --client-nodes spreads an open loop over load-generator processes; a closed loop (--concurrency) runs in one');
+  }
+  if (config.virtualTime) {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --client-nodes runs real load generators; --virtual-time has no real client to spread');
+  }
+  if (config.clientWorkers > 1) {
+    throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --client-nodes runs one thread per load generator; drop --client-workers, or give more --client-nodes');
+  }
+  if (config.maxConcurrency !== undefined && config.maxConcurrency < config.clientNodes) {
+    throw new ServelabError('INVALID_CONFIG', `invalid configuration: --max-concurrency ${config.maxConcurrency} is split over ${config.clientNodes} load generators; give at least ${config.clientNodes}`);
   }
 }

@@ -137,6 +137,11 @@ export const clientSettingsSchema = z.object({
   apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY'),
   /** Load generator threads (open loop): more than one spreads sending over cores when one core cannot keep up. */
   clientWorkers: positiveInteger.default(1),
+  /**
+   * Load-generator processes (open loop), started through the run's placement on its client nodes, sharing one
+   * schedule and one start instant; 1 sends from this process (docs/load-generators.md).
+   */
+  clientNodes: positiveInteger.default(1),
   // Every request has deadlines by default, so no server can stall a run forever (docs/protocols.md, "Deadlines").
   connectTimeoutMs: z.number().positive().default(10_000),
   /** A non-streamed answer's headers come only when it is done, so this is as long as the longest expected answer. */

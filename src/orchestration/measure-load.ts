@@ -1,9 +1,12 @@
 import { GROSS_SERVER_TIME_TOLERANCE_S, runWindowOf, screenRecords } from '../analysis/data-quality.js';
 import type { Clock } from '../clock/clock.js';
 import { createProtocolClient } from '../clients/registry.js';
+import { localPlacement } from '../cluster/placement/local/local-placement.js';
 import type { NodeTestConfig } from '../config/schema.js';
+import { runLoadAcrossGenerators } from '../load/generator-process/run-load-across-generators.js';
 import { runLoadAcrossWorkers } from '../load/multi-worker/run-load-across-workers.js';
-import type { LoadMode, LoadResult } from '../types/load.js';
+import type { ProcessPlacement } from '../types/cluster.js';
+import type { GeneratorLoss, LoadMode, LoadProgress, LoadResult } from '../types/load.js';
 import type { RequestRecord } from '../types/record.js';
 import type { EpochSeconds } from '../types/time.js';
 import type { PlannedWorkload } from './build-workload.js';
@@ -33,6 +36,7 @@ type ClientConfig = Pick<
   | 'thinkTimeMs'
   | 'stages'
   | 'clientWorkers'
+  | 'clientNodes'
 >;
 
 /** Open loop, unless users are given (`concurrency`, or stages of users): then a closed loop. */
@@ -63,6 +67,8 @@ export interface MeasureLoadOptions {
   onStart?: (t0: EpochSeconds) => void;
   /** Called with each measured request's record as soon as it is final. */
   onRecord?: (record: RequestRecord) => void;
+  /** With `clientNodes` > 1: where the load-generator processes run, on which nodes, and where their logs go. */
+  generators?: { placement: ProcessPlacement; nodes?: readonly string[]; logsPath?: string; onLost?: (loss: GeneratorLoss) => void };
 }
 
 /** Creates the protocol client for the system under test and offers it the planned load. */
@@ -90,9 +96,7 @@ export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResu
   const client = createProtocolClient(config.protocol, { ...clientOptions, clock });
   let scheduleStarted = false;
   try {
-    const load = await runLoadAcrossWorkers({
-      workers: config.clientWorkers,
-      clientSpec: { protocol: config.protocol, options: clientOptions },
+    const shared = {
       requests: options.workload.requests,
       warmupRequests: options.workload.warmupRequests,
       warmupTimeoutMs: config.warmupTimeoutMs,
@@ -105,7 +109,7 @@ export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResu
       requestIdPrefix: `${options.runId}-`,
       ...(options.onStart === undefined ? {} : { onStart: options.onStart }),
       ...(options.onRecord === undefined ? {} : { onRecord: options.onRecord }),
-      onProgress: (progress) => {
+      onProgress: (progress: LoadProgress) => {
         if (!scheduleStarted && progress.phase !== 'warmup') {
           scheduleStarted = true;
           // The load generator's elapsed time counts from t0, so t0 is exactly now minus it.
@@ -121,7 +125,20 @@ export async function measureLoad(options: MeasureLoadOptions): Promise<LoadResu
           elapsedMs: clock.nowMs() - options.startedMs,
         });
       },
-    });
+    };
+    const clientSpec = { protocol: config.protocol, options: clientOptions };
+    const load =
+      config.clientNodes > 1
+        ? await runLoadAcrossGenerators({
+            ...shared,
+            generators: config.clientNodes,
+            clientSpec,
+            placement: options.generators?.placement ?? localPlacement,
+            ...(options.generators?.nodes === undefined ? {} : { nodes: options.generators.nodes }),
+            ...(options.generators?.logsPath === undefined ? {} : { logsPath: options.generators.logsPath }),
+            ...(options.generators?.onLost === undefined ? {} : { onGeneratorLost: options.generators.onLost }),
+          })
+        : await runLoadAcrossWorkers({ ...shared, workers: config.clientWorkers, clientSpec });
     // What servers reported that cannot be true is left empty before anything is written (src/analysis/data-quality.ts).
     // Only the gross cases here: a skewed server clock is corrected later (finish-run), then screened finely.
     const window = { ...runWindowOf([...load.warmupRecords, ...load.records], load.endTime), toleranceS: GROSS_SERVER_TIME_TOLERANCE_S };

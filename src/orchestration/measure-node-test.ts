@@ -40,6 +40,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
       runId: directory.runId,
       startedMs: run.startedMs,
       signal: run.signal,
+      generators: run.generatorSettings(),
       onProgress: options.onProgress,
       onScheduleStart: () => run.harness.start(run.harnessServers([target])),
       ...(journal === undefined ? {} : { onStart: (t0: number) => journal.start(t0), onRecord: (record: RequestRecord) => journal.record(completeRecord(record)) }),

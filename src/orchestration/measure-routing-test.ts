@@ -82,6 +82,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       runId: directory.runId,
       startedMs: run.startedMs,
       signal: run.signal,
+      generators: run.generatorSettings(),
       onProgress: options.onProgress,
       // The failure schedule counts from t0, the start of the measured load (after the warmup).
       onScheduleStart: (originMs) => {

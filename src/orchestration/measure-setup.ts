@@ -13,6 +13,7 @@ import { raceAbort } from './interruption.js';
 import { launchCluster } from './launch-cluster.js';
 import { loadTargetLauncher } from './launch-targets/registry.js';
 import { roundRobinNodes, type TargetLaunchContext, type TargetLauncher } from './launch-targets/target-launcher.js';
+import type { MeasureLoadOptions } from './measure-load.js';
 import type { MeasuredRun, RunOptions } from './measured-run.js';
 import type { ProcessWatch } from './process-watch.js';
 import { watchRunProcesses } from './process-watch.js';
@@ -147,8 +148,26 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
     );
   }
 
+  /**
+   * Where load-generator processes run (`clientNodes` > 1): the run's placement and client nodes, their logs in the
+   * run's logs/, and a generator that dies mid-run as an event and a notice, as any launched process's death is.
+   */
+  generatorSettings(): NonNullable<MeasureLoadOptions['generators']> {
+    return {
+      placement: this.context.placement,
+      ...(this.options.clientNodes === undefined ? {} : { nodes: this.options.clientNodes }),
+      logsPath: this.directory.logsPath,
+      onLost: (loss) => {
+        this.log.event({ time: loss.time, kind: 'process_exit', detail: loss.detail });
+        this.log.notice({ source: `process:${loss.generator}`, time: loss.time, message: loss.detail });
+      },
+    };
+  }
+
   /** Everything the run measured, for analysis and reporters. */
   measured(load: LoadResult, extras: Record<string, unknown>): MeasuredRun {
+    // Each load generator's clock against this host's and what it delivered, beside the servers' clocks.
+    if (load.loadGenerators !== undefined) extras = { ...extras, loadGenerators: load.loadGenerators };
     return {
       runId: this.directory.runId,
       outputDirectory: this.directory.path,

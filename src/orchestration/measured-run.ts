@@ -20,6 +20,11 @@ export interface RunOptions {
    * `serverNodes[i % length]`, a node test's server on the first. Absent: the placement's default node.
    */
   serverNodes?: readonly string[];
+  /**
+   * The nodes the load-generator processes run on with `clientNodes` > 1: generator i on `clientNodes[i % length]`.
+   * Absent: the placement's default node (a Slurm placement fills it from its allocation).
+   */
+  clientNodes?: readonly string[];
 }
 
 /** Everything a test measured, before analysis and reporters turn it into files. */

@@ -1,4 +1,6 @@
 import type { Clock } from './clock.js';
+import type { ClockOffsetModel } from './clock-offset.js';
+import type { ProcessPlacement } from './cluster.js';
 import type { ProtocolClient, ProtocolClientOptions } from './client.js';
 import type { RequestRecord } from './record.js';
 import type { EpochSeconds, Milliseconds } from './time.js';
@@ -119,6 +121,76 @@ export interface MultiWorkerLoadOptions extends Omit<RunLoadOptions, 'client' | 
   startLeadMs?: number;
 }
 
+/**
+ * `runLoadAcrossGenerators`: the options of `runLoad`, spread over `generators` load-generator processes started
+ * through `placement` (on `nodes[i % nodes.length]`, else its default node), each with its own client built from
+ * `clientSpec` and its own pacer, sharing one schedule and one start instant (docs/load-generators.md). `clock` must be
+ * a real-time clock on the epoch: the generators' clocks are measured against it.
+ */
+export interface GeneratorLoadOptions extends Omit<RunLoadOptions, 'client' | 'requestIndices' | 'startAtEpochMs'> {
+  generators: number;
+  placement: ProcessPlacement;
+  nodes?: readonly string[];
+  clientSpec: ProtocolClientSpec;
+  /** Sends the warmup requests from this process; without it one is built from `clientSpec`. */
+  client?: ProtocolClient;
+  /** Where each generator's output goes (`load-generator-<i>.log`); absent: nowhere. */
+  logsPath?: string;
+  /** How long after every generator is ready and its clock measured the shared start instant comes. Default 1000 ms. */
+  startLeadMs?: number;
+  /** How long a generator may take to print where it listens. Default 30 s. */
+  readyTimeoutMs?: number;
+  /** Time between clock exchanges with each generator while the load runs. Default 2000 ms. */
+  clockExchangeIntervalMs?: number;
+  /**
+   * A generator process ended before it finished its slice: called at once (its requests without a record become
+   * `aborted` records); the run goes on with the others.
+   */
+  onGeneratorLost?: (loss: GeneratorLoss) => void;
+}
+
+export interface GeneratorLoss {
+  /** When its end was seen, on the run's clock. */
+  time: EpochSeconds;
+  /** `load-generator 1 (node n2)`. */
+  generator: string;
+  /** How it ended, in words. */
+  detail: string;
+}
+
+/** One load generator's clock against the coordinator's (generator − coordinator), from the exchanges with it. */
+export interface GeneratorClockEstimate {
+  /** Milliseconds at the first exchange (positive: the generator's clock is ahead); null before any exchange. */
+  offsetMs: number | null;
+  /** Half the width of the bounds: at most half the fastest exchange's round trip (ms). */
+  uncertaintyMs: number | null;
+  /** Drift of the offset in parts per million, when the drift line was the better model; else null. */
+  driftPpm: number | null;
+  model: ClockOffsetModel | null;
+  /** Whether every exchange agrees with the model (false: a clock step mid-run). */
+  consistent: boolean;
+  exchanges: number;
+  /** The fastest exchange's round trip less the generator's own time between its two stamps (ms). */
+  bestRoundTripMs: number | null;
+}
+
+/** What a run with several load-generator processes says about each (summary.json `extras.loadGenerators`). */
+export interface LoadGeneratorReport {
+  name: string;
+  node?: string;
+  url: string;
+  /** Requests in its slice of the schedule. */
+  requests: number;
+  /** Records it delivered. */
+  recordsReceived: number;
+  /** Requests of its slice recorded as `aborted` because it ended before delivering their records. */
+  recordsLost: number;
+  /** Set when it ended before finishing its slice. */
+  lost?: string;
+  /** Its clock against the coordinator's; its records' times were moved onto the coordinator's clock by it. */
+  clock: GeneratorClockEstimate;
+}
+
 export interface LoadResult {
   /**
    * One record per measured request whose instant came, in workload order. After an interrupt, requests whose
@@ -131,4 +203,6 @@ export interface LoadResult {
   /** When the last request ended, or when the run stopped after an interrupt. */
   endTime: EpochSeconds;
   interrupted: boolean;
+  /** Present when the load ran in separate load-generator processes (`runLoadAcrossGenerators`). */
+  loadGenerators?: LoadGeneratorReport[];
 }

@@ -7,6 +7,7 @@ import type { RequestRecord } from '../../types/record.js';
 import type { Milliseconds } from '../../types/time.js';
 import { runLoad } from '../run-load.js';
 import { validateRunLoadOptions } from '../validate-load-options.js';
+import { runWarmupOnly } from '../warmup-only.js';
 import { LoadWorkerHandle } from './load-worker-handle.js';
 import { latestEndTime, mergeWorkerRecords } from './merge-worker-results.js';
 import { partitionRoundRobin, splitCap } from './partition-requests.js';
@@ -197,20 +198,15 @@ class MultiWorkerRun {
     if (warmupRequests.length === 0) return [];
     const client = this.#options.client ?? (await createClient(this.#options));
     try {
-      const result = await runLoad({
-        requests: [],
+      return await runWarmupOnly({
         warmupRequests,
         warmupTimeoutMs: this.#options.warmupTimeoutMs,
-        arrivalOffsetsMs: new Float64Array(0),
-        // A closed loop with nothing to send: an open loop would start a timer thread for no instants.
-        mode: { kind: 'closed', concurrency: 1 },
         client,
         clock,
         signal: this.#warmupAbort.signal,
         requestIdPrefix: this.#requestIdPrefix,
         ...(this.#options.maxConcurrency === undefined ? {} : { maxConcurrency: this.#options.maxConcurrency }),
       });
-      return result.warmupRecords;
     } finally {
       if (this.#options.client === undefined) await client.close().catch(() => undefined);
     }
