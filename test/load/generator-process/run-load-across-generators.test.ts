@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/clock/clock.js';
+import { localPlacement } from '../../../src/cluster/placement/local/local-placement.js';
+import { startSimServer } from '../../../src/engine/index.js';
+import type { RunningSimServer } from '../../../src/engine/index.js';
+import { runLoadAcrossGenerators } from '../../../src/load/generator-process/run-load-across-generators.js';
+import { runLoadAcrossWorkers } from '../../../src/load/multi-worker/run-load-across-workers.js';
+import type { PlacedProcess, PlacementRequest, ProcessPlacement } from '../../../src/types/cluster.js';
+import type { GeneratorLoss, LoadProgress, LoadResult, ProtocolClientSpec } from '../../../src/types/load.js';
+import type { RequestRecord } from '../../../src/types/record.js';
+import type { WorkloadRequest } from '../../../src/types/workload.js';
+import { SeededRandom } from '../../../src/utils/random.js';
+import { createArrivalSchedule } from '../../../src/workload/arrivals/arrival-registry.js';
+import { assertCliBuilt } from '../../helpers/cli.js';
+import { faketimeMissing } from '../../helpers/require-tool.js';
+
+// The generators are `servelab load-generator` processes from the built CLI in dist/ (`npm run build` first).
+
+/** Fields a run measures; everything else in a record is decided by the workload and the schedule. */
+const MEASURED_FIELDS = [
+  'arrivalTime', 'firstTokenTime', 'finishTime', 'serverCreatedTime', 'queueTimeStart', 'queueTimeEnd', 'serverFirstTokenTime',
+  'serverDispatchTime', 'serverResponseSentTime', 'serverFinishTime', 'prefillWaitingLatency', 'prefillLaunchLatency',
+  'decodeThroughputTokensPerSecond', 'interTokenLatencies', 'dispatchTime', 'scheduledTime',
+] as const;
+
+function withoutMeasuredTimes(record: RequestRecord): Record<string, unknown> {
+  const copy: Record<string, unknown> = { ...record };
+  for (const field of MEASURED_FIELDS) delete copy[field];
+  return copy;
+}
+
+function workload(count: number): WorkloadRequest[] {
+  return Array.from({ length: count }, (_, index) => ({
+    datasetIndex: index,
+    prompt: Array.from({ length: 4 + (index % 5) }, (_, word) => `word${word}`).join(' '),
+    inputLength: 4 + (index % 5),
+    outputLength: 2 + (index % 3),
+    prefixGroup: index % 3,
+  }));
+}
+
+/**
+ * The local placement, keeping what it started, and optionally running some processes under Debian's faketime (their
+ * wall clock shifted, their monotonic clock not): a generator "on a host whose clock is off".
+ */
+class RecordingPlacement implements ProcessPlacement {
+  readonly name = 'local-recording';
+  readonly started: PlacedProcess[] = [];
+  constructor(private readonly shiftFor: (request: PlacementRequest) => string | undefined = () => undefined) {}
+
+  spawn(request: PlacementRequest): PlacedProcess {
+    const shift = this.shiftFor(request);
+    const placed = localPlacement.spawn(
+      shift === undefined
+        ? request
+        : { ...request, command: 'faketime', args: ['-f', shift, request.command, ...request.args], env: { ...request.env, FAKETIME_DONT_FAKE_MONOTONIC: '1' } },
+    );
+    this.started.push(placed);
+    return placed;
+  }
+  freePort(node?: string): Promise<number> {
+    return localPlacement.freePort(node);
+  }
+  assertPortFree(port: number, flag: string, node?: string): Promise<void> {
+    return localPlacement.assertPortFree(port, flag, node);
+  }
+  hostOf(node?: string): string {
+    return localPlacement.hostOf(node);
+  }
+}
+
+describe('runLoadAcrossGenerators', () => {
+  let server: RunningSimServer;
+  let clientSpec: ProtocolClientSpec;
+
+  beforeAll(async () => {
+    assertCliBuilt();
+    // The radix cache is off so that a second run of the same prompts reports the same cached-token counts.
+    server = await startSimServer({ profile: { kind: 'simple', stepMs: 1 }, disableRadixCache: true, maxRunningRequests: 256 });
+    clientSpec = { protocol: 'sglang', options: { baseUrl: server.url, stream: true, sampling: { temperature: 0, ignoreEos: true } } };
+  });
+
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('gives the in-process path\'s records (same ids, same content, scheduled exactly at t0 + offset), none lost, each as it arrives', async () => {
+    const requests = workload(40);
+    const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: 100 }, requests.length, new SeededRandom(11));
+    const single = await runLoadAcrossWorkers({ workers: 1, clientSpec, requests, warmupRequests: [], arrivalOffsetsMs: offsetsMs, clock: systemClock, requestIdPrefix: 'same-' });
+    const placement = new RecordingPlacement();
+    const streamed: RequestRecord[] = [];
+    const progress: LoadProgress[] = [];
+    const spread = await runLoadAcrossGenerators({
+      generators: 3,
+      placement,
+      clientSpec,
+      requests,
+      warmupRequests: workload(1),
+      arrivalOffsetsMs: offsetsMs,
+      clock: systemClock,
+      requestIdPrefix: 'same-',
+      onRecord: (record) => streamed.push(record),
+      onProgress: (snapshot) => progress.push(snapshot),
+    });
+
+    expect(placement.started.map((process) => process.name)).toEqual(['load-generator 0', 'load-generator 1', 'load-generator 2']);
+    expect(spread.interrupted).toBe(false);
+    expect(spread.records.map((record) => record.requestId)).toEqual(requests.map((_, index) => `same-${index}`));
+    expect(spread.records.every((record) => record.success)).toBe(true);
+    expect(spread.records.map(withoutMeasuredTimes)).toEqual(single.records.map(withoutMeasuredTimes));
+    const t0Ms = Math.round(spread.startTime * 1000);
+    expect(spread.records.map((record) => record.scheduledTime)).toEqual(Array.from(offsetsMs, (offsetMs) => (t0Ms + offsetMs) / 1000));
+    // Records first: every record was handed on as it came, before the run returned.
+    expect(streamed.map((record) => record.requestId).sort()).toEqual(spread.records.map((record) => record.requestId).sort());
+    expect(spread.warmupRecords.map((record) => record.requestId)).toEqual(['same-warmup-0']);
+    expect(spread.loadGenerators?.map((generator) => [generator.requests, generator.recordsReceived, generator.recordsLost])).toEqual([
+      [14, 14, 0],
+      [13, 13, 0],
+      [13, 13, 0],
+    ]);
+    for (const generator of spread.loadGenerators ?? []) {
+      expect(generator.clock.exchanges).toBeGreaterThanOrEqual(16);
+      expect(generator.clock.uncertaintyMs).not.toBeNull();
+    }
+    const last = progress[progress.length - 1] as LoadProgress;
+    expect(last).toMatchObject({ phase: 'done', total: 40, sent: 40, completed: 40, failed: 0, inFlight: 0 });
+    // The generators are stopped when the run returns.
+    await Promise.all(placement.started.map((process) => process.exited));
+  });
+
+  it('turns a generator SIGKILLed mid-run into one loss event and aborted records for its unfinished requests; the others finish', async () => {
+    const requests = workload(60);
+    // 20 requests a second over about 3 s: generator 1 still has most of its slice ahead when it is killed.
+    const offsetsMs = Float64Array.from(requests, (_, index) => index * 50);
+    const placement = new RecordingPlacement();
+    const losses: GeneratorLoss[] = [];
+    let killed = false;
+    const streamed: RequestRecord[] = [];
+    const result = await runLoadAcrossGenerators({
+      generators: 2,
+      placement,
+      clientSpec,
+      requests,
+      warmupRequests: [],
+      arrivalOffsetsMs: offsetsMs,
+      clock: systemClock,
+      requestIdPrefix: 'kill-',
+      onGeneratorLost: (loss) => losses.push(loss),
+      onRecord: (record) => {
+        streamed.push(record);
+        if (!killed && streamed.length >= 6) {
+          killed = true;
+          placement.started[1]?.signal('SIGKILL');
+        }
+      },
+    });
+
+    expect(losses).toHaveLength(1);
+    expect(losses[0]?.generator).toBe('load-generator 1');
+    expect(losses[0]?.detail).toMatch(/killed by SIGKILL/);
+    // Nothing scheduled is missing: one record per request, in order.
+    expect(result.records.map((record) => record.requestId)).toEqual(requests.map((_, index) => `kill-${index}`));
+    const generator0 = result.records.filter((_, index) => index % 2 === 0);
+    const generator1 = result.records.filter((_, index) => index % 2 === 1);
+    expect(generator0.every((record) => record.success)).toBe(true);
+    const lost = generator1.filter((record) => !record.success);
+    expect(lost.length).toBeGreaterThan(0);
+    expect(lost.every((record) => record.error === 'aborted' && /load-generator 1 ended before it delivered/.test(record.errorMessage ?? ''))).toBe(true);
+    const report = result.loadGenerators?.[1];
+    expect(report?.lost).toBeDefined();
+    expect(report?.recordsLost).toBe(lost.length);
+    expect(result.loadGenerators?.[0]?.lost).toBeUndefined();
+    // The aborted records reached onRecord too (records first holds for them).
+    expect(streamed.filter((record) => !record.success)).toHaveLength(lost.length);
+  });
+
+  const noFaketime = faketimeMissing();
+  it.skipIf(noFaketime !== undefined)('measures a generator whose clock is 5 s ahead and moves its records onto this clock', async () => {
+    const requests = workload(30);
+    const offsetsMs = Float64Array.from(requests, (_, index) => index * 10);
+    const placement = new RecordingPlacement((request) => (request.name === 'load-generator 1' ? '+5s' : undefined));
+    const result: LoadResult = await runLoadAcrossGenerators({
+      generators: 2,
+      placement,
+      clientSpec,
+      requests,
+      warmupRequests: [],
+      arrivalOffsetsMs: offsetsMs,
+      clock: systemClock,
+      requestIdPrefix: 'shift-',
+    });
+
+    const [plain, shifted] = result.loadGenerators ?? [];
+    const plainOffsetMs = plain?.clock.offsetMs as number;
+    const shiftedOffsetMs = shifted?.clock.offsetMs as number;
+    const plainUncertaintyMs = plain?.clock.uncertaintyMs as number;
+    const shiftedUncertaintyMs = shifted?.clock.uncertaintyMs as number;
+    // 5 s, give or take how far each process's own epoch anchor is off (src/clock/clock.ts: tens of microseconds on a
+    // quiet host, but once 57 ms between two processes of this loaded 2-core machine, which is why the generators on
+    // one host are measured too).
+    expect(Math.abs(shiftedOffsetMs - plainOffsetMs - 5_000)).toBeLessThan(250);
+    expect(result.records.every((record) => record.success)).toBe(true);
+    for (const [index, record] of result.records.entries()) {
+      const uncertaintyS = ((index % 2 === 1 ? shiftedUncertaintyMs : plainUncertaintyMs) + 0.5) / 1000;
+      // On one clock the corrected record is causal: never sent before its instant, sent before the server (on this
+      // host's clock) received it, and the first token seen by the server before the client saw it.
+      expect(record.dispatchTime as number).toBeGreaterThanOrEqual(record.scheduledTime - uncertaintyS);
+      expect(record.arrivalTime as number).toBeLessThanOrEqual((record.serverCreatedTime as number) + uncertaintyS);
+      expect(record.serverFirstTokenTime as number).toBeLessThanOrEqual((record.firstTokenTime as number) + uncertaintyS);
+      // Uncorrected, the shifted generator's instants would lie 5 s after the server's: the same checks would fail.
+      if (index % 2 === 1) expect((record.arrivalTime as number) + shiftedOffsetMs / 1000).toBeGreaterThan((record.serverCreatedTime as number) + 4);
+    }
+  });
+});
