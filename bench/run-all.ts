@@ -16,6 +16,7 @@ const benchmarks: { name: string; file: string; args: string[]; what: string; no
   { name: 'node-test-rates', file: 'node-test-rates.js', args: [], what: 'node test on the simulated engine: achieved rate and send lag at 50, 500, 2,000 req/s' },
   { name: 'load-precision', file: 'load-precision.js', args: [], what: 'pacer precision against a naive pacer, streaming stub on the other core' },
   { name: 'load-multi-worker', file: 'load-multi-worker.js', args: [], what: 'one load generator thread against two at 5,000 and 10,000 req/s' },
+  { name: 'load-generators', file: 'load-generators.js', args: [], what: 'one load-generator process at 200 req/s against two at 400 req/s: send-lag p99 and CV at the server' },
   { name: 'router-overhead', file: 'router-overhead.js', args: [], what: 'builtin router, tap and nginx added latency at 1,000 req/s' },
   { name: 'sim-server-realtime', file: 'sim-server-realtime.js', args: [], what: 'the rate one real-time sim-server sustains with step timing within 1 ms of the model' },
   { name: 'sim-virtual-throughput', file: 'sim-virtual-throughput.js', args: [], what: 'virtual-time engine throughput, 64 engines' },
