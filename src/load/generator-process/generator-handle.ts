@@ -72,10 +72,15 @@ export class GeneratorHandle {
     return this.node === undefined ? this.name : `${this.name} (node ${this.node})`;
   }
 
-  /** One clock exchange; its bounds join the generator's clock estimate. */
-  async exchangeClock(): Promise<void> {
+  /** One clock exchange; its bounds join the generator's clock estimate. Rejects when no answer comes within `timeoutMs`. */
+  async exchangeClock(timeoutMs = 5_000): Promise<void> {
     const sentEpochMs = this.settings.clock.nowEpochSeconds() * 1000;
-    const answer = await request(`${this.url}${GENERATOR_PATHS.clock}`, { method: 'GET', headers: controlTokenHeaders(this.settings.controlToken), dispatcher: this.settings.dispatcher });
+    const answer = await request(`${this.url}${GENERATOR_PATHS.clock}`, {
+      method: 'GET',
+      headers: controlTokenHeaders(this.settings.controlToken),
+      dispatcher: this.settings.dispatcher,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const stamps = (await answer.body.json()) as ClockStamps;
     const receivedEpochMs = this.settings.clock.nowEpochSeconds() * 1000;
     if (answer.statusCode !== 200) throw new ServelabError('UNREACHABLE', `${this.label} refused a clock exchange (HTTP ${answer.statusCode})`);
@@ -96,7 +101,13 @@ export class GeneratorHandle {
 
   /** Asks the generator to stop sending; what it had in flight ends as `aborted` records on the stream. */
   async abort(): Promise<void> {
-    const answer = await request(`${this.url}${GENERATOR_PATHS.abort}`, { method: 'POST', headers: controlTokenHeaders(this.settings.controlToken), dispatcher: this.settings.dispatcher });
+    const answer = await request(`${this.url}${GENERATOR_PATHS.abort}`, {
+      method: 'POST',
+      headers: controlTokenHeaders(this.settings.controlToken),
+      dispatcher: this.settings.dispatcher,
+      // A hung generator must not hold the interrupt up: the run gives it up after its grace period anyway.
+      signal: AbortSignal.timeout(5_000),
+    });
     await answer.body.dump();
   }
 

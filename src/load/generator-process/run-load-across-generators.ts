@@ -27,6 +27,13 @@ const EDGE_EXCHANGES = 8;
 const EXIT_GRACE_MS = 1_000;
 /** After an abort, how long generators may take to send their last records before they are given up. */
 const ABORT_GRACE_MS = 10_000;
+/**
+ * Periodic clock exchanges in a row that a generator may leave unanswered (each waits 2.5 intervals, 5 s by default)
+ * before it is taken for hung
+ * (stopped, SIGSTOP, its host gone without its process ending): it is then stopped and given up as lost, so that a
+ * generator that neither answers nor dies cannot hold the run forever.
+ */
+const UNANSWERED_EXCHANGES_LIMIT = 3;
 
 /**
  * `runLoad` spread over load-generator processes, on this host or others (`--client-nodes`). The one seeded schedule is
@@ -72,6 +79,8 @@ interface GeneratorState {
   share: WorkloadShare;
   /** Ends the records stream: the process ended (after a grace period) or the run gave up waiting. */
   streamAbort: AbortController;
+  /** Periodic clock exchanges left unanswered in a row. */
+  unanswered: number;
   end?: StreamEnd;
   /** Set when the generator was found lost (its process ended before its stream did, or its stream was given up). */
   lostAt?: number;
@@ -134,7 +143,15 @@ class GeneratorRun {
       this.#phase = 'measured';
       this.#started = true;
       this.#options.onStart?.(this.#t0EpochMs / 1000);
-      await Promise.all(this.#states.map((state, index) => state.handle.start(this.#withStartInstant(bodies[index] as string, state.handle))));
+      await Promise.all(
+        this.#states.map((state, index) =>
+          state.handle.start(this.#withStartInstant(bodies[index] as string, state.handle)).catch((error: unknown) => {
+            // One that died meanwhile is a lost generator (its exit is reported, its slice recorded as aborted); one
+            // that is alive and refused its slice is a fault of the run.
+            if (!state.handle.process.hasExited) throw error;
+          }),
+        ),
+      );
       // An abort that came while the start messages were on their way reaches the generators now.
       if (this.#aborted()) void this.#abortAll();
       exchangeTimer = this.#exchangePeriodically();
@@ -181,7 +198,7 @@ class GeneratorRun {
       ),
     );
     this.#states = launches.flatMap((launch, index) =>
-      launch.status === 'fulfilled' ? [{ handle: launch.value, share: shares[index] as WorkloadShare, streamAbort: new AbortController() }] : [],
+      launch.status === 'fulfilled' ? [{ handle: launch.value, share: shares[index] as WorkloadShare, streamAbort: new AbortController(), unanswered: 0 }] : [],
     );
     const failed = launches.find((launch): launch is PromiseRejectedResult => launch.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
@@ -269,30 +286,43 @@ class GeneratorRun {
     return `{"startAtCoordinatorEpochMs":${this.#t0EpochMs},"clockOffsetMs":${clockOffsetMs},${body.slice(1)}`;
   }
 
-  /** One exchange with each live generator every interval, never two at once with the same generator. */
+  /**
+   * One exchange with each live generator every interval, never two at once with the same generator. One that leaves
+   * UNANSWERED_EXCHANGES_LIMIT in a row unanswered is hung: it is reported lost, stopped, and its stream given up.
+   */
   #exchangePeriodically(): NodeJS.Timeout {
     const busy = new Set<GeneratorHandle>();
+    const intervalMs = this.#options.clockExchangeIntervalMs ?? DEFAULT_CLOCK_EXCHANGE_INTERVAL_MS;
     const timer = setInterval(() => {
       for (const state of this.#states) {
         const handle = state.handle;
-        if (busy.has(handle) || handle.process.hasExited || state.end !== undefined) continue;
+        if (busy.has(handle) || handle.process.hasExited || state.end !== undefined || state.lostAt !== undefined) continue;
         busy.add(handle);
         void handle
-          .exchangeClock()
-          .catch(() => undefined)
+          .exchangeClock(2.5 * intervalMs)
+          .then(
+            () => (state.unanswered = 0),
+            () => {
+              state.unanswered++;
+              if (state.unanswered < UNANSWERED_EXCHANGES_LIMIT || this.#stopping || state.end !== undefined) return;
+              this.#reportLoss(state, `${handle.label} left ${state.unanswered} clock exchanges in a row unanswered (hung?) and was stopped`);
+              state.streamAbort.abort();
+              void handle.stop().catch(() => undefined);
+            },
+          )
           .finally(() => busy.delete(handle));
       }
-    }, this.#options.clockExchangeIntervalMs ?? DEFAULT_CLOCK_EXCHANGE_INTERVAL_MS);
+    }, intervalMs);
     timer.unref();
     return timer;
   }
 
   /** Interrupts every generator; one that does not deliver its last records within the grace period is given up. */
   async #abortAll(): Promise<void> {
-    await Promise.all(this.#states.map((state) => state.handle.abort().catch(() => undefined)));
     setTimeout(() => {
       for (const state of this.#states) state.streamAbort.abort();
     }, ABORT_GRACE_MS).unref();
+    await Promise.all(this.#states.map((state) => state.handle.abort().catch(() => undefined)));
   }
 
   /** A generator's record on this clock: its own instants moved by its clock's offset, the scheduled time exact. */

@@ -175,6 +175,40 @@ describe('runLoadAcrossGenerators', () => {
     expect(streamed.filter((record) => !record.success)).toHaveLength(lost.length);
   });
 
+  it('gives up a generator that hangs (SIGSTOP): it stops answering clock exchanges, is reported lost and stopped, and the run ends', async () => {
+    const requests = workload(40);
+    const offsetsMs = Float64Array.from(requests, (_, index) => index * 50);
+    const placement = new RecordingPlacement();
+    const losses: GeneratorLoss[] = [];
+    let stopped = false;
+    const result = await runLoadAcrossGenerators({
+      generators: 2,
+      placement,
+      clientSpec,
+      requests,
+      warmupRequests: [],
+      arrivalOffsetsMs: offsetsMs,
+      clock: systemClock,
+      requestIdPrefix: 'hang-',
+      // Exchanges every second, each waiting 2.5 s: three unanswered in a row take about 8 s.
+      clockExchangeIntervalMs: 1_000,
+      onGeneratorLost: (loss) => losses.push(loss),
+      onRecord: () => {
+        if (stopped) return;
+        stopped = true;
+        placement.started[0]?.signal('SIGSTOP');
+      },
+    });
+
+    expect(losses.map((loss) => loss.generator)).toEqual(['load-generator 0']);
+    expect(losses[0]?.detail).toMatch(/clock exchanges in a row unanswered/);
+    expect(result.records).toHaveLength(40);
+    expect(result.records.filter((_, index) => index % 2 === 1).every((record) => record.success)).toBe(true);
+    expect(result.loadGenerators?.[0]?.recordsLost).toBeGreaterThan(0);
+    // Stopped means gone: a stopped process still gets the SIGKILL after the grace period.
+    expect((await placement.started[0]?.exited)?.signal).toBe('SIGKILL');
+  });
+
   const noFaketime = faketimeMissing();
   it.skipIf(noFaketime !== undefined)('measures a generator whose clock is 5 s ahead and moves its records onto this clock', async () => {
     const requests = workload(30);
