@@ -3,6 +3,8 @@
  * rate R against two at 2R, each run offering one seeded Poisson schedule to a simulated SGLang server in its own
  * process (`servelab sim-server`, a fast profile with room for every request).
  *
+ * A third row, first, is the in-process path at R (this process sends), for what a generator process of its own costs.
+ *
  * Printed for each: the rate the server received (from its own receive stamps, `server_created_time`), the
  * inter-arrival coefficient of variation at the server beside the schedule's own, send lag (`arrival_time −
  * scheduled_time`, the generators' instants moved onto this process's clock) p50/p99, failures, and each generator's
@@ -24,6 +26,7 @@ import { systemClock } from '../src/clock/clock.js';
 import { launchSimServer } from '../src/cluster/launchers/sim/launch-sim-server.js';
 import { localPlacement } from '../src/cluster/placement/local/local-placement.js';
 import { runLoadAcrossGenerators } from '../src/load/generator-process/run-load-across-generators.js';
+import { runLoadAcrossWorkers } from '../src/load/multi-worker/run-load-across-workers.js';
 import type { LoadResult, ProtocolClientSpec } from '../src/types/load.js';
 import { SeededRandom } from '../src/utils/random.js';
 import { createArrivalSchedule } from '../src/workload/arrivals/arrival-registry.js';
@@ -91,24 +94,19 @@ async function main(): Promise<void> {
   const clientSpec: ProtocolClientSpec = { protocol: 'sglang', options: { baseUrl: server.url, stream: true, sampling: { temperature: 0, ignoreEos: true } } };
   try {
     const rows: { generators: number; rate: number; figures: Figures }[] = [];
-    for (const generators of [1, 2]) {
-      const rate = RATE * generators;
+    // 0: the in-process path (this process sends, `--client-nodes 1`) at R, for what a process of its own costs.
+    for (const generators of [0, 1, 2]) {
+      const rate = RATE * Math.max(generators, 1);
       const count = Math.round(rate * DURATION_S);
-      const requests = await loadDataset({ datasetName: 'random', numPrompts: count, randomInputLen: 32, randomOutputLen: 8, randomRangeRatio: 1 }, new SeededRandom(generators));
+      const requests = await loadDataset({ datasetName: 'random', numPrompts: count, randomInputLen: 32, randomOutputLen: 8, randomRangeRatio: 1 }, new SeededRandom(rate));
       const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: rate }, count, new SeededRandom(rate));
+      const shared = { clientSpec, requests, warmupRequests: requests.slice(0, 8), arrivalOffsetsMs: offsetsMs, clock: systemClock };
       // A run with one generator process goes through the same path as two: the process, its clock, its stream.
-      const result = await runLoadAcrossGenerators({
-        generators,
-        placement: localPlacement,
-        clientSpec,
-        requests,
-        warmupRequests: requests.slice(0, 8),
-        arrivalOffsetsMs: offsetsMs,
-        clock: systemClock,
-      });
+      const result = generators === 0 ? await runLoadAcrossWorkers({ ...shared, workers: 1 }) : await runLoadAcrossGenerators({ ...shared, generators, placement: localPlacement });
       rows.push({ generators, rate, figures: figuresOf(result, offsetsMs) });
     }
     console.log('');
+    console.log('generators (0: in-process)');
     console.log('generators  rate (req/s)  at server  CV server  CV sched  lag p50 ms  lag p99 ms  failed  clock offsets (generator − coordinator)');
     for (const { generators, rate, figures } of rows) {
       console.log(
@@ -116,7 +114,7 @@ async function main(): Promise<void> {
           `${fmt(figures.lagP50Ms, 3, 12)}${fmt(figures.lagP99Ms, 3, 12)}${String(figures.failed).padStart(8)}  ${figures.clocks}`,
       );
     }
-    const [one, two] = rows.map((row) => row.figures) as [Figures, Figures];
+    const [, one, two] = rows.map((row) => row.figures) as [Figures, Figures, Figures];
     const lagRatio = two.lagP99Ms / Math.max(one.lagP99Ms, 1e-6);
     const cvGapOne = Math.abs(one.serverCv - one.scheduleCv);
     const cvGapTwo = Math.abs(two.serverCv - two.scheduleCv);
