@@ -8,6 +8,7 @@ import { untilStopSignal } from '../stop-signal.js';
 interface LoadGeneratorFlags {
   host: string;
   port: number;
+  advertisedHost?: string;
 }
 
 function portOption(value: string): number {
@@ -34,11 +35,18 @@ export function registerLoadGeneratorCommand(program: Command): void {
     )
     .option('--host <host>', 'address to listen on (the node\'s address, or 0.0.0.0 for every interface)', '127.0.0.1')
     .option('--port <port>', 'port to listen on; 0 picks a free one', portOption, 0)
+    .option('--advertised-host <name>', 'the name the run reaches this host by, when it is a name rather than an address (accepted in the Host header)')
     .action(async (flags: LoadGeneratorFlags) => {
       applyRealTimeV8Flags();
       const stopped = untilStopSignal();
       const token = process.env[CONTROL_TOKEN_ENV];
-      const service = await startGeneratorService({ host: flags.host, port: flags.port, controlToken: token === '' ? undefined : token, clock: systemClock });
+      const service = await startGeneratorService({
+        host: flags.host,
+        port: flags.port,
+        ...(flags.advertisedHost === undefined ? {} : { advertisedHost: flags.advertisedHost }),
+        controlToken: token === '' ? undefined : token,
+        clock: systemClock,
+      });
       process.stdout.write(`servelab load-generator listening on ${service.url}\n`);
       await stopped;
       await service.close();

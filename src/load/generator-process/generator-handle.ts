@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../../clock/clock.js';
 import { DEFAULT_MAX_SSE_EVENT_BYTES, SseParser } from '../../clients/sse/sse-parser.js';
@@ -24,6 +25,16 @@ export interface LaunchGeneratorSettings {
   clock: Clock;
 }
 
+/**
+ * Where a generator listens: on the node's address when the placement gives one (`127.0.0.1` locally: nothing is
+ * exposed beyond this host), else on every interface of the node, accepting the node's name in the Host header;
+ * `listeningUrl` then puts the address the placement reaches the process at in place of the wildcard it prints.
+ */
+function listenArgs(host: string): string[] {
+  if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) return ['--host', host.replace(/^\[|\]$/g, ''), '--port', '0'];
+  return ['--host', '0.0.0.0', '--port', '0', '--advertised-host', host];
+}
+
 /** How the records stream of a generator ended. */
 export type StreamEnd = { kind: 'done'; done: GeneratorDone } | { kind: 'failed'; failed: GeneratorFailed } | { kind: 'lost'; reason: string };
 
@@ -47,12 +58,11 @@ export class GeneratorHandle {
 
   static async launch(settings: LaunchGeneratorSettings): Promise<GeneratorHandle> {
     const name = `load-generator ${settings.index}`;
-    const host = settings.placement.hostOf(settings.node);
     const process = settings.placement.spawn({
       name,
       ...(settings.node === undefined ? {} : { node: settings.node }),
       command: globalThis.process.execPath,
-      args: [settings.cliPath, 'load-generator', '--host', host, '--port', '0'],
+      args: [settings.cliPath, 'load-generator', ...listenArgs(settings.placement.hostOf(settings.node))],
       // The token only in its environment: never on a command line, which `ps` and the log show.
       env: { [CONTROL_TOKEN_ENV]: settings.controlToken },
       ...(settings.logPath === undefined ? {} : { logPath: settings.logPath }),

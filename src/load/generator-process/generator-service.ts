@@ -18,6 +18,11 @@ const MAX_START_BODY_BYTES = 1024 * 2 ** 20;
 export interface GeneratorServiceOptions {
   /** The address to listen on: loopback locally, the node's address (or a wildcard) on a cluster. */
   host: string;
+  /**
+   * The name the coordinator reaches this host by, when it is not an address (a node name): accepted in the Host
+   * header beside IP literals and `localhost` (control-auth.ts refuses other names, against DNS rebinding).
+   */
+  advertisedHost?: string;
   port?: number;
   /** The run's control token; undefined closes every endpoint (a generator started by hand without it). */
   controlToken: string | undefined;
@@ -94,7 +99,7 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
   const handle = async (incoming: IncomingMessage, response: ServerResponse, server: Server): Promise<void> => {
     // Stamped first, before anything else this request costs: the exchange's t2.
     const receivedEpochMs = clock.nowEpochSeconds() * 1000;
-    const refusal = refuseUntrustedRequest(incoming, { token: options.controlToken, listenHost: options.host, port: (server.address() as AddressInfo).port });
+    const refusal = refuseUntrustedRequest(incoming, { token: options.controlToken, listenHost: options.advertisedHost ?? options.host, port: (server.address() as AddressInfo).port });
     if (refusal !== undefined) return answer(response, refusal.status, { error: refusal.message });
     const url = new URL(incoming.url ?? '/', 'http://generator');
     const method = incoming.method ?? 'GET';

@@ -33,6 +33,22 @@ describe('the load-generator service', () => {
     expect(await statusOf(clock, { [CONTROL_TOKEN_HEADER]: TOKEN })).toBe(200);
   });
 
+  it('accepts the node name it is told in the Host header, and no other name', async () => {
+    const named = await startGeneratorService({ host: '127.0.0.1', advertisedHost: 'node-a', controlToken: TOKEN });
+    try {
+      const port = new URL(named.url).port;
+      const statusFor = async (host: string): Promise<number> => {
+        const answer = await request(`${named.url}${GENERATOR_PATHS.clock}`, { headers: { [CONTROL_TOKEN_HEADER]: TOKEN, host: `${host}:${port}` } });
+        await answer.body.dump();
+        return answer.statusCode;
+      };
+      expect(await statusFor('node-a')).toBe(200);
+      expect(await statusFor('rebound.example')).toBe(403);
+    } finally {
+      await named.close();
+    }
+  });
+
   it('stamps a clock exchange on its clock (receipt no later than answer) and ends the stream of a generator aborted before its start', async () => {
     const headers = { [CONTROL_TOKEN_HEADER]: TOKEN };
     const answer = await request(`${service.url}${GENERATOR_PATHS.clock}`, { headers });
