@@ -260,6 +260,12 @@ class GeneratorRun {
       (progress) => this.#aggregator.update(index, progress),
       state.streamAbort.signal,
     );
+    // A stream given up while its process still runs (it could not be taken up again): the generator would go on
+    // sending requests nobody records, so it is stopped and its slice's missing records become aborted ones.
+    if (state.end.kind === 'lost' && !this.#stopping && !state.handle.process.hasExited) {
+      this.#reportLoss(state, `${state.handle.label} stopped delivering records (${state.end.reason}) and was stopped`);
+      await state.handle.stop().catch(() => undefined);
+    }
   }
 
   /** The start message less its start instant, serialised ahead so that the time it takes is not lost from the lead. */
