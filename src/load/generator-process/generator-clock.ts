@@ -12,6 +12,16 @@ import type { ClockStamps } from './generator-protocol.js';
 export const GENERATOR_CLOCK_FIELDS = ['dispatchTime', 'arrivalTime', 'firstTokenTime', 'finishTime'] as const satisfies ReadonlyArray<keyof RequestRecord>;
 
 /**
+ * The estimator's settings for exchanges. Requests to a server are many and loose (their bounds are round trips of
+ * whole requests), so the estimator's defaults pool 30 s windows of them; exchanges are few and tight (a fraction of a
+ * millisecond), so a window of 30 s would hold more drift than its bounds allow (100 ppm is 3 ms) and never give a
+ * point. Here each exchange more than a second from the last is a window of its own: the drift line goes through the
+ * exchanges' own midpoints, weighted by their tightness, and is taken only when it narrows the bounds to under half the
+ * constant model's (the estimator's own rule).
+ */
+const EXCHANGE_ESTIMATE = { minimumSamples: 1, windowSeconds: 1, minimumWindowSamples: 1 } as const;
+
+/**
  * One exchange as the estimator's bounds (NTP's four timestamps, in epoch milliseconds): the coordinator sent at t1
  * and received the answer at t4 on its clock; the generator received at t2 and answered at t3 on its own. With θ =
  * generator − coordinator and delays d ≥ 0 each way, t2 = t1 + d₁ + θ and t4 = t3 − θ + d₂, so t3 − t4 ≤ θ ≤ t2 − t1.
@@ -36,7 +46,7 @@ export class GeneratorClock {
 
   add(sample: ClockOffsetSample): void {
     this.#samples.push(sample);
-    const result = estimateClockOffset(this.#samples, { minimumSamples: 1 });
+    const result = estimateClockOffset(this.#samples, EXCHANGE_ESTIMATE);
     this.#fit = result.model === null ? null : result;
   }
 

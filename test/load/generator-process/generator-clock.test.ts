@@ -26,6 +26,19 @@ describe('GeneratorClock', () => {
     expect(Math.abs((estimate.offsetMs as number) - 5_000)).toBeLessThanOrEqual(estimate.uncertaintyMs as number);
   });
 
+  it('follows a drifting generator clock with the estimator\'s drift line over a long run', () => {
+    const clock = new GeneratorClock();
+    const t1 = 1_700_000_000_000;
+    // 100 ppm: 0.1 ms more every second, over 120 s of exchanges every 2 s with 0.3 ms round trips.
+    for (let second = 0; second <= 120; second += 2) clock.add(exchange(t1 + second * 1000, 3_000 + 0.1 * second, 0.15, 0.02, 0.15));
+    const estimate = clock.estimate();
+    expect(estimate.model).toBe('linear');
+    expect(estimate.driftPpm as number).toBeCloseTo(100, 0);
+    expect(estimate.consistent).toBe(true);
+    // Corrected at the end of the run by the offset there (3012 ms), not the first one.
+    expect(clock.toCoordinator(1_700_000_120 + 3.012)).toBeCloseTo(1_700_000_120, 3);
+  });
+
   it('moves the generator-stamped instants onto the coordinator clock and leaves the others', () => {
     const clock = new GeneratorClock();
     clock.add(exchange(1_700_000_000_000, 2_000, 0.5, 0, 0.5));
