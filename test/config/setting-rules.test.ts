@@ -25,6 +25,10 @@ describe('settings that would be silently ignored are refused', () => {
     ['virtual time without streaming', { virtualTime: true, stream: false }, /drop --no-stream/],
     ['stopping at EOS on the simulated engine, which has no EOS', { ignoreEos: false }, /--no-ignore-eos .* the simulated engine has none/],
     ['stopping at EOS in virtual time', { ignoreEos: false, target: 'attach', url: 'http://127.0.0.1:1', virtualTime: true }, /--no-ignore-eos/],
+    ['load generators for a closed loop', { clientNodes: 2, concurrency: 4, requestRate: undefined }, /--client-nodes spreads an open loop/],
+    ['load generators in virtual time', { clientNodes: 2, virtualTime: true }, /--virtual-time has no real client to spread/],
+    ['worker threads inside load generators', { clientNodes: 2, clientWorkers: 2 }, /one thread per load generator/],
+    ['a concurrency cap smaller than the load generators', { clientNodes: 3, maxConcurrency: 2 }, /--max-concurrency 2 is split over 3 load generators/],
   ];
   for (const [what, settings, message] of cases) {
     it(what, () => expect(() => resolveNodeTestConfig(settings)).toThrow(message));
