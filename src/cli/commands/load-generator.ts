@@ -46,6 +46,10 @@ export function registerLoadGeneratorCommand(program: Command): void {
         ...(flags.advertisedHost === undefined ? {} : { advertisedHost: flags.advertisedHost }),
         controlToken: token === '' ? undefined : token,
         clock: systemClock,
+        onOrphaned: () => {
+          process.stderr.write('servelab load-generator: no word from the run for 60 s (its coordinator is gone?); stopping\n');
+          process.kill(process.pid, 'SIGTERM');
+        },
       });
       process.stdout.write(`servelab load-generator listening on ${service.url}\n`);
       await stopped;

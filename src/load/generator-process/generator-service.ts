@@ -28,7 +28,18 @@ export interface GeneratorServiceOptions {
   controlToken: string | undefined;
   /** The generator's own clock (the system clock); its readings are what the clock exchange reports. */
   clock?: Clock;
+  /**
+   * Called once when the coordinator has been gone for `orphanTimeoutMs`: no records stream open and no request from it
+   * for that long (default 60 s). Its run is aborted first. The command exits then, so that a generator whose
+   * coordinator was killed (and whose placement could not stop it) does not go on sending.
+   */
+  onOrphaned?: () => void;
+  orphanTimeoutMs?: number;
+  /** How often that is checked (default 1 s). */
+  orphanCheckIntervalMs?: number;
 }
+
+const DEFAULT_ORPHAN_TIMEOUT_MS = 60_000;
 
 export interface GeneratorService {
   url: string;
@@ -52,6 +63,8 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
   const abortController = new AbortController();
   let finalEvent: string | undefined;
   let started = false;
+  let lastContactMs = clock.nowMs();
+  let orphaned = false;
 
   const broadcast = (text: string): void => {
     for (const stream of streams) stream.write(text);
@@ -99,6 +112,7 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
   const handle = async (incoming: IncomingMessage, response: ServerResponse, server: Server): Promise<void> => {
     // Stamped first, before anything else this request costs: the exchange's t2.
     const receivedEpochMs = clock.nowEpochSeconds() * 1000;
+    lastContactMs = clock.nowMs();
     const refusal = refuseUntrustedRequest(incoming, { token: options.controlToken, listenHost: options.advertisedHost ?? options.host, port: (server.address() as AddressInfo).port });
     if (refusal !== undefined) return answer(response, refusal.status, { error: refusal.message });
     const url = new URL(incoming.url ?? '/', 'http://generator');
@@ -131,7 +145,10 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
         return;
       }
       streams.add(response);
-      response.once('close', () => streams.delete(response));
+      response.once('close', () => {
+        streams.delete(response);
+        lastContactMs = clock.nowMs();
+      });
       return;
     }
     if (url.pathname === GENERATOR_PATHS.abort && method === 'POST') {
@@ -164,9 +181,18 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
     server.listen(options.port ?? 0, options.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  const orphanTimeoutMs = options.orphanTimeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS;
+  const orphanTimer = setInterval(() => {
+    if (orphaned || streams.size > 0 || clock.nowMs() - lastContactMs < orphanTimeoutMs) return;
+    orphaned = true;
+    abortController.abort();
+    options.onOrphaned?.();
+  }, options.orphanCheckIntervalMs ?? 1_000);
+  orphanTimer.unref();
   return {
     url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
     close: async () => {
+      clearInterval(orphanTimer);
       abortController.abort();
       for (const stream of streams) stream.destroy();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

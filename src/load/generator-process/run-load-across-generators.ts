@@ -129,14 +129,16 @@ class GeneratorRun {
         await warmup.catch(() => undefined);
         throw error;
       }
+      // The streams are open from here on, also while the warmup runs: a generator takes a coordinator that keeps no
+      // stream open and sends nothing for a minute for gone (generator-service.ts), and a warmup can take longer.
+      this.#watchExits();
+      const streams = this.#states.map((state, index) => this.#follow(state, index));
       const warmupRecords = await warmup;
       if (signal?.aborted === true) {
         this.#phase = 'done';
         const nowS = clock.nowEpochSeconds();
         return { records: [], warmupRecords, startTime: nowS, endTime: nowS, interrupted: true, loadGenerators: this.#reports() };
       }
-      this.#watchExits();
-      const streams = this.#states.map((state, index) => this.#follow(state, index));
       const bodies = this.#states.map((state, index) => this.#startBody(state.share, index));
       this.#t0EpochMs = Math.ceil(clock.nowEpochSeconds() * 1000 + (this.#options.startLeadMs ?? DEFAULT_START_LEAD_MS));
       this.#t0Ms = this.#t0EpochMs - clock.toEpochSeconds(0) * 1000;

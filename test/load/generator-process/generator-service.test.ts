@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/clock/clock.js';
 import { startGeneratorService, type GeneratorService } from '../../../src/load/generator-process/generator-service.js';
 import { GENERATOR_PATHS } from '../../../src/load/generator-process/generator-protocol.js';
 import { CONTROL_TOKEN_HEADER } from '../../../src/routing/router/control-auth.js';
@@ -64,5 +65,62 @@ describe('the load-generator service', () => {
     const start = await request(`${service.url}${GENERATOR_PATHS.start}`, { method: 'POST', headers, body: '{}' });
     await start.body.dump();
     expect(start.statusCode).toBe(409);
+  });
+});
+
+describe('a load generator whose coordinator is gone', () => {
+  function orphanWatch(clock: ManualClock) {
+    let count = 0;
+    let resolve!: () => void;
+    const once = new Promise<void>((done) => (resolve = done));
+    return {
+      settings: { host: '127.0.0.1', controlToken: TOKEN, clock, orphanTimeoutMs: 60_000, orphanCheckIntervalMs: 5, onOrphaned: () => (count++, resolve()) },
+      count: () => count,
+      once,
+    };
+  }
+  const headers = { [CONTROL_TOKEN_HEADER]: TOKEN };
+  const checksPass = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50));
+
+  it('gives up a minute after the last request, not a millisecond before', async () => {
+    const clock = new ManualClock(0, Date.now());
+    const watch = orphanWatch(clock);
+    const service = await startGeneratorService(watch.settings);
+    try {
+      clock.advanceBy(30_000);
+      const exchange = await request(`${service.url}${GENERATOR_PATHS.clock}`, { headers });
+      await exchange.body.dump();
+      clock.advanceBy(59_999);
+      await checksPass();
+      expect(watch.count()).toBe(0);
+      clock.advanceBy(1);
+      await watch.once;
+      expect(watch.count()).toBe(1);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('never while the coordinator holds its records stream open; once it is closed, it does', async () => {
+    const clock = new ManualClock(0, Date.now());
+    const watch = orphanWatch(clock);
+    const service = await startGeneratorService(watch.settings);
+    try {
+      const controller = new AbortController();
+      const stream = await request(`${service.url}${GENERATOR_PATHS.records}`, { headers, signal: controller.signal });
+      clock.advanceBy(600_000);
+      await checksPass();
+      expect(watch.count()).toBe(0);
+      controller.abort();
+      await stream.body.dump().catch(() => undefined);
+      // The stream's end reaches the generator at some point; from then on a minute without word ends it.
+      while (watch.count() === 0) {
+        clock.advanceBy(60_000);
+        await checksPass();
+      }
+      expect(watch.count()).toBe(1);
+    } finally {
+      await service.close();
+    }
   });
 });
