@@ -67,6 +67,9 @@ describe('VirtualPdCluster: a PD request against theory', () => {
     // The decode server reserved the KV as the request arrived and held it through the prefill and the transfer.
     expect(phases.kvTransferWaitMs).toBeCloseTo(7 + transferMs, 9);
     expect(phases.prefillQueueMs + phases.prefillForwardMs + phases.kvTransferMs + phases.decodeQueueMs).toBeCloseTo((result.tokenTimesMs[0] as number) - 100, 9);
+    // The decode server computed no prompt token: the prefill server did, once.
+    expect(pd.simulator.engine(1).counters.prefilledTokens).toBe(0);
+    expect(pd.simulator.engine(0).counters.prefilledTokens).toBe(1000);
   });
 
   it('two transfers at once share the link: each takes twice the bytes / bandwidth, plus the latency', async () => {
