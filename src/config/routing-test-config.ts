@@ -79,7 +79,9 @@ function checkPdSettings(config: RoutingTestConfig): void {
   }
   if (config.target !== 'sim') throw invalid(`--pd-disaggregation runs on --target sim so far, not ${config.target}`);
   if (config.router !== 'builtin') throw invalid(`--pd-disaggregation runs behind --router builtin so far, not ${config.router}`);
-  if (config.virtualTime) throw invalid('--pd-disaggregation runs in real time so far; drop --virtual-time');
+  if (config.virtualTime && (config.maxConcurrency !== undefined || config.concurrency !== undefined)) {
+    throw invalid('--pd-disaggregation --virtual-time runs open-loop arrivals so far: drop --max-concurrency / --concurrency, or run in real time');
+  }
   // Checked now, not when the servers start: a misspelt rate should not cost a launch.
   if (config.kvTransferBandwidth !== undefined) parseBandwidth(config.kvTransferBandwidth);
   if (config.failureSchedule !== undefined) throw invalid('--pd-disaggregation does not take a failure schedule yet; drop --failure-schedule');

@@ -61,6 +61,36 @@ describe('servelab route --pd-disaggregation', () => {
     expect(summary).not.toContain('PD requests have phases');
   });
 
+  it('runs a 2P2D routing test in virtual time with the same columns: pairs, rooms and the phases, which fit inside TTFT', async () => {
+    const outputDir = join(workDirectory, 'pd-virtual');
+    const result = await runCli([
+      'route', '--target', 'sim', '--pd-disaggregation', '--num-prefill', '2', '--num-decode', '2', '--routing-policy', 'round_robin', '--virtual-time',
+      '--request-rate', '20', '--num-prompts', '40', '--random-input-len', '256', '--random-output-len', '8', '--seed', '5',
+      '--kv-transfer-bandwidth', '25GB/s', '--kv-transfer-latency-ms', '2', '--output-dir', outputDir, '--progress', 'off',
+    ], { timeoutMs: 120_000 });
+    expect(result.code, result.stderr).toBe(0);
+    const rows = parseCsv(await readFile(join(outputDir, 'requests.csv'), 'utf8'));
+    const header = rows[0] as string[];
+    const column = (name: string): number => header.indexOf(name);
+    const body = rows.slice(1);
+    expect(body).toHaveLength(40);
+    const prefillHosts = new Set<string>();
+    for (const row of body) {
+      const seconds = (name: string): number => Number(row[column(name)]);
+      expect(row[column('success')]).toBe('true');
+      expect(['node-0', 'node-1']).toContain(row[column('prefill_host')]);
+      expect(['node-2', 'node-3']).toContain(row[column('decode_host')]);
+      expect(row[column('host')]).toBe(row[column('decode_host')]);
+      expect(row[column('bootstrap_room')]).toMatch(/^\d+$/);
+      prefillHosts.add(row[column('prefill_host')] as string);
+      expect(seconds('kv_transfer_time')).toBeGreaterThanOrEqual(0.002);
+      const phases = seconds('prefill_queue_time') + seconds('prefill_forward_time') + seconds('kv_transfer_time') + seconds('decode_queue_time');
+      expect(phases).toBeLessThanOrEqual(seconds('ttft') + 1e-6);
+    }
+    expect(prefillHosts.size).toBe(2);
+    expect(await readFile(join(outputDir, 'summary.json'), 'utf8')).toContain('prefill/decode in virtual time');
+  });
+
   it('refuses PD settings without --pd-disaggregation, and PD on a target it does not run yet, before starting anything', async () => {
     const stray = await runCli(['route', '--target', 'sim', '--num-prefill', '2', '--output-dir', join(workDirectory, 'stray')]);
     expect(stray.code).not.toBe(0);
