@@ -103,5 +103,12 @@ describe('servelab route --pd-disaggregation', () => {
     expect(badPolicy.stderr).toContain('power-of-two');
     expect(badPolicy.stderr).toContain('power_of_two');
     expect(existsSync(join(workDirectory, 'bad-policy', 'logs'))).toBe(false);
+    const ambiguous = await runCli(['route', '--target', 'sim', '--pd-disaggregation', '--kv-transfer-bandwidth', '200Gb/s', '--output-dir', join(workDirectory, 'ambiguous')]);
+    expect(ambiguous.code).not.toBe(0);
+    expect(ambiguous.stderr).toContain('could mean bits or bytes: write it as e.g. 25GB/s (bytes) or 200Gbit/s (bits)');
+    expect(existsSync(join(workDirectory, 'ambiguous', 'logs'))).toBe(false);
+    const linkAlone = await runCli(['route', '--target', 'sim', '--kv-transfer-latency-ms', '2', '--output-dir', join(workDirectory, 'link-alone')]);
+    expect(linkAlone.code).not.toBe(0);
+    expect(linkAlone.stderr).toContain('--kv-transfer-latency-ms apply to prefill/decode disaggregation only');
   });
 });

@@ -96,10 +96,12 @@ export class PdHttp {
     }
   }
 
-  /** The request left (finished or its client went): forget its room. */
+  /** The request left the engine (finished, or aborted before its first token): forget its room. */
   forget(requestId: string): void {
     const room = this.#roomOfRequest.get(requestId);
     if (room === undefined) return;
+    // A decode request that ended before its first token still has its phases entry: drop it.
+    this.decode?.cancel(room, requestId);
     this.#roomOfRequest.delete(requestId);
     if (this.#requestOfRoom.get(room) === requestId) this.#requestOfRoom.delete(room);
   }
@@ -111,6 +113,8 @@ export class PdHttp {
     this.prefill?.cancel(room);
     this.decode?.cancel(room, requestId);
     this.forget(requestId);
+    // A reservation given back may let the next request in the prealloc queue in, with no step to prompt it.
+    this.afterStep();
   }
 
   /** After each engine step and when it goes idle: a decode server preallocates for waiting requests. */

@@ -69,6 +69,7 @@ describe('servelab sim-server --disaggregation-mode', () => {
   it('is passed for a prefill or decode role only, and a launched decode server refuses a request without a room', async () => {
     expect(simServerArgs({ name: 's', role: 'decode' }).join(' ')).toContain('--disaggregation-mode decode');
     expect(simServerArgs({ name: 's', role: 'colocated' })).not.toContain('--disaggregation-mode');
+    expect(simServerArgs({ name: 's', role: 'prefill', kvTransferBandwidth: '200Gbit/s', kvTransferLatencyMs: 2 }).join(' ')).toContain('--kv-transfer-bandwidth 200Gbit/s --kv-transfer-latency-ms 2');
     expect(simServerArgs({ name: 's' })).not.toContain('--disaggregation-mode');
     // The built CLI (npm run build), as the routing test launches it.
     const launched = await launchSimServer({ name: 'pd-decode', role: 'decode', logPath: join(tmpdir(), `servelab-pd-decode-${process.pid}.log`) });

@@ -72,6 +72,31 @@ describe('VirtualPdCluster: a PD request against theory', () => {
     expect(pd.simulator.engine(0).counters.prefilledTokens).toBe(1000);
   });
 
+  it("keeps a request in the prefill server's bootstrap queue while its decode server cannot preallocate its KV", async () => {
+    // The decode pool holds 2000 tokens. The first 1000-token request reserves 1000 (1000 + 512 reserved fit); the
+    // second needs 1000 + 512 but only 2000 - 1000 - 512 (decode room for the first) = 488 are allocatable, so it is
+    // preallocated only after the first finishes on the decode server, and its prefill starts then.
+    const link = { bandwidthBytesPerSecond: 25e9, latencyMs: 0.5 };
+    const finished = new Map<string, { phases: PdPhases | undefined; finishMs: number }>();
+    const profile = { kind: 'simple' as const, stepMs: 7, maxTotalTokens: 100_000, contextLength: 10_000, kvBytesPerToken: 131_072, kvTransfer: link };
+    const pd = await VirtualPdCluster.create({
+      prefill: [{ profile }],
+      decode: [{ profile: { ...profile, maxTotalTokens: 2000 } }],
+      events: { onFinish: (_decode, view, timeMs, phases) => finished.set(view.id, { phases, finishMs: timeMs }) },
+    });
+    pd.submit(0, 0, '1', { id: 'first', promptTokenIds: prompt(1000, 1), maxNewTokens: 3 }, 0);
+    pd.submit(0, 0, '2', { id: 'second', promptTokenIds: prompt(1000, 2), maxNewTokens: 3 }, 0);
+    pd.runUntilIdle();
+    const transferMs = (1000 * 131_072) / 25e6 + 0.5;
+    const first = finished.get('first') as { phases: PdPhases; finishMs: number };
+    const second = finished.get('second') as { phases: PdPhases; finishMs: number };
+    expect(first.phases.prefillQueueMs).toBe(0);
+    // First token at 7 + transfer, then two decode steps.
+    expect(first.finishMs).toBeCloseTo(7 + transferMs + 14, 9);
+    expect(second.phases.prefillQueueMs).toBeCloseTo(first.finishMs, 9);
+    expect(second.phases.prefillForwardMs).toBe(7);
+  });
+
   it('two transfers at once share the link: each takes twice the bytes / bandwidth, plus the latency', async () => {
     const link = { bandwidthBytesPerSecond: 25e9, latencyMs: 0.5 };
     const { pd, finished } = await cluster(7, link, 131_072);
