@@ -53,6 +53,13 @@ export class PrefillRole<Destination> {
     return count;
   }
 
+  /** Requests whose KV is on the link (SGLang's in-flight queue). */
+  get inflightCount(): number {
+    let count = 0;
+    for (const entry of this.#entries.values()) if (entry.onTransferred !== undefined) count++;
+    return count;
+  }
+
   /** A request for `room` arrived at this prefill server. */
   arrive(room: string, input: EngineRequestInput, nowMs: Milliseconds): void {
     const entry = this.#entry(room, nowMs);

@@ -117,6 +117,13 @@ export class PdHttp {
     this.afterStep();
   }
 
+  /** The PD queue gauges under SGLang's metric names (sglang-metrics.ts). */
+  queueGauges(): Record<string, number> {
+    if (this.prefill !== undefined) return { num_prefill_bootstrap_queue_reqs: this.prefill.bootstrapQueueLength, num_prefill_inflight_queue_reqs: this.prefill.inflightCount };
+    if (this.decode !== undefined) return { num_decode_prealloc_queue_reqs: this.decode.preallocQueueLength, num_decode_transfer_queue_reqs: this.decode.transferQueueLength };
+    return {};
+  }
+
   /** After each engine step and when it goes idle: a decode server preallocates for waiting requests. */
   afterStep(): void {
     this.decode?.preallocate(this.#options.clock.nowMs());

@@ -156,6 +156,10 @@ class SimHttpServer {
             fail: (requestId, message) => served.get(requestId)?.failTransfer(message),
             log: (message) => process.stderr.write(`sim-server: ${message}\n`),
           });
+    if (this.#pd !== undefined) {
+      const pd = this.#pd;
+      this.#metrics.pdQueues = () => pd.queueGauges();
+    }
     this.#stepper = new RealTimeStepper(
       this.#engine,
       this.#clock,

@@ -52,3 +52,25 @@ describe('simulated prefill and decode servers meet through the bootstrap endpoi
     expect(JSON.stringify(answer.json)).toContain('--prefill URL,PORT');
   });
 });
+
+describe("a simulated PD server's queue gauges", () => {
+  it("shows a decode request waiting for its KV in num_decode_transfer_queue_reqs, and its room registered on the prefill server, under SGLang's names", async () => {
+    // Only the decode leg is sent: the decode server preallocates and registers the room, and the KV never comes.
+    const controller = new AbortController();
+    const body = { rid: 'waits', text: 'one two', bootstrap_host: '127.0.0.1', bootstrap_port: prefill.port, bootstrap_room: 991, sampling_params: { max_new_tokens: 2 }, stream: true };
+    const pending = fetch(`${decode.url}/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: controller.signal }).catch(() => undefined);
+    const gauge = async (url: string, name: string): Promise<number | undefined> => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const line = text.split('\n').find((entry) => entry.startsWith(`${name}{`));
+      return line === undefined ? undefined : Number(line.split(' ').pop());
+    };
+    await expect.poll(() => gauge(decode.url, 'sglang:num_decode_transfer_queue_reqs')).toBe(1);
+    expect(await gauge(decode.url, 'sglang:num_decode_prealloc_queue_reqs')).toBe(0);
+    expect(await gauge(prefill.url, 'sglang:num_prefill_bootstrap_queue_reqs')).toBe(0);
+    expect(await gauge(prefill.url, 'sglang:num_prefill_inflight_queue_reqs')).toBe(0);
+    controller.abort();
+    await pending;
+    // The client went: its reservation is given back and it leaves the transfer queue.
+    await expect.poll(() => gauge(decode.url, 'sglang:num_decode_transfer_queue_reqs')).toBe(0);
+  });
+});
