@@ -97,6 +97,25 @@ describe('VirtualPdCluster: a PD request against theory', () => {
     expect(second.phases.prefillForwardMs).toBe(7);
   });
 
+  it('holds an arrived request in the decode queue until a running slot frees, then streams its first token without a forward', async () => {
+    // One running slot on the decode server. Both prompts are prefilled in one 7 ms step and their transfers share the
+    // link, arriving together; the first takes the slot (tokens at arrival, +7, +14 ms), the second waits the 14 ms.
+    const link = { bandwidthBytesPerSecond: 25e9, latencyMs: 0.5 };
+    const finished = new Map<string, PdPhases | undefined>();
+    const profile = { kind: 'simple' as const, stepMs: 7, maxTotalTokens: 100_000, contextLength: 10_000, kvBytesPerToken: 131_072, kvTransfer: link };
+    const pd = await VirtualPdCluster.create({
+      prefill: [{ profile }],
+      decode: [{ profile, maxRunningRequests: 1 }],
+      events: { onFinish: (_decode, view, _timeMs, phases) => finished.set(view.id, phases) },
+    });
+    pd.submit(0, 0, '1', { id: 'first', promptTokenIds: prompt(1000, 1), maxNewTokens: 3 }, 0);
+    pd.submit(0, 0, '2', { id: 'second', promptTokenIds: prompt(1000, 2), maxNewTokens: 3 }, 0);
+    pd.runUntilIdle();
+    expect(finished.get('first')?.decodeQueueMs).toBe(0);
+    expect(finished.get('second')?.decodeQueueMs).toBeCloseTo(14, 9);
+    expect(pd.simulator.engine(1).counters.prefilledTokens).toBe(0);
+  });
+
   it('two transfers at once share the link: each takes twice the bytes / bandwidth, plus the latency', async () => {
     const link = { bandwidthBytesPerSecond: 25e9, latencyMs: 0.5 };
     const { pd, finished } = await cluster(7, link, 131_072);
