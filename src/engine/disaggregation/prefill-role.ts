@@ -21,6 +21,7 @@ interface PrefillEntry<Destination> {
   forwardEntryMs: Milliseconds;
   prefillFinishedMs: Milliseconds;
   cachedTokens: number;
+  bytes: number;
   /** Called once the transfer is over (the prefill leg's answer is held until then). */
   onTransferred: (() => void) | undefined;
 }
@@ -39,6 +40,9 @@ export class PrefillRole<Destination> {
   readonly #entries = new Map<string, PrefillEntry<Destination>>();
   /** Engine request id to room, for requests in the engine. */
   readonly #roomOfRequest = new Map<string, string>();
+  /** The last finished transfer: its time (ms) and its bytes over that time (GB/s); 0 before any. */
+  lastTransferMs = 0;
+  lastTransferGbPerS = 0;
 
   constructor(link: KvTransferLink, kvBytesPerToken: number, hooks: PrefillRoleHooks<Destination>) {
     this.#link = link;
@@ -94,7 +98,8 @@ export class PrefillRole<Destination> {
     entry.cachedTokens = view.cachedTokens;
     entry.onTransferred = onTransferred;
     // The whole prompt's KV moves, cached prefix included: the decode server has no copy of it.
-    this.#link.start(room, view.promptLength * this.#kvBytesPerToken, nowMs);
+    entry.bytes = view.promptLength * this.#kvBytesPerToken;
+    this.#link.start(room, entry.bytes, nowMs);
     this.#hooks.scheduleLinkEvent(this.#link.nextEventMs());
     return true;
   }
@@ -105,6 +110,8 @@ export class PrefillRole<Destination> {
       const entry = this.#entries.get(finished.id);
       if (entry === undefined) continue;
       this.#entries.delete(finished.id);
+      this.lastTransferMs = finished.finishMs - entry.prefillFinishedMs;
+      this.lastTransferGbPerS = this.lastTransferMs > 0 ? entry.bytes / (this.lastTransferMs * 1e6) : 0;
       if (entry.destination !== undefined) {
         this.#hooks.deliver(entry.destination, entry.room, {
           prefillQueueMs: entry.forwardEntryMs - entry.arrivedMs,
@@ -128,7 +135,7 @@ export class PrefillRole<Destination> {
   #entry(room: string, nowMs: Milliseconds): PrefillEntry<Destination> {
     let entry = this.#entries.get(room);
     if (entry === undefined) {
-      entry = { room, input: undefined, arrivedMs: nowMs, destination: undefined, forwardEntryMs: Number.NaN, prefillFinishedMs: Number.NaN, cachedTokens: 0, onTransferred: undefined };
+      entry = { room, input: undefined, arrivedMs: nowMs, destination: undefined, forwardEntryMs: Number.NaN, prefillFinishedMs: Number.NaN, cachedTokens: 0, bytes: 0, onTransferred: undefined };
       this.#entries.set(room, entry);
     }
     return entry;

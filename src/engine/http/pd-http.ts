@@ -117,9 +117,20 @@ export class PdHttp {
     this.afterStep();
   }
 
-  /** The PD queue gauges under SGLang's metric names (sglang-metrics.ts). */
+  /**
+   * The PD gauges under SGLang's metric names (sglang-metrics.ts): the queues, and on a prefill server the last
+   * transfer's latency and speed (SGLang's prefill scheduler sets kv_transfer_latency_ms and kv_transfer_speed_gb_s
+   * when it logs its stats, scheduler_metrics_mixin.py).
+   */
   queueGauges(): Record<string, number> {
-    if (this.prefill !== undefined) return { num_prefill_bootstrap_queue_reqs: this.prefill.bootstrapQueueLength, num_prefill_inflight_queue_reqs: this.prefill.inflightCount };
+    if (this.prefill !== undefined) {
+      return {
+        num_prefill_bootstrap_queue_reqs: this.prefill.bootstrapQueueLength,
+        num_prefill_inflight_queue_reqs: this.prefill.inflightCount,
+        kv_transfer_latency_ms: this.prefill.lastTransferMs,
+        kv_transfer_speed_gb_s: this.prefill.lastTransferGbPerS,
+      };
+    }
     if (this.decode !== undefined) return { num_decode_prealloc_queue_reqs: this.decode.preallocQueueLength, num_decode_transfer_queue_reqs: this.decode.transferQueueLength };
     return {};
   }

@@ -187,10 +187,16 @@ export class SglangMetrics {
         this.#timeToFirstToken.render(t),
         this.#interTokenLatency.render(t),
         this.#e2eLatency.render(t),
-        ...Object.entries(this.pdQueues?.() ?? {}).map(([name, value]) => gauge(`sglang:${name}`, `The number of requests in the PD ${name.replace(/^num_|_reqs$/g, '').replace(/_/g, ' ')}.`, value)),
+        ...Object.entries(this.pdQueues?.() ?? {}).map(([name, value]) => gauge(`sglang:${name}`, pdGaugeHelp(name), value)),
       ].join('\n') + '\n'
     );
   }
+}
+
+function pdGaugeHelp(name: string): string {
+  if (name === 'kv_transfer_latency_ms') return 'The latency of the last KV transfer (ms).';
+  if (name === 'kv_transfer_speed_gb_s') return 'The speed of the last KV transfer (GB/s).';
+  return `The number of requests in the PD ${name.replace(/^num_|_reqs$/g, '').replace(/_/g, ' ')}.`;
 }
 
 function formatValue(value: number): string {

@@ -35,6 +35,11 @@ describe('simulated prefill and decode servers meet through the bootstrap endpoi
     expect(phases['prefill_forward_time']).toBeCloseTo(0.002, 9);
     expect(phases['kv_transfer_time']).toBeCloseTo((4 * 1000) / 1e9 + 0.003, 9);
     for (const key of ['prefill_queue_time', 'kv_transfer_wait_time', 'decode_queue_time']) expect(phases[key]).toBeGreaterThanOrEqual(0);
+    // The prefill server's gauges give that transfer too, as SGLang's kv_transfer_latency_ms and kv_transfer_speed_gb_s.
+    const metrics = await (await fetch(`${prefill.url}/metrics`)).text();
+    const value = (name: string): number => Number(metrics.split('\n').find((line) => line.startsWith(`${name}{`))?.split(' ').pop());
+    expect(value('sglang:kv_transfer_latency_ms')).toBeCloseTo(0.004 + 3, 9);
+    expect(value('sglang:kv_transfer_speed_gb_s')).toBeCloseTo(4000 / (3.004 * 1e6), 12);
     // The decode server reserved the KV before the prefill started, so it waited at least the prefill and the transfer.
     expect(phases['kv_transfer_wait_time']).toBeGreaterThanOrEqual((phases['prefill_forward_time'] as number) + (phases['kv_transfer_time'] as number) - 1e-9);
   });
