@@ -150,6 +150,8 @@ const COLUMN_TABLE = [
   { column: 'prefill_forward_time', field: 'prefillForwardTime', kind: 'float', unit: 's', origin: 'server', source: 'record' },
   { column: 'kv_transfer_time', field: 'kvTransferTime', kind: 'float', unit: 's', origin: 'server', source: 'record' },
   { column: 'decode_queue_time', field: 'decodeQueueTime', kind: 'float', unit: 's', origin: 'server', source: 'record' },
+  // The decode server's wait for the transfer (its KV held reserved); last, so no column before it moves.
+  { column: 'kv_transfer_wait_time', field: 'kvTransferWaitTime', kind: 'float', unit: 's', origin: 'server', source: 'record' },
 ] as const satisfies readonly RequestColumn[];
 
 /**

@@ -8,6 +8,7 @@ import { impliedTarget } from './implied-target.js';
 import { camelCaseSettings } from './snake-case-settings.js';
 import { parseConfig } from './validate.js';
 import { checkServerCount } from './machine-capacity.js';
+import { parseBandwidth } from '../utils/parse-bandwidth.js';
 
 function invalid(message: string): ServelabError {
   return new ServelabError('INVALID_CONFIG', `invalid configuration: ${message}`);
@@ -71,14 +72,18 @@ export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<
  * numGpus set to the servers it launches. The PD-only settings without --pd-disaggregation are refused, not ignored.
  */
 function checkPdSettings(config: RoutingTestConfig): void {
-  const pdOnly = (['numPrefill', 'numDecode', 'prefillPolicy', 'decodePolicy'] as const).filter((key) => config[key] !== undefined);
+  const pdOnly = (['numPrefill', 'numDecode', 'prefillPolicy', 'decodePolicy', 'kvTransferBandwidth', 'kvTransferLatencyMs'] as const).filter((key) => config[key] !== undefined);
   if (config.pdDisaggregation !== true) {
     if (pdOnly.length > 0) throw invalid(`${pdOnly.map((key) => `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`).join(', ')} apply to prefill/decode disaggregation only; add --pd-disaggregation`);
     return;
   }
   if (config.target !== 'sim') throw invalid(`--pd-disaggregation runs on --target sim so far, not ${config.target}`);
   if (config.router !== 'builtin') throw invalid(`--pd-disaggregation runs behind --router builtin so far, not ${config.router}`);
-  if (config.virtualTime) throw invalid('--pd-disaggregation runs in real time so far; drop --virtual-time');
+  if (config.virtualTime && (config.maxConcurrency !== undefined || config.concurrency !== undefined)) {
+    throw invalid('--pd-disaggregation --virtual-time runs open-loop arrivals so far: drop --max-concurrency / --concurrency, or run in real time');
+  }
+  // Checked now, not when the servers start: a misspelt rate should not cost a launch.
+  if (config.kvTransferBandwidth !== undefined) parseBandwidth(config.kvTransferBandwidth);
   if (config.failureSchedule !== undefined) throw invalid('--pd-disaggregation does not take a failure schedule yet; drop --failure-schedule');
   config.numPrefill ??= 1;
   config.numDecode ??= 1;

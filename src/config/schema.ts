@@ -280,6 +280,10 @@ export const routingSettingsSchema = z.object({
   prefillPolicy: z.string().min(1).optional(),
   /** PD: the policy choosing the decode server (smg's --decode-policy; default: routingPolicy). */
   decodePolicy: z.string().min(1).optional(),
+  /** PD on the sim: the KV link's bandwidth as written (`25GB/s`, `200Gbit/s`); default: the profile's, else 25GB/s. */
+  kvTransferBandwidth: z.string().min(1).optional(),
+  /** PD on the sim: the fixed time each KV transfer adds (ms); default: the profile's, else 0.5. */
+  kvTransferLatencyMs: z.number().finite().nonnegative().optional(),
 });
 
 export const routingTestConfigSchema = sharedTestSettingsSchema.extend(routingSettingsSchema.shape).strict();

@@ -45,7 +45,7 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
         placement,
         // Prefill/decode disaggregation: the first numPrefill servers prefill (sim-target.ts launches them so).
         ...(config.pdDisaggregation === true
-          ? { pd: { prefillUrls: workerUrls.slice(0, config.numPrefill ?? 1), decodeUrls: workerUrls.slice(config.numPrefill ?? 1), prefillPolicy: config.prefillPolicy ?? config.routingPolicy, decodePolicy: config.decodePolicy ?? config.routingPolicy } }
+          ? { pd: { prefillUrls: workerUrls.slice(0, config.numPrefill ?? 1).map((url) => simBootstrap(url, config.target)), decodeUrls: workerUrls.slice(config.numPrefill ?? 1), prefillPolicy: config.prefillPolicy ?? config.routingPolicy, decodePolicy: config.decodePolicy ?? config.routingPolicy } }
           : {}),
       });
       return {
@@ -88,4 +88,13 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
       return { handle, control: httpRouterControl(handle.url), metricsUrl: `http://${placement.hostOf()}:${prometheusPort}/metrics` };
     }
   }
+}
+
+/**
+ * A prefill server as the builtin router's `--prefill` takes it. A simulated prefill server serves its bootstrap
+ * endpoint on its HTTP port (src/engine/http/pd-http.ts), so the router injects that port as bootstrap_port; a real
+ * SGLang server keeps its own (8998 by default).
+ */
+function simBootstrap(url: string, target: string): string {
+  return target === 'sim' ? `${url},${new URL(url).port}` : url;
 }

@@ -112,8 +112,8 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       harness: harnessMeasurements,
     };
     const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords)];
-    // Said in the run itself, not only in the docs: the pairing is real, the phases are not modelled yet.
-    if (config.pdDisaggregation === true) notices.push(PD_NOT_MODELLED_NOTICE);
+    // Said in the run itself, not only in the docs: what a PD run on the sim still does not model.
+    if (config.pdDisaggregation === true) notices.push(pdSimNotice(config.protocol));
     if (notices.length > 0) extras.notices = notices;
     if (trace !== undefined) {
       const source = taps !== undefined ? 'taps' : 'router-trace';
@@ -153,9 +153,16 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
 }
 
 /**
- * What a prefill/decode run on the simulated engine does not model yet (docs/routing.md): its routing, bootstrap fields
- * and both legs are real, but each decode server prefills the prompt itself instead of receiving its KV cache, so its
- * latencies are those of co-located decode servers and the phase columns stay empty.
+ * What a prefill/decode run on the simulated engine still does not model (docs/simulated-engine.md, "Prefill/decode
+ * roles"): the queues of both servers, the KV transfer over a shared link and the phase columns are modelled; the
+ * prefill server's KV held while it is sent, data-parallel attention ranks and transfer failures other than an
+ * unreachable prefill server are not. The phase columns come from the decode server's /generate answer, so other
+ * protocols leave them empty.
  */
-export const PD_NOT_MODELLED_NOTICE =
-  'prefill/decode on the simulated engine: pairs, bootstrap fields and both legs are real, but each decode server prefills the prompt itself (no KV transfer is modelled yet), so latencies are not those of a PD deployment and the phase columns (prefill_queue_time ... decode_queue_time) are empty';
+export function pdSimNotice(protocol: string): string {
+  const columns =
+    protocol === 'sglang'
+      ? 'the phase columns (prefill_queue_time ... kv_transfer_wait_time) are the sim\'s own model times'
+      : `the phase columns (prefill_queue_time ... kv_transfer_wait_time) are empty: the simulated decode server reports them on /generate answers (--protocol sglang), not on ${protocol}`;
+  return `prefill/decode on the simulated engine: both servers' queues and the KV transfer over a shared link are modelled and ${columns}; not modelled: the prefill server's KV held during its transfer, data-parallel attention ranks, transfer failures`;
+}

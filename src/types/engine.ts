@@ -79,6 +79,15 @@ export interface RoutedServingLatency {
   deliveryMs: Milliseconds;
 }
 
+/**
+ * The link a PD deployment's KV crosses from a prefill server to a decode server (src/engine/disaggregation/
+ * kv-transfer-link.ts): its bandwidth, shared by the transfers in flight, and a fixed latency per transfer.
+ */
+export interface KvTransferProfile {
+  bandwidthBytesPerSecond: number;
+  latencyMs: Milliseconds;
+}
+
 /** Every step lasts exactly `stepMs`: for tests with exact timing expectations. */
 export interface SimpleProfile {
   kind: 'simple';
@@ -86,6 +95,9 @@ export interface SimpleProfile {
   stepMs: Milliseconds;
   maxTotalTokens?: number;
   contextLength?: number;
+  /** PD: KV bytes per token and the KV link (defaults: src/engine/disaggregation/pd-settings.ts). */
+  kvBytesPerToken?: number;
+  kvTransfer?: KvTransferProfile;
 }
 
 /** A model on a GPU, with coefficients and the derivation that justifies them. */
@@ -102,6 +114,7 @@ export interface RooflineProfile {
   maxTotalTokens: number;
   contextLength: number;
   kvBytesPerToken?: number;
+  kvTransfer?: KvTransferProfile;
   /** Memory of one GPU as torch reports it (MiB): SGLang's automatic chunk size and memory fraction follow from it. */
   gpuMemoryMiB?: number;
   /** Tensor-parallel GPUs per server. */
@@ -133,6 +146,8 @@ export interface MeasuredProfile {
   table: MeasuredStepTable;
   maxTotalTokens: number;
   contextLength: number;
+  kvBytesPerToken?: number;
+  kvTransfer?: KvTransferProfile;
   servingLatency?: ServingLatency;
 }
 
@@ -161,6 +176,13 @@ export interface EngineRequestInput {
   maxNewTokens: number;
   /** Set as the view's driverData before any listener call can see the request. */
   driverData?: unknown;
+  /**
+   * Prefill/decode disaggregation, on a decode server: the prompt's KV arrived from a prefill server together with its
+   * first token, into KV space reserved earlier (SimEngine.reserveKv). The request joins the running batch at the next
+   * step without a prefill forward (SGLang's prebuilt batch), its first token emitted then; `receivedMs` is when the
+   * decode server received it (it enters the engine only once the KV has arrived).
+   */
+  prebuilt?: { receivedMs: Milliseconds; cachedTokens: number };
 }
 
 /** Why a request finished, in SGLang's `finish_reason` shape. */

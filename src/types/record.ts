@@ -54,6 +54,22 @@ export interface ClientOutcome {
    */
   dataQuality?: string;
 
+  // Prefill/decode disaggregation: a PD request's phases (docs/metrics.md, "PD phases"). Absent outside a PD run. The
+  // simulated decode server reports them on its /generate answer (meta_info.servelab_pd_phases); real SGLang has no such key.
+  /** Seconds the request waited on the prefill server before its forward began (bootstrap queue and waiting queue). */
+  prefillQueueTime?: Seconds;
+  /** Seconds of the prefill forward that computed its KV cache (from the start of its first prefill step to the end of its last). */
+  prefillForwardTime?: Seconds;
+  /** Seconds the KV cache took to move from the prefill to the decode server: the link's latency plus its bytes at the share of bandwidth it got. */
+  kvTransferTime?: Seconds;
+  /** Seconds on the decode server from the end of the transfer to the request joining the running batch. */
+  decodeQueueTime?: Seconds;
+  /**
+   * Seconds the decode server held KV reserved for the request before its KV arrived (from the end of its
+   * preallocation to the transfer's end): overlaps the prefill phases, so it is not a term of TTFT.
+   */
+  kvTransferWaitTime?: Seconds;
+
   /** SGLang `meta_info.request_received_ts` (server clock). */
   serverCreatedTime?: EpochSeconds;
   /**
@@ -167,12 +183,5 @@ export interface RequestRecord extends ClientOutcome {
    * decimal text: a double cannot hold every 63-bit integer, and the room is the key both servers' logs are joined on.
    */
   bootstrapRoom?: string;
-  /** Seconds the request waited on the prefill server before its forward began (bootstrap queue and waiting queue). */
-  prefillQueueTime?: Seconds;
-  /** Seconds of the prefill forward that computed its KV cache (from the start of its first prefill step to the end of its last). */
-  prefillForwardTime?: Seconds;
-  /** Seconds the KV cache took to move from the prefill to the decode server: the link's latency plus its bytes at the share of bandwidth it got. */
-  kvTransferTime?: Seconds;
-  /** Seconds on the decode server from the end of the transfer to the request joining the running batch. */
-  decodeQueueTime?: Seconds;
+  // The PD phase times (prefillQueueTime ... kvTransferWaitTime) are on ClientOutcome: a client reads them off the answer.
 }

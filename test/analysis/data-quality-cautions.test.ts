@@ -39,4 +39,17 @@ describe('data quality cautions: numbers that are wrong though no field was left
     expect(above[0]).toMatch(/no inter-token latencies \(ITL\): virtual time keeps per-token times for runs of at most 200,000 requests and this one has 200,001/);
     expect(dataQualityCautions(info, bare(VIRTUAL_ITL_REQUEST_LIMIT))).toEqual([]);
   });
+
+  it('names PD requests whose phases add up to more than their TTFT (they cannot), and says nothing when they fit', () => {
+    // TTFT 50 ms; phases 10 + 20 + 15 + 2 = 47 ms fit (the other 3 ms are the network); the second adds up to 62 ms.
+    const pd = (index: number, kvTransferTime: number): RequestRecord =>
+      fullyTracedRecord(index, { arrivalTime: T0, firstTokenTime: T0 + 0.05, prefillQueueTime: 0.01, prefillForwardTime: 0.02, kvTransferTime, decodeQueueTime: 0.002 });
+    const fits = runOf([pd(0, 0.015), pd(1, 0.015)], { target: 'sim' });
+    expect(summarize(fits).dataQuality.cautions).toBeUndefined();
+    const run = runOf([pd(0, 0.015), pd(1, 0.03), pd(2, 0.015)], { target: 'sim' });
+    const summary = summarize(run);
+    expect(summary.dataQuality.cautions).toHaveLength(1);
+    expect(summary.dataQuality.cautions?.[0]).toMatch(/^1 of 3 PD requests have phases .* adding up to more than their TTFT, which they cannot \(the worst, \S+, by 12\.000 ms\)/);
+    expect(formatTerminalSummary(run, summary)).toMatch(/Caution: 1 of 3 PD requests have phases/);
+  });
 });

@@ -12,6 +12,28 @@ interface Finished {
 }
 
 describe('VirtualTimeSimulator', () => {
+  test('timers fire in time order with the engine events (timers first at the same instant), and a timer can submit work', async () => {
+    const seen: string[] = [];
+    const sim = await VirtualTimeSimulator.create({
+      engines: 1,
+      settings: { profile: { kind: 'simple', stepMs: 10 } },
+      events: { onToken: (_engine, view, timeMs) => seen.push(`token ${view.id} ${timeMs}`), onFinish: () => undefined, onStepCompleted: (_engine, timeMs) => seen.push(`step ${timeMs}`) },
+    });
+    sim.submit(0, { id: 'a', promptTokenIds: tokenIds(4), maxNewTokens: 2 }, 0);
+    sim.at(20, (timeMs) => seen.push(`timer ${timeMs}`));
+    sim.at(5, (timeMs) => {
+      seen.push(`timer ${timeMs}`);
+      sim.submit(0, { id: 'b', promptTokenIds: tokenIds(4, 50), maxNewTokens: 1 }, timeMs);
+    });
+    expect(sim.nextEventMs()).toBe(0);
+    sim.advanceTo(15);
+    expect(seen).toEqual(['timer 5', 'token a 10', 'step 10']);
+    expect(sim.runUntilIdle()).toBe(30);
+    // b arrived at 5, mid-step: its prefill is the step from 10 to 20, then a decodes its second token from 20 to 30.
+    expect(seen).toEqual(['timer 5', 'token a 10', 'step 10', 'timer 20', 'token b 20', 'step 20', 'token a 30', 'step 30']);
+    expect(() => sim.at(29, () => undefined)).toThrow(/virtual time is already 30 ms/);
+  });
+
   test('one engine: the exact timeline of the simple profile', async () => {
     const tokens: number[] = [];
     const finished: Finished[] = [];

@@ -77,6 +77,7 @@ function mixedRun(): RunData {
       prefillForwardTime: 0.0425,
       kvTransferTime: 0.00634,
       decodeQueueTime: 0.0009,
+      kvTransferWaitTime: 0.0071,
     }),
     recordAt({ scheduledTime: 4, dispatchTime: T0 + 4, heldForConcurrency: false, success: false, error: 'server_error', errorMessage: 'bad ünïcode ✓, comma', host: '', serverStatusCode: 503, dataQuality: 'serverCreatedTime:outside_run' }),
     recordAt({ scheduledTime: 4.123456789, arrivalTime: 4.1234571, firstTokenTime: 4.2, finishTime: 4.9, actualOutputTokens: 1 }),

@@ -5,6 +5,10 @@ import { builtinProfileNames, DEFAULT_PROFILE_NAME } from '../../engine/profile/
 import { ENGINE_DEFAULTS } from '../../engine/create-engine.js';
 import { startSimServer } from '../../engine/http/start-sim-server.js';
 import type { EngineRole } from '../../engine/disaggregation/engine-role.js';
+import { parseBandwidth } from '../../utils/parse-bandwidth.js';
+import { DEFAULT_NUM_RESERVED_DECODE_TOKENS } from '../../engine/disaggregation/decode-prealloc.js';
+import { KV_TRANSFER_DEFAULTS } from '../../engine/disaggregation/kv-transfer-link.js';
+import { isServelabError } from '../../errors/servelab-error.js';
 import { applyRealTimeV8Flags } from '../real-time-v8-flags.js';
 
 /** SGLang's ready line; launchers wait for it. */
@@ -26,6 +30,9 @@ interface SimServerFlags {
   servedModelName?: string;
   enableCacheReport?: boolean;
   disaggregationMode: EngineRole;
+  kvTransferBandwidth?: number;
+  kvTransferLatencyMs?: number;
+  numReservedDecodeTokens?: number;
 }
 
 function integerOption(flag: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
@@ -54,6 +61,22 @@ function disaggregationModeOption(value: string): EngineRole {
   if (value === 'null') return 'colocated';
   if (value === 'prefill' || value === 'decode') return value;
   throw new InvalidArgumentError(`--disaggregation-mode must be null, prefill or decode (SGLang's values), got "${value}".`);
+}
+
+function bandwidthOption(value: string): number {
+  try {
+    return parseBandwidth(value);
+  } catch (error) {
+    throw new InvalidArgumentError(isServelabError(error) ? error.message : String(error));
+  }
+}
+
+function nonNegativeNumberOption(flag: string) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (value.trim() === '' || !Number.isFinite(parsed) || parsed < 0) throw new InvalidArgumentError(`${flag} must be zero or a positive number, got "${value}".`);
+    return parsed;
+  };
 }
 
 function policyOption(value: string): string {
@@ -112,6 +135,21 @@ export function registerSimServerCommand(program: Command): void {
       disaggregationModeOption,
       'colocated',
     )
+    .option(
+      '--kv-transfer-bandwidth <rate>',
+      `PD: the KV link's bandwidth, shared by the transfers in flight, e.g. 25GB/s or 200Gbit/s (default: the profile's kvTransfer, else ${KV_TRANSFER_DEFAULTS.bandwidthBytesPerSecond / 1e9}GB/s, an assumption)`,
+      bandwidthOption,
+    )
+    .option(
+      '--kv-transfer-latency-ms <ms>',
+      `PD: fixed time each KV transfer adds (default: the profile's kvTransfer, else ${KV_TRANSFER_DEFAULTS.latencyMs} ms, an assumption)`,
+      nonNegativeNumberOption('--kv-transfer-latency-ms'),
+    )
+    .option(
+      '--num-reserved-decode-tokens <n>',
+      `PD decode server: KV kept free per request for its coming decode tokens when preallocating (SGLang's flag, default ${DEFAULT_NUM_RESERVED_DECODE_TOKENS})`,
+      integerOption('--num-reserved-decode-tokens', 0),
+    )
     .option('--enable-cache-report', 'report cached prompt tokens in OpenAI usage (prompt_tokens_details), as SGLang does only with this flag')
     .addHelpText(
       'after',
@@ -147,6 +185,11 @@ export function registerSimServerCommand(program: Command): void {
         servedModelName: flags.servedModelName,
         enableCacheReport: flags.enableCacheReport === true,
         role: flags.disaggregationMode,
+        pd: {
+          ...(flags.kvTransferBandwidth === undefined ? {} : { kvTransferBandwidthBytesPerSecond: flags.kvTransferBandwidth }),
+          ...(flags.kvTransferLatencyMs === undefined ? {} : { kvTransferLatencyMs: flags.kvTransferLatencyMs }),
+          ...(flags.numReservedDecodeTokens === undefined ? {} : { numReservedDecodeTokens: flags.numReservedDecodeTokens }),
+        },
       });
       // Handlers first: a launcher may send SIGTERM the moment it reads the ready line.
       const stopped = untilStopSignal().then(() => server.close().catch(() => undefined));

@@ -1,5 +1,5 @@
 import { clientFlags, outputFlags, serverFlags, targetFlags, workloadFlags } from './node-test-flags.js';
-import { parseInteger, parseJson, type FlagSpec } from './option-table.js';
+import { parseInteger, parseJson, parseNumber, type FlagSpec } from './option-table.js';
 
 const ROUTING = 'Routing:';
 
@@ -18,6 +18,8 @@ export const routingFlags: FlagSpec[] = [
   { flag: 'num-prefill', key: 'numPrefill', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: ROUTING, description: 'with --pd-disaggregation: prefill servers' },
   { flag: 'num-decode', key: 'numDecode', kind: 'value', valueName: 'n', parse: parseInteger, defaultText: '1', group: ROUTING, description: 'with --pd-disaggregation: decode servers' },
   { flag: 'prefill-policy', key: 'prefillPolicy', kind: 'value', valueName: 'name', group: ROUTING, description: "with --pd-disaggregation: policy choosing the prefill server (smg's --prefill-policy; default: --routing-policy)" },
+  { flag: 'kv-transfer-bandwidth', key: 'kvTransferBandwidth', kind: 'value', valueName: 'rate', group: ROUTING, description: "with --pd-disaggregation (sim): the KV link's bandwidth per prefill server, shared by its transfers in flight, e.g. 25GB/s or 200Gbit/s (default: the profile's kvTransfer, else 25GB/s, an assumption)" },
+  { flag: 'kv-transfer-latency-ms', key: 'kvTransferLatencyMs', kind: 'value', valueName: 'ms', parse: parseNumber, group: ROUTING, description: "with --pd-disaggregation (sim): fixed time each KV transfer adds (default: the profile's kvTransfer, else 0.5 ms, an assumption)" },
   { flag: 'decode-policy', key: 'decodePolicy', kind: 'value', valueName: 'name', group: ROUTING, description: "with --pd-disaggregation: policy choosing the decode server (smg's --decode-policy; default: --routing-policy)" },
   { flag: 'router-prometheus-port', key: 'routerPrometheusPort', kind: 'value', valueName: 'port', parse: parseInteger, group: ROUTING, description: 'smg or sglang-router: its Prometheus port (default: a free one)' },
 ];

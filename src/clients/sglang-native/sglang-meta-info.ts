@@ -34,6 +34,8 @@ export class SglangMetaInfo {
   cachedTokens: number | undefined = undefined;
   completionTokens: number | undefined = undefined;
   numRetractions: number | undefined = undefined;
+  /** A simulated PD decode server's phases (meta_info.servelab_pd_phases, seconds); no real SGLang key. */
+  pdPhases: JsonObject | undefined = undefined;
 
   /**
    * True while a scheduler key that arrives on mid-stream events has not been seen yet. The prefill latencies are
@@ -71,6 +73,8 @@ export class SglangMetaInfo {
     this.cachedTokens = readNumber(meta['cached_tokens']) ?? this.cachedTokens;
     this.completionTokens = readNumber(meta['completion_tokens']) ?? this.completionTokens;
     this.numRetractions = readNumber(meta['num_retractions']) ?? readNumber(meta['total_retractions']) ?? this.numRetractions;
+    const phases = meta['servelab_pd_phases'];
+    if (typeof phases === 'object' && phases !== null && !Array.isArray(phases)) this.pdPhases = phases as JsonObject;
   }
 
   /**
@@ -100,6 +104,14 @@ export class SglangMetaInfo {
     set('actualPromptTokens', this.promptTokens);
     set('cachedTokens', this.cachedTokens);
     set('numRetractions', this.numRetractions);
+    const phases = this.pdPhases;
+    if (phases !== undefined) {
+      set('prefillQueueTime', readNumber(phases['prefill_queue_time']));
+      set('prefillForwardTime', readNumber(phases['prefill_forward_time']));
+      set('kvTransferTime', readNumber(phases['kv_transfer_time']));
+      set('kvTransferWaitTime', readNumber(phases['kv_transfer_wait_time']));
+      set('decodeQueueTime', readNumber(phases['decode_queue_time']));
+    }
   }
 }
 

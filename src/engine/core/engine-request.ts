@@ -40,6 +40,8 @@ export class EngineRequest implements EngineRequestView {
   lockedHandle: unknown = null;
   /** Whether this request has ever been admitted (cached_tokens and forward_entry_time are set once). */
   admitted = false;
+  /** A PD decode server's request whose prompt KV arrived from a prefill server: admitted without a prefill forward. */
+  prebuilt = false;
   /** A slot for the driver (the HTTP stream of this request, for instance). */
   driverData: unknown = null;
 

@@ -10,8 +10,10 @@ import type { PrefixCache } from './prefix-cache.js';
 export class KvPool {
   readonly maxTotalTokens: number;
   readonly #cache: PrefixCache;
-  /** KV tokens requests own outright (not shared through the prefix cache). */
+  /** KV tokens requests own outright (not shared through the prefix cache), reservations included. */
   #requestOwnedTokens = 0;
+  /** Of those, tokens reserved for KV still on its way from a prefill server (a PD decode server's preallocation). */
+  #reservedTokens = 0;
 
   constructor(maxTotalTokens: number, cache: PrefixCache) {
     this.maxTotalTokens = maxTotalTokens;
@@ -63,6 +65,32 @@ export class KvPool {
       request.lockedHandle = null;
       request.lockedPrefixLength = 0;
     }
+  }
+
+  get reservedTokens(): number {
+    return this.#reservedTokens;
+  }
+
+  /**
+   * Reserves `tokens` slots for KV that a prefill server will write into (SGLang's decode preallocation allocates the
+   * prompt's KV before the transfer starts, python/sglang/srt/disaggregation/decode.py `_pre_alloc`).
+   */
+  reserve(tokens: number): void {
+    this.ensureFree(tokens);
+    this.#requestOwnedTokens += tokens;
+    this.#reservedTokens += tokens;
+  }
+
+  /** Gives back a reservation that will not be used (the request was cancelled before its KV arrived). */
+  cancelReservation(tokens: number): void {
+    this.#requestOwnedTokens -= tokens;
+    this.#reservedTokens -= tokens;
+  }
+
+  /** Hands reserved slots, now holding the arrived KV, to the request that owns them. */
+  claimReservation(request: EngineRequest, tokens: number): void {
+    this.#reservedTokens -= tokens;
+    request.ownedKvTokens += tokens;
   }
 
   /** Frees a request's KV; a finished request first gives its whole sequence to the cache. */

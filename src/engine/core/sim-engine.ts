@@ -85,6 +85,8 @@ export class SimEngine {
 
   /** Waiting requests in queue order. */
   #waiting: EngineRequest[] = [];
+  /** PD decode: requests whose KV arrived, waiting to join the running batch without a prefill (a prebuilt batch). */
+  #prebuilt: EngineRequest[] = [];
   /** Requests refused by the scheduler, answered (finished with their abort reason) at the next step. */
   #rejected: EngineRequest[] = [];
   /** Requests that finished prefill and decode one token per decode step. */
@@ -178,11 +180,20 @@ export class SimEngine {
       this.#serial++,
       input.promptTokenIds,
       maxNewTokens,
-      nowMs,
+      input.prebuilt?.receivedMs ?? nowMs,
       this.config.seed,
     );
     if (input.driverData !== undefined) request.driverData = input.driverData;
     this.#counters.promptTokens += request.promptLength;
+    if (input.prebuilt !== undefined) {
+      // Its KV is in slots reserved when it was preallocated; it enters the waiting queue now that the KV is here.
+      request.prebuilt = true;
+      request.queueEntryMs = nowMs;
+      request.cachedTokens = input.prebuilt.cachedTokens;
+      this.#byId.set(request.id, request);
+      this.#prebuilt.push(request);
+      return request;
+    }
     if (request.promptLength >= this.maxRequestInputTokens) {
       // Like SGLang's scheduler: the request is marked aborted and answered at the next scheduling round.
       request.finishReason = inputTooLongAbort(request.promptLength, this.maxRequestInputTokens);
@@ -199,7 +210,10 @@ export class SimEngine {
   abort(id: string, nowMs: Milliseconds, message = CLIENT_ABORT_MESSAGE): boolean {
     const request = this.#byId.get(id);
     if (request === undefined || request.phase === 'finished') return false;
-    if (request.phase === 'waiting') {
+    if (request.phase === 'waiting' && request.prebuilt) {
+      removeFrom(this.#prebuilt, request);
+      this.#kv.cancelReservation(request.promptLength);
+    } else if (request.phase === 'waiting') {
       removeFrom(this.#waiting, request);
       removeFrom(this.#rejected, request);
     } else if (request.phase === 'decoding') {
@@ -216,6 +230,7 @@ export class SimEngine {
   get isIdle(): boolean {
     return (
       this.#waiting.length === 0 &&
+      this.#prebuilt.length === 0 &&
       this.#rejected.length === 0 &&
       this.#running.length === 0 &&
       this.#chunked === null &&
@@ -224,7 +239,7 @@ export class SimEngine {
   }
 
   get hasWork(): boolean {
-    return this.#waiting.length > 0 || this.#rejected.length > 0 || this.#running.length > 0 || this.#chunked !== null;
+    return this.#waiting.length > 0 || this.#prebuilt.length > 0 || this.#rejected.length > 0 || this.#running.length > 0 || this.#chunked !== null;
   }
 
   get stepInProgress(): StepPlan | null {
@@ -246,7 +261,7 @@ export class SimEngine {
     if (this.#chunked !== null) waitingTokens += this.#chunked.fillLength - this.#chunked.filledTokens;
     return {
       runningRequests: this.#running.length + (this.#chunked === null ? 0 : 1),
-      waitingRequests: this.#waiting.length,
+      waitingRequests: this.#waiting.length + this.#prebuilt.length,
       waitingTokens,
       waitingUncachedTokens: waitingTokens,
       usedTokens,
@@ -277,6 +292,7 @@ export class SimEngine {
   beginStep(nowMs: Milliseconds): StepPlan | null {
     if (this.#step !== null) throw new ServelabError('INTERNAL', 'beginStep called while a step is under way');
     if (this.#rejected.length > 0) this.#answerRejected(nowMs);
+    if (this.#prebuilt.length > 0) this.#admitPrebuilt(nowMs);
     const prefill = this.#schedulePrefill(nowMs);
     if (prefill !== null) return prefill;
     if (this.#running.length === 0) return null;
@@ -328,6 +344,58 @@ export class SimEngine {
     }
     // SGLang resets the new-token ratio when the scheduler finds nothing to run (its idle check).
     if (this.isIdle) this.#newTokenRatio = this.#initNewTokenRatio;
+  }
+
+  /**
+   * KV tokens a PD decode server could still preallocate: free (or evictable) slots; reservations are already taken.
+   */
+  get availableKvTokens(): number {
+    return this.#kv.availableTokens;
+  }
+
+  /** Requests running (decoding) and waiting (prebuilt ones included): what a decode server reserves decode room for. */
+  get runningAndWaitingRequests(): number {
+    return this.#running.length + (this.#chunked === null ? 0 : 1) + this.#waiting.length + this.#prebuilt.length;
+  }
+
+  /** Reserves KV slots for a PD request's prompt before its KV is sent (decode preallocation). */
+  reserveKv(tokens: number): void {
+    this.#kv.reserve(tokens);
+  }
+
+  /** Gives back a reservation whose request went away before its KV arrived. */
+  cancelKvReservation(tokens: number): void {
+    this.#kv.cancelReservation(tokens);
+  }
+
+  /**
+   * SGLang's prebuilt batch on a decode server (python/sglang/srt/disaggregation/decode.py,
+   * event_loop_normal_disagg_decode: "Generate fake extend output"): requests whose KV arrived join the running batch
+   * with no forward, and the first token the prefill server computed is streamed then. They take running slots in
+   * arrival order while any are free; the rest wait.
+   */
+  #admitPrebuilt(nowMs: Milliseconds): void {
+    let admitted = 0;
+    for (const request of this.#prebuilt) {
+      if (request.queueEntryMs > nowMs) break;
+      if (this.#running.length + (this.#chunked === null ? 0 : 1) >= this.config.maxRunningRequests) break;
+      admitted++;
+      this.#kv.claimReservation(request, request.promptLength);
+      request.admitted = true;
+      request.forwardEntryMs = nowMs;
+      request.prefillFinishedMs = nowMs;
+      request.fillLength = request.promptLength;
+      request.filledTokens = request.promptLength;
+      this.#emitToken(request, nowMs);
+      if (request.outputTokens >= request.maxNewTokens) {
+        this.#kv.release(request, true, nowMs);
+        this.#finish(request, nowMs, { type: 'length', length: request.outputTokens });
+      } else {
+        request.phase = 'decoding';
+        this.#running.push(request);
+      }
+    }
+    if (admitted > 0) this.#prebuilt.splice(0, admitted);
   }
 
   /** One token for every running request (a decode step, or the decode part of a mixed step). */

@@ -3,6 +3,7 @@ import type { Clock } from '../../clock/clock.js';
 import type { EngineRequestView } from '../../types/engine.js';
 import type { Milliseconds } from '../../types/time.js';
 import { OUTPUT_WORDS, outputWordIndex } from '../core/output-tokens.js';
+import { PD_PHASES_META_KEY } from '../disaggregation/pd-phases.js';
 import type { SglangMetrics } from '../metrics/sglang-metrics.js';
 import { endEventStream, sendJson, startEventStream, writeEvent } from './http-helpers.js';
 
@@ -48,6 +49,11 @@ export class ServedRequest {
   #lastTokenMs: Milliseconds = Number.NaN;
   #clientGone = false;
   #done = false;
+  /**
+   * A PD decode server's phases for this request (pd-phases.ts, in seconds), reported on the /generate answer's
+   * meta_info under PD_PHASES_META_KEY from the first token on; undefined elsewhere.
+   */
+  pdPhases: Record<string, number> | undefined = undefined;
 
   constructor(
     id: string,
@@ -203,6 +209,25 @@ export class ServedRequest {
     }
   }
 
+  /**
+   * The request never reached the engine: its KV could not be had (SGLang answers a failed transfer with a 500,
+   * TransferFailed: decode.py). A stream gets an error event, an answer not streamed a 500.
+   */
+  failTransfer(message: string): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#context.onDone(this.id);
+    const response = this.response;
+    if (response === null || this.#clientGone) return;
+    const body = this.protocol === 'generate' ? { error: { message } } : { object: 'error', message, type: 'InternalServerError', param: null, code: 500 };
+    if (!this.stream) {
+      sendJson(response, 500, body);
+      return;
+    }
+    writeEvent(response, this.protocol === 'generate' ? { text: this.#text, meta_info: { id: this.id, finish_reason: { type: 'abort', message, status_code: 500 } } } : { error: body });
+    endEventStream(response);
+  }
+
   /** The text the last token added (empty when the request finished without a new token, e.g. an abort). */
   #lastPiece(view: EngineRequestView): string {
     if (view.outputTokens === 0 || this.#lastTokenMs !== view.finishedMs) return '';
@@ -246,6 +271,7 @@ export class ServedRequest {
     meta['cached_tokens'] = view.cachedTokens;
     meta['cached_tokens_details'] = null;
     meta['dp_rank'] = null;
+    if (this.pdPhases !== undefined) meta[PD_PHASES_META_KEY] = this.pdPhases;
     if (final) {
       const finishedMs = view.finishedMs;
       meta['e2e_latency'] = (finishedMs - view.receivedMs) / 1000;

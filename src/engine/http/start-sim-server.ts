@@ -12,12 +12,17 @@ import { controlPathKind } from '../../routing/router/control-paths.js';
 import type { SimEngine } from '../core/sim-engine.js';
 import { createEngine, resolveEngineSetup } from '../create-engine.js';
 import { bootstrapRoomOf, missingBootstrapRoomMessage } from '../disaggregation/engine-role.js';
+import { pdPhasesMeta } from '../disaggregation/pd-phases.js';
+import { resolvePdSettings } from '../disaggregation/pd-settings.js';
+import type { PdSettingsInput } from '../disaggregation/pd-settings.js';
 import type { EngineRole } from '../disaggregation/engine-role.js';
 import type { EngineSettings, ResolvedEngineSetup } from '../create-engine.js';
 import { SglangMetrics } from '../metrics/sglang-metrics.js';
 import { resolveSchedulingPolicy } from '../policy/load-policy.js';
 import { BadRequest, isRecord, optionalCount, readJsonBody, sendJson, sendText } from './http-helpers.js';
 import { chatPrompt, completionPrompt, generatePrompt } from './prompt-token-ids.js';
+import { PD_KV_ARRIVED_PATH, PD_KV_DESTINATION_PATH, PdHttp } from './pd-http.js';
+import type { BootstrapAddress } from './pd-http.js';
 import { RealTimeStepper } from './real-time-stepper.js';
 import { ServedRequest } from './served-request.js';
 import type { ServedProtocol, ServedRequestContext, StreamUsageOptions } from './served-request.js';
@@ -48,6 +53,8 @@ export interface SimServerOptions extends EngineSettings {
    * runControlToken(), which a server servelab launched inherited from it.
    */
   controlToken?: string;
+  /** PD (a prefill or decode role): the KV link, KV size and decode reservation, over the profile's figures. */
+  pd?: PdSettingsInput;
 }
 
 export interface RunningSimServer {
@@ -88,6 +95,8 @@ class SimHttpServer {
   readonly #served = new Map<string, ServedRequest>();
   readonly #context: ServedRequestContext;
   readonly #role: EngineRole;
+  /** The PD half of a prefill or decode server (its queues, link and handshake); undefined when co-located. */
+  readonly #pd: PdHttp | undefined;
   #port = 0;
   #host = '127.0.0.1';
   /** SGLang's server status as its /health sees it: starting, then up, then (on shutdown) shutting down. */
@@ -111,16 +120,57 @@ class SimHttpServer {
     this.#metrics = new SglangMetrics(this.#servedModelName);
     const served = this.#served;
     const listener: EngineListener = {
-      onToken: (view: EngineRequestView, timeMs: number) => served.get(view.id)?.onToken(view, timeMs),
-      onFinish: (view: EngineRequestView, timeMs: number) => served.get(view.id)?.onFinish(view, timeMs),
+      onToken: (view: EngineRequestView, timeMs: number) => {
+        const request = served.get(view.id);
+        if (request === undefined) return;
+        if (view.outputTokens === 1 && this.#pd !== undefined) {
+          const phases = this.#pd.takePhases(view);
+          if (phases !== undefined) request.pdPhases = pdPhasesMeta(phases);
+        }
+        request.onToken(view, timeMs);
+      },
+      onFinish: (view: EngineRequestView, timeMs: number) => {
+        const request = served.get(view.id);
+        this.#pd?.forget(view.id);
+        if (request === undefined) return;
+        // A prefill server's request stays in flight while its KV crosses the link; it answers once the KV is there.
+        if (this.#pd?.prefill?.onEngineFinish(view, timeMs, () => request.onFinish(view, timeMs)) === true) return;
+        request.onFinish(view, timeMs);
+      },
     };
     this.#engine = createEngine(setup, listener);
+    this.#pd =
+      this.#role === 'colocated'
+        ? undefined
+        : new PdHttp({
+            role: this.#role,
+            engine: this.#engine,
+            clock: this.#clock,
+            settings: resolvePdSettings(setup.profile, options.pd),
+            controlToken: this.#controlToken,
+            ownUrl: () => `http://${this.#host.includes(':') ? `[${this.#host}]` : this.#host}:${this.#port}`,
+            submit: (input, nowMs) => {
+              this.#engine.submit(input, nowMs);
+              this.#stepper.kick();
+            },
+            fail: (requestId, message) => served.get(requestId)?.failTransfer(message),
+            log: (message) => process.stderr.write(`sim-server: ${message}\n`),
+          });
+    if (this.#pd !== undefined) {
+      const pd = this.#pd;
+      this.#metrics.pdQueues = () => pd.queueGauges();
+    }
     this.#stepper = new RealTimeStepper(
       this.#engine,
       this.#clock,
-      (plan, endMs) =>
-        this.#metrics.onStepCompleted(plan, this.#engine.load(), endMs, this.#engine.counters.retractions),
-      () => this.#metrics.onIdle(this.#engine.load()),
+      (plan, endMs) => {
+        this.#metrics.onStepCompleted(plan, this.#engine.load(), endMs, this.#engine.counters.retractions);
+        this.#pd?.afterStep();
+      },
+      () => {
+        this.#metrics.onIdle(this.#engine.load());
+        this.#pd?.afterStep();
+      },
     );
     this.#context = {
       clock: this.#clock,
@@ -178,6 +228,7 @@ class SimHttpServer {
       close: async () => {
         this.#status = 'shutting-down';
         this.#stepper.close();
+        this.#pd?.close();
         this.#stopInjectedBusyLoop();
         this.#health.close();
         server.closeAllConnections();
@@ -235,6 +286,9 @@ class SimHttpServer {
         return this.#handleFlushCache(request, response);
       case '/metrics':
         return sendText(response, 200, this.#metrics.render(), 'text/plain; version=0.0.4');
+      case PD_KV_DESTINATION_PATH:
+      case PD_KV_ARRIVED_PATH:
+        return this.#handlePdMessage(request, response, path);
       case '/get_load':
         return sendJson(response, 200, this.#getLoad());
       case '/v1/loads':
@@ -283,8 +337,10 @@ class SimHttpServer {
     }
     const id = this.#newRequestId(request, body['rid']);
     if (this.#refusesWithoutRoom(body)) return sendJson(response, 400, { error: { message: missingBootstrapRoomMessage(id) } });
+    const badBootstrap = this.#badBootstrap(body);
+    if (badBootstrap !== undefined) return sendJson(response, 400, { error: { message: badBootstrap } });
     const stream = body['stream'] === true;
-    this.#admit(request, response, id, promptTokenIds, maxNewTokens, 'generate', stream, NO_STREAM_USAGE);
+    this.#admit(request, response, id, promptTokenIds, maxNewTokens, 'generate', stream, NO_STREAM_USAGE, body);
   }
 
   async #handleOpenAi(request: IncomingMessage, response: ServerResponse, protocol: 'completions' | 'chat'): Promise<void> {
@@ -313,8 +369,37 @@ class SimHttpServer {
     }
     const id = this.#newRequestId(request, body['rid']);
     if (this.#refusesWithoutRoom(body)) return sendJson(response, 400, openAiError(missingBootstrapRoomMessage(id)));
+    const badBootstrap = this.#badBootstrap(body);
+    if (badBootstrap !== undefined) return sendJson(response, 400, openAiError(badBootstrap));
     const stream = body['stream'] === true;
-    this.#admit(request, response, id, promptTokenIds, maxNewTokens, protocol, stream, { includeUsage, continuousUsage });
+    this.#admit(request, response, id, promptTokenIds, maxNewTokens, protocol, stream, { includeUsage, continuousUsage }, body);
+  }
+
+  /**
+   * A decode server must reach the request's prefill server: the simulated prefill server serves its bootstrap
+   * endpoint on its HTTP port, so bootstrap_host and bootstrap_port must name that port. Undefined when usable.
+   */
+  #badBootstrap(body: Record<string, unknown>): string | undefined {
+    if (this.#role !== 'decode') return undefined;
+    return bootstrapAddressOf(body) === undefined
+      ? 'bootstrap_host and bootstrap_port must name the prefill server: the simulated prefill server serves its bootstrap endpoint on its HTTP port, so give the router --prefill URL,PORT with that port'
+      : undefined;
+  }
+
+  /** The PD handshake between simulated servers (pd-http.ts): JSON in, 200 `{}` or 400 with the reason. */
+  async #handlePdMessage(request: IncomingMessage, response: ServerResponse, path: string): Promise<void> {
+    if (request.method !== 'POST') return sendJson(response, 405, { detail: 'Method Not Allowed' });
+    if (this.#pd === undefined) return sendJson(response, 400, { error: { message: 'this server is co-located: it takes no PD messages' } });
+    let body: unknown;
+    try {
+      body = await readJsonBody(request);
+    } catch (error) {
+      return sendJson(response, 400, { error: { message: errorMessage(error) } });
+    }
+    if (!isRecord(body)) return sendJson(response, 400, { error: { message: 'The request body must be a JSON object.' } });
+    const problem = path === PD_KV_DESTINATION_PATH ? this.#pd.onKvDestination(body) : this.#pd.onKvArrived(body);
+    if (problem !== undefined) return sendJson(response, 400, { error: { message: problem } });
+    sendJson(response, 200, {});
   }
 
   /** A prefill or decode server refuses a request that carries no bootstrap room, as SGLang's scheduler does. */
@@ -331,10 +416,11 @@ class SimHttpServer {
     protocol: ServedProtocol,
     stream: boolean,
     usageOptions: StreamUsageOptions,
+    body: Record<string, unknown>,
   ): void {
     // A prefill server computes the prompt's KV and its first token, then hands the request to the decode server: it
     // never decodes (SGLang's process_batch_result_disagg_prefill appends the first token and moves the request to
-    // the in-flight KV transfer queue, python/sglang/srt/disaggregation/prefill.py). The transfer itself is not held yet.
+    // the in-flight KV transfer queue, python/sglang/srt/disaggregation/prefill.py); its answer waits for the transfer.
     const input = { id, promptTokenIds, maxNewTokens: this.#role === 'prefill' ? Math.min(maxNewTokens, 1) : maxNewTokens };
     const invalid =
       this.#served.has(id) ? `Duplicate request ID ${id}: every request needs a unique rid.` : this.#engine.validate(input);
@@ -348,9 +434,14 @@ class SimHttpServer {
     response.on('close', () => {
       if (served.done) return;
       served.markClientGone();
-      this.#engine.abort(id, this.#clock.nowMs());
+      // Not in the engine yet (a PD request still in its bootstrap, prealloc or transfer queue): out of those queues.
+      if (!this.#engine.abort(id, this.#clock.nowMs())) this.#pd?.cancel(id);
     });
     void request;
+    if (this.#pd !== undefined) {
+      this.#pd.arrive(String(bootstrapRoomOf(body)), input, bootstrapAddressOf(body));
+      return;
+    }
     this.#engine.submit(input, this.#clock.nowMs());
     this.#stepper.kick();
   }
@@ -484,6 +575,14 @@ class SimHttpServer {
       ],
     };
   }
+}
+
+/** The prefill server's address a PD request carries (bootstrap_host, bootstrap_port), if both are usable. */
+function bootstrapAddressOf(body: Record<string, unknown>): BootstrapAddress | undefined {
+  const host = body['bootstrap_host'];
+  const port = body['bootstrap_port'];
+  if (typeof host !== 'string' || host === '' || typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return undefined;
+  return { host, port };
 }
 
 function errorMessage(error: unknown): string {

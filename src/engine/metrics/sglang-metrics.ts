@@ -83,6 +83,15 @@ export class SglangMetrics {
   }
 
   /** Called by the driver after each completed step with the engine's load at that moment. */
+  /**
+   * A PD server's queue gauges, under SGLang's names (python/sglang/srt/managers/scheduler_metrics_mixin.py sets them
+   * from its disaggregation queues when it logs stats): num_prefill_bootstrap_queue_reqs and
+   * num_prefill_inflight_queue_reqs on a prefill server, num_decode_prealloc_queue_reqs and
+   * num_decode_transfer_queue_reqs on a decode server. Read at scrape time, unlike the gauges above: these queues
+   * change without any step (a decode server whose requests all wait for their KV runs none).
+   */
+  pdQueues: (() => Record<string, number>) | undefined = undefined;
+
   onStepCompleted(plan: StepPlan, load: EngineLoad, endMs: Milliseconds, retractions: number): void {
     if (plan.kind === 'prefill') {
       this.#setLoadGauges(load);
@@ -178,9 +187,16 @@ export class SglangMetrics {
         this.#timeToFirstToken.render(t),
         this.#interTokenLatency.render(t),
         this.#e2eLatency.render(t),
+        ...Object.entries(this.pdQueues?.() ?? {}).map(([name, value]) => gauge(`sglang:${name}`, pdGaugeHelp(name), value)),
       ].join('\n') + '\n'
     );
   }
+}
+
+function pdGaugeHelp(name: string): string {
+  if (name === 'kv_transfer_latency_ms') return 'The latency of the last KV transfer (ms).';
+  if (name === 'kv_transfer_speed_gb_s') return 'The speed of the last KV transfer (GB/s).';
+  return `The number of requests in the PD ${name.replace(/^num_|_reqs$/g, '').replace(/_/g, ' ')}.`;
 }
 
 function formatValue(value: number): string {

@@ -3,6 +3,9 @@ import { z } from 'zod';
 /** Schemas that check a profile file before the engine trusts its numbers. */
 const positiveMs = z.number().finite().nonnegative();
 
+/** The PD KV link (types/engine.ts KvTransferProfile). */
+export const kvTransferSchema = z.object({ bandwidthBytesPerSecond: z.number().finite().positive(), latencyMs: positiveMs }).strict();
+
 export const simpleProfileSchema = z
   .object({
     kind: z.literal('simple'),
@@ -10,6 +13,8 @@ export const simpleProfileSchema = z
     stepMs: z.number().finite().positive(),
     maxTotalTokens: z.number().int().positive().optional(),
     contextLength: z.number().int().positive().optional(),
+    kvBytesPerToken: z.number().positive().optional(),
+    kvTransfer: kvTransferSchema.optional(),
   })
   .strict();
 
@@ -46,6 +51,7 @@ export const rooflineProfileSchema = z
     maxTotalTokens: z.number().int().positive(),
     contextLength: z.number().int().positive(),
     kvBytesPerToken: z.number().positive().optional(),
+    kvTransfer: kvTransferSchema.optional(),
     /** Memory of one GPU as torch reports it (MiB): SGLang derives its default chunk size and memory fraction from it. */
     gpuMemoryMiB: z.number().positive().optional(),
     /** Tensor-parallel GPUs per server (SGLang's --tp-size), which SGLang's memory reserve grows with. */
@@ -94,6 +100,8 @@ export const measuredProfileSchema = z
     table: measuredStepTableSchema,
     maxTotalTokens: z.number().int().positive(),
     contextLength: z.number().int().positive(),
+    kvBytesPerToken: z.number().positive().optional(),
+    kvTransfer: kvTransferSchema.optional(),
     servingLatency: servingLatencySchema.optional(),
   })
   .strict();

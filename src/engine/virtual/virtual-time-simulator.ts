@@ -12,6 +12,15 @@ export interface VirtualEngineEvents {
   onToken?(engineIndex: number, request: EngineRequestView, timeMs: Milliseconds): void;
   /** The request finished (length, abort or rejection); its view holds every timestamp and count. */
   onFinish(engineIndex: number, request: EngineRequestView, timeMs: Milliseconds): void;
+  /** A step of the engine ended (its tokens emitted, its KV freed): a PD decode server preallocates then. */
+  onStepCompleted?(engineIndex: number, timeMs: Milliseconds): void;
+}
+
+/** A callback due at a virtual time (`VirtualTimeSimulator.at`), fired in time order with the engines' events. */
+interface Timer {
+  timeMs: Milliseconds;
+  serial: number;
+  callback: (timeMs: Milliseconds) => void;
 }
 
 export interface VirtualTimeSimulatorOptions {
@@ -46,6 +55,10 @@ export class VirtualTimeSimulator {
   readonly #heapPosition: Int32Array;
   #heapSize = 0;
   #nowMs: Milliseconds = 0;
+  /** Min-heap of timers by (time, serial): few at a time (the PD links' next events), so a plain array heap. */
+  readonly #timers: Timer[] = [];
+  #timerSerial = 0;
+  readonly #onStepCompleted: ((engineIndex: number, timeMs: Milliseconds) => void) | undefined;
 
   /** Resolves profiles and policies (custom policy modules load asynchronously), then builds the simulator. */
   static async create(options: VirtualTimeSimulatorOptions): Promise<VirtualTimeSimulator> {
@@ -69,6 +82,7 @@ export class VirtualTimeSimulator {
   constructor(setups: ResolvedEngineSetup[], events: VirtualEngineEvents) {
     if (setups.length === 0) throw new ServelabError('INVALID_CONFIG', 'a virtual-time simulation needs at least one engine');
     const onToken = events.onToken;
+    this.#onStepCompleted = events.onStepCompleted;
     this.#servingLatencies = setups.map(({ profile }) => (profile.kind === 'simple' ? undefined : profile.servingLatency) ?? NO_SERVING_LATENCY);
     this.#engines = setups.map((setup, engineIndex) =>
       createEngine(setup, {
@@ -92,9 +106,66 @@ export class VirtualTimeSimulator {
     return this.#nowMs;
   }
 
-  /** Time of the next engine event, Infinity when every engine is idle. */
+  /** Time of the next engine event or timer, Infinity when every engine is idle and no timer is set. */
   nextEventMs(): Milliseconds {
+    return Math.min(this.#nextEngineEventMs(), this.#timers[0]?.timeMs ?? IDLE);
+  }
+
+  #nextEngineEventMs(): Milliseconds {
     return this.#heapSize === 0 ? IDLE : (this.#eventMs[this.#heap[0] as number] as number);
+  }
+
+  /**
+   * Calls `callback(timeMs)` at virtual time `timeMs` (not before now), in time order with the engines' events; at the
+   * same instant timers go first, in the order they were set. For what happens between engines (a KV transfer).
+   */
+  at(timeMs: Milliseconds, callback: (timeMs: Milliseconds) => void): void {
+    if (timeMs < this.#nowMs) throw new ServelabError('INTERNAL', `cannot set a timer at ${timeMs} ms: virtual time is already ${this.#nowMs} ms`);
+    const timers = this.#timers;
+    timers.push({ timeMs, serial: this.#timerSerial++, callback });
+    let position = timers.length - 1;
+    while (position > 0) {
+      const parent = (position - 1) >> 1;
+      if (!timerBefore(timers[position] as Timer, timers[parent] as Timer)) break;
+      [timers[position], timers[parent]] = [timers[parent] as Timer, timers[position] as Timer];
+      position = parent;
+    }
+  }
+
+  #popTimer(): Timer {
+    const timers = this.#timers;
+    const top = timers[0] as Timer;
+    const last = timers.pop() as Timer;
+    if (timers.length > 0) {
+      timers[0] = last;
+      let position = 0;
+      for (;;) {
+        const left = position * 2 + 1;
+        if (left >= timers.length) break;
+        let child = left;
+        if (left + 1 < timers.length && timerBefore(timers[left + 1] as Timer, timers[left] as Timer)) child = left + 1;
+        if (!timerBefore(timers[child] as Timer, timers[position] as Timer)) break;
+        [timers[position], timers[child]] = [timers[child] as Timer, timers[position] as Timer];
+        position = child;
+      }
+    }
+    return top;
+  }
+
+  /** Fires the earliest timer or engine event if it is due before `limitMs` (or at it, when `inclusive`); false if none. */
+  #fireNext(limitMs: Milliseconds, inclusive: boolean): boolean {
+    const timerMs = this.#timers[0]?.timeMs ?? IDLE;
+    const engineMs = this.#nextEngineEventMs();
+    const nextMs = Math.min(timerMs, engineMs);
+    if (nextMs === IDLE || (inclusive ? nextMs > limitMs : nextMs >= limitMs)) return false;
+    this.#nowMs = nextMs;
+    if (timerMs <= engineMs) {
+      const timer = this.#popTimer();
+      timer.callback(timer.timeMs);
+    } else {
+      this.#fire(this.#heap[0] as number, engineMs);
+    }
+    return true;
   }
 
   engine(engineIndex: number): SimEngine {
@@ -146,30 +217,33 @@ export class VirtualTimeSimulator {
    * next step, and requests arriving together are admitted together.
    */
   advanceTo(timeMs: Milliseconds): void {
-    while (this.#heapSize > 0) {
-      const engineIndex = this.#heap[0] as number;
-      const eventMs = this.#eventMs[engineIndex] as number;
-      if (eventMs >= timeMs) break;
-      this.#nowMs = eventMs;
-      this.#fire(engineIndex, eventMs);
+    if (this.#timers.length === 0) {
+      // The common case (no PD links): engine events only, without the timer checks.
+      while (this.#heapSize > 0) {
+        const engineIndex = this.#heap[0] as number;
+        const eventMs = this.#eventMs[engineIndex] as number;
+        if (eventMs >= timeMs) break;
+        this.#nowMs = eventMs;
+        this.#fire(engineIndex, eventMs);
+        if (this.#timers.length > 0) break;
+      }
     }
+    while (this.#fireNext(timeMs, false));
     if (timeMs > this.#nowMs) this.#nowMs = timeMs;
   }
 
-  /** Runs until no engine has work; returns the virtual time then. */
+  /** Runs until no engine has work and no timer is set; returns the virtual time then. */
   runUntilIdle(): Milliseconds {
-    while (this.#heapSize > 0) {
-      const engineIndex = this.#heap[0] as number;
-      const eventMs = this.#eventMs[engineIndex] as number;
-      this.#nowMs = eventMs;
-      this.#fire(engineIndex, eventMs);
-    }
+    while (this.#fireNext(IDLE, true));
     return this.#nowMs;
   }
 
   #fire(engineIndex: number, eventMs: Milliseconds): void {
     const engine = this.#engines[engineIndex] as SimEngine;
-    if (this.#stepUnderWay[engineIndex] === 1) engine.completeStep(eventMs);
+    if (this.#stepUnderWay[engineIndex] === 1) {
+      engine.completeStep(eventMs);
+      this.#onStepCompleted?.(engineIndex, eventMs);
+    }
     const plan = engine.beginStep(eventMs);
     if (plan === null) {
       this.#stepUnderWay[engineIndex] = 0;
@@ -262,3 +336,7 @@ export class VirtualTimeSimulator {
 }
 
 function noop(): void {}
+
+function timerBefore(left: Timer, right: Timer): boolean {
+  return left.timeMs < right.timeMs || (left.timeMs === right.timeMs && left.serial < right.serial);
+}

@@ -41,6 +41,8 @@ export const simTarget: TargetLauncher = {
       ...simEngineSettings(config),
       // Prefill/decode disaggregation: the first numPrefill nodes prefill, the rest decode.
       ...(config.pdDisaggregation === true ? { role: index < (config.numPrefill ?? 1) ? ('prefill' as const) : ('decode' as const) } : {}),
+      ...(config.kvTransferBandwidth === undefined ? {} : { kvTransferBandwidth: config.kvTransferBandwidth }),
+      ...(config.kvTransferLatencyMs === undefined ? {} : { kvTransferLatencyMs: config.kvTransferLatencyMs }),
       // Each node gets its own seed so their random streams differ but the run stays reproducible.
       seed: config.seed * 1000 + index,
       readyTimeoutMs: readyTimeoutMs(config, DEFAULT_READY_TIMEOUT_S),

@@ -8,7 +8,8 @@ import type { RunProgress } from '../progress.js';
 import { createRunDirectory } from '../run-directory.js';
 import { runVirtualTime } from './virtual-time-run.js';
 
-type VirtualTestConfig = NodeTestConfig & Partial<Pick<RoutingTestConfig, 'numGpus' | 'routingPolicy'>>;
+type VirtualTestConfig = NodeTestConfig &
+  Partial<Pick<RoutingTestConfig, 'numGpus' | 'routingPolicy' | 'pdDisaggregation' | 'numPrefill' | 'numDecode' | 'prefillPolicy' | 'decodePolicy' | 'kvTransferBandwidth' | 'kvTransferLatencyMs'>>;
 
 /**
  * A node or routing test in virtual time: the same workload, engines and policies as in real time, the same files,
@@ -35,6 +36,7 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
   });
   report('writing', total, `writing ${directory.path}`);
   const notices = [...planned.notices, ...servingPathNotices(config.profile, testLevel)];
+  if (testLevel === 'routing' && config.pdDisaggregation === true) notices.push(VIRTUAL_PD_NOTICE);
   return {
     runId: directory.runId,
     outputDirectory: directory.path,
@@ -49,6 +51,10 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
     ...(notices.length > 0 ? { extras: { notices } } : {}),
   };
 }
+
+/** What a PD run in virtual time does not model (the real-time run's notice, measure-routing-test.ts, says the rest). */
+export const VIRTUAL_PD_NOTICE =
+  "prefill/decode in virtual time: both servers' queues and the KV transfer over a shared link are modelled and the phase columns are the model's own times; not modelled: the prefill server's KV held during its transfer, data-parallel attention ranks, transfer failures, and the handshake messages between the servers (they take no time here)";
 
 /**
  * What the twin leaves out: a profile without a serving latency puts client, router and server one instant apart, so

@@ -13,12 +13,13 @@ import type { WorkloadRequest } from '../../types/workload.js';
 import { wordTokenIds } from '../../utils/word-tokenizer.js';
 import type { PlannedWorkload } from '../build-workload.js';
 import { simEngineSettings } from '../server-settings.js';
+import { runVirtualPd } from './virtual-pd-run.js';
 
 // Per-token times cost memory for every generated token; above this many requests they are not kept (no ITL), and the
 // summary's data-quality section says so.
 export { VIRTUAL_ITL_REQUEST_LIMIT };
 
-type VirtualConfig = Pick<
+export type VirtualConfig = Pick<
   RoutingTestConfig,
   | 'numGpus'
   | 'routingPolicy'
@@ -32,6 +33,13 @@ type VirtualConfig = Pick<
   | 'enableMixedChunk'
   | 'seed'
   | 'maxConcurrency'
+  | 'pdDisaggregation'
+  | 'numPrefill'
+  | 'numDecode'
+  | 'prefillPolicy'
+  | 'decodePolicy'
+  | 'kvTransferBandwidth'
+  | 'kvTransferLatencyMs'
 >;
 
 /** A worker as the policies see it, whose counts this run keeps itself. */
@@ -84,6 +92,8 @@ export interface VirtualRunOptions {
  * read the last token, and it reaches the engine that path later.
  */
 export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadResult> {
+  // Prefill/decode pairs: both roles and their links in one simulation (virtual-pd-run.ts).
+  if (options.routed && options.config.pdDisaggregation === true) return runVirtualPd(options);
   const { config, workload } = options;
   const engineCount = options.routed ? config.numGpus : 1;
   const keepTokenTimes = workload.requests.length <= VIRTUAL_ITL_REQUEST_LIMIT;
@@ -228,7 +238,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
   };
 }
 
-function newRecord(request: WorkloadRequest, requestId: string, scheduledTime: number): RequestRecord {
+export function newRecord(request: WorkloadRequest, requestId: string, scheduledTime: number): RequestRecord {
   return {
     requestId,
     datasetIndex: request.datasetIndex,
@@ -242,7 +252,7 @@ function newRecord(request: WorkloadRequest, requestId: string, scheduledTime: n
   };
 }
 
-function finishRecord(
+export function finishRecord(
   record: RequestRecord,
   request: EngineRequestView,
   timeMs: number,
@@ -285,12 +295,12 @@ function finishRecord(
  * Whether the request's routing key is its token ids (a body of `input_ids` only): then it is built from the ids
  * (routingKeyFromTokenIds), the key routingKeyFromBody gives the body, without the body.
  */
-function keyedOnTokenIds(request: WorkloadRequest): request is WorkloadRequest & { inputIds: ArrayLike<number> } {
+export function keyedOnTokenIds(request: WorkloadRequest): request is WorkloadRequest & { inputIds: ArrayLike<number> } {
   return request.prompt === undefined && request.inputIds !== undefined;
 }
 
 /** The prompt as the simulated server tokenizes it (one token per word), or the exact ids it was given. */
-function promptTokens(request: WorkloadRequest): ArrayLike<number> {
+export function promptTokens(request: WorkloadRequest): ArrayLike<number> {
   if (request.inputIds !== undefined) return request.inputIds;
   if (request.prompt !== undefined) return wordTokenIds(request.prompt);
   return wordTokenIds((request.messages ?? []).map((message) => message.content).join(' '));
@@ -319,7 +329,7 @@ function nextAfter(value: number): number {
 }
 
 /** The serving path with every stage present: zero where the profile has none, and no router queue without a router. */
-interface ServingPath {
+export interface ServingPath {
   routerQueueMs: number;
   networkMs: number;
   ingressMs: number;
@@ -327,7 +337,7 @@ interface ServingPath {
 }
 
 /** A routing test takes the profile's path through a router where it has one; a node test the direct path. */
-function pathOf(latency: ServingLatency, routed: boolean): ServingPath {
+export function pathOf(latency: ServingLatency, routed: boolean): ServingPath {
   const viaRouter = routed ? latency.routed : undefined;
   return {
     routerQueueMs: viaRouter?.routerQueueMs ?? 0,
@@ -338,6 +348,6 @@ function pathOf(latency: ServingLatency, routed: boolean): ServingPath {
 }
 
 /** From the client sending a request to the engine seeing it, plus from the engine's last token to the client reading it. */
-function roundTripMsOf(latency: ServingPath): number {
+export function roundTripMsOf(latency: ServingPath): number {
   return latency.routerQueueMs + latency.networkMs + latency.ingressMs + latency.deliveryMs;
 }

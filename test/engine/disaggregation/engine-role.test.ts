@@ -37,21 +37,23 @@ describe('a simulated server in a disaggregation role', () => {
     }
   });
 
-  it('serves a request that carries a room, and a co-located server serves one without', async () => {
-    const room = { bootstrap_host: '127.0.0.1', bootstrap_port: 8998, bootstrap_room: 1234567890123 };
-    for (const role of ['prefill', 'decode'] as const) {
-      const served = await post(role, '/generate', { ...room, rid: `room-${role}`, text: 'hello there', sampling_params: { max_new_tokens: 2 } });
-      expect(served.status, role).toBe(200);
-    }
+  it('serves a request that carries a room (both legs of a pair: the decode server gets its KV from the prefill server), and a co-located server serves one without', async () => {
+    const room = { bootstrap_host: '127.0.0.1', bootstrap_port: (servers.prefill as RunningSimServer).port, bootstrap_room: 1234567890123 };
+    const [prefilled, decoded] = await Promise.all(
+      (['prefill', 'decode'] as const).map((role) => post(role, '/generate', { ...room, rid: `room-${role}`, text: 'hello there', sampling_params: { max_new_tokens: 2 } })),
+    );
+    expect(prefilled?.status).toBe(200);
+    expect(decoded?.status).toBe(200);
     expect((await post('colocated', '/generate', { rid: 'plain', text: 'hello there', sampling_params: { max_new_tokens: 2 } })).status).toBe(200);
   });
 
   it('stops a prefill server after the first token (it never decodes), and lets a decode server generate them all', async () => {
-    const room = { bootstrap_host: '127.0.0.1', bootstrap_port: 8998, bootstrap_room: 42 };
+    const room = { bootstrap_host: '127.0.0.1', bootstrap_port: (servers.prefill as RunningSimServer).port, bootstrap_room: 42 };
     const body = (rid: string) => ({ ...room, rid, text: 'one two three', sampling_params: { max_new_tokens: 6 } });
-    const prefilled = JSON.parse((await post('prefill', '/generate', body('prefill-only'))).text) as { meta_info: { completion_tokens: number } };
+    const [prefilledText, decodedText] = await Promise.all([post('prefill', '/generate', body('prefill-only')), post('decode', '/generate', body('decode-all'))]);
+    const prefilled = JSON.parse(prefilledText?.text ?? '') as { meta_info: { completion_tokens: number } };
     expect(prefilled.meta_info.completion_tokens).toBe(1);
-    const decoded = JSON.parse((await post('decode', '/generate', body('decode-all'))).text) as { meta_info: { completion_tokens: number } };
+    const decoded = JSON.parse(decodedText?.text ?? '') as { meta_info: { completion_tokens: number } };
     expect(decoded.meta_info.completion_tokens).toBe(6);
   });
 
@@ -67,6 +69,7 @@ describe('servelab sim-server --disaggregation-mode', () => {
   it('is passed for a prefill or decode role only, and a launched decode server refuses a request without a room', async () => {
     expect(simServerArgs({ name: 's', role: 'decode' }).join(' ')).toContain('--disaggregation-mode decode');
     expect(simServerArgs({ name: 's', role: 'colocated' })).not.toContain('--disaggregation-mode');
+    expect(simServerArgs({ name: 's', role: 'prefill', kvTransferBandwidth: '200Gbit/s', kvTransferLatencyMs: 2 }).join(' ')).toContain('--kv-transfer-bandwidth 200Gbit/s --kv-transfer-latency-ms 2');
     expect(simServerArgs({ name: 's' })).not.toContain('--disaggregation-mode');
     // The built CLI (npm run build), as the routing test launches it.
     const launched = await launchSimServer({ name: 'pd-decode', role: 'decode', logPath: join(tmpdir(), `servelab-pd-decode-${process.pid}.log`) });

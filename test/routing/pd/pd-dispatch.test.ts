@@ -47,7 +47,8 @@ async function front(prefillOrigin: string, decodeOrigin: string): Promise<{ url
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
-      const body = injectBootstrap(Buffer.concat(chunks).toString('utf8'), { host: '127.0.0.1', port: 8998 }, newBootstrapRoom());
+      // A simulated prefill server serves its bootstrap endpoint on its HTTP port (src/engine/http/pd-http.ts).
+      const body = injectBootstrap(Buffer.concat(chunks).toString('utf8'), { host: '127.0.0.1', port: new URL(prefillOrigin).port === '' ? 8998 : Number(new URL(prefillOrigin).port) }, newBootstrapRoom());
       void dispatchPdRequest({ dispatcher, prefillOrigin, decodeOrigin, method: 'POST', path: incoming.url ?? '/', headers: ['content-type', 'application/json', 'content-length', '999'], body, response }).then((outcome) => outcomes.push(outcome));
     });
   });

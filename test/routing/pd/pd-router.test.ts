@@ -24,7 +24,8 @@ beforeAll(async () => {
     workerUrls: [],
     policy: createRoundRobinPolicy({}),
     pd: {
-      prefill: [{ url: prefillUrls[0] as string, bootstrapPort: 8998 }, { url: prefillUrls[1] as string, bootstrapPort: null }],
+      // A simulated prefill server serves its bootstrap endpoint on its HTTP port (src/engine/http/pd-http.ts).
+      prefill: servers.slice(0, 2).map((server) => ({ url: server.url, bootstrapPort: server.port })),
       decode: decodeUrls,
       prefillPolicy: createRoundRobinPolicy({}),
       decodePolicy: createRoundRobinPolicy({}),

@@ -20,6 +20,9 @@ export interface SimServerLaunchSettings {
   enableMixedChunk?: boolean;
   /** Prefill/decode disaggregation: the server's role (`--disaggregation-mode`); co-located when absent. */
   role?: EngineRole;
+  /** PD: the KV link (`--kv-transfer-bandwidth` as written, e.g. 25GB/s; `--kv-transfer-latency-ms`). */
+  kvTransferBandwidth?: string;
+  kvTransferLatencyMs?: number;
   seed?: number;
   readyTimeoutMs?: number;
   /** Where the process runs (default: this host). */
@@ -46,6 +49,8 @@ export function simServerArgs(settings: SimServerLaunchSettings): string[] {
     ['--schedule-policy', settings.schedulePolicy],
     ['--schedule-conservativeness', settings.scheduleConservativeness],
     ['--seed', settings.seed],
+    ['--kv-transfer-bandwidth', settings.kvTransferBandwidth],
+    ['--kv-transfer-latency-ms', settings.kvTransferLatencyMs],
   ];
   for (const [flag, value] of optional) if (value !== undefined) args.push(flag, String(value));
   if (settings.disableRadixCache === true) args.push('--disable-radix-cache');
