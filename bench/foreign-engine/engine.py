@@ -17,6 +17,7 @@ import json
 import math
 import random
 import sys
+import threading
 import time
 import uuid
 
@@ -81,9 +82,13 @@ class Engine:
         self.law = Law(args.law_a_ms, args.law_b, args.law_c, args.jitter_sigma, args.seed)
         self.waiting: collections.deque[Request] = collections.deque()
         self.running: list[Request] = []
-        self.wake = asyncio.Event()
+        self.lock = threading.Lock()
+        self.wake = threading.Condition(self.lock)
         self.serial = 0
         self.steps = 0
+        # The law's step time summed, and how much later than it the steps ended (GIL hand-over, a loaded machine).
+        self.law_seconds = 0.0
+        self.late_seconds = 0.0
         self.epoch_offset = time.time() - time.monotonic()
         self.token_random = random.Random(args.seed + 1)
 
@@ -95,15 +100,18 @@ class Engine:
         return sum(request.computed for request in self.running)
 
     def submit(self, request: Request) -> None:
-        self.waiting.append(request)
-        self.wake.set()
+        with self.lock:
+            request.received = request.queued = self.now()
+            self.waiting.append(request)
+            self.wake.notify()
 
     def abort(self, request: Request) -> None:
-        request.aborted = True
-        if request in self.running:
-            self.running.remove(request)
-        elif request in self.waiting:
-            self.waiting.remove(request)
+        with self.lock:
+            request.aborted = True
+            if request in self.running:
+                self.running.remove(request)
+            elif request in self.waiting:
+                self.waiting.remove(request)
 
     def plan(self) -> list[tuple[Request, int]]:
         """The next step: (request, tokens computed for it) pairs."""
@@ -152,42 +160,49 @@ class Engine:
             return left
         return (budget // self.BLOCK) * self.BLOCK
 
-    async def run(self) -> None:
+    def run(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The scheduler loop, on its own thread (as SGLang's scheduler runs apart from its HTTP server), so that the
+        face's JSON work delays a step's end only by the GIL hand-over, not by a whole turn of the event loop."""
         while True:
-            if not self.running and not self.waiting:
-                self.wake.clear()
-                await self.wake.wait()
-            work = self.plan()
-            if not work:
-                # Nothing fits (a prompt larger than the pool is refused at the door, so this is a full pool): wait.
-                self.wake.clear()
-                await self.wake.wait()
-                continue
-            started = self.now()
-            tokens = sum(count for _, count in work)
-            kv_read = sum(request.computed + count for request, count in work)
-            for request, _ in work:
-                if request.forward_entry is None:
-                    request.forward_entry = started
+            with self.lock:
+                while not (work := self.plan()):
+                    # Idle, or nothing fits (a prompt larger than the pool is refused at the door, so a full pool): wait.
+                    self.wake.wait()
+                started = self.now()
+                tokens = sum(count for _, count in work)
+                kv_read = sum(request.computed + count for request, count in work)
+                for request, _ in work:
+                    if request.forward_entry is None:
+                        request.forward_entry = started
             duration_s = self.law.step_ms(tokens, len(work), kv_read) / 1000.0
-            await asyncio.sleep(max(0.0, started + duration_s - self.now()))
-            ended = self.now()
-            self.steps += 1
-            for request, count in work:
-                if request.aborted:
-                    continue
-                request.computed += count
-                if request.prefilling:
-                    continue
-                token = self.token_random.randrange(1000, 30000)
-                request.output_ids.append(token)
-                if request.prefill_finished is None:
-                    request.prefill_finished = ended
-                done = len(request.output_ids) >= request.max_new
-                if done:
-                    request.finished = ended
-                    self.running.remove(request)
-                request.events.put_nowait(done)
+            time.sleep(max(0.0, started + duration_s - self.now()))
+            events: list[tuple[Request, bool]] = []
+            with self.lock:
+                ended = self.now()
+                self.steps += 1
+                self.law_seconds += duration_s
+                self.late_seconds += max(0.0, ended - started - duration_s)
+                for request, count in work:
+                    if request.aborted:
+                        continue
+                    request.computed += count
+                    if request.prefilling:
+                        continue
+                    request.output_ids.append(self.token_random.randrange(1000, 30000))
+                    if request.prefill_finished is None:
+                        request.prefill_finished = ended
+                    done = len(request.output_ids) >= request.max_new
+                    if done:
+                        request.finished = ended
+                        self.running.remove(request)
+                    events.append((request, done))
+            if events:
+                loop.call_soon_threadsafe(deliver, events)
+
+
+def deliver(events: list) -> None:
+    for request, done in events:
+        request.events.put_nowait(done)
 
 
 def token_ids_of(prompt) -> list[int] | None:
@@ -330,12 +345,16 @@ class Face:
 
     def metrics(self) -> str:
         engine = self.engine
-        used = engine.kv_used()
+        with engine.lock:
+            used = engine.kv_used()
+            gauges = [("num_running_reqs", len(engine.running)), ("num_queue_reqs", len(engine.waiting)),
+                      ("num_used_tokens", used), ("token_usage", used / engine.max_total_tokens)]
+            counters = [("foreign_engine_steps_total", engine.steps),
+                        ("foreign_engine_law_seconds_total", round(engine.law_seconds, 6)),
+                        ("foreign_engine_late_seconds_total", round(engine.late_seconds, 6))]
         labels = f'{{model_name="{MODEL_NAME}"}}'
-        return "".join(f"# TYPE sglang:{name} gauge\nsglang:{name}{labels} {value}\n" for name, value in [
-            ("num_running_reqs", len(engine.running)), ("num_queue_reqs", len(engine.waiting)),
-            ("num_used_tokens", used), ("token_usage", used / engine.max_total_tokens),
-        ]) + f"# TYPE foreign_engine_steps_total counter\nforeign_engine_steps_total{labels} {engine.steps}\n"
+        return "".join(f"# TYPE sglang:{name} gauge\nsglang:{name}{labels} {value}\n" for name, value in gauges) + "".join(
+            f"# TYPE {name} counter\n{name}{labels} {value}\n" for name, value in counters)
 
     def parse(self, body: bytes):
         try:
@@ -426,10 +445,13 @@ async def main_async(args: argparse.Namespace) -> None:
     face = Face(engine, args.port)
     server = await asyncio.start_server(face.handle, args.host, args.port, limit=64 * 1024 * 1024, backlog=1024)
     face.port = server.sockets[0].getsockname()[1]
-    scheduler = asyncio.create_task(engine.run())
+    # The scheduler thread must get the GIL back soon after its sleep ends: the default switch interval (5 ms) would
+    # add up to that to every step while the face is busy.
+    sys.setswitchinterval(0.0002)
+    threading.Thread(target=engine.run, args=(asyncio.get_running_loop(),), daemon=True).start()
     print(f"listening on http://{args.host}:{face.port}", flush=True)
     async with server:
-        await asyncio.gather(server.serve_forever(), scheduler)
+        await server.serve_forever()
 
 
 def main() -> None:
