@@ -69,6 +69,18 @@ describe('servelab calibrate --from-runs', () => {
     expect(refit.servingLatency?.networkMs).toBeCloseTo(0.62, 2);
   });
 
+  it('fits from no profile at all: a roofline read off the records, which the replay then brings closer on the held-out run', async () => {
+    const runs = [15, 30, 45].map((rate) => join(workDirectory, `rate-${rate}`));
+    const result = await runCli(['calibrate', '--from-runs', ...runs, '--output', join(workDirectory, 'scratch.json'), '--quiet']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('started from a roofline fitted to the step times the records show');
+    const errors = [...heldOutErrors(result.stdout).values()];
+    expect(errors).toHaveLength(6);
+    const worst = (which: 0 | 1): number => Math.max(...errors.map((pair) => Math.abs(pair[which])));
+    expect(worst(1)).toBeLessThan(worst(0));
+    expect(worst(1)).toBeLessThan(25);
+  });
+
   it("refuses runs against an attached server without the server's limits, naming the flags", async () => {
     const run = join(workDirectory, 'attached');
     mkdirSync(run);
