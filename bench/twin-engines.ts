@@ -187,7 +187,7 @@ function printTable(rows: Row[], root: string): void {
   const keys = Object.keys(METRIC_NAMES) as (keyof Metrics)[];
   const header = ['engine', 'twin', 'load', ...keys.map((key) => METRIC_NAMES[key]), 'worst'];
   const lines: string[][] = [];
-  const csv = ['engine,twin,fraction,rate_rps,metric,real,twin,error_percent'];
+  const csv = ['engine,twin_profile,fraction,rate_rps,metric,real,twin,error_percent'];
   for (const row of rows) {
     const errors = keys.map((key) => ((row.twinMetrics[key] - row.real[key]) / row.real[key]) * 100);
     const worst = Math.max(...errors.map(Math.abs));

@@ -53,6 +53,7 @@ describe('servelab calibrate --from-runs', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`held out ${runs[2]} (200 requests, not fitted)`);
     expect(result.stdout).toContain('prefill steps apart from decode steps fits best');
+    expect(result.stdout).toMatch(/fitted runs, worst server-side error of the refit \(in sample\): \S+rate-15 [+-][\d.]+% \([A-Za-z0-9 ]+\); \S+rate-30 /);
     const errors = heldOutErrors(result.stdout);
     expect([...errors.keys()]).toEqual(['throughput', 'TTFT p50', 'TTFT p90', 'TPOT p50', 'E2E p50', 'E2E p90']);
     for (const [metric, [start, refit]] of errors) {

@@ -1,6 +1,6 @@
 import { loadProfile } from '../../engine/profile/load-profile.js';
 import { REPLAY_METRIC_NAMES, type ReplayMetrics } from '../../engine/calibration/replay-error.js';
-import { refitFromRuns } from '../../engine/calibration/refit-from-runs.js';
+import { describeWorst, refitFromRuns } from '../../engine/calibration/refit-from-runs.js';
 import { readRecordedRun } from '../../engine/calibration/run-records.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 
@@ -42,6 +42,10 @@ export async function calibrateFromRuns(flags: FromRunsFlags): Promise<void> {
     `  scheduling: ${result.enableMixedChunk ? 'prefill mixed into decode steps fits best: run the twin with --enable-mixed-chunk' : 'prefill steps apart from decode steps fits best (no --enable-mixed-chunk)'}` +
       ` (${result.refitObjective.toFixed(4)} against ${result.otherModeObjective.toFixed(4)} the other way)`,
   ];
+  lines.push(
+    `  fitted runs, worst server-side error of the refit (in sample): ` +
+      result.fittedErrors.map((check) => `${check.directory} ${describeWorst(check.errorsPercent)}`).join('; '),
+  );
   const held = result.heldOut;
   if (held === null) {
     lines.push('  no run held out (give two or more: the last is held out), so the error on a run the fit did not see is unknown');

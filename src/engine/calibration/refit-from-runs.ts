@@ -1,7 +1,7 @@
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { EngineProfile, MeasuredProfile, RooflineProfile, ServingLatency } from '../../types/engine.js';
 import { fitRooflineProfile } from './fit-profile.js';
-import { metricErrorsPercent, replayMetrics, replayObjective, type ReplayMetrics } from './replay-error.js';
+import { metricErrorsPercent, REPLAY_METRIC_NAMES, replayMetrics, replayObjective, type ReplayMetrics } from './replay-error.js';
 import { replayRun, type ReplaySettings } from './replay-run.js';
 import { median } from './robust-statistics.js';
 import type { RecordedRun, RunLimits } from './run-records.js';
@@ -55,6 +55,8 @@ export interface RefitResult {
   /** The multiplicative factor applied to each knob. */
   factors: Record<string, number>;
   fittedRequests: number;
+  /** Each fitted run's server-side metric errors with the refit: in-sample, so a floor under the held-out error. */
+  fittedErrors: { directory: string; errorsPercent: ReplayMetrics }[];
   heldOut: HeldOutCheck | null;
   evaluations: number;
 }
@@ -233,6 +235,10 @@ export function refitFromRuns(options: RefitOptions): RefitResult {
       refitErrorsPercent: metricErrorsPercent(real, refitMetrics),
     };
   }
+  const fittedErrors = fitted.map((run) => ({
+    directory: run.directory,
+    errorsPercent: metricErrorsPercent(replayMetrics(run.requests), replayMetrics(run.requests, replayRun(run, refit, { ...limits, enableMixedChunk }))),
+  }));
   const latency = servingLatencyOf(fitted);
   const derivationLines = [
     `Refit by calibrate --from-runs${options.nowIso === undefined ? '' : ` on ${options.nowIso}`} from ${fittedRequests} requests of ${fitted.map((run) => run.directory).join(', ')}: ` +
@@ -259,12 +265,13 @@ export function refitFromRuns(options: RefitOptions): RefitResult {
     otherModeObjective: (enableMixedChunk ? separate : mixed).value,
     factors: Object.fromEntries(knobs.names.map((knobName, index) => [knobName, factors[index] as number])),
     fittedRequests,
+    fittedErrors,
     heldOut,
     evaluations,
   };
 }
 
-function describeWorst(errors: ReplayMetrics): string {
-  const [key, value] = Object.entries(errors).reduce((worst, entry) => (Math.abs(entry[1]) > Math.abs(worst[1]) ? entry : worst));
-  return `${value >= 0 ? '+' : ''}${value.toFixed(1)}% (${key})`;
+export function describeWorst(errors: ReplayMetrics): string {
+  const [key, value] = (Object.entries(errors) as [keyof ReplayMetrics, number][]).reduce((worst, entry) => (Math.abs(entry[1]) > Math.abs(worst[1]) ? entry : worst));
+  return `${value >= 0 ? '+' : ''}${value.toFixed(1)}% (${REPLAY_METRIC_NAMES[key]})`;
 }
