@@ -82,18 +82,31 @@ function knobsOf(profile: EngineProfile): Knobs {
       },
     };
   }
-  // A measured table: one factor per kind of cell (decode-only, prefill-only, mixed), so its shape over each axis,
-  // which calibration measured, is kept and only its level moves.
+  // A measured table: per kind of cell (decode-only, prefill-only, mixed) a factor, so its shape over each axis, which
+  // calibration measured, is kept and only its level moves. Decode and mixed cells have two: one at a single sequence
+  // and one at the table's largest batch, log-linear in the batch between (each moves one end and leaves the other),
+  // since what an idle server's sweep misprices most is often the full batch that only load reaches.
   const table = profile.table;
-  const familyOf = (i: number, j: number): string =>
-    (table.prefillTokens[j] as number) > 0 ? ((table.decodeSequences[i] as number) > 0 ? 'mixed cells' : 'prefill cells') : 'decode cells';
+  const largestBatch = Math.max(2, ...table.decodeSequences);
+  const familyOf = (i: number, j: number): 'decode' | 'prefill' | 'mixed' =>
+    (table.prefillTokens[j] as number) > 0 ? ((table.decodeSequences[i] as number) > 0 ? 'mixed' : 'prefill') : 'decode';
   const present = new Set<string>();
   table.stepMs.forEach((plane, i) => plane.forEach((_row, j) => present.add(familyOf(i, j))));
-  const names = ['decode cells', 'prefill cells', 'mixed cells'].filter((name) => present.has(name));
+  const names = [
+    ...(present.has('decode') ? ['decode cells at batch 1', 'decode cells at the largest batch'] : []),
+    ...(present.has('prefill') ? ['prefill cells'] : []),
+    ...(present.has('mixed') ? ['mixed cells at batch 1', 'mixed cells at the largest batch'] : []),
+  ];
   return {
     names,
     apply: (factors) => {
-      const factorOf = (i: number, j: number): number => factors[names.indexOf(familyOf(i, j))] as number;
+      const factor = (name: string): number => (names.includes(name) ? (factors[names.indexOf(name)] as number) : 1);
+      const factorOf = (i: number, j: number): number => {
+        const family = familyOf(i, j);
+        if (family === 'prefill') return factor('prefill cells');
+        const batchShare = Math.log(Math.max(1, table.decodeSequences[i] as number)) / Math.log(largestBatch);
+        return factor(`${family} cells at batch 1`) ** (1 - batchShare) * factor(`${family} cells at the largest batch`) ** batchShare;
+      };
       const stepMs = table.stepMs.map((plane, i) => plane.map((row, j) => row.map((ms) => ms * factorOf(i, j))));
       return { ...profile, table: { ...table, stepMs } } satisfies MeasuredProfile;
     },
