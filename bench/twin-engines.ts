@@ -15,7 +15,8 @@
  *
  * Run: npm run bench -- twin-engines   (about 10 minutes on a quiet machine)
  *   TWIN_ENGINES=sim-separate,sim-mixed,foreign picks engines; BENCH_RUN_SECONDS (default 12) sets each real run's
- *   length (at least 40, at most 240 requests); BENCH_KEEP=1 keeps the run directories (printed).
+ *   length (at least 40, at most 240 requests); BENCH_KEEP=1 keeps the run directories (printed);
+ *   TWIN_ENGINES_REUSE=DIR redoes only the twin's part (refit and virtual-time runs) on the real runs a kept DIR holds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -130,10 +131,19 @@ interface Row {
   twinMetrics: Metrics;
 }
 
-async function benchEngine(engine: Engine, root: string): Promise<Row[]> {
-  const directory = join(root, engine.name);
+interface Plan {
+  /** The server's limits as flags, from its /server_info. */
+  limits: string[];
+  capacityRps: number;
+  points: { fraction: number; rate: number; prompts: number; seed: number }[];
+}
+
+const run = (directory: string, name: string, rate: string, prompts: number, seed: number, target: string[]): Promise<string> =>
+  servelab(['node', ...WORKLOAD, '--seed', String(seed), '--request-rate', rate, '--num-prompts', String(prompts), '--output-dir', join(directory, name), '--progress', 'off', '--quiet', ...target]);
+
+/** The engine's part: calibration, capacity and the real runs; the plan is kept (plan.json) for TWIN_ENGINES_REUSE. */
+async function realPhase(engine: Engine, directory: string): Promise<Plan> {
   const server = await engine.start();
-  const rows: Row[] = [];
   try {
     const info = (await (await fetch(`${server.url}/server_info`)).json()) as Record<string, number>;
     const limits = [
@@ -144,41 +154,47 @@ async function benchEngine(engine: Engine, root: string): Promise<Row[]> {
     const calibrationStartedMs = performance.now();
     const calibration = await servelab(['calibrate', '--url', server.url, '--output', join(directory, 'roofline.json'), '--measured-output', join(directory, 'measured.json'), '--quiet']);
     process.stdout.write(`  ${engine.name}: calibrated in ${((performance.now() - calibrationStartedMs) / 1000).toFixed(0)} s\n${calibration.replace(/^/gm, '    ').trimEnd()}\n`);
-    const run = (name: string, rate: string, prompts: number, seed: number, target: string[]): Promise<string> =>
-      servelab(['node', ...WORKLOAD, '--seed', String(seed), '--request-rate', rate, '--num-prompts', String(prompts), '--output-dir', join(directory, name), '--progress', 'off', '--quiet', ...target]);
     const attach = ['--target', 'attach', '--url', server.url];
-    await run('burst', 'inf', 200, 1, attach);
-    const capacity = readMetrics(join(directory, 'burst')).throughput;
-    process.stdout.write(`  ${engine.name}: capacity ${capacity.toFixed(2)} req/s (a burst of 200)\n`);
-    const plan = FRACTIONS.map((fraction, index) => {
-      const rate = fraction * capacity;
+    await run(directory, 'burst', 'inf', 200, 1, attach);
+    const capacityRps = readMetrics(join(directory, 'burst')).throughput;
+    process.stdout.write(`  ${engine.name}: capacity ${capacityRps.toFixed(2)} req/s (a burst of 200)\n`);
+    const points = FRACTIONS.map((fraction, index) => {
+      const rate = fraction * capacityRps;
       return { fraction, rate, prompts: Math.round(Math.max(40, Math.min(240, rate * RUN_SECONDS))), seed: 11 + index };
     });
-    for (const point of plan) {
+    for (const point of points) {
       const before = await lateness(server.url);
-      await run(`real-${point.fraction}`, point.rate.toFixed(4), point.prompts, point.seed, attach);
+      await run(directory, `real-${point.fraction}`, point.rate.toFixed(4), point.prompts, point.seed, attach);
       const after = await lateness(server.url);
       if (before !== null && after !== null) {
         const overPercent = ((after.lateS - before.lateS) / Math.max(after.lawS - before.lawS, 1e-9)) * 100;
         process.stdout.write(`  ${engine.name} at ${point.fraction}x: its steps ended ${overPercent.toFixed(1)}% later than its law (this machine's load)\n`);
       }
     }
-    const twins: { label: string; profile: string; extra: string[] }[] = [
-      { label: 'measured', profile: join(directory, 'measured.json'), extra: [] },
-      { label: 'roofline', profile: join(directory, 'roofline.json'), extra: [] },
-    ];
-    const refit = await servelab(['calibrate', '--from-runs', ...plan.map((point) => join(directory, `real-${point.fraction}`)), '--profile', join(directory, 'measured.json'), '--output', join(directory, 'refit.json'), ...limits, '--quiet']);
-    process.stdout.write(`${refit.replace(/^/gm, '    ').trimEnd()}\n`);
-    twins.push({ label: 'refit', profile: join(directory, 'refit.json'), extra: refit.includes('run the twin with --enable-mixed-chunk') ? ['--enable-mixed-chunk'] : [] });
-    for (const twin of twins) {
-      for (const point of plan) {
-        const name = `twin-${twin.label}-${point.fraction}`;
-        await run(name, point.rate.toFixed(4), point.prompts, point.seed, ['--target', 'sim', '--virtual-time', '--profile', twin.profile, ...limits, ...twin.extra]);
-        rows.push({ engine: engine.name, twin: twin.label + (twin.extra.length > 0 ? ' +mixed' : ''), fraction: point.fraction, rate: point.rate, real: readMetrics(join(directory, `real-${point.fraction}`)), twinMetrics: readMetrics(join(directory, name)) });
-      }
-    }
+    const plan = { limits, capacityRps, points };
+    writeFileSync(join(directory, 'plan.json'), `${JSON.stringify(plan, null, 1)}\n`);
+    return plan;
   } finally {
     await server.stop();
+  }
+}
+
+/** The twin's part, in virtual time on the real runs' files: the two calibrated profiles, then the refit from the runs. */
+async function twinPhase(engineName: string, directory: string, plan: Plan): Promise<Row[]> {
+  const twins: { label: string; profile: string; extra: string[] }[] = [
+    { label: 'measured', profile: join(directory, 'measured.json'), extra: [] },
+    { label: 'roofline', profile: join(directory, 'roofline.json'), extra: [] },
+  ];
+  const refit = await servelab(['calibrate', '--from-runs', ...plan.points.map((point) => join(directory, `real-${point.fraction}`)), '--profile', join(directory, 'measured.json'), '--output', join(directory, 'refit.json'), ...plan.limits, '--quiet']);
+  process.stdout.write(`${refit.replace(/^/gm, '    ').trimEnd()}\n`);
+  twins.push({ label: 'refit', profile: join(directory, 'refit.json'), extra: refit.includes('run the twin with --enable-mixed-chunk') ? ['--enable-mixed-chunk'] : [] });
+  const rows: Row[] = [];
+  for (const twin of twins) {
+    for (const point of plan.points) {
+      const name = `twin-${twin.label}-${point.fraction}`;
+      await run(directory, name, point.rate.toFixed(4), point.prompts, point.seed, ['--target', 'sim', '--virtual-time', '--profile', twin.profile, ...plan.limits, ...twin.extra]);
+      rows.push({ engine: engineName, twin: twin.label + (twin.extra.length > 0 ? ' +mixed' : ''), fraction: point.fraction, rate: point.rate, real: readMetrics(join(directory, `real-${point.fraction}`)), twinMetrics: readMetrics(join(directory, name)) });
+    }
   }
   return rows;
 }
@@ -209,18 +225,21 @@ function printTable(rows: Row[], root: string): void {
 }
 
 const selected = (process.env['TWIN_ENGINES'] ?? ENGINES.map((engine) => engine.name).join(',')).split(',');
-const root = await mkdtemp(join(tmpdir(), 'servelab-twin-engines-'));
+const reuse = process.env['TWIN_ENGINES_REUSE'];
+const root = reuse ?? (await mkdtemp(join(tmpdir(), 'servelab-twin-engines-')));
 process.stdout.write(`load average at start: ${loadavg().map((value) => value.toFixed(1)).join(' ')} (the real runs share this machine's cores with the engines)\n`);
 const rows: Row[] = [];
 for (const engine of ENGINES.filter((candidate) => selected.includes(candidate.name))) {
-  process.stdout.write(`\n${engine.name}: ${engine.what}\n`);
+  process.stdout.write(`\n${engine.name}: ${engine.what}${reuse === undefined ? '' : ` (real runs reused from ${reuse})`}\n`);
+  const directory = join(root, engine.name);
   try {
-    rows.push(...(await benchEngine(engine, root)));
+    const plan = reuse === undefined ? await realPhase(engine, directory) : (JSON.parse(readFileSync(join(directory, 'plan.json'), 'utf8')) as Plan);
+    rows.push(...(await twinPhase(engine.name, directory, plan)));
   } catch (error) {
     process.stdout.write(`  ${engine.name} failed: ${(error as Error).message}\n`);
   }
 }
 printTable(rows, root);
 process.stdout.write(`load average at end: ${loadavg().map((value) => value.toFixed(1)).join(' ')}\n`);
-if (process.env['BENCH_KEEP'] === '1') process.stdout.write(`runs and twin-engines.csv (every figure, real and twin) kept in ${root}\n`);
+if (process.env['BENCH_KEEP'] === '1' || reuse !== undefined) process.stdout.write(`runs and twin-engines.csv (every figure, real and twin) kept in ${root}\n`);
 else await rm(root, { recursive: true, force: true });
