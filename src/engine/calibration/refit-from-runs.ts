@@ -20,6 +20,9 @@ import { stepsFromRuns } from './steps-from-runs.js';
  * figure to believe.
  */
 
+/** The most requests of one run the search replays (the first ones, in queue order). */
+export const MAX_FIT_REQUESTS = 5000;
+
 export interface RefitOptions {
   /** The runs, in the order given; the last is held out when there are two or more. */
   runs: RecordedRun[];
@@ -151,7 +154,7 @@ function startingRoofline(runs: readonly RecordedRun[], limits: Omit<ReplaySetti
   const observations = stepsFromRuns(runs.map((run) => run.requests), limits.chunkedPrefillSize);
   const fit = fitRooflineProfile(observations);
   if (fit === null) throw new ServelabError('INVALID_CONFIG', 'the runs show no step that a profile could be fitted to; give runs whose requests generated 3 tokens or more');
-  const longest = Math.max(...runs.flatMap((run) => run.requests.map((request) => request.promptTokens + request.outputTokens)));
+  const longest = runs.reduce((most, run) => run.requests.reduce((inRun, request) => Math.max(inRun, request.promptTokens + request.outputTokens), most), 0);
   // The search scales coefficients, so a zero stays zero: a plateau fitted as overhead alone is split in halves, so that
   // the floor (what batching hides) can move apart from the fixed cost.
   const coefficients = { ...fit.coefficients };
@@ -175,7 +178,11 @@ function startingRoofline(runs: readonly RecordedRun[], limits: Omit<ReplaySetti
 export function refitFromRuns(options: RefitOptions): RefitResult {
   const progress = options.onProgress ?? ((): void => {});
   if (options.runs.length === 0) throw new ServelabError('INVALID_CONFIG', 'calibrate --from-runs needs at least one run directory');
-  const fitted = options.runs.length >= 2 ? options.runs.slice(0, -1) : options.runs;
+  // Every replay of the search replays every fitted request, hundreds of times: a long run is fitted on its first
+  // MAX_FIT_REQUESTS requests (a contiguous stretch, so its queueing is the run's own), and said.
+  const fitted = (options.runs.length >= 2 ? options.runs.slice(0, -1) : options.runs).map((run) =>
+    run.requests.length <= MAX_FIT_REQUESTS ? run : { ...run, requests: run.requests.slice(0, MAX_FIT_REQUESTS), truncatedFrom: run.requests.length },
+  );
   const heldOutRun = options.runs.length >= 2 ? (options.runs[options.runs.length - 1] as RecordedRun) : null;
   const limits = replayLimits(options.runs, options.limits);
   const name = options.name ?? 'refit';
@@ -253,6 +260,8 @@ export function refitFromRuns(options: RefitOptions): RefitResult {
     errorsPercent: metricErrorsPercent(replayMetrics(run.requests), replayMetrics(run.requests, replayRun(run, refit, { ...limits, enableMixedChunk }))),
   }));
   const latency = servingLatencyOf(fitted);
+  const truncated = fitted.filter((run) => run.truncatedFrom !== undefined);
+  if (truncated.length > 0) progress(`fitted on the first ${MAX_FIT_REQUESTS} requests of ${truncated.map((run) => `${run.directory} (of ${run.truncatedFrom})`).join(', ')}`);
   const derivationLines = [
     `Refit by calibrate --from-runs${options.nowIso === undefined ? '' : ` on ${options.nowIso}`} from ${fittedRequests} requests of ${fitted.map((run) => run.directory).join(', ')}: ` +
       'each run replayed in virtual time (arrivals at the server\'s queue, real prompt and output lengths, the server\'s limits) and the step costs scaled ' +

@@ -26,7 +26,7 @@ export interface ReplayedRequest {
  * beside the real ones, request by request; a request the engine refused comes back NaN.
  */
 export function replayRun(run: RecordedRun, profile: EngineProfile, settings: ReplaySettings): ReplayedRequest[] {
-  const longest = Math.max(...run.requests.map((request) => request.promptTokens + request.outputTokens));
+  const longest = run.requests.reduce((most, request) => Math.max(most, request.promptTokens + request.outputTokens), 0);
   const setup = resolveEngineSetup({
     profile,
     ...(settings.maxRunningRequests === undefined ? {} : { maxRunningRequests: settings.maxRunningRequests }),

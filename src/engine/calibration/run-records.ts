@@ -43,6 +43,8 @@ export interface RecordedRun {
   /** The run's target (`sim`, `sglang`, `attach`) and the limits its config.json set. */
   target: string;
   limits: RunLimits;
+  /** Set when only the first requests are used (a long run fitted on a stretch of it): how many the run had. */
+  truncatedFrom?: number;
 }
 
 type JsonRecord = Record<string, unknown>;
