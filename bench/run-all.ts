@@ -23,6 +23,12 @@ const benchmarks: { name: string; file: string; args: string[]; what: string; no
   { name: 'virtual-routing-test', file: 'virtual-routing-test.js', args: [], what: 'a whole virtual-time routing test (workload, routing, 64 engines, records)' },
   { name: 'request-writers', file: 'request-writers.js', args: [], what: 'the csv, jsonl and parquet reporters on 10,000 and 100,000 records: CPU a record' },
   { name: 'parquet-encoders', file: 'parquet-encoders.js', args: [], what: "requests.parquet with servelab's encoder against hyparquet-writer uncompressed, 10,000 and 100,000 records: CPU" },
+  {
+    name: 'twin-engines',
+    file: 'twin-engines.js',
+    args: [],
+    what: 'calibrate -> real runs at 20-95% of capacity -> virtual-time twin on three black-box engines (sim-server with and without mixed chunks, a Python engine): the error table beside the 15% target',
+  },
   { name: 'analysis-million', file: 'analysis-million.js', args: [], what: 'analysis and report of 1,000,000 records' },
 ];
 

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { calibrateProfile, describeSlowRepeats } from '../../engine/calibration/calibrate-profile.js';
+import { calibrateFromRuns } from './calibrate-from-runs.js';
 import { readMeasurements } from '../../engine/calibration/read-measurements.js';
 import { predictStepMs } from '../../engine/calibration/fit-profile.js';
 import { predictFromTable } from '../../engine/calibration/measured-table-fit.js';
@@ -11,6 +12,11 @@ import { writeFileAtomic } from '../../utils/atomic-write.js';
 interface CalibrateFlags {
   url?: string;
   fromMeasurements?: string;
+  fromRuns?: string[];
+  profile?: string;
+  maxRunningRequests?: number;
+  chunkedPrefillSize?: number;
+  maxTotalTokens?: number;
   output: string;
   measuredOutput?: string;
   measurementsOutput?: string;
@@ -57,6 +63,14 @@ export function registerCalibrateCommand(program: Command): void {
       '--from-measurements <file>',
       'fit again from a file --measurements-output wrote, instead of measuring a server (no GPU needed; a newer servelab may fit better)',
     )
+    .option(
+      '--from-runs <dirs...>',
+      "fit (or refit, with --profile) a profile to recorded runs (servelab node's run directories, with server timing): each is replayed in virtual time and the step costs moved until the replay matches the records; with two or more, the last is held out and its error printed",
+    )
+    .option('--profile <name|file>', '--from-runs: the profile to refit (default: a roofline fitted to the step times the records show)')
+    .option('--max-running-requests <n>', "--from-runs: the server's max_running_requests (runs on --target sim record it)", integerAtLeast('--max-running-requests', 1))
+    .option('--chunked-prefill-size <n>', "--from-runs: the server's chunked_prefill_size", integerAtLeast('--chunked-prefill-size', 1))
+    .option('--max-total-tokens <n>', "--from-runs: the server's max_total_tokens (its KV pool)", integerAtLeast('--max-total-tokens', 1))
     .requiredOption('--output <file>', 'where to write the fitted profile (JSON; load it with --profile FILE)')
     .option('--measured-output <file>', 'also write a measured profile: step times interpolated from the sweep (for engines the roofline form does not describe)')
     .option('--measurements-output <file>', 'also write every measured step (with its repeated samples) and the server\'s limits as JSON')
@@ -83,15 +97,22 @@ export function registerCalibrateCommand(program: Command): void {
         'It prints each coefficient and the fit error. Example:',
         '  servelab calibrate --url http://127.0.0.1:30000 --output my-gpu.json --measurements-output my-gpu-steps.json',
         '  servelab calibrate --from-measurements my-gpu-steps.json --output my-gpu.json   # fit again, no server',
+        '  servelab calibrate --from-runs runs/8rps runs/12rps runs/16rps --profile my-gpu.json --output my-gpu-refit.json \\',
+        '    --max-running-requests 64 --chunked-prefill-size 8192 --max-total-tokens 400000   # refit to runs; runs/16rps held out',
         '  servelab sim-server --profile my-gpu.json --port 30001',
       ].join('\n'),
     )
     .action(async (flags: CalibrateFlags) => {
-      if ((flags.url === undefined) === (flags.fromMeasurements === undefined)) {
+      const sources = [flags.url, flags.fromMeasurements, flags.fromRuns].filter((source) => source !== undefined).length;
+      if (sources !== 1) {
         throw new ServelabError(
           'INVALID_CONFIG',
-          'calibrate needs exactly one of --url URL (measure a running server) and --from-measurements FILE (fit again from a file --measurements-output wrote).',
+          'calibrate needs exactly one of --url URL (measure a running server), --from-measurements FILE (fit again from a file --measurements-output wrote) and --from-runs DIR... (fit to recorded runs).',
         );
+      }
+      if (flags.fromRuns !== undefined) {
+        await calibrateFromRuns({ ...flags, fromRuns: flags.fromRuns });
+        return;
       }
       const measurements = flags.fromMeasurements === undefined ? undefined : readMeasurements(flags.fromMeasurements);
       const batchSizes =

@@ -1,0 +1,245 @@
+/**
+ * Issue 26's table: the virtual-time twin's error on engines servelab did not develop it against, each treated as a
+ * black box that only speaks HTTP.
+ *
+ * Engines: servelab's own simulated server launched as a separate process (`servelab sim-server`), once as SGLang
+ * schedules by default (prefill steps apart) and once with `--enable-mixed-chunk`, and the foreign engine
+ * (bench/foreign-engine: Python, decode-first mixed steps in 64-token chunks, a step law that is not servelab's form).
+ * For each: `servelab calibrate --url` (the product's entry point, its defaults), a burst for capacity, real node tests
+ * at 20%, 50%, 80% and 95% of it, then the twin (`--target sim --virtual-time`, the calibrated profile, only the
+ * server's limits from its /server_info as flags) on the same workloads and seeds; the error of each metric against
+ * the 15% target. Then `servelab calibrate --from-runs` on the four real runs (the 95% one held out) with the measured
+ * profile as the start, and the twin once more with the refit profile and the scheduling the refit identified.
+ *
+ * Nothing here calls servelab's functions: engines and servelab are processes, as a user runs them.
+ *
+ * Run: npm run bench -- twin-engines   (about 10 minutes on a quiet machine)
+ *   TWIN_ENGINES=sim-separate,sim-mixed,foreign picks engines; BENCH_RUN_SECONDS (default 12) sets each real run's
+ *   length (at least 40, at most 240 requests); BENCH_KEEP=1 keeps the run directories (printed);
+ *   TWIN_ENGINES_REUSE=DIR redoes only the twin's part (refit and virtual-time runs) on the real runs a kept DIR holds.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { startForeignEngine } from './foreign-engine/start-foreign-engine.js';
+
+const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const RUN_SECONDS = Number(process.env['BENCH_RUN_SECONDS'] ?? 12);
+const FRACTIONS = [0.2, 0.5, 0.8, 0.95];
+const TARGET_PERCENT = 15;
+const WORKLOAD = ['--dataset-name', 'random-ids', '--random-input-len', '256', '--random-range-ratio', '0.25', '--random-output-len', '32', '--warmup-requests', '2'];
+/** The limits every engine is started with (small, so calibration and the runs stay short on a shared machine). */
+const LIMITS = { maxRunningRequests: 16, chunkedPrefillSize: 512, maxTotalTokens: 16384 };
+const SIM_PROFILE = 'llama-3.2-1b-l4';
+
+interface Engine {
+  name: string;
+  what: string;
+  start(): Promise<{ url: string; stop(): Promise<void> }>;
+}
+
+const ENGINES: Engine[] = [
+  { name: 'sim-separate', what: `servelab sim-server (${SIM_PROFILE}), prefill steps apart from decode`, start: () => startSimServer([]) },
+  { name: 'sim-mixed', what: `servelab sim-server (${SIM_PROFILE}) --enable-mixed-chunk`, start: () => startSimServer(['--enable-mixed-chunk']) },
+  {
+    name: 'foreign',
+    what: 'bench/foreign-engine (Python; decode-first, 64-token chunks, sqrt/log/power step law)',
+    start: () =>
+      startForeignEngine(['--max-running-requests', String(LIMITS.maxRunningRequests), '--chunked-prefill-size', String(LIMITS.chunkedPrefillSize), '--max-total-tokens', String(LIMITS.maxTotalTokens)]),
+  },
+];
+
+function startSimServer(extra: string[]): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(
+    process.execPath,
+    [CLI, 'sim-server', '--port', '0', '--profile', SIM_PROFILE, '--max-running-requests', String(LIMITS.maxRunningRequests), '--chunked-prefill-size', String(LIMITS.chunkedPrefillSize), '--max-total-tokens', String(LIMITS.maxTotalTokens), ...extra],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout as NonNullable<ChildProcess['stdout']> }).on('line', (line) => {
+      const match = /listening on (http:\/\/\S+)/.exec(line);
+      if (match !== null)
+        resolve({
+          url: match[1] as string,
+          stop: async () => {
+            child.kill('SIGTERM');
+            await exited;
+          },
+        });
+    });
+    child.once('exit', (code) => reject(new Error(`sim-server exited with ${code} before serving`)));
+  });
+}
+
+/** The foreign engine's step counters (the law's seconds, how late steps ended); null for engines without them. */
+async function lateness(url: string): Promise<{ lawS: number; lateS: number } | null> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const counter = (name: string): number | undefined => {
+    const match = new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(text);
+    return match === null ? undefined : Number(match[1]);
+  };
+  const lawS = counter('foreign_engine_law_seconds_total');
+  const lateS = counter('foreign_engine_late_seconds_total');
+  return lawS === undefined || lateS === undefined ? null : { lawS, lateS };
+}
+
+function servelab(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`servelab ${args.slice(0, 3).join(' ')} exited ${code}: ${stderr.trim()}`))));
+  });
+}
+
+interface Metrics {
+  throughput: number;
+  ttftP50: number;
+  ttftP90: number;
+  tpotP50: number;
+  e2eP50: number;
+  e2eP90: number;
+}
+const METRIC_NAMES: Record<keyof Metrics, string> = { throughput: 'thr', ttftP50: 'TTFT p50', ttftP90: 'TTFT p90', tpotP50: 'TPOT p50', e2eP50: 'E2E p50', e2eP90: 'E2E p90' };
+
+function readMetrics(directory: string): Metrics {
+  const metrics = (JSON.parse(readFileSync(join(directory, 'summary.json'), 'utf8')) as { metrics: Record<string, unknown> }).metrics;
+  const latencies = metrics['latencies'] as Record<string, { p50: number; p90: number }>;
+  return {
+    throughput: (metrics['throughput'] as { requestsPerSecond: number }).requestsPerSecond,
+    ttftP50: (latencies['ttftSeconds'] as { p50: number }).p50 * 1000,
+    ttftP90: (latencies['ttftSeconds'] as { p90: number }).p90 * 1000,
+    tpotP50: (latencies['tpotSeconds'] as { p50: number }).p50 * 1000,
+    e2eP50: (latencies['totalLatencySeconds'] as { p50: number }).p50 * 1000,
+    e2eP90: (latencies['totalLatencySeconds'] as { p90: number }).p90 * 1000,
+  };
+}
+
+interface Row {
+  engine: string;
+  twin: string;
+  fraction: number;
+  rate: number;
+  real: Metrics;
+  twinMetrics: Metrics;
+}
+
+interface Plan {
+  /** The server's limits as flags, from its /server_info. */
+  limits: string[];
+  capacityRps: number;
+  points: { fraction: number; rate: number; prompts: number; seed: number }[];
+}
+
+const run = (directory: string, name: string, rate: string, prompts: number, seed: number, target: string[]): Promise<string> =>
+  servelab(['node', ...WORKLOAD, '--seed', String(seed), '--request-rate', rate, '--num-prompts', String(prompts), '--output-dir', join(directory, name), '--progress', 'off', '--quiet', ...target]);
+
+/** The engine's part: calibration, capacity and the real runs; the plan is kept (plan.json) for TWIN_ENGINES_REUSE. */
+async function realPhase(engine: Engine, directory: string): Promise<Plan> {
+  const server = await engine.start();
+  try {
+    const info = (await (await fetch(`${server.url}/server_info`)).json()) as Record<string, number>;
+    const limits = [
+      '--max-running-requests', String(info['max_running_requests']),
+      '--chunked-prefill-size', String(info['chunked_prefill_size']),
+      '--max-total-tokens', String(info['max_total_num_tokens'] ?? info['max_total_tokens']),
+    ];
+    const calibrationStartedMs = performance.now();
+    const calibration = await servelab(['calibrate', '--url', server.url, '--output', join(directory, 'roofline.json'), '--measured-output', join(directory, 'measured.json'), '--quiet']);
+    process.stdout.write(`  ${engine.name}: calibrated in ${((performance.now() - calibrationStartedMs) / 1000).toFixed(0)} s\n${calibration.replace(/^/gm, '    ').trimEnd()}\n`);
+    const attach = ['--target', 'attach', '--url', server.url];
+    await run(directory, 'burst', 'inf', 200, 1, attach);
+    const capacityRps = readMetrics(join(directory, 'burst')).throughput;
+    process.stdout.write(`  ${engine.name}: capacity ${capacityRps.toFixed(2)} req/s (a burst of 200)\n`);
+    const points = FRACTIONS.map((fraction, index) => {
+      const rate = fraction * capacityRps;
+      return { fraction, rate, prompts: Math.round(Math.max(40, Math.min(240, rate * RUN_SECONDS))), seed: 11 + index };
+    });
+    for (const point of points) {
+      const before = await lateness(server.url);
+      await run(directory, `real-${point.fraction}`, point.rate.toFixed(4), point.prompts, point.seed, attach);
+      const after = await lateness(server.url);
+      if (before !== null && after !== null) {
+        const overPercent = ((after.lateS - before.lateS) / Math.max(after.lawS - before.lawS, 1e-9)) * 100;
+        process.stdout.write(`  ${engine.name} at ${point.fraction}x: its steps ended ${overPercent.toFixed(1)}% later than its law (this machine's load)\n`);
+      }
+    }
+    const plan = { limits, capacityRps, points };
+    writeFileSync(join(directory, 'plan.json'), `${JSON.stringify(plan, null, 1)}\n`);
+    return plan;
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The twin's part, in virtual time on the real runs' files: the two calibrated profiles, then the refit from the runs. */
+async function twinPhase(engineName: string, directory: string, plan: Plan): Promise<Row[]> {
+  const twins: { label: string; profile: string; extra: string[] }[] = [
+    { label: 'measured', profile: join(directory, 'measured.json'), extra: [] },
+    { label: 'roofline', profile: join(directory, 'roofline.json'), extra: [] },
+  ];
+  const refit = await servelab(['calibrate', '--from-runs', ...plan.points.map((point) => join(directory, `real-${point.fraction}`)), '--profile', join(directory, 'measured.json'), '--output', join(directory, 'refit.json'), ...plan.limits, '--quiet']);
+  process.stdout.write(`${refit.replace(/^/gm, '    ').trimEnd()}\n`);
+  twins.push({ label: 'refit', profile: join(directory, 'refit.json'), extra: refit.includes('run the twin with --enable-mixed-chunk') ? ['--enable-mixed-chunk'] : [] });
+  const rows: Row[] = [];
+  for (const twin of twins) {
+    for (const point of plan.points) {
+      const name = `twin-${twin.label}-${point.fraction}`;
+      await run(directory, name, point.rate.toFixed(4), point.prompts, point.seed, ['--target', 'sim', '--virtual-time', '--profile', twin.profile, ...plan.limits, ...twin.extra]);
+      rows.push({ engine: engineName, twin: twin.label + (twin.extra.length > 0 ? ' +mixed' : ''), fraction: point.fraction, rate: point.rate, real: readMetrics(join(directory, `real-${point.fraction}`)), twinMetrics: readMetrics(join(directory, name)) });
+    }
+  }
+  return rows;
+}
+
+function printTable(rows: Row[], root: string): void {
+  const keys = Object.keys(METRIC_NAMES) as (keyof Metrics)[];
+  const header = ['engine', 'twin', 'load', ...keys.map((key) => METRIC_NAMES[key]), 'worst'];
+  const lines: string[][] = [];
+  const csv = ['engine,twin_profile,fraction,rate_rps,metric,real,twin,error_percent'];
+  for (const row of rows) {
+    const errors = keys.map((key) => ((row.twinMetrics[key] - row.real[key]) / row.real[key]) * 100);
+    const worst = Math.max(...errors.map(Math.abs));
+    lines.push([
+      row.engine,
+      row.twin,
+      `${row.fraction.toFixed(2)}x ${row.rate.toFixed(1)}/s`,
+      ...errors.map((error) => `${error >= 0 ? '+' : ''}${error.toFixed(1)}%${Math.abs(error) > TARGET_PERCENT ? '!' : ''}`),
+      `${worst.toFixed(1)}%`,
+    ]);
+    keys.forEach((key, index) => csv.push([row.engine, row.twin, row.fraction, row.rate.toFixed(3), key, row.real[key].toFixed(3), row.twinMetrics[key].toFixed(3), (errors[index] as number).toFixed(2)].join(',')));
+  }
+  const widths = header.map((cell, index) => Math.max(cell.length, ...lines.map((line) => (line[index] as string).length)));
+  process.stdout.write(`\nTwin error against the real engine (twin - real) / real; "!" marks a miss of the ${TARGET_PERCENT}% target.\n`);
+  for (const line of [header, ...lines]) process.stdout.write(`${line.map((cell, index) => cell.padEnd(widths[index] as number)).join('  ')}\n`);
+  const within = rows.filter((row) => keys.every((key) => Math.abs((row.twinMetrics[key] - row.real[key]) / row.real[key]) * 100 <= TARGET_PERCENT)).length;
+  process.stdout.write(`${within} of ${rows.length} rows within ${TARGET_PERCENT}% on every metric.\n`);
+  writeFileSync(join(root, 'twin-engines.csv'), `${csv.join('\n')}\n`);
+}
+
+const selected = (process.env['TWIN_ENGINES'] ?? ENGINES.map((engine) => engine.name).join(',')).split(',');
+const reuse = process.env['TWIN_ENGINES_REUSE'];
+const root = reuse ?? (await mkdtemp(join(tmpdir(), 'servelab-twin-engines-')));
+process.stdout.write(`load average at start: ${loadavg().map((value) => value.toFixed(1)).join(' ')} (the real runs share this machine's cores with the engines)\n`);
+const rows: Row[] = [];
+for (const engine of ENGINES.filter((candidate) => selected.includes(candidate.name))) {
+  process.stdout.write(`\n${engine.name}: ${engine.what}${reuse === undefined ? '' : ` (real runs reused from ${reuse})`}\n`);
+  const directory = join(root, engine.name);
+  try {
+    const plan = reuse === undefined ? await realPhase(engine, directory) : (JSON.parse(readFileSync(join(directory, 'plan.json'), 'utf8')) as Plan);
+    rows.push(...(await twinPhase(engine.name, directory, plan)));
+  } catch (error) {
+    process.stdout.write(`  ${engine.name} failed: ${(error as Error).message}\n`);
+  }
+}
+printTable(rows, root);
+process.stdout.write(`load average at end: ${loadavg().map((value) => value.toFixed(1)).join(' ')}\n`);
+if (process.env['BENCH_KEEP'] === '1' || reuse !== undefined) process.stdout.write(`runs and twin-engines.csv (every figure, real and twin) kept in ${root}\n`);
+else await rm(root, { recursive: true, force: true });
