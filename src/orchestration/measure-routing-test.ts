@@ -52,7 +52,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       if (config.flushCache) await Promise.all(serverUrls.map((url) => flushServerCache(url)));
     }
     throwIfInterrupted(options.signal);
-    servers.forEach((server, node) => watch.watch(server.name, server.exited, node));
+    servers.forEach((server, node) => watch.watch(server.name, server.exited, node, server.node));
     watch.watch('taps', taps?.exited);
     watch.watch(router.handle.name, router.handle.exited);
 
@@ -65,7 +65,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
         router: router.control,
         clock,
         onCrash: (node) => watch.expect(servers[node]?.name ?? `node-${node}`),
-        onRelaunch: (node, server) => watch.watch(server.name, server.exited, node),
+        onRelaunch: (node, server) => watch.watch(server.name, server.exited, node, server.node),
       });
     }
     const metricsUrls = config.collectPerNodeMetrics ? servers.map((server) => `${server.url}/metrics`) : [];
@@ -107,7 +107,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     await run.finishScrape(serverMetrics, load);
     // Where everything ran: kept beside the configuration, not in it, so a run's config.json can be run again.
     const extras: Record<string, unknown> = {
-      cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url },
+      cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url, ...serverNodesExtra(servers) },
       harness: harnessMeasurements,
     };
     const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords)];
@@ -158,3 +158,12 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
  */
 export const PD_NOT_MODELLED_NOTICE =
   'prefill/decode on the simulated engine: pairs, bootstrap fields and both legs are real, but each decode server prefills the prompt itself (no KV transfer is modelled yet), so latencies are not those of a PD deployment and the phase columns (prefill_queue_time ... decode_queue_time) are empty';
+
+/**
+ * The node each server ran on by name (a Slurm node), beside `serverUrls` in `extras.cluster`: the per-node tables name
+ * it beside the URL. Nothing when the servers ran on this host.
+ */
+function serverNodesExtra(servers: readonly ServerHandle[]): { serverNodes?: (string | null)[] } {
+  if (servers.every((server) => server.node === undefined)) return {};
+  return { serverNodes: servers.map((server) => server.node ?? null) };
+}

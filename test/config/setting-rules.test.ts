@@ -24,6 +24,9 @@ describe('settings that would be silently ignored are refused', () => {
     ['virtual time over an OpenAI protocol', { virtualTime: true, protocol: 'openai-completions' }, /--virtual-time simulates SGLang's native protocol/],
     ['virtual time without streaming', { virtualTime: true, stream: false }, /drop --no-stream/],
     ['stopping at EOS on the simulated engine, which has no EOS', { ignoreEos: false }, /--no-ignore-eos .* the simulated engine has none/],
+    ['Slurm placement in virtual time, which launches nothing', { launcher: 'slurm', virtualTime: true }, /--virtual-time launches nothing, so there is nothing for --launcher slurm to place/],
+    ['Slurm placement for an attached server', { launcher: 'slurm', target: 'attach', url: 'http://127.0.0.1:1' }, /--target attach launches no server/],
+    ['servers per node without Slurm', { gpusPerNode: 2 }, /--gpus-per-node says how many servers share a Slurm node; add --launcher slurm/],
     ['stopping at EOS in virtual time', { ignoreEos: false, target: 'attach', url: 'http://127.0.0.1:1', virtualTime: true }, /--no-ignore-eos/],
   ];
   for (const [what, settings, message] of cases) {

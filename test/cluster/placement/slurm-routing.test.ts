@@ -1,0 +1,105 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCli } from '../../helpers/cli.js';
+import { slurmMissing, startSlurmCluster, type SlurmTestCluster } from '../../helpers/slurm-cluster.js';
+
+const fastProfile = fileURLToPath(new URL('../../fixtures/profiles/simple-2ms.json', import.meta.url));
+const NUM_PROMPTS = 300;
+
+/** The same routing test, only the launcher differs: 3 simulated servers behind the builtin router. */
+function routeArgs(outputDir: string): string[] {
+  return ['route', '--num-gpus', '3', '--request-rate', '30', '--num-prompts', String(NUM_PROMPTS), '--random-input-len', '16', '--random-output-len', '8', '--profile', fastProfile, '--routing-policy', 'round_robin', '--output-dir', outputDir, '--progress', 'lines', '--seed', '7'];
+}
+
+/** Every file of a run directory, by path inside it. */
+function filesOf(directory: string, prefix = ''): string[] {
+  return readdirSync(join(directory, prefix), { withFileTypes: true })
+    .flatMap((entry) => (entry.isDirectory() ? filesOf(directory, join(prefix, entry.name)) : [join(prefix, entry.name)]))
+    .sort();
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return probe();
+}
+
+describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm over 3 nodes', () => {
+  let cluster: SlurmTestCluster;
+  let workDirectory: string;
+  beforeAll(async () => {
+    workDirectory = await mkdtemp(join(tmpdir(), 'servelab-slurm-route-'));
+    cluster = await startSlurmCluster(3);
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await rm(workDirectory, { recursive: true, force: true });
+  }, 60_000);
+
+  it('writes the same files as on one host, names each server\'s node, records a killed server step as an event naming its node, loses no record and leaves no step', async () => {
+    const allocatedAtMs = Date.now();
+    const allocation = await cluster.allocate(3);
+    const slurmDir = join(workDirectory, 'slurm');
+    const run = startCli([...routeArgs(slurmDir), '--launcher', 'slurm'], { env: allocation.env });
+    try {
+      // Server 1 (node-1) runs on the allocation's second node; its step is killed once the load is under way.
+      const step = await waitFor(async () => {
+        const steps = await cluster.command('squeue', ['--noheader', '--steps', '--format=%i %j %N']);
+        return steps.split('\n').map((line) => line.trim().split(' ')).find(([, name]) => name === 'node-1');
+      }, 60_000);
+      expect(step, run.stderr()).toBeDefined();
+      expect(step?.[2]).toBe('n2');
+      expect(await waitFor(async () => (/sending|\d+\/\d+/.test(run.stderr()) && existsSync(join(slurmDir, 'requests.jsonl')) ? true : undefined), 60_000), run.stderr()).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await cluster.command('scancel', ['--signal=KILL', step?.[0] as string]);
+      const exit = await run.done;
+      expect(exit.code, `${run.stderr().slice(-2000)}`).toBe(0);
+    } finally {
+      run.child.kill('SIGKILL');
+    }
+    // Nothing left running in the allocation once servelab is done.
+    expect(await cluster.runningSteps()).toEqual([]);
+
+    const summary = JSON.parse(readFileSync(join(slurmDir, 'summary.json'), 'utf8')) as {
+      metrics?: { routing?: { nodes: { node: number | null; host: string; placedOn?: string }[] } };
+      events?: { kind: string; node?: number; detail?: string }[];
+      run?: { t0EpochSeconds?: number };
+    };
+    const events = summary.events ?? [];
+    const death = events.find((event) => event.kind === 'process_exit');
+    expect(death, JSON.stringify(events)).toBeDefined();
+    expect(death?.node).toBe(1);
+    expect(death?.detail).toContain('node-1 on node n2 was killed by SIGKILL');
+    // Every request is a record: those that needed the dead server are failures, none is missing.
+    const records = readFileSync(join(slurmDir, 'requests.jsonl'), 'utf8').trim().split('\n');
+    expect(records).toHaveLength(NUM_PROMPTS);
+    expect((summary.metrics?.routing?.nodes ?? []).map((node) => [node.node, node.placedOn]).sort()).toEqual([
+      [0, 'n1'],
+      [1, 'n2'],
+      [2, 'n3'],
+    ]);
+    const nodesCsv = readFileSync(join(slurmDir, 'nodes.csv'), 'utf8').trim().split('\n');
+    expect(nodesCsv[0]?.split(',').at(-1)).toBe('placed_on');
+    expect(nodesCsv.slice(1).map((line) => line.split(',').at(-1))).toEqual(['n1', 'n2', 'n3']);
+    // Each process's log says which step and node it was.
+    expect(readFileSync(join(slurmDir, 'logs', 'node-2.log'), 'utf8')).toMatch(/# servelab: step \d+\.\d+ on node n3/);
+
+    // Record times are seconds after t0 (epoch seconds in summary.json).
+    const firstArrivalS = (summary.run?.t0EpochSeconds ?? Number.NaN) + Math.min(...records.map((line) => (JSON.parse(line) as { arrival_time: number }).arrival_time));
+    console.log(`salloc to first request on the test cluster: ${(firstArrivalS * 1000 - allocatedAtMs).toFixed(0)} ms`);
+
+    // The same test on one host writes the same files.
+    const localDir = join(workDirectory, 'local');
+    const local = startCli(routeArgs(localDir));
+    expect((await local.done).code, local.stderr().slice(-2000)).toBe(0);
+    expect(filesOf(slurmDir)).toEqual(filesOf(localDir));
+  }, 240_000);
+});
