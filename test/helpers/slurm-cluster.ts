@@ -32,9 +32,10 @@ export interface SlurmTestCluster {
   command(program: string, args: string[]): Promise<string>;
   /**
    * What `salloc` does before it starts a shell: an allocation of `nodeCount` nodes (`salloc --no-shell`), with a time
-   * limit. The environment a shell inside it would have: SLURM_CONF, SLURM_JOB_ID and SLURM_JOB_NODELIST.
+   * limit (null: none, the partition's unlimited). The environment a shell inside it would have: SLURM_CONF,
+   * SLURM_JOB_ID and SLURM_JOB_NODELIST.
    */
-  allocate(nodeCount: number, timeLimitMinutes?: number): Promise<SlurmAllocation>;
+  allocate(nodeCount: number, timeLimitMinutes?: number | null): Promise<SlurmAllocation>;
   /** Job steps still running in this cluster (`squeue --steps`), as `JOBID.STEPID`. */
   runningSteps(): Promise<string[]>;
   /** Ends every job, every daemon it started (by process id) and removes the directory. Safe to call twice. */
@@ -101,7 +102,8 @@ export async function startSlurmCluster(nodeCount = 3): Promise<SlurmTestCluster
     env,
     command,
     async allocate(count, timeLimitMinutes = 10) {
-      const { stderr } = await run('salloc', ['--no-shell', `--nodes=${count}`, `--time=${timeLimitMinutes}`, '--job-name=servelab-test', '--immediate=20'], { env, timeout: 30_000 });
+      const limit = timeLimitMinutes === null ? [] : [`--time=${timeLimitMinutes}`];
+      const { stderr } = await run('salloc', ['--no-shell', `--nodes=${count}`, ...limit, '--job-name=servelab-test', '--immediate=20'], { env, timeout: 30_000 });
       const jobId = /Granted job allocation (\d+)/.exec(stderr)?.[1];
       if (jobId === undefined) throw new Error(`salloc granted no allocation: ${stderr}`);
       const nodeList = (await command('squeue', ['--noheader', '--jobs', jobId, '--format=%N'])).trim();

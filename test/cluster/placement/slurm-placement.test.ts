@@ -78,6 +78,17 @@ describe.skipIf(slurmMissing() !== undefined)('the Slurm placement', () => {
     expect((error as Error).message).toContain('n1, n2, n3');
   });
 
+  it('refuses an allocation without a time limit, saying how to set one', async () => {
+    const unlimited = await cluster.allocate(1, null);
+    try {
+      const error: unknown = await readSlurmAllocation(unlimited.env).catch((caught: unknown) => caught);
+      expect((error as ServelabError).code).toBe('INVALID_CONFIG');
+      expect((error as Error).message).toContain('salloc --time');
+    } finally {
+      await cluster.command('scancel', [unlimited.jobId]);
+    }
+  });
+
   it('says what to do outside an allocation', async () => {
     const outside = { ...allocation.env };
     delete outside['SLURM_JOB_ID'];

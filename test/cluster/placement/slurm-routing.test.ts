@@ -102,4 +102,54 @@ describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm ov
     expect((await local.done).code, local.stderr().slice(-2000)).toBe(0);
     expect(filesOf(slurmDir)).toEqual(filesOf(localDir));
   }, 240_000);
+
+  it('applies a failure schedule to servers on other nodes: hang, crash and restore through their steps, each event naming the node', async () => {
+    const allocation = await cluster.allocate(3);
+    const outputDir = join(workDirectory, 'failures');
+    const schedule = JSON.stringify([
+      { atS: 2, action: 'hang', nodes: [2] },
+      { atS: 3, action: 'restore', nodes: [2] },
+      { atS: 4, action: 'crash', nodes: [1] },
+      { atS: 6, action: 'restore', nodes: [1] },
+    ]);
+    const run = startCli([...routeArgs(outputDir), '--launcher', 'slurm', '--failure-schedule', schedule], { env: allocation.env });
+    try {
+      const exit = await run.done;
+      expect(exit.code, run.stderr().slice(-2000)).toBe(0);
+    } finally {
+      run.child.kill('SIGKILL');
+    }
+    expect(await cluster.runningSteps()).toEqual([]);
+    const summary = JSON.parse(readFileSync(join(outputDir, 'summary.json'), 'utf8')) as { events?: { kind: string; node?: number; detail?: string }[] };
+    const events = (summary.events ?? []).map((event) => [event.kind, event.node, /^on node [^\s:]+/.exec(event.detail ?? '')?.[0]]);
+    expect(events).toEqual([
+      ['hang', 2, 'on node n3'],
+      ['restore', 2, 'on node n3'],
+      ['crash', 1, 'on node n2'],
+      ['restore', 1, 'on node n2'],
+    ]);
+    expect(readFileSync(join(outputDir, 'requests.jsonl'), 'utf8').trim().split('\n')).toHaveLength(NUM_PROMPTS);
+    // The relaunched server is a new step on the same node: its log names two steps, both on n2.
+    const steps = [...readFileSync(join(outputDir, 'logs', 'node-1.log'), 'utf8').matchAll(/# servelab: step (\d+\.\d+) on node (\S+)/g)];
+    expect(steps.map((match) => match[2])).toEqual(['n2', 'n2']);
+    expect(steps[0]?.[1]).not.toBe(steps[1]?.[1]);
+  }, 240_000);
+
+  for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+    it(`leaves no step running when servelab gets ${signal} mid-run`, async () => {
+      const allocation = await cluster.allocate(3);
+      const outputDir = join(workDirectory, `signal-${signal}`);
+      const run = startCli([...routeArgs(outputDir), '--launcher', 'slurm'], { env: allocation.env });
+      try {
+        expect(await waitFor(async () => (existsSync(join(outputDir, 'requests.jsonl')) && (await cluster.runningSteps()).length >= 4 ? true : undefined), 60_000), run.stderr()).toBe(true);
+        run.child.kill(signal);
+        await run.done;
+      } finally {
+        run.child.kill('SIGKILL');
+      }
+      // SIGTERM: servelab stops its steps itself. SIGKILL: its watchdog kills each srun, and Slurm ends a step whose srun is gone.
+      const left = await waitFor(async () => ((await cluster.runningSteps()).length === 0 ? [] : undefined), 30_000);
+      expect(left ?? (await cluster.runningSteps())).toEqual([]);
+    }, 120_000);
+  }
 });

@@ -31,6 +31,11 @@ export async function readSlurmAllocation(env: NodeJS.ProcessEnv = process.env):
   // Slurm's compressed form (gpu[01-04,07]) expanded by Slurm itself.
   const nodes = (await slurmCommand('scontrol', ['show', 'hostnames', nodeList], env)).split('\n').map((line) => line.trim()).filter((line) => line !== '');
   if (nodes.length === 0) throw new ServelabError('INVALID_CONFIG', `SLURM_JOB_NODELIST (${nodeList}) names no node; run servelab inside an allocation that holds nodes`);
+  // Nothing may outlive the run by more than the allocation's own limit: an allocation without one is refused.
+  const timeLimit = (await slurmCommand('squeue', ['--noheader', '--jobs', jobId, '--format=%l'], env)).trim();
+  if (timeLimit === 'UNLIMITED' || timeLimit === 'INFINITE') {
+    throw new ServelabError('INVALID_CONFIG', `Slurm job ${jobId} has no time limit, so a step servelab could not end would run for ever: start the allocation with one (salloc --time 60 ...)`);
+  }
   const addresses = parseNodeAddresses(await slurmCommand('scontrol', ['show', 'node', '--oneliner', nodes.join(',')], env));
   for (const node of nodes) if (!addresses.has(node)) addresses.set(node, node);
   return { jobId, nodes, addresses };
