@@ -57,6 +57,8 @@ export const serverSettingsSchema = z.object({
   pythonExecutable: z.string().min(1).default('python'),
   /** How long a launched server may take to become ready. */
   readyTimeoutS: z.number().positive().optional(),
+  /** sglang with --launcher slurm: nodes one server spans (SGLang's --nnodes); only its rank 0 serves HTTP. */
+  nnodes: positiveInteger.optional(),
 });
 
 export const workloadSettingsSchema = z.object({

@@ -59,7 +59,13 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
     readonly stoppedEarly: () => boolean,
     chosen: ChosenPlacement,
   ) {
-    this.context = { placement: chosen.placement, logsPath: directory.logsPath, serverNode: roundRobinNodes(chosen.serverNodes) };
+    const groups = chosen.serverNodeGroups;
+    this.context = {
+      placement: chosen.placement,
+      logsPath: directory.logsPath,
+      serverNode: roundRobinNodes(chosen.serverNodes),
+      ...(groups === undefined ? {} : { serverNodeGroup: (index: number) => groups[index] }),
+    };
   }
 
   /**

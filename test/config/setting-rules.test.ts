@@ -26,6 +26,9 @@ describe('settings that would be silently ignored are refused', () => {
     ['stopping at EOS on the simulated engine, which has no EOS', { ignoreEos: false }, /--no-ignore-eos .* the simulated engine has none/],
     ['Slurm placement in virtual time, which launches nothing', { launcher: 'slurm', virtualTime: true }, /--virtual-time launches nothing, so there is nothing for --launcher slurm to place/],
     ['Slurm placement for an attached server', { launcher: 'slurm', target: 'attach', url: 'http://127.0.0.1:1' }, /--target attach launches no server/],
+    ['a multi-node server on the simulated engine', { nnodes: 2, launcher: 'slurm' }, /--nnodes 2 spans one SGLang server over nodes of a Slurm allocation; it needs --target sglang and --launcher slurm/],
+    ['a multi-node server without Slurm', { nnodes: 2, target: 'sglang', modelPath: 'm' }, /it needs --target sglang and --launcher slurm/],
+    ['servers per node beside servers spanning nodes', { nnodes: 2, target: 'sglang', modelPath: 'm', launcher: 'slurm', gpusPerNode: 2 }, /--nnodes gives each server whole nodes/],
     ['servers per node without Slurm', { gpusPerNode: 2 }, /--gpus-per-node says how many servers share a Slurm node; add --launcher slurm/],
     ['stopping at EOS in virtual time', { ignoreEos: false, target: 'attach', url: 'http://127.0.0.1:1', virtualTime: true }, /--no-ignore-eos/],
   ];

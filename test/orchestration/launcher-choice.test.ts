@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { localPlacement } from '../../src/cluster/placement/local/local-placement.js';
 import { ServelabError } from '../../src/errors/servelab-error.js';
-import { choosePlacement, spreadServers } from '../../src/orchestration/launcher-choice.js';
+import { choosePlacement, nodeGroups, spreadServers } from '../../src/orchestration/launcher-choice.js';
 
 describe('where a run places its servers', () => {
   it('spreads servers over every node, or over as few as hold them at --gpus-per-node', () => {
@@ -13,6 +13,11 @@ describe('where a run places its servers', () => {
 
   it('refuses more servers than the allocation holds at --gpus-per-node, naming its nodes', () => {
     expect(() => spreadServers(['n1', 'n2'], 5, 2)).toThrow(/5 servers at --gpus-per-node 2 need 3 nodes, and the allocation has 2 \(n1, n2\)/);
+  });
+
+  it('gives each server spanning nodes its own consecutive nodes, rank 0 first, and refuses too few', () => {
+    expect(nodeGroups(['n1', 'n2', 'n3', 'n4'], 2, 2)).toEqual([['n1', 'n2'], ['n3', 'n4']]);
+    expect(() => nodeGroups(['n1', 'n2', 'n3'], 2, 2)).toThrow(/2 servers of --nnodes 2 need 4 nodes, and the allocation has 3/);
   });
 
   it('runs locally by default, and refuses --launcher slurm outside an allocation, naming salloc', async () => {

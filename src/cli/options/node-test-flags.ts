@@ -42,6 +42,7 @@ export const serverFlags: FlagSpec[] = [
   { flag: 'extra-server-arg', key: 'extraServerArgs', kind: 'value', valueName: 'arg', repeatable: true, group: SERVER, description: 'an extra argument passed verbatim to the server (repeat for several)' },
   { flag: 'profile', key: 'profile', kind: 'value', valueName: 'name|file', defaultText: 'llama-3-8b-h100', group: SERVER, description: 'sim: engine cost profile, built-in name or JSON file' },
   { flag: 'python-executable', key: 'pythonExecutable', kind: 'value', valueName: 'path', defaultText: 'python', group: SERVER, description: 'sglang: the Python interpreter with SGLang installed' },
+  { flag: 'nnodes', key: 'nnodes', kind: 'value', valueName: 'n', parse: parseInteger, group: SERVER, description: "sglang with --launcher slurm: nodes one server spans (SGLang's --nnodes, --node-rank, --dist-init-addr); only rank 0 serves HTTP and is registered with the router" },
   { flag: 'ready-timeout', key: 'readyTimeoutS', kind: 'value', valueName: 'seconds', parse: parseNumber, group: SERVER, description: 'how long a launched server may take to get ready (sim 30, sglang 600)' },
 ];
 

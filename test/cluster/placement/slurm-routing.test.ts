@@ -1,10 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCli } from '../../helpers/cli.js';
+import { cliPath, startCli } from '../../helpers/cli.js';
+import { findFreePort } from '../../../src/cluster/ports.js';
 import { slurmMissing, startSlurmCluster, type SlurmTestCluster } from '../../helpers/slurm-cluster.js';
 
 const fastProfile = fileURLToPath(new URL('../../fixtures/profiles/simple-2ms.json', import.meta.url));
@@ -152,4 +153,42 @@ describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm ov
       expect(left ?? (await cluster.runningSteps())).toEqual([]);
     }, 120_000);
   }
+
+  it('launches a multi-node SGLang server (stand-in python): every rank with --nnodes, --node-rank and one --dist-init-addr, only rank 0 behind the router', async () => {
+    const allocation = await cluster.allocate(3);
+    const outputDir = join(workDirectory, 'nnodes');
+    const recordPath = join(workDirectory, 'stand-in-calls.jsonl');
+    const standIns = fileURLToPath(new URL('../../fixtures/stand-ins/', import.meta.url));
+    const basePort = await findFreePort();
+    const run = startCli(
+      ['route', '--target', 'sglang', '--model-path', 'meta-llama/Meta-Llama-3-8B-Instruct', '--launcher', 'slurm', '--nnodes', '3', '--num-gpus', '1', '--base-port', String(basePort),
+        '--num-prompts', '20', '--request-rate', '20', '--random-input-len', '16', '--random-output-len', '8', '--output-dir', outputDir, '--progress', 'off'],
+      { env: { ...allocation.env, PATH: `${standIns}${delimiter}${process.env['PATH'] ?? ''}`, STANDIN_MODE: 'ready', STANDIN_RECORD: recordPath, STANDIN_SERVELAB_CLI: cliPath, STANDIN_PROFILE: fastProfile } },
+    );
+    try {
+      expect((await run.done).code, run.stderr().slice(-2000)).toBe(0);
+    } finally {
+      run.child.kill('SIGKILL');
+    }
+    expect(await cluster.runningSteps()).toEqual([]);
+    const calls = readFileSync(recordPath, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { args: string[] }).args);
+    const value = (args: string[], flag: string): string | undefined => args[args.indexOf(flag) + 1];
+    const ranks = calls.map((args) => [value(args, '--nnodes'), value(args, '--node-rank'), value(args, '--dist-init-addr')]).sort();
+    const address = ranks[0]?.[2];
+    expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(ranks).toEqual([
+      ['3', '0', address],
+      ['3', '1', address],
+      ['3', '2', address],
+    ]);
+    // Each rank ran on its own node: its log names the step's node.
+    for (const [rank, node] of [['rank-1', 'n2'], ['rank-2', 'n3']]) {
+      expect(readFileSync(join(outputDir, 'logs', `node-0-${rank}.log`), 'utf8')).toMatch(new RegExp(`# servelab: step \\d+\\.\\d+ on node ${node}`));
+    }
+    expect(readFileSync(join(outputDir, 'logs', 'node-0.log'), 'utf8')).toMatch(/# servelab: step \d+\.\d+ on node n1/);
+    // One server behind the router: rank 0's URL.
+    const summary = JSON.parse(readFileSync(join(outputDir, 'summary.json'), 'utf8')) as { extras?: { cluster?: { serverUrls?: string[]; serverNodes?: string[] } } };
+    expect(summary.extras?.cluster?.serverUrls).toEqual([`http://127.0.0.1:${basePort}`]);
+    expect(summary.extras?.cluster?.serverNodes).toEqual(['n1']);
+  }, 180_000);
 });
