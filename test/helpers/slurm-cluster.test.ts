@@ -19,7 +19,10 @@ function isAlive(pid: number): boolean {
 
 describe.skipIf(slurmMissing() !== undefined)('the test Slurm cluster', () => {
   it('runs steps on each of its nodes, two clusters side by side, and leaves nothing behind', async () => {
+    const startedMs = Date.now();
     const [first, second] = await Promise.all([startSlurmCluster(3), startSlurmCluster(2)]);
+    // A figure for docs/slurm.md, not an assertion: the machine may be loaded.
+    console.log(`two test clusters (3 and 2 nodes) up side by side in ${Date.now() - startedMs} ms`);
     const daemonPids: number[] = [];
     try {
       expect(first.nodes).toEqual(['n1', 'n2', 'n3']);

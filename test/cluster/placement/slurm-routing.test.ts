@@ -191,4 +191,20 @@ describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm ov
     expect(summary.extras?.cluster?.serverUrls).toEqual([`http://127.0.0.1:${basePort}`]);
     expect(summary.extras?.cluster?.serverNodes).toEqual(['n1']);
   }, 180_000);
+
+  it('runs a node test\'s server on the allocation\'s first node', async () => {
+    const allocation = await cluster.allocate(2);
+    const outputDir = join(workDirectory, 'node-test');
+    const run = startCli(['node', '--launcher', 'slurm', '--request-rate', '40', '--num-prompts', '40', '--random-input-len', '16', '--random-output-len', '8', '--profile', fastProfile, '--output-dir', outputDir, '--progress', 'off'], { env: allocation.env });
+    try {
+      expect((await run.done).code, run.stderr().slice(-2000)).toBe(0);
+    } finally {
+      run.child.kill('SIGKILL');
+    }
+    expect(await cluster.runningSteps()).toEqual([]);
+    expect(readFileSync(join(outputDir, 'requests.jsonl'), 'utf8').trim().split('\n')).toHaveLength(40);
+    const log = readdirSync(join(outputDir, 'logs')).find((name) => name.endsWith('.log') && readFileSync(join(outputDir, 'logs', name), 'utf8').includes('# servelab: step'));
+    expect(log).toBeDefined();
+    expect(readFileSync(join(outputDir, 'logs', log as string), 'utf8')).toMatch(/# servelab: step \d+\.\d+ on node n1/);
+  }, 120_000);
 });
