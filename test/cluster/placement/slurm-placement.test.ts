@@ -1,7 +1,12 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insideSlurmAllocation, readSlurmAllocation } from '../../../src/cluster/placement/slurm/slurm-allocation.js';
 import { openSlurmPlacement, type SlurmPlacement } from '../../../src/cluster/placement/slurm/slurm-placement.js';
 import type { ServelabError } from '../../../src/errors/servelab-error.js';
+import { RoutingTest } from '../../../src/index.js';
 import { slurmMissing, startSlurmCluster, type SlurmAllocation, type SlurmTestCluster } from '../../helpers/slurm-cluster.js';
 import { placementConformance } from './placement-conformance.js';
 
@@ -88,6 +93,20 @@ describe.skipIf(slurmMissing() !== undefined)('the Slurm placement', () => {
       await cluster.command('scancel', [unlimited.jobId]);
     }
   });
+
+  it('runs a library routing test whose servers it places on named nodes', async () => {
+    const outputDir = await mkdtemp(join(tmpdir(), 'servelab-slurm-library-'));
+    try {
+      const profile = fileURLToPath(new URL('../../fixtures/profiles/simple-2ms.json', import.meta.url));
+      const test = new RoutingTest({ numGpus: 2, requestRate: 100, numPrompts: 20, randomInputLen: 16, randomOutputLen: 4, profile, outputDir, warmupRequests: 0, progress: 'off' });
+      const result = await test.run({ placement, serverNodes: ['n3', 'n2'] });
+      expect(result.status).toBe('completed');
+      expect(result.run.records.every((record) => record.success)).toBe(true);
+      expect((result.run.extras?.['cluster'] as { serverNodes?: string[] }).serverNodes).toEqual(['n3', 'n2']);
+    } finally {
+      await rm(outputDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('says what to do outside an allocation', async () => {
     const outside = { ...allocation.env };
