@@ -66,8 +66,16 @@ const READY_TIMEOUT_MS = 30_000;
 /** How long the jobs may take to end at teardown before their step daemons are killed by process id. */
 const JOBS_END_TIMEOUT_MS = 10_000;
 
+export interface SlurmTestClusterOptions {
+  /**
+   * What Slurm sets CUDA_VISIBLE_DEVICES to in every task, over what srun exported, as it does in a step holding GPUs
+   * on a site with GPUs (here through a TaskProlog, the test machine having none). Absent: Slurm leaves it alone.
+   */
+  stepGpus?: string;
+}
+
 /** Brings up a cluster of `nodeCount` nodes; resolves once every node is idle. */
-export async function startSlurmCluster(nodeCount = 3): Promise<SlurmTestCluster> {
+export async function startSlurmCluster(nodeCount = 3, options: SlurmTestClusterOptions = {}): Promise<SlurmTestCluster> {
   const directory = await mkdtemp(join(tmpdir(), 'servelab-slurm-'));
   // munged (running as the munge user) must reach its socket's directory; it refuses a directory others may write.
   await chmod(directory, 0o755);
@@ -83,7 +91,13 @@ export async function startSlurmCluster(nodeCount = 3): Promise<SlurmTestCluster
   const nodePorts: number[] = [];
   for (const _node of nodes) nodePorts.push(await findFreePort());
   const confPath = join(directory, 'slurm.conf');
-  await writeFile(confPath, slurmConf({ directory, mungeSocket, controllerPort, nodes, nodePorts }));
+  let taskProlog: string | undefined;
+  if (options.stepGpus !== undefined) {
+    taskProlog = join(directory, 'task-prolog.sh');
+    // A TaskProlog's `export NAME=value` lines go into the task's environment.
+    await writeFile(taskProlog, `#!/bin/sh\necho "export CUDA_VISIBLE_DEVICES=${options.stepGpus}"\n`, { mode: 0o755 });
+  }
+  await writeFile(confPath, slurmConf({ directory, mungeSocket, controllerPort, nodes, nodePorts, taskProlog }));
   const env: NodeJS.ProcessEnv = { ...process.env, SLURM_CONF: confPath };
 
   const daemons: SupervisedProcess[] = [];
@@ -141,8 +155,8 @@ export async function startSlurmCluster(nodeCount = 3): Promise<SlurmTestCluster
   }
 }
 
-function slurmConf(settings: { directory: string; mungeSocket: string; controllerPort: number; nodes: string[]; nodePorts: number[] }): string {
-  const { directory, mungeSocket, controllerPort, nodes, nodePorts } = settings;
+function slurmConf(settings: { directory: string; mungeSocket: string; controllerPort: number; nodes: string[]; nodePorts: number[]; taskProlog: string | undefined }): string {
+  const { directory, mungeSocket, controllerPort, nodes, nodePorts, taskProlog } = settings;
   const host = hostname();
   const lines = [
     'ClusterName=servelabtest',
@@ -174,6 +188,7 @@ function slurmConf(settings: { directory: string; mungeSocket: string; controlle
     'MailProg=/bin/true',
     // A cancelled step's processes get SIGKILL 2 s after SIGTERM (default 30 s).
     'KillWait=2',
+    ...(taskProlog === undefined ? [] : [`TaskProlog=${taskProlog}`]),
     ...nodes.map((node, index) => `NodeName=${node} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${nodePorts[index]} CPUs=16 State=UNKNOWN`),
     'PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP',
   ];

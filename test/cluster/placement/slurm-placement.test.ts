@@ -44,6 +44,24 @@ describe.skipIf(slurmMissing() !== undefined)('the Slurm placement', () => {
     await child.stop();
   });
 
+  it('gives the process the GPUs servelab chose, over the CUDA_VISIBLE_DEVICES Slurm sets in a step', async () => {
+    // A cluster whose steps get CUDA_VISIBLE_DEVICES from Slurm, as steps holding GPUs do.
+    const gpuCluster = await startSlurmCluster(1, { stepGpus: '0,1,2,3,4,5,6,7' });
+    try {
+      const gpuPlacement = await openSlurmPlacement((await gpuCluster.allocate(1)).env);
+      const gpusOf = async (env: Record<string, string> | undefined): Promise<string> => {
+        const child = gpuPlacement.spawn({ name: 'gpu-probe', command: 'sh', args: ['-c', 'echo "gpus $CUDA_VISIBLE_DEVICES"'], ...(env === undefined ? {} : { env }) });
+        const [line] = await child.waitForLine(/^gpus .*$/, 15_000, 'print its GPUs');
+        await child.stop();
+        return line;
+      };
+      expect(await gpusOf(undefined)).toBe('gpus 0,1,2,3,4,5,6,7');
+      expect(await gpusOf({ CUDA_VISIBLE_DEVICES: '2,3' })).toBe('gpus 2,3');
+    } finally {
+      await gpuCluster.stop();
+    }
+  }, 60_000);
+
   it('crashes, hangs and resumes a step by signal, and reports the signal that ended it', async () => {
     const ticker = 'let n = 0; setInterval(() => console.log("tick " + n++), 50);';
     const child = placement.spawn({ name: 'signal-probe', command: process.execPath, args: ['-e', ticker], node: 'n2' });

@@ -40,7 +40,7 @@ export class SlurmPlacement implements ProcessPlacement {
       name: request.name,
       command: 'srun',
       args: [...this.#stepArgs(node, request.name), 'sh', '-c', STEP_WRAPPER, 'sh', request.command, ...request.args],
-      env: childEnv({ ...slurmVariables(this.env), ...(request.env ?? {}) }),
+      env: childEnv({ ...slurmVariables(this.env), ...(request.env ?? {}), ...gpuChoice(request.env) }),
       logPath: request.logPath,
       // srun itself, when the step never started: a second SIGINT-like stop is quick.
       stopGraceMs: 2_000,
@@ -94,4 +94,10 @@ export class SlurmPlacement implements ProcessPlacement {
 /** The placement for the allocation `env` describes (SLURM_JOB_ID, SLURM_JOB_NODELIST): INVALID_CONFIG outside one. */
 export async function openSlurmPlacement(env: NodeJS.ProcessEnv = process.env): Promise<SlurmPlacement> {
   return new SlurmPlacement(await readSlurmAllocation(env), env);
+}
+
+/** The GPUs servelab chose for a process, under a name Slurm leaves alone: the step wrapper sets them last. */
+function gpuChoice(env: Record<string, string> | undefined): Record<string, string> {
+  const devices = env?.['CUDA_VISIBLE_DEVICES'];
+  return devices === undefined ? {} : { SERVELAB_CUDA_VISIBLE_DEVICES: devices };
 }

@@ -8,13 +8,16 @@
  *   killed with it. Slurm alone would miss those: without cgroups (proctrack/linuxproc) it finds a step's processes
  *   by parentage, and a worker whose parent died has been handed to init;
  * - a SIGTERM (scancel --signal TERM) goes on to the whole group; the command's own exit status, or the signal
- *   that ended it, becomes the step's, so srun reports it.
+ *   that ended it, becomes the step's, so srun reports it;
+ * - the GPUs servelab chose (`CUDA_VISIBLE_DEVICES`, carried as SERVELAB_CUDA_VISIBLE_DEVICES) are set last: Slurm
+ *   sets CUDA_VISIBLE_DEVICES itself in a step that holds GPUs, over what srun exported.
  *
  * Arguments: the command and its arguments (`sh -c STEP_WRAPPER sh command args...`).
  */
 export const STEP_WRAPPER = [
   'echo "# servelab: step $SLURM_JOB_ID.$SLURM_STEP_ID on node $SLURMD_NODENAME"',
   // A background job of a non-interactive shell leads no group, so setsid makes one without forking: $! leads it.
+  'if [ -n "${SERVELAB_CUDA_VISIBLE_DEVICES:-}" ]; then export CUDA_VISIBLE_DEVICES="$SERVELAB_CUDA_VISIBLE_DEVICES"; fi',
   'setsid "$@" </dev/null & leader=$!',
   "trap 'kill -TERM -- -$leader 2>/dev/null' TERM INT HUP",
   // wait returns early when a trapped signal arrives: wait again until the leader is gone (reaped, so kill -0 fails).
