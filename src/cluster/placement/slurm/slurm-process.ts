@@ -5,6 +5,14 @@ import type { SupervisedProcess } from '../../process/supervised-process.js';
 import { slurmCommand } from './slurm-commands.js';
 import { STEP_LINE } from './step-wrapper.js';
 
+/**
+ * A bound on a wait that never keeps servelab alive by itself: the race it is in ends first in the ordinary case, and
+ * a timer still pending then must not hold the process for seconds at exit (srun itself keeps it alive meanwhile).
+ */
+function wait(ms: number): Promise<undefined> {
+  return sleep(ms, undefined, { ref: false });
+}
+
 /** How long stop() waits for a step that srun has not started yet before it stops srun itself. */
 const STEP_START_WAIT_MS = 10_000;
 /** How long stop() waits, after SIGKILL to the step, for srun to report it gone. */
@@ -57,7 +65,7 @@ export class SlurmProcess implements PlacedProcess {
     // srun's last lines (which say how the task ended) may come after its exit: its pipes' close is waited for, briefly.
     const closed = new Promise<void>((resolve) => srun.child.once('close', () => resolve()));
     this.exited = srun.exited.then(async (exit) => {
-      await Promise.race([closed, sleep(OUTPUT_DRAIN_MS)]);
+      await Promise.race([closed, wait(OUTPUT_DRAIN_MS)]);
       this.#exit = this.#stepExit(exit);
       return this.#exit;
     });
@@ -117,14 +125,14 @@ export class SlurmProcess implements PlacedProcess {
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       if (!this.hasExited) {
-        const step = await Promise.race([this.#stepStarted, sleep(STEP_START_WAIT_MS, undefined)]);
+        const step = await Promise.race([this.#stepStarted, wait(STEP_START_WAIT_MS)]);
         if (step !== undefined && !this.hasExited) {
           await this.#signals;
           await this.#scancel(step, 'SIGTERM');
-          await Promise.race([this.exited, sleep(this.stopGraceMs)]);
+          await Promise.race([this.exited, wait(this.stopGraceMs)]);
           if (!this.hasExited) {
             await this.#scancel(step, 'SIGKILL');
-            await Promise.race([this.exited, sleep(KILL_WAIT_MS)]);
+            await Promise.race([this.exited, wait(KILL_WAIT_MS)]);
           }
         }
       }
