@@ -20,7 +20,7 @@ const KILL_WAIT_MS = 5_000;
 /** How long the exit waits for srun's last lines once srun has exited. */
 const OUTPUT_DRAIN_MS = 1_000;
 /** srun's line for a task that ended: `srun: error: n2: task 0: Killed`, or `... task 0: Exited with exit code 3`. */
-const TASK_END_LINE = /task \d+: (.+)$/;
+const TASK_END_LINE = /^srun: error: \S+: task \d+: (.+)$/;
 
 /**
  * One job step, seen through the placement interface. `srun` runs on this host (a SupervisedProcess, so the watchdog
@@ -45,8 +45,9 @@ export class SlurmProcess implements PlacedProcess {
     private readonly slurmEnv: NodeJS.ProcessEnv,
     private readonly stopGraceMs: number,
   ) {
+    let removeListener: () => void = () => undefined;
     this.#stepStarted = new Promise((resolve) => {
-      const removeListener = srun.onLine((line) => {
+      removeListener = srun.onLine((line) => {
         const step = STEP_LINE.exec(line);
         if (step !== null && this.#stepId === undefined) {
           this.#stepId = step[1];
@@ -56,16 +57,13 @@ export class SlurmProcess implements PlacedProcess {
         const taskEnd = TASK_END_LINE.exec(line);
         if (taskEnd !== null) this.#taskEnd = taskEnd[1];
       });
-      void srun.exited.then(() => {
-        // The last lines srun prints come with its exit; the listener stays until the exit is read.
-        setImmediate(removeListener);
-        resolve(this.#stepId);
-      });
+      void srun.exited.then(() => resolve(this.#stepId));
     });
     // srun's last lines (which say how the task ended) may come after its exit: its pipes' close is waited for, briefly.
     const closed = new Promise<void>((resolve) => srun.child.once('close', () => resolve()));
     this.exited = srun.exited.then(async (exit) => {
       await Promise.race([closed, wait(OUTPUT_DRAIN_MS)]);
+      removeListener();
       this.#exit = this.#stepExit(exit);
       return this.#exit;
     });
