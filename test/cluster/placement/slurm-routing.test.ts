@@ -207,4 +207,26 @@ describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm ov
     expect(log).toBeDefined();
     expect(readFileSync(join(outputDir, 'logs', log as string), 'utf8')).toMatch(/# servelab: step \d+\.\d+ on node n1/);
   }, 120_000);
+
+  it('leaves no step running when the servers fail to get ready on their nodes', async () => {
+    const allocation = await cluster.allocate(3);
+    const outputDir = join(workDirectory, 'start-fails');
+    const standIns = fileURLToPath(new URL('../../fixtures/stand-ins/', import.meta.url));
+    // Three servers whose stand-in SGLang loads for ever: the ready timeout ends the start-up, and every step must go.
+    const run = startCli(
+      ['route', '--target', 'sglang', '--model-path', 'meta-llama/Meta-Llama-3-8B-Instruct', '--launcher', 'slurm', '--num-gpus', '3', '--base-port', String(await findFreePort()),
+        '--ready-timeout', '4', '--num-prompts', '5', '--output-dir', outputDir, '--progress', 'off'],
+      { env: { ...allocation.env, PATH: `${standIns}${delimiter}${process.env['PATH'] ?? ''}`, STANDIN_MODE: 'never-ready' } },
+    );
+    try {
+      // The three steps run (loading) before the timeout.
+      expect(await waitFor(async () => ((await cluster.runningSteps()).length >= 3 ? true : undefined), 30_000), run.stderr()).toBe(true);
+      const exit = await run.done;
+      expect(exit.code).not.toBe(0);
+      expect(run.stderr()).toContain('did not get ready within 4 s');
+    } finally {
+      run.child.kill('SIGKILL');
+    }
+    expect(await cluster.runningSteps()).toEqual([]);
+  }, 120_000);
 });
