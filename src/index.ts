@@ -28,6 +28,9 @@ export type { ProtocolClient, ProtocolClientOptions } from './types/client.js';
 // Where processes run and what a target launches (docs/placement.md): for a target given as a module path.
 export type { PlacedProcess, PlacementRequest, ProcessExit, ProcessPlacement, ServerHandle } from './types/cluster.js';
 export { localPlacement } from './cluster/placement/local/local-placement.js';
+// Job steps of the Slurm allocation servelab runs in (docs/slurm.md): run({ placement, serverNodes }) or launcher: 'slurm'.
+export { openSlurmPlacement, SlurmPlacement } from './cluster/placement/slurm/slurm-placement.js';
+export { insideSlurmAllocation } from './cluster/placement/slurm/slurm-allocation.js';
 export { listeningUrl } from './cluster/placement/listening-url.js';
 export type { TargetLauncher, TargetLaunchContext } from './orchestration/launch-targets/target-launcher.js';
 // Plug-in interfaces and their helpers: a routing policy module (--routing-policy PATH), a waiting-queue policy for the

@@ -12,6 +12,16 @@ export function nodeUrlsOf(run: Pick<RunData, 'extras'>): readonly string[] | un
   return Array.isArray(urls) && urls.every((url) => typeof url === 'string') ? urls.map(normalizeUrl) : undefined;
 }
 
+/**
+ * The machine each server ran on by name (a Slurm node), in the order of `nodeUrlsOf`, from `extras.cluster.serverNodes`;
+ * undefined when the servers ran on the host that ran servelab.
+ */
+export function nodeNamesOf(run: Pick<RunData, 'extras'>): readonly (string | null)[] | undefined {
+  const cluster = run.extras?.['cluster'] as { serverNodes?: unknown } | undefined;
+  const names = cluster?.serverNodes;
+  return Array.isArray(names) && names.every((name) => name === null || typeof name === 'string') ? (names as (string | null)[]) : undefined;
+}
+
 /** URLs compare without a trailing slash. */
 export function normalizeUrl(url: string): string {
   return url.replace(/\/+$/, '');

@@ -39,6 +39,12 @@ export function groupByHost(records: readonly RequestRecord[]): Map<string, numb
   return groups;
 }
 
+/** The machine a node's server ran on by name, where the run placed servers on named machines (Slurm nodes). */
+function placedOn(index: number | null, nodeNames: readonly (string | null)[] | undefined): { placedOn?: string } {
+  const name = index === null ? undefined : nodeNames?.[index];
+  return name === undefined || name === null ? {} : { placedOn: name };
+}
+
 function meanAndCv(values: readonly number[]): { mean: number; max: number; cv: number } {
   const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
   const variance = values.reduce((sum, value) => sum + (value - mean) ** 2, 0) / values.length;
@@ -77,6 +83,7 @@ export function summarizeRouting(
   succeededColumns?: Record<DerivedColumnName, Float64Array>,
   arena?: Float64Arena,
   nodeUrls?: readonly string[],
+  nodeNames?: readonly (string | null)[],
 ): RoutingSummary | undefined {
   const hostIds = new Map<string, number>();
   const hostOfRecord = (arena ? arena.takeInt32(records.length) : new Int32Array(records.length)).fill(-1);
@@ -162,6 +169,7 @@ export function summarizeRouting(
     .map(([host, id]) => ({
       node: nodeIndexOf(host, nodeUrls),
       host,
+      ...placedOn(nodeIndexOf(host, nodeUrls), nodeNames),
       requests: requestCounts[id] as number,
       succeeded: succeeded[id] as number,
       failed: (requestCounts[id] as number) - (succeeded[id] as number),

@@ -1,4 +1,4 @@
-import { nodeUrlsOf } from './node-index.js';
+import { nodeNamesOf, nodeUrlsOf } from './node-index.js';
 import { steadyWindowOf } from './littles-law.js';
 import { summarizeDataQuality } from './data-quality.js';
 import { judgeLoad } from './verdict.js';
@@ -310,7 +310,7 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
       : null,
   };
   const nodeUrls = nodeUrlsOf(run);
-  const routing = summarizeRouting(run.info.testLevel, records, columns, arena, nodeUrls);
+  const routing = summarizeRouting(run.info.testLevel, records, columns, arena, nodeUrls, nodeNamesOf(run));
   if (routing) summary.routing = routing;
   if (run.clockOffsets !== undefined) summary.clockOffsets = run.clockOffsets;
   if (run.events.length > 0 && firstArrivalTime !== null) {

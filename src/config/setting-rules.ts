@@ -62,6 +62,13 @@ export function rejectIgnoredSettings(input: Record<string, unknown>, config: No
       );
     }
   }
+  if (config.launcher === 'slurm' && config.virtualTime) throw invalid('--virtual-time launches nothing, so there is nothing for --launcher slurm to place: drop one of them');
+  if (config.launcher === 'slurm' && config.target === 'attach') throw invalid('--target attach launches no server, so there is nothing for --launcher slurm to place: drop --launcher slurm, or let servelab launch the servers (--target sim or sglang)');
+  if (config.nnodes !== undefined && config.nnodes > 1 && (config.target !== 'sglang' || config.launcher !== 'slurm')) {
+    throw invalid(`--nnodes ${config.nnodes} spans one SGLang server over nodes of a Slurm allocation; it needs --target sglang and --launcher slurm`);
+  }
+  if (config.nnodes !== undefined && config.nnodes > 1 && config.gpusPerNode !== undefined) throw invalid('--nnodes gives each server whole nodes, one rank a node, so --gpus-per-node has nothing to share: drop one of them');
+  if (config.gpusPerNode !== undefined && config.launcher !== 'slurm') throw invalid('--gpus-per-node says how many servers share a Slurm node; add --launcher slurm, or drop it');
   if (given('ignoreEos') && !config.ignoreEos && (config.target === 'sim' || config.virtualTime)) {
     throw invalid(
       '--no-ignore-eos lets a model stop at its end-of-sequence token, and the simulated engine has none: every request generates its full output length; drop --no-ignore-eos, or run against a real server (--target sglang or attach)',

@@ -24,7 +24,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
     if (config.flushCache) await flushServerCache(server.url);
     throwIfInterrupted(options.signal);
     const target = server;
-    run.watch.watch('server', target.exited, 0);
+    run.watch.watch('server', target.exited, 0, target.node);
     const serverMetrics = await run.scrape([`${target.url}/metrics`]);
     // In a node test the client talks to the server directly: the "router send" is the arrival itself.
     const completeRecord = (record: RequestRecord): RequestRecord => {

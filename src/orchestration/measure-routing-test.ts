@@ -52,7 +52,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       if (config.flushCache) await Promise.all(serverUrls.map((url) => flushServerCache(url)));
     }
     throwIfInterrupted(options.signal);
-    servers.forEach((server, node) => watch.watch(server.name, server.exited, node));
+    servers.forEach((server, node) => watch.watch(server.name, server.exited, node, server.node));
     watch.watch('taps', taps?.exited);
     watch.watch(router.handle.name, router.handle.exited);
 
@@ -65,7 +65,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
         router: router.control,
         clock,
         onCrash: (node) => watch.expect(servers[node]?.name ?? `node-${node}`),
-        onRelaunch: (node, server) => watch.watch(server.name, server.exited, node),
+        onRelaunch: (node, server) => watch.watch(server.name, server.exited, node, server.node),
       });
     }
     const metricsUrls = config.collectPerNodeMetrics ? servers.map((server) => `${server.url}/metrics`) : [];
@@ -108,7 +108,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     await run.finishScrape(serverMetrics, load);
     // Where everything ran: kept beside the configuration, not in it, so a run's config.json can be run again.
     const extras: Record<string, unknown> = {
-      cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url },
+      cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url, ...serverNodesExtra(servers) },
       harness: harnessMeasurements,
     };
     const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords)];
@@ -165,4 +165,13 @@ export function pdSimNotice(protocol: string): string {
       ? 'the phase columns (prefill_queue_time ... kv_transfer_wait_time) are the sim\'s own model times'
       : `the phase columns (prefill_queue_time ... kv_transfer_wait_time) are empty: the simulated decode server reports them on /generate answers (--protocol sglang), not on ${protocol}`;
   return `prefill/decode on the simulated engine: both servers' queues and the KV transfer over a shared link are modelled and ${columns}; not modelled: the prefill server's KV held during its transfer, data-parallel attention ranks, transfer failures`;
+}
+
+/**
+ * The node each server ran on by name (a Slurm node), beside `serverUrls` in `extras.cluster`: the per-node tables name
+ * it beside the URL. Nothing when the servers ran on this host.
+ */
+function serverNodesExtra(servers: readonly ServerHandle[]): { serverNodes?: (string | null)[] } {
+  if (servers.every((server) => server.node === undefined)) return {};
+  return { serverNodes: servers.map((server) => server.node ?? null) };
 }

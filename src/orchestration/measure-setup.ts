@@ -1,5 +1,4 @@
 import { anchoredSystemClock, type Clock } from '../clock/clock.js';
-import { localPlacement } from '../cluster/placement/local/local-placement.js';
 import { withholdFromChildren } from '../cluster/process/child-env.js';
 import type { NodeTestConfig, RoutingTestConfig } from '../config/schema.js';
 import type { ServerHandle } from '../types/cluster.js';
@@ -11,6 +10,7 @@ import type { WatchedProcess } from './harness-watch.js';
 import { HarnessWatch } from './harness-watch.js';
 import { raceAbort } from './interruption.js';
 import { launchCluster } from './launch-cluster.js';
+import { choosePlacement, type ChosenPlacement } from './launcher-choice.js';
 import { loadTargetLauncher } from './launch-targets/registry.js';
 import { roundRobinNodes, type TargetLaunchContext, type TargetLauncher } from './launch-targets/target-launcher.js';
 import type { MeasureLoadOptions } from './measure-load.js';
@@ -58,8 +58,15 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
     readonly signal: AbortSignal,
     /** Whether the process watch ended the run early (rather than the caller). */
     readonly stoppedEarly: () => boolean,
+    chosen: ChosenPlacement,
   ) {
-    this.context = { placement: options.placement ?? localPlacement, logsPath: directory.logsPath, serverNode: roundRobinNodes(options.serverNodes) };
+    const groups = chosen.serverNodeGroups;
+    this.context = {
+      placement: chosen.placement,
+      logsPath: directory.logsPath,
+      serverNode: roundRobinNodes(chosen.serverNodes),
+      ...(groups === undefined ? {} : { serverNodeGroup: (index: number) => groups[index] }),
+    };
   }
 
   /**
@@ -75,11 +82,13 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
     // The API key is for the load generator only: no server, router or tap process gets the variable.
     withholdFromChildren(config.apiKeyEnv);
     await launcher.check?.(config);
+    // Where the processes go, settled before anything is written: outside a Slurm allocation this is the error.
+    const chosen = await choosePlacement(config, 'numGpus' in config && typeof config.numGpus === 'number' ? config.numGpus : 1, options);
     const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel });
     await options.journal?.open({ outputDirectory: directory.path, runId: directory.runId, testLevel, target: config.target, requestRate: targetRateOf(config), config: { ...config } });
     const log = new RunLog(options.journal);
     const { watch, signal, stoppedEarly } = watchRunProcesses(clock, log, config.onProcessExit, options.signal);
-    return new RunSetup(config, testLevel, options, clock, startedMs, launcher, workload, directory, log, watch, signal, stoppedEarly);
+    return new RunSetup(config, testLevel, options, clock, startedMs, launcher, workload, directory, log, watch, signal, stoppedEarly, chosen);
   }
 
   get journal(): RunJournal | undefined {

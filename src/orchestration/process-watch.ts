@@ -30,14 +30,17 @@ export class ProcessWatch {
     this.#onExit = onExit;
   }
 
-  /** Watches one process: `name` for messages (`node-1`, `router`, `taps`), `node` its index when it is a server. */
-  watch(name: string, exited: Promise<ProcessExit> | undefined, node?: number): void {
+  /**
+   * Watches one process: `name` for messages (`node-1`, `router`, `taps`), `node` its index when it is a server,
+   * `placedOn` the machine it ran on by name (a Slurm node) when it was placed on one.
+   */
+  watch(name: string, exited: Promise<ProcessExit> | undefined, node?: number, placedOn?: string): void {
     if (exited === undefined) return;
     this.#expected.delete(name);
     void exited.then((exit) => {
       if (this.#stopped || this.#expected.has(name)) return;
       const time = this.#clock.nowEpochSeconds();
-      const detail = `${name} ${howItEnded(exit)}`;
+      const detail = `${name}${placedOn === undefined ? '' : ` on node ${placedOn}`} ${howItEnded(exit)}`;
       this.#onExit({
         event: { time, kind: 'process_exit', ...(node === undefined ? {} : { node }), detail },
         notice: { source: `process:${name}`, time, message: `${detail} during the run; requests that needed it failed from then on` },

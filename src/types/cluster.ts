@@ -12,6 +12,8 @@ export interface ServerHandle {
   url: string;
   /** The launched process's id, when servelab launched it. */
   pid?: number;
+  /** The node it was placed on by name (a Slurm node), when the run named one; absent on this host. */
+  node?: string;
   /** The file its output goes to, when servelab launched it. */
   logPath?: string;
   /**

@@ -182,6 +182,8 @@ export interface NodeSummary {
   /** The node index `--failure-schedule` uses for this server; null when the run does not list its servers. */
   node: number | null;
   host: string;
+  /** The machine its server ran on by name (a Slurm node), when the run placed servers on named machines. */
+  placedOn?: string;
   requests: number;
   succeeded: number;
   failed: number;

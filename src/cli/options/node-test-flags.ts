@@ -19,6 +19,8 @@ export const targetFlags: FlagSpec[] = [
   { flag: 'target', key: 'target', kind: 'value', valueName: 'kind', choices: ['sim', 'sglang', 'attach'], defaultText: 'sim, or sglang when --model-path or --gpu-id is given', group: TARGET, description: 'sim: servelab\'s simulated SGLang engine on loopback (no GPU); sglang: launch python -m sglang.launch_server; attach: a server that already runs (--url)' },
   { flag: 'virtual-time', key: 'virtualTime', kind: 'boolean', group: TARGET, description: 'sim only: run as a discrete-event simulation in virtual time (no sockets; a million requests in seconds), same files, marked simulated' },
   { flag: 'url', key: 'url', kind: 'value', valueName: 'url', group: TARGET, description: 'attach: the running server, e.g. http://127.0.0.1:30000' },
+  { flag: 'launcher', key: 'launcher', kind: 'value', valueName: 'where', choices: ['local', 'slurm'], defaultText: 'local', group: TARGET, description: 'where launched servers and the router run: local (this host) or slurm (job steps in the Slurm allocation servelab runs in, e.g. under salloc; docs/slurm.md)' },
+  { flag: 'gpus-per-node', key: 'gpusPerNode', kind: 'value', valueName: 'n', parse: parseInteger, group: TARGET, description: 'slurm: servers per node (SGLang servers take GPU ids per node); default: the servers spread over every node of the allocation' },
   { flag: 'server-request-log-dir', key: 'serverRequestLogDir', kind: 'value', valueName: 'dir', group: TARGET, description: "attach: where the SGLang server writes its request log (its --export-metrics-to-file-dir); joined to the records for server timing on every protocol" },
 ];
 
@@ -40,6 +42,7 @@ export const serverFlags: FlagSpec[] = [
   { flag: 'extra-server-arg', key: 'extraServerArgs', kind: 'value', valueName: 'arg', repeatable: true, group: SERVER, description: 'an extra argument passed verbatim to the server (repeat for several)' },
   { flag: 'profile', key: 'profile', kind: 'value', valueName: 'name|file', defaultText: 'llama-3-8b-h100', group: SERVER, description: 'sim: engine cost profile, built-in name or JSON file' },
   { flag: 'python-executable', key: 'pythonExecutable', kind: 'value', valueName: 'path', defaultText: 'python', group: SERVER, description: 'sglang: the Python interpreter with SGLang installed' },
+  { flag: 'nnodes', key: 'nnodes', kind: 'value', valueName: 'n', parse: parseInteger, group: SERVER, description: "sglang with --launcher slurm: nodes one server spans (SGLang's --nnodes, --node-rank, --dist-init-addr); only rank 0 serves HTTP and is registered with the router" },
   { flag: 'ready-timeout', key: 'readyTimeoutS', kind: 'value', valueName: 'seconds', parse: parseNumber, group: SERVER, description: 'how long a launched server may take to get ready (sim 30, sglang 600)' },
 ];
 

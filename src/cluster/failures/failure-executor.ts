@@ -71,7 +71,10 @@ export class FailureExecutor {
       const startedMs = this.#options.clock.nowMs();
       const outcome = await this.#apply(action.action, node).catch((error: unknown) => `failed: ${error instanceof Error ? error.message : String(error)}`);
       const tookMs = this.#options.clock.nowMs() - startedMs;
-      const detail = tookMs >= 10 ? `${outcome ?? 'done'} in ${(tookMs / 1000).toFixed(2)} s` : outcome;
+      const timed = tookMs >= 10 ? `${outcome ?? 'done'} in ${(tookMs / 1000).toFixed(2)} s` : outcome;
+      // A server placed on a named machine (a Slurm node) is named by it too: the index alone says nothing about where.
+      const placedOn = this.#options.nodes[node]?.node;
+      const detail = placedOn === undefined ? timed : `on node ${placedOn}${timed === undefined ? '' : `: ${timed}`}`;
       this.events.push({ time, kind: action.action, node, ...(detail === undefined ? {} : { detail }) });
     }
   }

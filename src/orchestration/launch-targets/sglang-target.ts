@@ -1,5 +1,7 @@
 import { join } from 'node:path';
-import { launchSglangServer } from '../../cluster/launchers/sglang/launch-sglang-server.js';
+import { launchSglangAcrossNodes } from '../../cluster/launchers/sglang/launch-sglang-across-nodes.js';
+import { launchSglangServer, type SglangLaunchSettings } from '../../cluster/launchers/sglang/launch-sglang-server.js';
+import type { ServerHandle } from '../../types/cluster.js';
 import { sglangServerSettings } from '../server-settings.js';
 import { readyTimeoutMs, type TargetLauncher } from './target-launcher.js';
 
@@ -20,11 +22,11 @@ export const sglangTarget: TargetLauncher = {
   serversReportOnThemselves: false,
   describeNodeStart: () => 'launching the sglang server',
   describeClusterStart: (config) => `launching ${config.numGpus} sglang servers`,
-  async launchNode(config, { placement, logsPath, serverNode, signal }) {
+  async launchNode(config, { placement, logsPath, serverNode, serverNodeGroup, signal }) {
     const { node } = serverNode(0);
     const port = config.port ?? SGLANG_DEFAULT_PORT;
     await placement.assertPortFree(port, '--port', node);
-    return launchSglangServer({
+    return launchOnNodes(serverNodeGroup?.(0), {
       ...sglangServerSettings(config),
       name: 'sglang',
       port,
@@ -41,12 +43,12 @@ export const sglangTarget: TargetLauncher = {
     // Every port before any server starts: a taken port then costs no model load.
     for (let index = 0; index < config.numGpus; index += 1) await placement.assertPortFree(config.basePort + index, '--base-port', serverNode(index).node);
   },
-  launchClusterNode(config, index, { placement, logsPath, serverNode, signal }) {
+  launchClusterNode(config, index, { placement, logsPath, serverNode, serverNodeGroup, signal }) {
     const name = `node-${index}`;
     const { node, indexOnNode } = serverNode(index);
     // GPUs are numbered per node: the servers that share a node take consecutive groups of tpSize.
     const firstGpu = (Array.isArray(config.gpuId) ? (config.gpuId[0] ?? 0) : config.gpuId) + indexOnNode * config.tpSize;
-    return launchSglangServer({
+    return launchOnNodes(serverNodeGroup?.(index), {
       ...sglangServerSettings(config),
       name,
       port: config.basePort + index,
@@ -60,3 +62,8 @@ export const sglangTarget: TargetLauncher = {
     });
   },
 };
+
+/** A server on one node, or one whose ranks span `nodes` (`--nnodes`). */
+function launchOnNodes(nodes: readonly string[] | undefined, settings: SglangLaunchSettings): Promise<ServerHandle> {
+  return nodes !== undefined && nodes.length > 1 ? launchSglangAcrossNodes({ ...settings, nodes }) : launchSglangServer(settings);
+}

@@ -9,6 +9,8 @@ export interface TargetLaunchContext {
   logsPath: string;
   /** The node server `index` runs on (undefined: the placement's default), and its index among that node's servers. */
   serverNode(index: number): { node: string | undefined; indexOnNode: number };
+  /** The nodes server `index` spans, rank 0's first, when servers span nodes (SGLang's `--nnodes`); else undefined. */
+  serverNodeGroup?(index: number): readonly string[] | undefined;
   /**
    * Aborts the start-up (a Ctrl-C, or another server's failed start): a launcher that takes it stops what it was
    * starting and rejects at once; one that ignores it is waited for, and what it started is stopped then.

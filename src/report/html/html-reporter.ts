@@ -191,7 +191,7 @@ function nodesSection(summary: Summary): string {
   ['node', 'URL', 'requests', 'share', 'failed', 'cache hit ratio', 'TTFT p50 (ms)', 'TTFT p99 (ms)', 'E2E p50 (ms)', 'pure queue p99 (ms)', 'peak in flight', 'mean in flight', 'harness'],
   nodesInIndexOrder(routing.nodes).map((node) => [
     node.node === null ? '–' : String(node.node),
-    node.host,
+    node.placedOn === undefined ? node.host : `${node.host} (${node.placedOn})`,
     String(node.requests),
     `${number(node.share * 100, 1)}%`,
     String(node.failed),

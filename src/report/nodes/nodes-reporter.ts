@@ -27,6 +27,8 @@ export const NODES_CSV_COLUMNS: readonly string[] = [
   ...LATENCY_FIELDS.flatMap(([name]) => STATISTICS_KEYS.map((key) => `${name}_${key}`)),
   'peak_in_flight',
   'mean_in_flight',
+  // Last, so the columns before it keep their places: the machine (a Slurm node) the server ran on, empty on this host.
+  'placed_on',
 ];
 
 function ratio(value: number | null): string {
@@ -39,7 +41,7 @@ export function nodesCsvRow(node: NodeSummary): string {
     const statistics: Statistics | null = pick(node);
     for (const key of STATISTICS_KEYS) fields.push(formatSeconds(statistics?.[key]));
   }
-  fields.push(String(node.peakInFlight), ratio(node.meanInFlight));
+  fields.push(String(node.peakInFlight), ratio(node.meanInFlight), csvField(node.placedOn ?? ''));
   return csvLine(fields);
 }
 

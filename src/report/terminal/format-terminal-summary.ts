@@ -180,7 +180,7 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
     for (const node of nodesInIndexOrder(summary.routing.nodes)) {
       const flagged = summary.harness?.nodes_flagged[node.host];
       const flag = flagged === undefined ? '' : paint('33', ` [harness: ${terminalSafe(flagged.join(', '))}]`);
-      row(`${node.node === null ? '' : `node ${node.node} `}${terminalSafe(node.host)}`, `${node.requests} req (${fixed(node.share * 100, 1)}%), ttft p50 ${milliseconds(node.ttft?.p50)} ms${flag}`);
+      row(`${node.node === null ? '' : `node ${node.node} `}${terminalSafe(node.host)}${node.placedOn === undefined ? '' : ` (${terminalSafe(node.placedOn)})`}`, `${node.requests} req (${fixed(node.share * 100, 1)}%), ttft p50 ${milliseconds(node.ttft?.p50)} ms${flag}`);
     }
     row('Imbalance max/mean, CV', `${fixed(summary.routing.imbalanceMaxOverMean, 3)}, ${fixed(summary.routing.imbalanceCv, 3)}`);
   }

@@ -1,6 +1,7 @@
 import { ServelabError } from '../../../errors/servelab-error.js';
 import type { ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
 import { listeningUrl } from '../../placement/listening-url.js';
+import { listenHostArgs } from '../../placement/listen-host.js';
 import { localPlacement } from '../../placement/local/local-placement.js';
 import { CONTROL_TOKEN_ENV, runControlToken } from '../../../routing/router/control-auth.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
@@ -47,7 +48,9 @@ export async function launchBuiltinRouter(settings: BuiltinRouterSettings): Prom
   if (settings.maxRetries !== undefined) args.push('--max-retries', String(settings.maxRetries));
   if (settings.seed !== undefined) args.push('--seed', String(settings.seed));
   if (settings.trace === true) args.push('--trace');
-  const child = (settings.placement ?? localPlacement).spawn({
+  const placement = settings.placement ?? localPlacement;
+  args.push(...listenHostArgs(placement, settings.node));
+  const child = placement.spawn({
     name: 'router',
     ...(settings.node === undefined ? {} : { node: settings.node }),
     command: process.execPath,

@@ -60,6 +60,7 @@ export async function launchSglangServer(settings: SglangLaunchSettings): Promis
       name: settings.name,
       url,
       pid: child.pid,
+      ...(settings.node === undefined ? {} : { node: settings.node }),
       logPath: child.logPath,
       exited: child.exited,
       ...(settings.requestLogDirectory === undefined ? {} : { requestLogDirectory: settings.requestLogDirectory }),

@@ -17,6 +17,19 @@ export interface SglangServerSettings {
   extraServerArgs?: string[];
   /** Where SGLang writes one JSON line per finished request (`--export-metrics-to-file-dir`). */
   requestLogDirectory?: string;
+  /** One rank of a server that spans nodes (`--nnodes`); absent for a server on one node. */
+  multiNode?: SglangRank;
+}
+
+/**
+ * A rank of a multi-node SGLang server: SGLang's `--nnodes`, `--node-rank` and `--dist-init-addr HOST:PORT` (the
+ * address of rank 0's node, where the ranks meet to set up torch.distributed; server_args.py in sgl-project/sglang).
+ * Only rank 0 serves HTTP.
+ */
+export interface SglangRank {
+  nnodes: number;
+  nodeRank: number;
+  distInitAddr: string;
 }
 
 /**
@@ -43,6 +56,9 @@ export function sglangServerArgs(settings: SglangServerSettings): string[] {
     ['--quantization', settings.quantization],
   ];
   for (const [flag, value] of valued) if (value !== undefined) args.push(flag, String(value));
+  if (settings.multiNode !== undefined) {
+    args.push('--nnodes', String(settings.multiNode.nnodes), '--node-rank', String(settings.multiNode.nodeRank), '--dist-init-addr', settings.multiNode.distInitAddr);
+  }
   if (settings.enableTorchCompile === true) args.push('--enable-torch-compile');
   if (settings.disableRadixCache === true) args.push('--disable-radix-cache');
   if (settings.enableMixedChunk === true) args.push('--enable-mixed-chunk');

@@ -3,6 +3,7 @@ import { ServelabError } from '../../../errors/servelab-error.js';
 import { abortedPromise, launchInterrupted } from '../launch-abort.js';
 import type { ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
 import { listeningUrl } from '../../placement/listening-url.js';
+import { listenHostArgs } from '../../placement/listen-host.js';
 import { localPlacement } from '../../placement/local/local-placement.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
 
@@ -66,11 +67,12 @@ export function simServerArgs(settings: SimServerLaunchSettings): string[] {
 export async function launchSimServer(settings: SimServerLaunchSettings): Promise<ServerHandle> {
   const { signal } = settings;
   if (signal?.aborted === true) throw launchInterrupted(settings.name);
-  const child = (settings.placement ?? localPlacement).spawn({
+  const placement = settings.placement ?? localPlacement;
+  const child = placement.spawn({
     name: settings.name,
     ...(settings.node === undefined ? {} : { node: settings.node }),
     command: process.execPath,
-    args: [servelabCliPath(), ...simServerArgs(settings)],
+    args: [servelabCliPath(), ...simServerArgs(settings), ...listenHostArgs(placement, settings.node)],
     logPath: settings.logPath,
     stopGraceMs: 3_000,
   });
@@ -87,6 +89,7 @@ export async function launchSimServer(settings: SimServerLaunchSettings): Promis
       name: settings.name,
       url,
       pid: child.pid,
+      ...(settings.node === undefined ? {} : { node: settings.node }),
       logPath: child.logPath,
       exited: child.exited,
       stop: () => child.stop(),

@@ -1,4 +1,5 @@
 import type { ProcessExit, ProcessPlacement } from '../../../types/cluster.js';
+import { listenHostArgs } from '../../placement/listen-host.js';
 import { localPlacement } from '../../placement/local/local-placement.js';
 import { ServelabError } from '../../../errors/servelab-error.js';
 import { servelabCliPath } from '../../process/cli-entry.js';
@@ -21,6 +22,7 @@ export async function launchTaps(settings: { upstreamUrls: string[]; logPath?: s
   const args = [servelabCliPath(), 'taps'];
   for (const url of settings.upstreamUrls) args.push('--upstream', url);
   const placement = settings.placement ?? localPlacement;
+  args.push(...listenHostArgs(placement, settings.node));
   const child = placement.spawn({ name: 'taps', command: process.execPath, args, logPath: settings.logPath, stopGraceMs: 3_000, ...(settings.node === undefined ? {} : { node: settings.node }) });
   let tapUrls: string[];
   try {
