@@ -12,6 +12,8 @@ export interface ChosenPlacement {
   serverNodes?: readonly string[];
   /** For servers that span nodes (`nnodes`): server i's nodes, rank 0's first (its first is `serverNodes[i]`). */
   serverNodeGroups?: readonly (readonly string[])[];
+  /** Where the load-generator processes run (`clientNodes` > 1): generator i on `clientNodes[i % n]`. */
+  clientNodes?: readonly string[];
 }
 
 /**
@@ -20,18 +22,36 @@ export interface ChosenPlacement {
  * slurm` is refused for now, naming salloc; submitting a job from a login node is a separate path that would branch
  * here on `insideSlurmAllocation()`.
  */
-export async function choosePlacement(config: Pick<NodeTestConfig, 'launcher' | 'gpusPerNode' | 'nnodes'>, serverCount: number, options: RunOptions, env: NodeJS.ProcessEnv = process.env): Promise<ChosenPlacement> {
-  if (options.placement !== undefined) return { placement: options.placement, ...(options.serverNodes === undefined ? {} : { serverNodes: options.serverNodes }) };
-  if (config.launcher !== 'slurm') return { placement: localPlacement, ...(options.serverNodes === undefined ? {} : { serverNodes: options.serverNodes }) };
+export async function choosePlacement(config: Pick<NodeTestConfig, 'launcher' | 'gpusPerNode' | 'nnodes'> & { clientNodes?: number }, serverCount: number, options: RunOptions, env: NodeJS.ProcessEnv = process.env): Promise<ChosenPlacement> {
+  const given = {
+    ...(options.serverNodes === undefined ? {} : { serverNodes: options.serverNodes }),
+    ...(options.clientNodes === undefined ? {} : { clientNodes: options.clientNodes }),
+  };
+  if (options.placement !== undefined) return { placement: options.placement, ...given };
+  if (config.launcher !== 'slurm') return { placement: localPlacement, ...given };
   if (!insideSlurmAllocation(env)) {
     throw new ServelabError('INVALID_CONFIG', '--launcher slurm places servers as job steps of the Slurm allocation servelab runs in, and this is not inside one (SLURM_JOB_ID is not set): start servelab inside an allocation, e.g. salloc --nodes 3 --time 30, then run the same command there');
   }
   const placement = await openSlurmPlacement(env);
   if (config.nnodes !== undefined && config.nnodes > 1) {
     const groups = nodeGroups(placement.nodes, serverCount, config.nnodes);
-    return { placement, serverNodes: groups.map((group) => group[0] as string), serverNodeGroups: groups };
+    const clientNodes = options.clientNodes ?? spreadClients(placement.nodes, groups.flat(), config.clientNodes ?? 1);
+    return { placement, serverNodes: groups.map((group) => group[0] as string), serverNodeGroups: groups, clientNodes };
   }
-  return { placement, serverNodes: options.serverNodes ?? spreadServers(placement.nodes, serverCount, config.gpusPerNode) };
+  const serverNodes = options.serverNodes ?? spreadServers(placement.nodes, serverCount, config.gpusPerNode);
+  return { placement, serverNodes, clientNodes: options.clientNodes ?? spreadClients(placement.nodes, serverNodes, config.clientNodes ?? 1) };
+}
+
+/**
+ * The nodes the load generators run on: the allocation's nodes that hold no server first (a generator beside a server
+ * takes its CPU, and the client's own timing suffers with it), then, when the allocation has too few of those, the
+ * nodes from the last back. One generator (the default) sends from the coordinator's own process, so no node is picked.
+ */
+export function spreadClients(nodes: readonly string[], serverNodes: readonly string[], generatorCount: number): string[] {
+  if (generatorCount <= 1) return [];
+  const free = nodes.filter((node) => !serverNodes.includes(node));
+  const fallback = [...nodes].reverse().filter((node) => !free.includes(node));
+  return [...free, ...fallback].slice(0, Math.min(generatorCount, nodes.length));
 }
 
 /**

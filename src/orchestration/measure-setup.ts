@@ -42,6 +42,8 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
   /** The scrape under way, stopped at close() when the run ends in an error before finishScrape. */
   #scraped: ScrapedMetrics | undefined;
   readonly context: TargetLaunchContext;
+  /** Where the load-generator processes run, when the placement chose (`clientNodes` > 1 on Slurm). */
+  readonly #clientNodes: readonly string[] | undefined;
 
   private constructor(
     readonly config: Config,
@@ -61,6 +63,7 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
     chosen: ChosenPlacement,
   ) {
     const groups = chosen.serverNodeGroups;
+    this.#clientNodes = chosen.clientNodes !== undefined && chosen.clientNodes.length > 0 ? chosen.clientNodes : undefined;
     this.context = {
       placement: chosen.placement,
       logsPath: directory.logsPath,
@@ -164,7 +167,7 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
   generatorSettings(): NonNullable<MeasureLoadOptions['generators']> {
     return {
       placement: this.context.placement,
-      ...(this.options.clientNodes === undefined ? {} : { nodes: this.options.clientNodes }),
+      ...(this.#clientNodes === undefined ? {} : { nodes: this.#clientNodes }),
       logsPath: this.directory.logsPath,
       onLost: (loss) => {
         this.log.event({ time: loss.time, kind: 'process_exit', detail: loss.detail });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { localPlacement } from '../../src/cluster/placement/local/local-placement.js';
 import { ServelabError } from '../../src/errors/servelab-error.js';
-import { choosePlacement, nodeGroups, spreadServers } from '../../src/orchestration/launcher-choice.js';
+import { choosePlacement, nodeGroups, spreadClients, spreadServers } from '../../src/orchestration/launcher-choice.js';
 
 describe('where a run places its servers', () => {
   it('spreads servers over every node, or over as few as hold them at --gpus-per-node', () => {
@@ -9,6 +9,14 @@ describe('where a run places its servers', () => {
     expect(spreadServers(['n1', 'n2', 'n3'], 2, undefined)).toEqual(['n1', 'n2']);
     expect(spreadServers(['n1', 'n2', 'n3'], 8, 4)).toEqual(['n1', 'n2']);
     expect(spreadServers(['n1', 'n2', 'n3'], 9, 4)).toEqual(['n1', 'n2', 'n3']);
+  });
+
+  it('puts load generators on the nodes without a server first, then from the last node back', () => {
+    expect(spreadClients(['n1', 'n2', 'n3', 'n4'], ['n1', 'n2'], 2)).toEqual(['n3', 'n4']);
+    expect(spreadClients(['n1', 'n2', 'n3', 'n4'], ['n1', 'n2', 'n3'], 2)).toEqual(['n4', 'n3']);
+    expect(spreadClients(['n1', 'n2', 'n3'], ['n1', 'n2', 'n3'], 2)).toEqual(['n3', 'n2']);
+    expect(spreadClients(['n1', 'n2'], ['n1'], 5)).toEqual(['n2', 'n1']);
+    expect(spreadClients(['n1', 'n2', 'n3'], ['n1'], 1)).toEqual([]);
   });
 
   it('refuses more servers than the allocation holds at --gpus-per-node, naming its nodes', () => {

@@ -33,12 +33,12 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number
   return probe();
 }
 
-describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm over 3 nodes', () => {
+describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm over 3 or 4 nodes', () => {
   let cluster: SlurmTestCluster;
   let workDirectory: string;
   beforeAll(async () => {
     workDirectory = await mkdtemp(join(tmpdir(), 'servelab-slurm-route-'));
-    cluster = await startSlurmCluster(3);
+    cluster = await startSlurmCluster(4);
   }, 60_000);
   afterAll(async () => {
     await cluster?.stop();
@@ -102,6 +102,25 @@ describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm ov
     const local = startCli(routeArgs(localDir));
     expect((await local.done).code, local.stderr().slice(-2000)).toBe(0);
     expect(filesOf(slurmDir)).toEqual(filesOf(localDir));
+  }, 240_000);
+
+  it('sends the load from two load generators placed by Slurm on the nodes without a server, their clocks measured, no record lost', async () => {
+    const allocation = await cluster.allocate(4);
+    const outputDir = join(workDirectory, 'generators');
+    const run = startCli([...routeArgs(outputDir), '--launcher', 'slurm', '--client-nodes', '2'], { env: allocation.env });
+    try {
+      expect((await run.done).code, run.stderr().slice(-2000)).toBe(0);
+    } finally {
+      run.child.kill('SIGKILL');
+    }
+    expect(await cluster.runningSteps()).toEqual([]);
+    expect(readFileSync(join(outputDir, 'requests.jsonl'), 'utf8').trim().split('\n')).toHaveLength(NUM_PROMPTS);
+    // Servers on n1-n3 (the router beside server 0); the generators on the free node n4 first, then from the last back.
+    for (const [log, node] of [['load-generator-0', 'n4'], ['load-generator-1', 'n3'], ['router', 'n1']]) {
+      expect(readFileSync(join(outputDir, 'logs', `${log}.log`), 'utf8')).toMatch(new RegExp(`# servelab: step \\d+\\.\\d+ on node ${node}`));
+    }
+    const summary = JSON.parse(readFileSync(join(outputDir, 'summary.json'), 'utf8')) as { extras?: { loadGenerators?: { clock?: { uncertaintyMs?: number } }[] } };
+    expect(summary.extras?.loadGenerators).toHaveLength(2);
   }, 240_000);
 
   it('applies a failure schedule to servers on other nodes: hang, crash and restore through their steps, each event naming the node', async () => {
