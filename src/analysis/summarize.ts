@@ -22,6 +22,7 @@ import { describeEvents } from './events.js';
 import { Float64Arena } from './float-arena.js';
 import { countInterTokenLatencies, pooledInterTokenLatencies } from './inter-token-gaps.js';
 import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisticsInPlace } from './statistics.js';
+import { runPrecision } from './bootstrap/run-precision.js';
 import { succeededOnly, summarizeRouting } from './nodes.js';
 import { analysisWindow, measuredStageAnalysis } from './timeseries.js';
 import { measuredRecords } from './measured-records.js';
@@ -36,6 +37,9 @@ export interface SummarizeOptions {
  * 3 offered load, 4 routing (host ids and order as int32, values, interval ends).
  */
 const SCRATCH_COLUMNS = 30;
+
+/** Inter-token gaps beyond which a run's ITL gets no precision entry (its sort would cost seconds). */
+const PRECISION_MAX_GAPS = 5_000_000;
 
 /** Derived columns summarized over every sent request rather than succeeded ones: they describe the load generator. */
 const LOAD_GENERATOR_COLUMNS: ReadonlySet<DerivedColumnName> = new Set(['send_lag']);
@@ -278,7 +282,8 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
   const stageAnalysis = measuredStageAnalysis(run.records, arena);
 
   const harness = harnessMeasurementsOf(run.extras);
-  const interTokenLatency = statisticsInPlace(pooledInterTokenLatencies(records, arena));
+  const interTokenValues = pooledInterTokenLatencies(records, arena);
+  const interTokenLatency = statisticsInPlace(interTokenValues);
   // A request max concurrency held back waited because the load asked it to: its lag is no harness error.
   const unheldLag = harness === undefined ? null : unheldSendLag(records);
   const summary: Summary = {
@@ -304,6 +309,13 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     interTokenLatency,
     offeredLoad: describeOfferedLoad(records, targetRateOf(run.info.requestRate), latencies.send_lag, arena),
     concurrency: { benchServing: perSecond(sumOfLatencies), stages: stageAnalysis.stages },
+    precision: runPrecision([
+      ['ttftSeconds', sortedFiniteValues(columns.ttft, arena)],
+      ['tpotSeconds', sortedFiniteValues(columns.tpot, arena)],
+      // Sorting pooled gaps costs about a second per ten million; beyond PRECISION_MAX_GAPS ITL is left out (docs/statistics.md).
+      ['itlSeconds', interTokenValues.length <= PRECISION_MAX_GAPS ? interTokenValues.sort() : new Float64Array(0)],
+      ['totalLatencySeconds', sortedFiniteValues(columns.total_latency, arena)],
+    ]),
     dataQuality: withCautions(summarizeDataQuality(records), dataQualityCautions(run, records)),
     goodput: options.slo && Object.values(options.slo).some((value) => value !== undefined)
       ? computeGoodput(records, columns, options.slo, durationSeconds)

@@ -315,6 +315,11 @@ export interface Summary {
   routing?: RoutingSummary;
   /** One entry per run event (node failures, restores), in time order; absent when the run had none. */
   events?: EventImpact[];
+  /**
+   * How precise the headline percentiles are: the values each p99 rests on and bootstrap intervals over the requests
+   * (docs/statistics.md). Absent in a summary.json written before servelab stated it.
+   */
+  precision?: RunPrecision;
   /** What servers reported that could not be true and was left empty (src/analysis/data-quality.ts). */
   dataQuality: DataQualitySummary;
   /**
