@@ -9,6 +9,12 @@ export const CONFIDENCE = 0.95;
 /** Resamples a bootstrap draws unless told otherwise: enough for the 2.5% and 97.5% points to settle (docs/statistics.md). */
 export const DEFAULT_RESAMPLES = 2000;
 
+/**
+ * Resamples of the two-level bootstrap (repeats, compare) unless told otherwise: each costs a draw per value, where the
+ * single run's order-statistic bootstrap costs two variates, so fewer (docs/statistics.md).
+ */
+export const DEFAULT_TWO_LEVEL_RESAMPLES = 1000;
+
 /** The seed of a bootstrap when none is given: a fixed one, so the same records always give the same interval. */
 export const DEFAULT_BOOTSTRAP_SEED = 20_240_527;
 

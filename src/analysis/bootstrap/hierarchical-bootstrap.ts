@@ -142,7 +142,7 @@ function walkPercentiles(
 }
 
 /** Value draws one bootstrap of a metric may make (resamples × values): a few seconds of CPU at most. */
-export const BOOTSTRAP_DRAW_BUDGET = 40_000_000;
+export const BOOTSTRAP_DRAW_BUDGET = 20_000_000;
 
 /** The resamples a two-level bootstrap of `values` values makes: `wanted`, fewer where that would pass the budget, never under 200. */
 export function resamplesFor(values: number, wanted: number): number {

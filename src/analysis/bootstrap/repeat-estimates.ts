@@ -1,6 +1,6 @@
 import type { IntervalEstimate } from '../../types/summary.js';
 import { SeededRandom } from '../../utils/random.js';
-import { CONFIDENCE, DEFAULT_BOOTSTRAP_SEED, DEFAULT_RESAMPLES, meanAndVariance, percentileInterval, tQuantile975 } from './confidence-interval.js';
+import { CONFIDENCE, DEFAULT_BOOTSTRAP_SEED, DEFAULT_TWO_LEVEL_RESAMPLES, meanAndVariance, percentileInterval, tQuantile975 } from './confidence-interval.js';
 import { hierarchicalBootstrapDraws, PooledRuns, resamplesFor, type BootstrapStatistic } from './hierarchical-bootstrap.js';
 
 /**
@@ -15,7 +15,7 @@ export function bootstrapEstimates(
   const pooled = new PooledRuns(runs);
   if (pooled.valueCount === 0) return null;
   const usable = pooled.valueCount >= 2;
-  const resamples = resamplesFor(pooled.valueCount, options.resamples ?? DEFAULT_RESAMPLES);
+  const resamples = resamplesFor(pooled.valueCount, options.resamples ?? DEFAULT_TWO_LEVEL_RESAMPLES);
   const draws = usable ? hierarchicalBootstrapDraws(pooled, statistics, resamples, new SeededRandom(options.seed ?? DEFAULT_BOOTSTRAP_SEED)) : undefined;
   const method = pooled.runCount > 1 ? 'bootstrap-runs-requests' : 'bootstrap-requests';
   const estimates = {} as Record<BootstrapStatistic, IntervalEstimate>;
@@ -64,7 +64,7 @@ export function bootstrapDifference(
   const first = new PooledRuns(before);
   const second = new PooledRuns(after);
   if (first.valueCount < 2 || second.valueCount < 2) return null;
-  const resamples = resamplesFor(first.valueCount + second.valueCount, options.resamples ?? DEFAULT_RESAMPLES);
+  const resamples = resamplesFor(first.valueCount + second.valueCount, options.resamples ?? DEFAULT_TWO_LEVEL_RESAMPLES);
   const seed = options.seed ?? DEFAULT_BOOTSTRAP_SEED;
   const firstDraws = hierarchicalBootstrapDraws(first, [statistic], resamples, new SeededRandom(seed)).get(statistic) as Float64Array;
   const secondDraws = hierarchicalBootstrapDraws(second, [statistic], resamples, new SeededRandom(seed + 1)).get(statistic) as Float64Array;
