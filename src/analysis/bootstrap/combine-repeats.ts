@@ -1,12 +1,12 @@
 import type { DerivedColumnName, IntervalEstimate, Summary } from '../../types/summary.js';
 import type { RunData } from '../../types/run.js';
 import { deriveColumnArrays } from '../derive.js';
-import { pooledInterTokenLatencies } from '../inter-token-gaps.js';
+import { sampledInterTokenLatencies } from '../inter-token-gaps.js';
 import { measuredRecords } from '../measured-records.js';
 import { succeededOnly } from '../nodes.js';
 import { CONFIDENCE, DEFAULT_BOOTSTRAP_SEED, DEFAULT_TWO_LEVEL_RESAMPLES } from './confidence-interval.js';
 import { bootstrapEstimates, perRunEstimate } from './repeat-estimates.js';
-import type { BootstrapStatistic } from './hierarchical-bootstrap.js';
+import { BOOTSTRAP_STATISTICS, type BootstrapStatistic } from './hierarchical-bootstrap.js';
 
 /** One headline figure over the repeats: what it is, its unit, and its estimate with the interval. */
 export interface CombinedMetric extends IntervalEstimate {
@@ -42,13 +42,21 @@ export const COMBINED_LATENCIES: readonly (DerivedColumnName | 'itl')[] = [
   'decode_time',
 ];
 
-/** Statistics given for the headline latencies; the stages get mean, p50 and p99. */
-const HEADLINE: ReadonlySet<string> = new Set(['ttft', 'tpot', 'itl', 'total_latency']);
+/**
+ * Inter-token gaps a run gives the bootstrap at most: an even (stride) sample beyond it. A long-output run has
+ * millions, each a draw per resample; a sample of this size keeps ITL's interval to seconds of CPU, and fewer values
+ * can only widen it (the `requests` of its estimate count the gaps used).
+ */
+export const MAX_BOOTSTRAP_GAPS_PER_RUN = 100_000;
 
-/** One run's values of a latency (seconds; succeeded requests; every inter-token gap for ITL). */
+/** One run's values of a latency (seconds; succeeded requests; inter-token gaps for ITL, at most MAX_BOOTSTRAP_GAPS_PER_RUN). */
 export function latencyValuesOf(run: RunData, metric: DerivedColumnName | 'itl'): Float64Array {
   const records = measuredRecords(run.records);
-  if (metric === 'itl') return pooledInterTokenLatencies(records);
+  if (metric === 'itl') {
+    const sample = sampledInterTokenLatencies(records, MAX_BOOTSTRAP_GAPS_PER_RUN);
+    // The sample ends with the smallest and largest gap (for a chart's range): not draws of the stride, left out here.
+    return sample.subarray(0, Math.max(0, sample.length - 2));
+  }
   const columns = succeededOnly(records, deriveColumnArrays(records));
   return columns[metric];
 }
@@ -81,7 +89,7 @@ export function combineRepeats(
   perRun('total_token_throughput', 'tok/s', (summary) => summary.throughput.totalTokensPerSecond);
   perRun('goodput', 'req/s', (summary) => summary.goodput?.requestsPerSecond);
   COMBINED_LATENCIES.forEach((metric, index) => {
-    const statistics: BootstrapStatistic[] = HEADLINE.has(metric) ? ['mean', 'p50', 'p90', 'p99'] : ['mean', 'p50', 'p99'];
+    const statistics = BOOTSTRAP_STATISTICS;
     // Each metric its own seed (from the base and its place), so one metric's draws do not depend on another's.
     const estimates = bootstrapEstimates(runs.map((run) => latencyValuesOf(run, metric)), statistics, { resamples, seed: seed + index });
     if (estimates === null) return;

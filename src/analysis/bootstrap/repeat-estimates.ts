@@ -50,41 +50,60 @@ export function perRunEstimate(values: readonly number[], requests: number): Int
 /** What one side of a difference is: its runs' values of the metric. */
 export type BootstrapSide = readonly ArrayLike<number>[];
 
+/** A difference with its interval, and whether the interval excludes 0. */
+export type DifferenceEstimate = IntervalEstimate & { beyondNoise: boolean };
+
 /**
- * The difference `after − before` of a statistic with its interval: each side bootstrapped on its own (two-level when
- * it has several runs) with independent generators, the interval that of the paired draws' differences. "Within the
- * noise" when the interval holds 0.
+ * The differences `after − before` of statistics with their intervals: each side bootstrapped on its own (two-level
+ * when it has several runs) with independent generators, the interval that of the paired draws' differences. "Within
+ * the noise" when the interval holds 0.
  */
+export function bootstrapDifferences(
+  before: BootstrapSide,
+  after: BootstrapSide,
+  statistics: readonly BootstrapStatistic[],
+  options: { resamples?: number; seed?: number } = {},
+): Map<BootstrapStatistic, DifferenceEstimate> {
+  const differencesByStatistic = new Map<BootstrapStatistic, DifferenceEstimate>();
+  const first = new PooledRuns(before);
+  const second = new PooledRuns(after);
+  if (first.valueCount < 2 || second.valueCount < 2) return differencesByStatistic;
+  const resamples = resamplesFor(first.valueCount + second.valueCount, options.resamples ?? DEFAULT_TWO_LEVEL_RESAMPLES);
+  const seed = options.seed ?? DEFAULT_BOOTSTRAP_SEED;
+  const firstDraws = hierarchicalBootstrapDraws(first, statistics, resamples, new SeededRandom(seed));
+  const secondDraws = hierarchicalBootstrapDraws(second, statistics, resamples, new SeededRandom(seed + 1));
+  for (const statistic of statistics) {
+    const a = firstDraws.get(statistic) as Float64Array;
+    const b = secondDraws.get(statistic) as Float64Array;
+    const differences = new Float64Array(resamples);
+    for (let index = 0; index < resamples; index++) differences[index] = (b[index] as number) - (a[index] as number);
+    const { low, high } = percentileInterval(differences, CONFIDENCE);
+    differencesByStatistic.set(statistic, {
+      estimate: second.pooled(statistic) - first.pooled(statistic),
+      low,
+      high,
+      method: first.runCount > 1 || second.runCount > 1 ? 'bootstrap-runs-requests' : 'bootstrap-requests',
+      runs: first.runCount + second.runCount,
+      requests: first.valueCount + second.valueCount,
+      resamples,
+      beyondNoise: low > 0 || high < 0,
+    });
+  }
+  return differencesByStatistic;
+}
+
+/** One statistic's difference (bootstrapDifferences for one); null when a side has fewer than two values. */
 export function bootstrapDifference(
   before: BootstrapSide,
   after: BootstrapSide,
   statistic: BootstrapStatistic,
   options: { resamples?: number; seed?: number } = {},
-): (IntervalEstimate & { beyondNoise: boolean }) | null {
-  const first = new PooledRuns(before);
-  const second = new PooledRuns(after);
-  if (first.valueCount < 2 || second.valueCount < 2) return null;
-  const resamples = resamplesFor(first.valueCount + second.valueCount, options.resamples ?? DEFAULT_TWO_LEVEL_RESAMPLES);
-  const seed = options.seed ?? DEFAULT_BOOTSTRAP_SEED;
-  const firstDraws = hierarchicalBootstrapDraws(first, [statistic], resamples, new SeededRandom(seed)).get(statistic) as Float64Array;
-  const secondDraws = hierarchicalBootstrapDraws(second, [statistic], resamples, new SeededRandom(seed + 1)).get(statistic) as Float64Array;
-  const differences = new Float64Array(resamples);
-  for (let index = 0; index < resamples; index++) differences[index] = (secondDraws[index] as number) - (firstDraws[index] as number);
-  const { low, high } = percentileInterval(differences, CONFIDENCE);
-  return {
-    estimate: second.pooled(statistic) - first.pooled(statistic),
-    low,
-    high,
-    method: first.runCount > 1 || second.runCount > 1 ? 'bootstrap-runs-requests' : 'bootstrap-requests',
-    runs: first.runCount + second.runCount,
-    requests: first.valueCount + second.valueCount,
-    resamples,
-    beyondNoise: low > 0 || high < 0,
-  };
+): DifferenceEstimate | null {
+  return bootstrapDifferences(before, after, [statistic], options).get(statistic) ?? null;
 }
 
 /** The difference of per-run figures' means (Welch's t interval); null unless each side has two runs or more. */
-export function perRunDifference(before: readonly number[], after: readonly number[]): (IntervalEstimate & { beyondNoise: boolean }) | null {
+export function perRunDifference(before: readonly number[], after: readonly number[]): DifferenceEstimate | null {
   const a = meanAndVariance(before.filter(Number.isFinite));
   const b = meanAndVariance(after.filter(Number.isFinite));
   const na = before.filter(Number.isFinite).length;
