@@ -235,7 +235,8 @@ async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[],
           combined: { confidence: run.series.combined.confidence, resamples: run.series.combined.bootstrap.resamples, bootstrapSeed: run.series.combined.bootstrap.seed, metrics: run.series.combined.metrics },
         }),
   }));
-  if (compared.length >= 1) files.push(...(await writeComparison(compared, outputDirectory)));
+  // Grid points are not treatments of the first one: no Δ columns (compare any two of them with servelab compare).
+  if (compared.length >= 1) files.push(...(await writeComparison(compared, outputDirectory, { deltas: false })));
   return { files, comparisonTable: compared.length >= 1 ? formatComparisonTable(compared) : '' };
 }
 

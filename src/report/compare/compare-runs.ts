@@ -116,10 +116,14 @@ export function aggregateCacheHitRatio(run: RunData): number | null {
  * The side-by-side table: one row per metric, one column per run. A row empty or zero in every run (routing rows of
  * node tests, queue times of a server without timing keys, failures of a clean run) says nothing and is left out.
  */
-export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
+export function comparisonRows(runs: readonly ComparedRun[], options: ComparisonOptions = {}): ComparisonRow[] {
   const cached = rowsCache.get(runs);
   if (cached !== undefined) return cached;
   const rows = withRepeatEstimates(runs, plainComparisonRows(runs));
+  if (options.deltas === false) {
+    rowsCache.set(runs, rows);
+    return rows;
+  }
   const deltas = comparisonDeltas(runs.map((compared) => ({ runs: (compared.repeats ?? [compared]).map((entry) => entry.run), summaries: (compared.repeats ?? [compared]).map((entry) => entry.summary) })));
   for (const row of rows) {
     const rowDeltas = deltas.get(row.metric);
@@ -127,6 +131,14 @@ export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
   }
   rowsCache.set(runs, rows);
   return rows;
+}
+
+export interface ComparisonOptions {
+  /**
+   * Each later run's difference from the first with its interval (default true). A sweep leaves them out: its runs are
+   * points of a grid, not treatments of one baseline, and their bootstraps would cost seconds a run.
+   */
+  deltas?: boolean;
 }
 
 /** The rows of a comparison already worked out: the deltas' bootstraps are the costly part, and the table, CSV and HTML share them. */
@@ -442,8 +454,8 @@ export function trendCharts(runs: readonly ComparedRun[]): ComparisonChart[] {
  * Writes the comparison: compare.csv (the side-by-side table), compare-nodes.csv (routing runs), charts/compare-cdf-*
  * (.svg and .png) and compare.html (the table and the overlaid CDFs, self-contained). Returns the paths written.
  */
-export async function writeComparison(runs: readonly ComparedRun[], outputDirectory: string): Promise<string[]> {
-  const rows = comparisonRows(runs);
+export async function writeComparison(runs: readonly ComparedRun[], outputDirectory: string, options: ComparisonOptions = {}): Promise<string[]> {
+  const rows = comparisonRows(runs, options);
   const written: string[] = [];
   const write = async (name: string, content: string | Uint8Array): Promise<void> => {
     const path = join(outputDirectory, name);
