@@ -57,9 +57,16 @@ export function latencyValuesOf(run: RunData, metric: DerivedColumnName | 'itl')
     // The sample ends with the smallest and largest gap (for a chart's range): not draws of the stride, left out here.
     return sample.subarray(0, Math.max(0, sample.length - 2));
   }
-  const columns = succeededOnly(records, deriveColumnArrays(records));
+  let columns = columnsOfRun.get(run);
+  if (columns === undefined) {
+    columns = succeededOnly(records, deriveColumnArrays(records));
+    columnsOfRun.set(run, columns);
+  }
   return columns[metric];
 }
+
+/** Each run's derived columns, worked out once for all the latencies asked of it. */
+const columnsOfRun = new WeakMap<RunData, Record<DerivedColumnName, Float64Array>>();
 
 function toMilliseconds(estimate: IntervalEstimate): IntervalEstimate {
   const ms = (value: number | null): number | null => (value === null ? null : value * 1000);
