@@ -274,7 +274,7 @@ function comparisonFootnotes(runs: readonly ComparedRun[], hasDeltas: boolean): 
     );
   }
   if (runs.some((run) => run.repeats !== undefined)) {
-    notes.push('A repeats directory\'s column: throughput, goodput and latency rows are its estimates over all repeats, request counts their sums, other rows its first repeat\'s.');
+    notes.push('A repeats directory\'s column: throughput, goodput and latency rows are its estimates over all repeats, request counts their sums, other rows (and its CDF curves) its first repeat\'s.');
   }
   return notes;
 }
