@@ -36,3 +36,14 @@ describe('a single run states how precise its percentiles are', () => {
     expect(text).toMatch(/TTFT\s+p50 109\.5 \[\d+\.\d+, \d+\.\d+\]\s+p99 207\.0 \[\d+\.\d, \d+\.\d\]; p99 from 200 requests: the top 2 decide it/);
   });
 });
+
+describe('report.html states the precision too', () => {
+  it('a Precision section with what p99 rests on and the intervals', async () => {
+    const { buildReportHtml } = await import('../../src/report/html/html-reporter.js');
+    const run = spreadRun();
+    const html = buildReportHtml(run, summarize(run), []);
+    expect(html).toContain('<section id="precision"><h2>Precision</h2>');
+    // TTFT: 200 values, the top 2 decide p99, p99 207.010 ms
+    expect(html).toMatch(/<td>TTFT<\/td><td>200<\/td><td>2<\/td><td>109\.500<\/td><td>[\d.]+ – [\d.]+<\/td>.*<td>207\.010<\/td>/);
+  });
+});
