@@ -22,7 +22,8 @@ import { describeEvents } from './events.js';
 import { Float64Arena } from './float-arena.js';
 import { countInterTokenLatencies, pooledInterTokenLatencies } from './inter-token-gaps.js';
 import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisticsInPlace } from './statistics.js';
-import { runPrecision } from './bootstrap/run-precision.js';
+import { PRECISION_PERCENTILES, runPrecision } from './bootstrap/run-precision.js';
+import { orderPercentileBands } from './bootstrap/order-statistic-bootstrap.js';
 import { succeededOnly, summarizeRouting } from './nodes.js';
 import { analysisWindow, measuredStageAnalysis } from './timeseries.js';
 import { measuredRecords } from './measured-records.js';
@@ -38,8 +39,16 @@ export interface SummarizeOptions {
  */
 const SCRATCH_COLUMNS = 30;
 
-/** Inter-token gaps beyond which a run's ITL gets no precision entry (its sort would cost seconds). */
-const PRECISION_MAX_GAPS = 5_000_000;
+/** A copy of the values without NaN (a missing value), from the arena. */
+function finiteValues(values: Float64Array, arena: Float64Arena): Float64Array {
+  const kept = arena.take(values.length);
+  let count = 0;
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index] as number;
+    if (value === value) kept[count++] = value;
+  }
+  return kept.subarray(0, count);
+}
 
 /** Derived columns summarized over every sent request rather than succeeded ones: they describe the load generator. */
 const LOAD_GENERATOR_COLUMNS: ReadonlySet<DerivedColumnName> = new Set(['send_lag']);
@@ -310,11 +319,10 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     offeredLoad: describeOfferedLoad(records, targetRateOf(run.info.requestRate), latencies.send_lag, arena),
     concurrency: { benchServing: perSecond(sumOfLatencies), stages: stageAnalysis.stages },
     precision: runPrecision([
-      ['ttftSeconds', sortedFiniteValues(columns.ttft, arena)],
-      ['tpotSeconds', sortedFiniteValues(columns.tpot, arena)],
-      // Sorting pooled gaps costs about a second per ten million; beyond PRECISION_MAX_GAPS ITL is left out (docs/statistics.md).
-      ['itlSeconds', interTokenValues.length <= PRECISION_MAX_GAPS ? interTokenValues.sort() : new Float64Array(0)],
-      ['totalLatencySeconds', sortedFiniteValues(columns.total_latency, arena)],
+      ['ttftSeconds', orderPercentileBands(finiteValues(columns.ttft, arena), PRECISION_PERCENTILES)],
+      ['tpotSeconds', orderPercentileBands(finiteValues(columns.tpot, arena), PRECISION_PERCENTILES)],
+      ['itlSeconds', orderPercentileBands(interTokenValues, PRECISION_PERCENTILES)],
+      ['totalLatencySeconds', orderPercentileBands(finiteValues(columns.total_latency, arena), PRECISION_PERCENTILES)],
     ]),
     dataQuality: withCautions(summarizeDataQuality(records), dataQualityCautions(run, records)),
     goodput: options.slo && Object.values(options.slo).some((value) => value !== undefined)

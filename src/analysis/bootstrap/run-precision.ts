@@ -10,14 +10,19 @@ export function p99DecidedByTop(count: number): number {
 }
 
 function percentileEstimate(sorted: Float64Array, q: number, random: SeededRandom, resamples: number): IntervalEstimate {
+  // Exact: the band around q's rank is in order (orderPercentileBands), and the rank and the next lie inside it.
   const estimate = percentileOfSorted(sorted, q);
   if (sorted.length < 2) return { estimate, low: null, high: null, method: 'none', runs: 1, requests: sorted.length, resamples: null };
   const { low, high } = percentileInterval(orderStatisticBootstrapDraws(sorted, q, resamples, random), CONFIDENCE);
   return { estimate, low, high, method: 'bootstrap-requests', runs: 1, requests: sorted.length, resamples };
 }
 
+/** The percentiles a run's precision gives intervals for. */
+export const PRECISION_PERCENTILES: readonly number[] = [50, 90, 99];
+
 /**
- * One run's precision: per metric (ascending finite values, keyed by its summary.json name), the values p99 rests on
+ * One run's precision: per metric (finite values in order around p50, p90 and p99 at least: orderPercentileBands, or
+ * fully sorted; keyed by its summary.json name), the values p99 rests on
  * and bootstrap intervals over the requests. Each metric draws from its own generator seeded from `seed` and the
  * metric's place in the list, so adding a metric does not move another's interval.
  */

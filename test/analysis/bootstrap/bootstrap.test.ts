@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { bootstrapDifference, bootstrapEstimates, perRunEstimate } from '../../../src/analysis/bootstrap/repeat-estimates.js';
-import { orderStatisticBootstrapDraws, singleRunPercentileInterval } from '../../../src/analysis/bootstrap/order-statistic-bootstrap.js';
+import { orderPercentileBands, orderStatisticBootstrapDraws, singleRunPercentileInterval } from '../../../src/analysis/bootstrap/order-statistic-bootstrap.js';
 import { hierarchicalBootstrapDraws, PooledRuns } from '../../../src/analysis/bootstrap/hierarchical-bootstrap.js';
-import { p99DecidedByTop, runPrecision } from '../../../src/analysis/bootstrap/run-precision.js';
+import { p99DecidedByTop, PRECISION_PERCENTILES, runPrecision } from '../../../src/analysis/bootstrap/run-precision.js';
 import { SeededRandom } from '../../../src/utils/random.js';
 
 /** n draws of a lognormal with median e^mu and shape sigma, from a seeded generator. */
@@ -106,6 +106,13 @@ describe('bootstrap intervals', () => {
     // s = 1.291, t(3) = 3.182: 11.5 ± 2.054
     expect(estimate.low).toBeCloseTo(11.5 - 3.182 * (1.2909944 / 2), 3);
     expect(perRunEstimate([10], 100)).toMatchObject({ low: null, high: null, method: 'none' });
+  });
+
+  it('gives the same intervals from values ordered only around the percentiles as from fully sorted ones', () => {
+    const values = lognormal(100_000, 9);
+    const banded = orderPercentileBands(Float64Array.from(values), PRECISION_PERCENTILES);
+    expect(banded).not.toEqual(sorted(values)); // most of it is left unsorted
+    expect(runPrecision([['x', banded]])).toEqual(runPrecision([['x', sorted(values)]]));
   });
 
   it('states how many values a p99 rests on and how many of the largest decide it', () => {
