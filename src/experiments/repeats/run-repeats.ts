@@ -8,6 +8,7 @@ import { buildRepeatsFile, type RepeatEntry, type RepeatsFile } from '../../repo
 import { writeRepeatsFiles } from '../../report/repeats/write-repeats-files.js';
 import type { TestLevel } from '../../types/run.js';
 import type { TestResult } from '../test-result.js';
+import { isServelabError } from '../../errors/servelab-error.js';
 
 /** What `runRepeats()` returns: every repeat's own result, and the combined estimates written at the top. */
 export interface RepeatsResult {
@@ -50,7 +51,14 @@ export async function runRepeats<Config extends NodeTestConfig | RoutingTestConf
     const seed = repeatSeed(config.seed, repeat);
     onRepeatStart?.(repeat, config.repeats, seed);
     const name = `repeat-${repeat}`;
-    const result = await runOnce({ ...config, repeats: 1, seed, outputDir: join(directory.path, name), runId: `${directory.runId}-${name}` }, perRepeat);
+    let result: TestResult;
+    try {
+      result = await runOnce({ ...config, repeats: 1, seed, outputDir: join(directory.path, name), runId: `${directory.runId}-${name}` }, perRepeat);
+    } catch (error) {
+      // Interrupted while a later repeat started up: the repeats made so far are still combined and written.
+      if (results.length > 0 && isServelabError(error) && error.code === 'INTERRUPTED') break;
+      throw error;
+    }
     results.push(result);
     entries.push({ repeat, directory: name, runId: result.runId, seed, status: result.status, verdict: result.metrics.verdict.state });
     if (result.status !== 'completed' || options.signal?.aborted === true) break;
