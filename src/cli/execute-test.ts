@@ -47,7 +47,8 @@ export async function executeTest(test: RunnableTest): Promise<number> {
       if (!test.config.quiet) process.stdout.write(formatRepeatsTable(series.combined, series.outputDirectory));
       process.stdout.write(`results: ${series.outputDirectory}\n`);
       const signal = interrupts.received();
-      return series.repeats.some((result) => result.status === 'interrupted') && signal !== undefined ? exitCodeFor(signal) : EXIT_OK;
+      // A signal ends the series (in a repeat or while the next one started up): the shell's code for it.
+      return signal !== undefined ? exitCodeFor(signal) : EXIT_OK;
     }
     const result = await test.run({ signal: interrupts.signal, onProgress }).catch((error: unknown) => {
       const signal = interrupts.received();
