@@ -4,6 +4,7 @@ import { orderPercentileBands, orderStatisticBootstrapDraws, singleRunPercentile
 import { hierarchicalBootstrapDraws, PooledRuns } from '../../../src/analysis/bootstrap/hierarchical-bootstrap.js';
 import { p99DecidedByTop, PRECISION_PERCENTILES, runPrecision } from '../../../src/analysis/bootstrap/run-precision.js';
 import { SeededRandom } from '../../../src/utils/random.js';
+import { percentileOfSorted } from '../../../src/analysis/statistics.js';
 
 /** n draws of a lognormal with median e^mu and shape sigma, from a seeded generator. */
 function lognormal(count: number, seed: number, mu = 0, sigma = 1): Float64Array {
@@ -65,6 +66,23 @@ describe('bootstrap intervals', () => {
     // the share of draws at or below each of the 40 largest values (20,000 draws: a standard error under 0.004).
     const shareAtOrBelow = (draws: Float64Array, limit: number): number => draws.filter((draw) => draw <= limit).length / draws.length;
     for (const limit of ascending.slice(-40)) expect(Math.abs(shareAtOrBelow(exact, limit) - shareAtOrBelow(resampled, limit))).toBeLessThan(0.015);
+  });
+
+  it('takes each resample\'s statistics exactly: the counting walk against sorting the drawn values (same draws)', () => {
+    const runs = [lognormal(37, 1), lognormal(50, 2).map((value) => value * 1.2), lognormal(23, 3)];
+    const draws = hierarchicalBootstrapDraws(new PooledRuns(runs), ['mean', 'p50', 'p90', 'p99'], 25, new SeededRandom(8));
+    // The same generator, the same order of draws: a run, then that run's values, for as many runs as there are.
+    const random = new SeededRandom(8);
+    for (let resample = 0; resample < 25; resample++) {
+      const drawn: number[] = [];
+      for (let pick = 0; pick < runs.length; pick++) {
+        const run = runs[Math.floor(random.next() * runs.length)] as Float64Array;
+        for (let draw = 0; draw < run.length; draw++) drawn.push(run[Math.floor(random.next() * run.length)] as number);
+      }
+      const ascending = Float64Array.from(drawn).sort();
+      expect(draws.get('mean')?.[resample]).toBeCloseTo(drawn.reduce((sum, value) => sum + value, 0) / drawn.length, 12);
+      for (const [statistic, q] of [['p50', 50], ['p90', 90], ['p99', 99]] as const) expect(draws.get(statistic)?.[resample]).toBe(percentileOfSorted(ascending, q));
+    }
   });
 
   it('is reproducible: the same values and seed give the same interval', () => {
