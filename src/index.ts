@@ -14,6 +14,10 @@ export type { FirstUsersMetrics, ResultMetrics } from './experiments/first-users
 export { runSweep, type SweepResult } from './experiments/sweep/run-sweep.js';
 export { parseSweepPlan, type SweepPlan } from './experiments/sweep/sweep-plan.js';
 export type { TestResult, ExportedFiles } from './experiments/test-result.js';
+export type { RepeatsOptions, RepeatsResult } from './experiments/repeats/run-repeats.js';
+export type { RepeatsFile } from './report/repeats/repeats-file.js';
+export type { CombinedMetric } from './analysis/bootstrap/combine-repeats.js';
+export type { IntervalEstimate, RunPrecision } from './types/summary.js';
 export type { RunProgress, ProgressListener } from './orchestration/progress.js';
 export type { NodeTestConfig, NodeTestConfigInput, RoutingTestConfig, RoutingTestConfigInput } from './config/schema.js';
 export { ServelabError, isServelabError, type ErrorCode } from './errors/servelab-error.js';

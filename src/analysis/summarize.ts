@@ -22,6 +22,8 @@ import { describeEvents } from './events.js';
 import { Float64Arena } from './float-arena.js';
 import { countInterTokenLatencies, pooledInterTokenLatencies } from './inter-token-gaps.js';
 import { coefficientOfVariation, computeStatistics, sortedFiniteValues, statisticsInPlace } from './statistics.js';
+import { PRECISION_PERCENTILES, runPrecision } from './bootstrap/run-precision.js';
+import { orderPercentileBands } from './bootstrap/order-statistic-bootstrap.js';
 import { succeededOnly, summarizeRouting } from './nodes.js';
 import { analysisWindow, measuredStageAnalysis } from './timeseries.js';
 import { measuredRecords } from './measured-records.js';
@@ -36,6 +38,17 @@ export interface SummarizeOptions {
  * 3 offered load, 4 routing (host ids and order as int32, values, interval ends).
  */
 const SCRATCH_COLUMNS = 30;
+
+/** A copy of the values without NaN (a missing value), from the arena. */
+function finiteValues(values: Float64Array, arena: Float64Arena): Float64Array {
+  const kept = arena.take(values.length);
+  let count = 0;
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index] as number;
+    if (value === value) kept[count++] = value;
+  }
+  return kept.subarray(0, count);
+}
 
 /** Derived columns summarized over every sent request rather than succeeded ones: they describe the load generator. */
 const LOAD_GENERATOR_COLUMNS: ReadonlySet<DerivedColumnName> = new Set(['send_lag']);
@@ -278,7 +291,8 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
   const stageAnalysis = measuredStageAnalysis(run.records, arena);
 
   const harness = harnessMeasurementsOf(run.extras);
-  const interTokenLatency = statisticsInPlace(pooledInterTokenLatencies(records, arena));
+  const interTokenValues = pooledInterTokenLatencies(records, arena);
+  const interTokenLatency = statisticsInPlace(interTokenValues);
   // A request max concurrency held back waited because the load asked it to: its lag is no harness error.
   const unheldLag = harness === undefined ? null : unheldSendLag(records);
   const summary: Summary = {
@@ -304,6 +318,12 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
     interTokenLatency,
     offeredLoad: describeOfferedLoad(records, targetRateOf(run.info.requestRate), latencies.send_lag, arena),
     concurrency: { benchServing: perSecond(sumOfLatencies), stages: stageAnalysis.stages },
+    precision: runPrecision([
+      ['ttftSeconds', orderPercentileBands(finiteValues(columns.ttft, arena), PRECISION_PERCENTILES)],
+      ['tpotSeconds', orderPercentileBands(finiteValues(columns.tpot, arena), PRECISION_PERCENTILES)],
+      ['itlSeconds', orderPercentileBands(interTokenValues, PRECISION_PERCENTILES)],
+      ['totalLatencySeconds', orderPercentileBands(finiteValues(columns.total_latency, arena), PRECISION_PERCENTILES)],
+    ]),
     dataQuality: withCautions(summarizeDataQuality(records), dataQualityCautions(run, records)),
     goodput: options.slo && Object.values(options.slo).some((value) => value !== undefined)
       ? computeGoodput(records, columns, options.slo, durationSeconds)

@@ -2,6 +2,8 @@ import { DiskFullAfterRun } from '../experiments/finish-run.js';
 import type { TestResult } from '../experiments/test-result.js';
 import type { RunOptions } from '../orchestration/measured-run.js';
 import { formatTerminalSummary } from '../report/terminal/format-terminal-summary.js';
+import { formatRepeatsTable } from '../report/repeats/repeats-text.js';
+import type { RepeatsOptions, RepeatsResult } from '../experiments/repeats/run-repeats.js';
 import { isServelabError } from '../errors/servelab-error.js';
 import type { RunProgress } from '../orchestration/progress.js';
 import { EXIT_OK } from './exit-codes.js';
@@ -10,8 +12,9 @@ import { applyRealTimeV8Flags } from './real-time-v8-flags.js';
 import { createProgressDisplay, type ProgressMode } from './progress-display.js';
 
 export interface RunnableTest {
-  config: { progress: ProgressMode; quiet: boolean; virtualTime?: boolean };
+  config: { progress: ProgressMode; quiet: boolean; virtualTime?: boolean; repeats: number };
   run(options: RunOptions): Promise<TestResult>;
+  runRepeats(options: RepeatsOptions): Promise<RepeatsResult>;
 }
 
 /** Runs a test with Ctrl-C handling and a progress display, prints the summary, and returns the exit code. */
@@ -31,6 +34,22 @@ export async function executeTest(test: RunnableTest): Promise<number> {
     progress.update(update);
   };
   try {
+    if (test.config.repeats > 1) {
+      const series = await test.runRepeats({
+        signal: interrupts.signal,
+        onProgress,
+        onRepeatStart: (repeat, of, seed) => {
+          progress.finish();
+          process.stderr.write(`[repeat ${repeat}/${of}] seed ${seed}\n`);
+        },
+      });
+      progress.finish();
+      if (!test.config.quiet) process.stdout.write(formatRepeatsTable(series.combined, series.outputDirectory));
+      process.stdout.write(`results: ${series.outputDirectory}\n`);
+      const signal = interrupts.received();
+      // A signal ends the series (in a repeat or while the next one started up): the shell's code for it.
+      return signal !== undefined ? exitCodeFor(signal) : EXIT_OK;
+    }
     const result = await test.run({ signal: interrupts.signal, onProgress }).catch((error: unknown) => {
       const signal = interrupts.received();
       if (signal !== undefined && isServelabError(error) && error.code === 'INTERRUPTED') throw new InterruptedStartUp(exitCodeFor(signal));

@@ -218,6 +218,11 @@ export const runSettingsSchema = z.object({
   harnessErrorShare: z.number().gt(0).max(1).default(0.05),
   /** Goodput objectives in ms; strict, so a misspelt objective is an error instead of a 100% goodput. */
   slo: sloTargetsSchema.optional(),
+  /**
+   * Run the test this many times, repeat k with seed + k − 1, each in its own directory `repeat-k/`, and state every
+   * headline metric as an estimate with a 95% interval over them (docs/statistics.md).
+   */
+  repeats: positiveInteger.max(1000, { message: 'must be at most 1000' }).default(1),
 });
 
 /** The settings every test level shares: server, workload, client and run. */

@@ -7,6 +7,8 @@ import type { RunData, TestLevel } from '../types/run.js';
 import type { SloTargets } from '../types/summary.js';
 import { analyzeResults, visualizeResults, type RunSource } from './analyze-results.js';
 import { finishRun } from './finish-run.js';
+import { ServelabError } from '../errors/servelab-error.js';
+import { runRepeats, type RepeatsOptions, type RepeatsResult } from './repeats/run-repeats.js';
 import type { ResultMetrics } from './first-users-names.js';
 import type { TestResult } from './test-result.js';
 
@@ -25,10 +27,26 @@ export abstract class MeasuredTest<Config extends NodeTestConfig | RoutingTestCo
     this.config = config;
   }
 
+  /** One run. With `repeats` above 1 in the configuration, call runRepeats() instead (a series is not one result). */
   async run(options: RunOptions = {}): Promise<TestResult> {
-    const measured = this.config.virtualTime
-      ? await measureVirtualTest(this.config, this.testLevel, options.clock ?? systemClock, options.onProgress)
-      : await this.measure(this.config, { ...options, journal: options.journal ?? new RequestsJournal() });
+    if (this.config.repeats > 1) {
+      throw new ServelabError('INVALID_CONFIG', `repeats is ${this.config.repeats}: run() makes one run; call runRepeats() for the series and its intervals, or set repeats to 1`);
+    }
+    return this.runOnce(this.config, options);
+  }
+
+  /**
+   * The test `repeats` times (repeat k with seed + k − 1, each in `repeat-k/` of the run directory), and every headline
+   * metric as an estimate with a 95% interval over them (docs/statistics.md). With `repeats` 1: one repeat.
+   */
+  runRepeats(options: RepeatsOptions = {}): Promise<RepeatsResult> {
+    return runRepeats(this.config, this.testLevel, (config, runOptions) => this.runOnce(config, runOptions), options);
+  }
+
+  private async runOnce(config: Config, options: RunOptions): Promise<TestResult> {
+    const measured = config.virtualTime
+      ? await measureVirtualTest(config, this.testLevel, options.clock ?? systemClock, options.onProgress)
+      : await this.measure(config, { ...options, journal: options.journal ?? new RequestsJournal() });
     return finishRun(measured);
   }
 

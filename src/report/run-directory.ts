@@ -2,6 +2,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { isRepeatsFile } from './repeats/repeats-file.js';
 import { ServelabError } from '../errors/servelab-error.js';
 import type { RequestRecord } from '../types/record.js';
 import type { RecoveryInfo, RunData, RunInfo, TargetKind, TestLevel } from '../types/run.js';
@@ -104,6 +105,12 @@ export async function readRunDirectory(directory: string): Promise<LoadedRun> {
   const info = await stat(directory).catch(() => undefined);
   if (!info?.isDirectory()) {
     throw new ServelabError('INVALID_RUN_DIRECTORY', `${directory} is not a directory. Give the directory a run wrote (results/<run-id>/ or its --output-dir).`);
+  }
+  if (existsSync(join(directory, SUMMARY_JSON)) && !existsSync(join(directory, 'config.json'))) {
+    const parsed = await readJsonFile(directory, SUMMARY_JSON).catch(() => undefined);
+    if (isRepeatsFile(parsed)) {
+      throw invalid(directory, `it holds ${parsed.repeats} repeats of a test (repeat-1 .. repeat-${parsed.repeats}/ are its runs); give one of them, or compare the repeats directory as a whole (servelab compare).`);
+    }
   }
   const missing = REQUIRED_RUN_FILES.filter((file) => !existsSync(join(directory, file)));
   if (missing.length > 0) {

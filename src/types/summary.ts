@@ -317,6 +317,11 @@ export interface Summary {
   routing?: RoutingSummary;
   /** One entry per run event (node failures, restores), in time order; absent when the run had none. */
   events?: EventImpact[];
+  /**
+   * How precise the headline percentiles are: the values each p99 rests on and bootstrap intervals over the requests
+   * (docs/statistics.md). Absent in a summary.json written before servelab stated it.
+   */
+  precision?: RunPrecision;
   /** What servers reported that could not be true and was left empty (src/analysis/data-quality.ts). */
   dataQuality: DataQualitySummary;
   /**
@@ -338,3 +343,46 @@ export interface DataQualitySummary {
   cautions?: string[];
 }
 
+
+/**
+ * An estimate with its 95% confidence interval (docs/statistics.md). `low`/`high` are null where no interval can be
+ * given (one run of a per-run figure such as throughput, or too few values).
+ */
+export interface IntervalEstimate {
+  estimate: number;
+  low: number | null;
+  high: number | null;
+  /**
+   * `bootstrap-requests`: the bootstrap over one run's requests; `bootstrap-runs-requests`: the two-level bootstrap
+   * (runs, then requests within each); `t-over-runs`: Student's t over per-run values; `none`: no interval.
+   */
+  method: 'bootstrap-requests' | 'bootstrap-runs-requests' | 't-over-runs' | 'none';
+  /** Runs and values (requests, or inter-token gaps for ITL) the estimate rests on. */
+  runs: number;
+  requests: number;
+  /** Bootstrap resamples drawn; null for methods without any. */
+  resamples: number | null;
+}
+
+/**
+ * How precise a single run's percentiles are: for each headline latency, how many values its p99 rests on (and how many
+ * of the largest decide it), and bootstrap intervals over its requests for p50, p90 and p99 (docs/statistics.md).
+ */
+export interface RunPrecision {
+  confidence: number;
+  /** Bootstrap resamples per interval and the seed they were drawn with (the same records give the same intervals). */
+  resamples: number;
+  seed: number;
+  /** Keyed `ttftSeconds`, `tpotSeconds`, `itlSeconds`, `totalLatencySeconds`: each present when the run has the values. */
+  metrics: Record<string, MetricPrecision>;
+}
+
+export interface MetricPrecision {
+  /** Values the percentiles are taken over (succeeded requests; inter-token gaps for ITL). */
+  values: number;
+  /** The largest values at or above p99's rank: changing any of them moves p99 (the rest cannot). */
+  p99DecidedByTop: number;
+  p50: IntervalEstimate;
+  p90: IntervalEstimate;
+  p99: IntervalEstimate;
+}

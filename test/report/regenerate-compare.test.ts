@@ -118,15 +118,20 @@ describe('servelab report and compare', () => {
     const outputDirectory = join(root, 'comparison');
     const output = await runCli(registerCompareCommand, ['compare', routingDirectory, nodeDirectory, '--output-dir', outputDirectory]);
     // Labelled by the settings that differ between the two runs, in the first users' names.
-    expect(output.split('\n')[0]).toMatch(/^metric\s+request_rate=20, num_prompts=120\s+request_rate=10, num_prompts=30$/);
+    // Then the second run's difference from the first, with its interval (compare-deltas.ts).
+    expect(output.split('\n')[0]).toMatch(/^metric\s+request_rate=20, num_prompts=120\s+request_rate=10, num_prompts=30\s+Δ request_rate=10, num_prompts=30$/);
     expect(output).toMatch(/requests succeeded \(count\)\s+\d+\s+30/);
     const rows = parseCsv(await readFile(join(outputDirectory, 'compare.csv'), 'utf8'));
-    expect(rows[0]).toEqual(['metric', 'unit', 'request_rate=20, num_prompts=120', 'request_rate=10, num_prompts=30']);
+    const second = 'request_rate=10, num_prompts=30';
+    expect(rows[0]).toEqual(['metric', 'unit', 'request_rate=20, num_prompts=120', second, `delta ${second}`, `delta_low ${second}`, `delta_high ${second}`, `beyond_noise ${second}`]);
     // Server-side rows are kept; the node test's empty routing rows are kept only because the routing run fills them.
     expect(rows.map((row) => row[0])).toContain('server_latency p99');
     expect(output).toMatch(/server_latency p99 \(ms\)/);
     const target = rows.find((row) => row[0] === 'target arrival rate');
-    expect(target?.slice(2)).toEqual(['20', '10']);
+    // A row without a difference leaves the delta columns empty.
+    expect(target?.slice(2)).toEqual(['20', '10', '', '', '', '']);
+    const ttftP50 = rows.find((row) => row[0] === 'ttft p50');
+    expect(ttftP50?.[7]).toMatch(/^(true|false)$/);
     const nodes = parseCsv(await readFile(join(outputDirectory, 'compare-nodes.csv'), 'utf8'));
     expect(nodes.slice(1).map((row) => row[0])).toEqual(Array(3).fill('request_rate=20, num_prompts=120'));
     const html = await readFile(join(outputDirectory, 'compare.html'), 'utf8');
@@ -155,7 +160,7 @@ describe('comparison labels, rows and trend', () => {
     // Node tests: no routing rows, and no row that is zero in every run (nothing failed).
     for (const dropped of ['nodes', 'node imbalance CV', 'requests failed', 'goodput']) expect(metrics).not.toContain(dropped);
     for (const row of rows) expect(row.values.some((value) => value !== null && value !== 0 && value !== '')).toBe(true);
-    expect(formatComparisonTable(compared).split('\n')[0]).toMatch(/^metric\s+max_running_requests=64\s+max_running_requests=128\s+max_running_requests=256$/);
+    expect(formatComparisonTable(compared).split('\n')[0]).toMatch(/^metric\s+max_running_requests=64\s+max_running_requests=128\s+max_running_requests=256\s+Δ max_running_requests=128\s+Δ max_running_requests=256$/);
     const trend = comparisonCharts(compared).filter((chart) => chart.name.startsWith('compare-trend'));
     expect(trend.map((chart) => chart.name)).toEqual(['compare-trend-throughput', 'compare-trend-p99-latency']);
     const throughput = trend[0]?.chart;

@@ -31,6 +31,10 @@ export function registerSweepCommand(program: Command): void {
         '    highRate: 100',
         '    steps: 5',
         '    maxNumPrompts: 1600         # longest probe run (default 8 x numPrompts)',
+        '',
+        'With repeats: N in settings (or in the grid), every grid point is run N times (runs/<label>/repeat-k/, seeds',
+        'seed..seed+N-1) and sweep.csv gives its estimates over them with 95% intervals; a search section with repeats is',
+        'refused (a probe is one run).',
       ].join('\n'),
     )
     .addHelpText(

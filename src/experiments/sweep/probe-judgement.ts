@@ -11,7 +11,9 @@ import type { Summary } from '../../types/summary.js';
  *   the longest run the search may make.
  * - `lengthen`: met the objectives, but the verdict is SATURATED (a short run's fill can look like growth), unknown,
  *   or STABLE over too short a window: run it again with more prompts.
- * - `not_judged`: the run failed, or it was still too short at the longest run the search may make.
+ * - `not_judged`: the run failed, its harness was SUSPECT (servelab's own lateness may have made its latencies, for
+ *   better or worse: neither a pass nor a fail can be trusted; docs/metrics.md, "Harness"), or it was still too short
+ *   at the longest run the search may make.
  */
 /** The rule above in one line, for search.csv. */
 export const PASSING_CRITERION = `objectives met by the attainment share of requests, and the verdict STABLE over a window long enough to see a backlog growing at ${VERDICT_THRESHOLDS.min_growth_share * 100}% of the offered rate`;
@@ -26,6 +28,7 @@ export interface ProbeJudgement {
 
 export function judgeProbe(summary: Summary | undefined, attainment: number, atLongest: boolean): ProbeJudgement {
   if (summary === undefined) return { state: 'not_judged', why: 'the run failed' };
+  if (summary.harness?.state === 'suspect') return { state: 'not_judged', why: 'harness SUSPECT: servelab itself may have shaped the latencies' };
   const fraction = summary.goodput?.fraction;
   if (fraction === undefined || fraction === null) return { state: 'not_judged', why: 'no goodput measured' };
   if (fraction < attainment) return { state: 'fail', why: `objectives missed (${percent(fraction)} met them)` };

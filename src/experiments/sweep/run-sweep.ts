@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { NodeTest } from '../node-test.js';
 import { RoutingTest } from '../routing-test.js';
 import type { TestResult } from '../test-result.js';
+import type { RepeatsResult } from '../repeats/run-repeats.js';
 import { judgeProbe, PASSING_CRITERION, type ProbeJudgement } from './probe-judgement.js';
 import { gridPoints, labelOf, type GridPoint, type SweepPlan } from './sweep-plan.js';
 
@@ -19,6 +20,8 @@ export interface SweepRunOutcome {
   meetsSlo?: boolean;
   /** For search probes: what the run says about its rate (probe-judgement.ts): only `pass` counts as passing. */
   judgement?: ProbeJudgement;
+  /** A grid point run with `repeats` above 1: every repeat and the estimates over them (`result` is its first repeat). */
+  series?: RepeatsResult;
 }
 
 export interface SearchOutcome {
@@ -63,7 +66,13 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
     let outcome: SweepRunOutcome;
     try {
       const test = plan.test === 'routing' ? new RoutingTest(settings) : new NodeTest(settings);
-      outcome = { label, values, result: await test.run({ signal: options.signal }) };
+      if (test.config.repeats > 1) {
+        // Each grid point repeated: runs/<label>/repeat-k/ and the combined estimates in runs/<label>/.
+        const series = await test.runRepeats({ signal: options.signal });
+        outcome = { label, values, result: series.repeats[0] as TestResult, series };
+      } else {
+        outcome = { label, values, result: await test.run({ signal: options.signal }) };
+      }
     } catch (error) {
       // A configuration error is the same for every run: stop at once rather than repeating it.
       if (error instanceof ServelabError && (error.code === 'INVALID_CONFIG' || error.code === 'INTERRUPTED')) throw error;
@@ -79,6 +88,10 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
   const settingsOf = (values: Record<string, unknown>): Record<string, unknown> => ({ ...plan.settings, ...values, outputDir: outputDirectory, quiet: true });
   const construct = (settings: Record<string, unknown>): unknown => (plan.test === 'routing' ? new RoutingTest(settings) : new NodeTest(settings));
   if (!onlySearch) for (const point of gridPoints(plan.grid)) construct(settingsOf(point.values));
+  if (plan.search !== undefined && [plan.settings['repeats'], ...(plan.grid['repeats'] ?? [])].some((repeats) => typeof repeats === 'number' && repeats > 1)) {
+    // A probe's pass or fail is one run's verdict and attainment; what N repeats of it should pass is not defined yet.
+    throw new ServelabError('INVALID_CONFIG', 'invalid sweep: repeats apply to grid runs, and a search probes each rate with one run; drop repeats, or the search section');
+  }
   if (plan.search !== undefined) {
     const { requestRate: _rate, ...otherGrid } = plan.grid;
     for (const point of gridPoints(otherGrid)) construct(settingsOf({ ...point.values, requestRate: plan.search.lowRate, slo: plan.search.slo }));
@@ -150,35 +163,49 @@ async function searchHighestRate(
 async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[], searches: SearchOutcome[], plan: SweepPlan): Promise<{ files: string[]; comparisonTable: string }> {
   const files: string[] = [];
   const gridKeys = [...new Set(runs.flatMap((run) => Object.keys(run.values)))].filter((key) => key !== 'slo');
-  const header = ['label', ...gridKeys, 'status', 'verdict', 'meets_slo', 'search_judgement', 'search_why', 'num_prompts', 'succeeded', 'failed', 'request_throughput', 'output_token_throughput', 'ttft_p50_ms', 'ttft_p99_ms', 'tpot_p50_ms', 'tpot_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms', 'goodput_fraction', 'run_directory', 'failure'];
+  const header = ['label', ...gridKeys, 'status', 'verdict', 'meets_slo', 'search_judgement', 'search_why', 'num_prompts', 'succeeded', 'failed', 'request_throughput', 'output_token_throughput', 'ttft_p50_ms', 'ttft_p99_ms', 'tpot_p50_ms', 'tpot_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms', 'goodput_fraction', 'run_directory', 'failure', 'repeats', 'request_throughput_low', 'request_throughput_high', 'ttft_p99_ms_low', 'ttft_p99_ms_high', 'e2e_p99_ms_low', 'e2e_p99_ms_high'];
   const milliseconds = (value: number | undefined): number | undefined => (value === undefined ? undefined : value * 1000);
   const row = (fields: (string | number | boolean | undefined | null)[]): string => csvLine(fields.map(csvField));
   const lines = [row(header)];
   for (const run of runs) {
     const metrics = run.result?.metrics;
+    // A repeated grid point: its estimates over the repeats and their 95% intervals, its counts summed.
+    const combined = run.series?.combined.metrics;
+    const estimate = (metric: string, statistic: string): { estimate: number; low: number | null; high: number | null } | undefined =>
+      combined?.find((entry) => entry.metric === metric && entry.statistic === statistic);
+    const pick = (metric: string, statistic: string, single: number | undefined): number | undefined => (combined === undefined ? single : estimate(metric, statistic)?.estimate);
+    const repeats = run.series?.repeats ?? [];
+    const sum = (count: (result: TestResult) => number): number | undefined => (run.series === undefined ? undefined : repeats.reduce((total, result) => total + count(result), 0));
     lines.push(
       row([
         run.label,
         ...gridKeys.map((key) => stringify(run.values[key])),
-        run.result?.status ?? 'failed',
-        metrics?.verdict.state,
+        run.series === undefined ? (run.result?.status ?? 'failed') : repeats.map((result) => result.status).join(' '),
+        run.series === undefined ? metrics?.verdict.state : repeats.map((result) => result.metrics.verdict.state).join(' '),
         run.meetsSlo === undefined ? undefined : String(run.meetsSlo),
         run.judgement?.state,
         run.judgement?.why,
         numberOrUndefined(run.result?.run.config['numPrompts']),
-        metrics?.counts.succeeded,
-        metrics?.counts.failed,
-        metrics?.throughput.requestsPerSecond,
-        metrics?.throughput.outputTokensPerSecond,
-        milliseconds(metrics?.latencies.ttft?.p50),
-        milliseconds(metrics?.latencies.ttft?.p99),
-        milliseconds(metrics?.latencies.tpot?.p50),
-        milliseconds(metrics?.latencies.tpot?.p99),
-        milliseconds(metrics?.latencies.total_latency?.p50),
-        milliseconds(metrics?.latencies.total_latency?.p99),
-        metrics?.goodput?.fraction,
-        run.result?.outputDirectory,
+        sum((result) => result.metrics.counts.succeeded) ?? metrics?.counts.succeeded,
+        sum((result) => result.metrics.counts.failed) ?? metrics?.counts.failed,
+        pick('request_throughput', 'value', metrics?.throughput.requestsPerSecond),
+        pick('output_token_throughput', 'value', metrics?.throughput.outputTokensPerSecond),
+        pick('ttft', 'p50', milliseconds(metrics?.latencies.ttft?.p50)),
+        pick('ttft', 'p99', milliseconds(metrics?.latencies.ttft?.p99)),
+        pick('tpot', 'p50', milliseconds(metrics?.latencies.tpot?.p50)),
+        pick('tpot', 'p99', milliseconds(metrics?.latencies.tpot?.p99)),
+        pick('total_latency', 'p50', milliseconds(metrics?.latencies.total_latency?.p50)),
+        pick('total_latency', 'p99', milliseconds(metrics?.latencies.total_latency?.p99)),
+        run.series === undefined ? metrics?.goodput?.fraction : meanOf(repeats.map((result) => result.metrics.goodput?.fraction)),
+        run.series?.outputDirectory ?? run.result?.outputDirectory,
         run.failure,
+        run.series === undefined ? 1 : repeats.length,
+        estimate('request_throughput', 'value')?.low,
+        estimate('request_throughput', 'value')?.high,
+        estimate('ttft', 'p99')?.low,
+        estimate('ttft', 'p99')?.high,
+        estimate('total_latency', 'p99')?.low,
+        estimate('total_latency', 'p99')?.high,
       ]),
     );
   }
@@ -197,12 +224,29 @@ async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[],
   }
   const made = runs.filter((run): run is SweepRunOutcome & { result: TestResult } => run.result !== undefined);
   const labels = settingLabels(made.map((run) => run.result.run.config));
-  const compared: ComparedRun[] = made.map((run, index) => ({ label: labels?.[index] ?? run.label, run: run.result.run, summary: run.result.metrics }));
-  if (compared.length >= 1) files.push(...(await writeComparison(compared, outputDirectory)));
+  const compared: ComparedRun[] = made.map((run, index) => ({
+    label: labels?.[index] ?? run.label,
+    run: run.result.run,
+    summary: run.result.metrics,
+    ...(run.series === undefined
+      ? {}
+      : {
+          repeats: run.series.repeats.map((result) => ({ run: result.run, summary: result.metrics })),
+          combined: { confidence: run.series.combined.confidence, resamples: run.series.combined.bootstrap.resamples, bootstrapSeed: run.series.combined.bootstrap.seed, metrics: run.series.combined.metrics },
+        }),
+  }));
+  // Grid points are not treatments of the first one: no Δ columns (compare any two of them with servelab compare).
+  if (compared.length >= 1) files.push(...(await writeComparison(compared, outputDirectory, { deltas: false })));
   return { files, comparisonTable: compared.length >= 1 ? formatComparisonTable(compared) : '' };
 }
 
 const numberOrUndefined = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+
+/** The mean of the values given; undefined when none is. */
+function meanOf(values: readonly (number | undefined)[]): number | undefined {
+  const given = values.filter((value): value is number => value !== undefined);
+  return given.length === 0 ? undefined : given.reduce((sum, value) => sum + value, 0) / given.length;
+}
 
 function stringify(value: unknown): string | undefined {
   if (value === undefined) return undefined;

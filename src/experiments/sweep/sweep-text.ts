@@ -51,11 +51,32 @@ const milliseconds = (seconds: number | undefined): string => (seconds === undef
  * One row per run, a few columns: what each run varied and how it did. Every metric of every run is in compare.csv;
  * the full comparison (one column per run) is too wide to read in a terminal.
  */
+/** A repeated grid point's row: its estimates over the repeats (the 95% intervals are in sweep.csv and its runs/<label>/). */
+function repeatedRow(run: SweepRunOutcome, series: NonNullable<SweepRunOutcome['series']>): string[] {
+  const estimate = (metric: string, statistic: string): number | undefined =>
+    series.combined.metrics.find((entry) => entry.metric === metric && entry.statistic === statistic)?.estimate;
+  const ms = (value: number | undefined): string => (value === undefined ? '' : value.toFixed(1));
+  return [
+    `grid x${series.repeats.length}`,
+    pointText(run.values),
+    series.repeats.map((result) => (result.status === 'completed' ? result.metrics.verdict.state.toUpperCase() : result.status)).join(' '),
+    '',
+    '',
+    estimate('request_throughput', 'value')?.toFixed(1) ?? '',
+    ms(estimate('ttft', 'p50')),
+    ms(estimate('ttft', 'p99')),
+    ms(estimate('tpot', 'p99')),
+    ms(estimate('total_latency', 'p99')),
+    String(series.repeats.reduce((sum, result) => sum + result.metrics.counts.failed, 0)),
+  ];
+}
+
 export function sweepRunsTable(runs: readonly SweepRunOutcome[]): string {
   // A finished run's status is its verdict (STABLE, SATURATED, UNKNOWN); any other status (failed, interrupted) as is.
   const header = ['run', 'settings', 'status', 'SLO met', 'search', 'req/s', 'TTFT p50 ms', 'TTFT p99 ms', 'TPOT p99 ms', 'E2E p99 ms', 'failed'];
   const rows = runs.map((run) => {
     const metrics = run.result?.metrics;
+    if (run.series !== undefined) return repeatedRow(run, run.series);
     return [
       run.label.startsWith('search__') ? 'search' : 'grid',
       pointText(run.values),

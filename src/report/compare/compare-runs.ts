@@ -12,18 +12,27 @@ import { lineLegend, seriesColour } from '../charts/series-palette.js';
 import { csvField, csvLine } from '../csv/csv-format.js';
 import { escapeHtml } from '../html/html-reporter.js';
 import { nodesInIndexOrder } from '../nodes/node-order.js';
+import type { CombinedRepeats } from '../../analysis/bootstrap/combine-repeats.js';
+import type { DifferenceEstimate } from '../../analysis/bootstrap/repeat-estimates.js';
+import { comparisonDeltas, deltaText } from './compare-deltas.js';
 
 /** One run in a comparison: a unique label, its data and its (re-computed) summary. */
 export interface ComparedRun {
   label: string;
+  /** The run (a repeats directory: its first repeat, whose values the rows without an estimate over repeats show). */
   run: RunData;
   summary: Summary;
+  /** A repeats directory: every repeat (the first is `run`), and the estimates over them its headline rows show. */
+  repeats?: readonly { run: RunData; summary: Summary }[];
+  combined?: CombinedRepeats;
 }
 
 export interface ComparisonRow {
   metric: string;
   unit: string;
   values: (number | string | null)[];
+  /** Headline rows: each later run's difference from the first, with its 95% interval (compare-deltas.ts). */
+  deltas?: (DifferenceEstimate | null)[];
 }
 
 const MAX_CDF_POINTS = 300;
@@ -107,7 +116,68 @@ export function aggregateCacheHitRatio(run: RunData): number | null {
  * The side-by-side table: one row per metric, one column per run. A row empty or zero in every run (routing rows of
  * node tests, queue times of a server without timing keys, failures of a clean run) says nothing and is left out.
  */
-export function comparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
+export function comparisonRows(runs: readonly ComparedRun[], options: ComparisonOptions = {}): ComparisonRow[] {
+  const cached = rowsCache.get(runs);
+  if (cached !== undefined) return cached;
+  const rows = withRepeatEstimates(runs, plainComparisonRows(runs));
+  if (options.deltas === false) {
+    rowsCache.set(runs, rows);
+    return rows;
+  }
+  const deltas = comparisonDeltas(runs.map((compared) => ({ runs: (compared.repeats ?? [compared]).map((entry) => entry.run), summaries: (compared.repeats ?? [compared]).map((entry) => entry.summary) })));
+  for (const row of rows) {
+    const rowDeltas = deltas.get(row.metric);
+    if (rowDeltas !== undefined && rowDeltas.some((delta) => delta !== null)) row.deltas = rowDeltas;
+  }
+  rowsCache.set(runs, rows);
+  return rows;
+}
+
+export interface ComparisonOptions {
+  /**
+   * Each later run's difference from the first with its interval (default true). A sweep leaves them out: its runs are
+   * points of a grid, not treatments of one baseline, and their bootstraps would cost seconds a run.
+   */
+  deltas?: boolean;
+}
+
+/** The rows of a comparison already worked out: the deltas' bootstraps are the costly part, and the table, CSV and HTML share them. */
+const rowsCache = new WeakMap<readonly ComparedRun[], ComparisonRow[]>();
+
+/** The combined metric a row shows for a repeats directory (`ttft p99` → ttft/p99; `request throughput` → request_throughput). */
+function combinedValueOf(combined: CombinedRepeats, row: string): number | null | undefined {
+  const latency = /^(ttft|tpot|itl|total_latency|queue_time_in_router|network_time|tokenize_time|pure_queue_time|queue_time_in_server|prefill_time|decode_time) /.test(row);
+  const [metric, statistic] = latency ? row.split(' ') : [row.replaceAll(' ', '_'), 'value'];
+  const found = combined.metrics.find((entry) => entry.metric === metric && entry.statistic === statistic)?.estimate;
+  // A latency statistic the combination does not give (a stage's p90) stays empty rather than show one repeat's value.
+  return found ?? (latency ? null : undefined);
+}
+
+/**
+ * A repeats directory's column: its headline rows show the estimates over its repeats; its request counts are the
+ * repeats' sums; a `repeats` row says how many there are. Other rows stay its first repeat's (the table's footnote says so).
+ */
+function withRepeatEstimates(runs: readonly ComparedRun[], rows: ComparisonRow[]): ComparisonRow[] {
+  if (!runs.some((run) => run.combined !== undefined)) return rows;
+  for (const row of rows) {
+    row.values = row.values.map((value, index) => {
+      const compared = runs[index] as ComparedRun;
+      if (compared.combined === undefined || compared.repeats === undefined) return value;
+      if (row.metric === 'requests succeeded') return compared.repeats.reduce((sum, entry) => sum + entry.summary.counts.succeeded, 0);
+      if (row.metric === 'requests failed') return compared.repeats.reduce((sum, entry) => sum + entry.summary.counts.failed, 0);
+      if (row.metric.endsWith(' max')) {
+        const column = row.metric.slice(0, -4);
+        const maxima = compared.repeats.map((entry) => (column === 'itl' ? entry.summary.interTokenLatency : entry.summary.latencies[column as DerivedColumnName])?.max);
+        return maxima.every((max) => max !== undefined) ? Math.max(...(maxima as number[])) * 1000 : null;
+      }
+      const combinedValue = combinedValueOf(compared.combined, row.metric);
+      return combinedValue === undefined ? value : combinedValue;
+    });
+  }
+  return [{ metric: 'repeats', unit: 'count', values: runs.map((run) => run.repeats?.length ?? 1) }, ...rows];
+}
+
+function plainComparisonRows(runs: readonly ComparedRun[]): ComparisonRow[] {
   const row = (metric: string, unit: string, pick: (run: ComparedRun) => number | string | null | undefined): ComparisonRow => ({
     metric,
     unit,
@@ -171,17 +241,58 @@ function formatValue(value: number | string | null): string {
 
 /** The table as aligned text for a terminal. */
 export function formatComparisonTable(runs: readonly ComparedRun[], rows: readonly ComparisonRow[] = comparisonRows(runs)): string {
-  const header = ['metric', ...runs.map((run) => run.label)];
-  const body = rows.map((row) => [`${row.metric}${row.unit ? ` (${row.unit})` : ''}`, ...row.values.map(formatValue)]);
+  const deltaLabels = deltaColumnLabels(runs, rows);
+  const header = ['metric', ...runs.map((run) => run.label), ...deltaLabels];
+  const body = rows.map((row) => [
+    `${row.metric}${row.unit ? ` (${row.unit})` : ''}`,
+    ...row.values.map(formatValue),
+    ...deltaLabels.map((_, index) => deltaText(row.deltas?.[index], formatDelta)),
+  ]);
   const widths = header.map((cell, column) => Math.max(cell.length, ...body.map((line) => (line[column] ?? '').length)));
   const render = (cells: readonly string[]): string =>
     cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[0] as number) : cell.padStart(widths[column] as number))).join('  ');
-  return `${[render(header), widths.map((width) => '-'.repeat(width)).join('  '), ...body.map(render)].join('\n')}\n`;
+  return `${[render(header), widths.map((width) => '-'.repeat(width)).join('  '), ...body.map(render), ...comparisonFootnotes(runs, deltaLabels.length > 0)].join('\n')}\n`;
+}
+
+/** `Δ <label>` (its difference from the first run) for every run after the first, when any row has a difference. */
+function deltaColumnLabels(runs: readonly ComparedRun[], rows: readonly ComparisonRow[]): string[] {
+  if (!rows.some((row) => row.deltas !== undefined)) return [];
+  return runs.slice(1).map((run) => `Δ ${run.label}`);
+}
+
+function formatDelta(value: number): string {
+  const magnitude = Math.abs(value);
+  return magnitude >= 100 ? value.toFixed(1) : magnitude >= 1 ? value.toFixed(2) : value.toFixed(3);
+}
+
+/** What the Δ columns and a repeats directory's column mean, under the table. */
+function comparisonFootnotes(runs: readonly ComparedRun[], hasDeltas: boolean): string[] {
+  const notes: string[] = [];
+  if (hasDeltas) {
+    notes.push(
+      'Δ: difference from the first run with its 95% interval (latencies: seeded bootstrap of the difference, over runs then requests where a side has repeats; throughput: Welch t when both sides have repeats); "beyond noise" when the interval excludes 0.',
+    );
+  }
+  if (runs.some((run) => run.repeats !== undefined)) {
+    notes.push('A repeats directory\'s column: throughput, goodput and latency rows are its estimates over all repeats, request counts their sums, other rows (and its CDF curves) its first repeat\'s.');
+  }
+  return notes;
 }
 
 function comparisonCsv(runs: readonly ComparedRun[], rows: readonly ComparisonRow[]): string {
-  const lines = [csvLine(['metric', 'unit', ...runs.map((run) => csvField(run.label))])];
-  for (const row of rows) lines.push(csvLine([csvField(row.metric), csvField(row.unit), ...row.values.map((value) => csvField(formatValueForCsv(value)))]));
+  // Per later run: the difference from the first, its interval, and whether it is beyond the noise (empty where none).
+  const deltaHeaders = deltaColumnLabels(runs, rows).length === 0 ? [] : runs.slice(1).flatMap((run) => ['delta', 'delta_low', 'delta_high', 'beyond_noise'].map((name) => csvField(`${name} ${run.label}`)));
+  const lines = [csvLine(['metric', 'unit', ...runs.map((run) => csvField(run.label)), ...deltaHeaders])];
+  for (const row of rows) {
+    const deltaFields =
+      deltaHeaders.length === 0
+        ? []
+        : runs.slice(1).flatMap((_, index) => {
+            const delta = row.deltas?.[index];
+            return delta === null || delta === undefined ? ['', '', '', ''] : [csvField(delta.estimate), csvField(delta.low), csvField(delta.high), csvField(delta.low === null ? undefined : String(delta.beyondNoise))];
+          });
+    lines.push(csvLine([csvField(row.metric), csvField(row.unit), ...row.values.map((value) => csvField(formatValueForCsv(value))), ...deltaFields]));
+  }
   return lines.join('');
 }
 
@@ -343,8 +454,8 @@ export function trendCharts(runs: readonly ComparedRun[]): ComparisonChart[] {
  * Writes the comparison: compare.csv (the side-by-side table), compare-nodes.csv (routing runs), charts/compare-cdf-*
  * (.svg and .png) and compare.html (the table and the overlaid CDFs, self-contained). Returns the paths written.
  */
-export async function writeComparison(runs: readonly ComparedRun[], outputDirectory: string): Promise<string[]> {
-  const rows = comparisonRows(runs);
+export async function writeComparison(runs: readonly ComparedRun[], outputDirectory: string, options: ComparisonOptions = {}): Promise<string[]> {
+  const rows = comparisonRows(runs, options);
   const written: string[] = [];
   const write = async (name: string, content: string | Uint8Array): Promise<void> => {
     const path = join(outputDirectory, name);
@@ -361,10 +472,17 @@ export async function writeComparison(runs: readonly ComparedRun[], outputDirect
     await write(join('charts', `${chart.name}.png`), await renderPng(svg));
     figures.push(`<figure class="chart" data-chart="${escapeHtml(chart.name)}"><figcaption><h3>${escapeHtml(chart.title)}</h3></figcaption>${svg}</figure>`);
   }
-  const header = `<tr><th>metric</th><th>unit</th>${runs.map((run) => `<th>${escapeHtml(run.label)}${run.run.info.simulated ? ' <small>(virtual time)</small>' : ''}</th>`).join('')}</tr>`;
+  const deltaLabels = deltaColumnLabels(runs, rows);
+  const header = `<tr><th>metric</th><th>unit</th>${runs.map((run) => `<th>${escapeHtml(run.label)}${run.run.info.simulated ? ' <small>(virtual time)</small>' : ''}</th>`).join('')}${deltaLabels.map((label) => `<th>${escapeHtml(label)}</th>`).join('')}</tr>`;
   const body = rows
-    .map((row) => `<tr><td>${escapeHtml(row.metric)}</td><td>${escapeHtml(row.unit)}</td>${row.values.map((value) => `<td>${escapeHtml(formatValue(value))}</td>`).join('')}</tr>`)
+    .map(
+      (row) =>
+        `<tr><td>${escapeHtml(row.metric)}</td><td>${escapeHtml(row.unit)}</td>${row.values.map((value) => `<td>${escapeHtml(formatValue(value))}</td>`).join('')}${deltaLabels
+          .map((_, index) => `<td>${escapeHtml(deltaText(row.deltas?.[index], formatDelta))}</td>`)
+          .join('')}</tr>`,
+    )
     .join('\n');
+  const footnotes = comparisonFootnotes(runs, deltaLabels.length > 0).map((note) => `<p>${escapeHtml(note)}</p>`).join('\n');
   await write(
     'compare.html',
     `<!DOCTYPE html>
@@ -379,6 +497,7 @@ th:first-child, td:first-child, td:nth-child(2) { text-align: left; } figure.cha
 <table><thead>${header}</thead><tbody>
 ${body}
 </tbody></table>
+${footnotes}
 ${figures.join('\n')}
 </body></html>
 `,

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import type { DurationSummary } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
-import type { LittlesLawCheck, Statistics, Summary } from '../../types/summary.js';
+import type { IntervalEstimate, LittlesLawCheck, Statistics, Summary } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js';
 import { arrivalRatesText } from '../rate-text.js';
@@ -12,6 +12,7 @@ import { nodesInIndexOrder } from '../nodes/node-order.js';
 import { shownStages } from '../shown-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
+import { countText, PRECISION_METRICS } from '../precision/precision-text.js';
 import { harnessBoundText, harnessGradeText, harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
 
 export const REPORT_HTML = 'report.html';
@@ -137,6 +138,20 @@ function latencyTable(run: RunData, summary: Summary): string {
   for (const [name, statistics] of Object.entries(summary.latencies)) add(name, statistics);
   add('itl', summary.interTokenLatency);
   return table(['column (ms)', 'count', 'mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max', 'harness error bound'], rows);
+}
+
+/** How precise the headline percentiles are: what each p99 rests on and the bootstrap intervals (docs/statistics.md). */
+function precisionSection(summary: Summary): string {
+  const precision = summary.precision;
+  if (precision === undefined || Object.keys(precision.metrics).length === 0) return '';
+  const interval = (estimate: IntervalEstimate): string => (estimate.low === null || estimate.high === null ? '–' : `${ms(estimate.low)} – ${ms(estimate.high)}`);
+  const rows = PRECISION_METRICS.flatMap(([key, label]) => {
+    const metric = precision.metrics[key];
+    if (metric === undefined) return [];
+    return [[label, countText(metric.values), countText(metric.p99DecidedByTop), ms(metric.p50.estimate), interval(metric.p50), ms(metric.p90.estimate), interval(metric.p90), ms(metric.p99.estimate), interval(metric.p99)]];
+  });
+  return `<section id="precision"><h2>Precision</h2><p>${(precision.confidence * 100).toFixed(0)}% intervals from the bootstrap over this run's requests (${precision.resamples} resamples, seed ${precision.seed}); another run can differ by more: --repeats measures that (docs/statistics.md). Milliseconds.</p>
+${table(['metric', 'values', 'top values deciding p99', 'p50', 'p50 interval', 'p90', 'p90 interval', 'p99', 'p99 interval'], rows)}</section>`;
 }
 
 function errorsSection(summary: Summary): string {
@@ -388,6 +403,7 @@ ${harnessSection(summary)}
 ${clocksSection(summary)}
 ${errorsSection(summary)}
 <section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(run, summary)}</section>
+${precisionSection(summary)}
 <section><h2>Concurrency by stage</h2>${stagesTable(run, summary)}</section>
 ${nodesSection(summary)}
 ${noticesSection(run, summary)}

@@ -8,6 +8,7 @@ import { unmodelledColumns } from '../unmodelled-stages.js';
 import { shownStages } from '../shown-stages.js';
 import { nodesInIndexOrder } from '../nodes/node-order.js';
 import { clockWarnings } from '../clock-warnings.js';
+import { intervalMsText, p99BasisText, PRECISION_METRICS } from '../precision/precision-text.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 import { harnessBoundText, harnessGradeText, harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
 
@@ -164,6 +165,19 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
         statistics.p99,
       ).padStart(9)}${flagged === undefined ? '' : paint('33', `  [harness ${bound === undefined ? '' : `${harnessBoundText(bound)} `}from ${terminalSafe(flagged.join(', '))}]`)}`,
     );
+  }
+
+  const precision = summary.precision;
+  if (precision !== undefined && Object.keys(precision.metrics).length > 0) {
+    // How far each headline percentile could move by chance: the run's requests are a sample of what the server does.
+    heading(`Precision (ms, ${fixed(precision.confidence * 100, 0)}% bootstrap intervals over requests)`, '-');
+    for (const [key, label] of PRECISION_METRICS) {
+      const metric = precision.metrics[key];
+      if (metric === undefined) continue;
+      lines.push(
+        `${label.padEnd(12)} p50 ${intervalMsText(metric.p50, milliseconds)}  p99 ${intervalMsText(metric.p99, milliseconds)}; ${p99BasisText(metric, key === 'itlSeconds' ? 'gaps' : 'requests')}`,
+      );
+    }
   }
 
   const errors = summary.errors ?? [];
