@@ -112,13 +112,13 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     };
     const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords)];
     // Said in the run itself, not only in the docs: the pairing is real, the phases are not modelled yet.
-    if (config.pdDisaggregation === true) notices.push(PD_NOT_MODELLED_NOTICE);
+    if (config.pdDisaggregation === true && config.target === 'sim') notices.push(PD_NOT_MODELLED_NOTICE);
     if (notices.length > 0) extras.notices = notices;
     if (trace !== undefined) {
       const source = taps !== undefined ? 'taps' : 'router-trace';
       const tracer = taps !== undefined ? 'the tracing taps' : 'the builtin router';
       const collected = await trace.finish();
-      const { matched } = joinTapRecords(load.records, collected.records);
+      const { matched } = joinTapRecords(load.records, collected.records, config.pdDisaggregation === true && taps !== undefined ? { numPrefill: config.numPrefill ?? 1 } : undefined);
       if (collected.failure !== undefined) {
         log.notice({
           source,

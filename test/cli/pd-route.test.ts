@@ -55,7 +55,7 @@ describe('servelab route --pd-disaggregation', () => {
     expect(stray.stderr).toContain('--num-prefill apply to prefill/decode disaggregation only; add --pd-disaggregation');
     const smg = await runCli(['route', '--target', 'sim', '--pd-disaggregation', '--router', 'nginx', '--output-dir', join(workDirectory, 'nginx')]);
     expect(smg.code).not.toBe(0);
-    expect(smg.stderr).toContain('--pd-disaggregation runs behind --router builtin so far');
+    expect(smg.stderr).toContain('--pd-disaggregation needs a router that sends each request to a prefill and a decode server: --router builtin, smg or sglang-router, not nginx');
     const badPolicy = await runCli(['route', '--target', 'sim', '--pd-disaggregation', '--decode-policy', 'power-of-two', '--output-dir', join(workDirectory, 'bad-policy')]);
     expect(badPolicy.code).not.toBe(0);
     expect(badPolicy.stderr).toContain('power-of-two');
