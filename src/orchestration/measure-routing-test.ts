@@ -133,7 +133,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     }
     // SGLang writes a request's log line after it answered: stop the servers first so that their last lines are on disk.
     await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));
-    const requestLogs = await run.joinRequestLogs(servers, load, "the servers' request logs");
+    const requestLogs = await run.joinRequestLogs(servers, load, "the servers' request logs", config.pdDisaggregation === true ? (config.numPrefill ?? 1) : undefined);
     if (requestLogs !== undefined) {
       extras.serverRequestLogs = requestLogs.join;
       if (requestLogs.notice !== undefined) extras.notices = [...((extras.notices as string[] | undefined) ?? []), requestLogs.notice];
