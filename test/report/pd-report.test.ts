@@ -5,6 +5,7 @@ import { buildReportHtml } from '../../src/report/html/html-reporter.js';
 import { formatTerminalSummary } from '../../src/report/terminal/format-terminal-summary.js';
 import type { LineMark } from '../../src/report/charts/chart-model.js';
 import { fullyTracedRecord, runOf } from '../analysis/records.js';
+import type { StoredSample } from '../../src/scrape/server-metrics-file.js';
 
 const PREFILL = 'http://127.0.0.1:30001';
 const DECODE = 'http://127.0.0.1:30002';
@@ -59,5 +60,35 @@ describe('a PD run in the report', () => {
     const summary = summarize(run);
     expect(summary.pd).toBeUndefined();
     expect(formatTerminalSummary(run, summary)).not.toContain('Prefill nodes');
+  });
+});
+
+describe("a PD server's scraped KV transfer histograms", () => {
+  /** One scrape of a server at `time` s with its counters (names given in full, so either prefix). */
+  function scrape(url: string, time: number, counters: Record<string, number>): StoredSample {
+    return { time, url, ok: true, metrics: Object.entries(counters).map(([name, value]) => ({ name, labels: { tp_rank: '0' }, value })) };
+  }
+
+  it('are charted per server under either prefix: mean latency per interval and MB per second, none across a reset', () => {
+    const samples = [
+      scrape('http://127.0.0.1:1', 0, { 'sglang:kv_transfer_latency_ms_sum': 0, 'sglang:kv_transfer_latency_ms_count': 0, 'sglang:kv_transfer_total_mb_sum': 0 }),
+      scrape('http://127.0.0.1:1', 0.5, { 'sglang:kv_transfer_latency_ms_sum': 30, 'sglang:kv_transfer_latency_ms_count': 3, 'sglang:kv_transfer_total_mb_sum': 384 }),
+      scrape('http://127.0.0.1:1', 1, { 'sglang:kv_transfer_latency_ms_sum': 30, 'sglang:kv_transfer_latency_ms_count': 3, 'sglang:kv_transfer_total_mb_sum': 384 }),
+      scrape('http://127.0.0.1:2', 0, { sglang_kv_transfer_latency_ms_sum: 100, sglang_kv_transfer_latency_ms_count: 4, sglang_kv_transfer_total_mb_sum: 1000 }),
+      scrape('http://127.0.0.1:2', 0.5, { sglang_kv_transfer_latency_ms_sum: 148, sglang_kv_transfer_latency_ms_count: 6, sglang_kv_transfer_total_mb_sum: 1256 }),
+      // Restarted: its counters start again, and that interval says nothing.
+      scrape('http://127.0.0.1:2', 1, { sglang_kv_transfer_latency_ms_sum: 5, sglang_kv_transfer_latency_ms_count: 1, sglang_kv_transfer_total_mb_sum: 10 }),
+    ];
+    const run = pdRun(false);
+    const charts = chartDefinitions(run, summarize(run), samples);
+    const lines = (name: string) => (charts.find((chart) => chart.name === name)?.chart.marks.find((mark) => mark.kind === 'line') as LineMark | undefined)?.series ?? [];
+    const latency = lines('pd-kv-transfer-latency-scraped');
+    expect(latency.map((series) => series.name)).toEqual(['http://127.0.0.1:1', 'http://127.0.0.1:2']);
+    // Server 1: 30 ms over 3 transfers, then no transfer (no point); server 2: 48 ms over 2, then a reset (no point).
+    expect(Array.from(latency[0]?.ys ?? [])).toEqual([10]);
+    expect(Array.from(latency[1]?.ys ?? [])).toEqual([24]);
+    const volume = lines('pd-kv-transfer-throughput-scraped');
+    expect(Array.from(volume[0]?.ys ?? [])).toEqual([768, 0]);
+    expect(Array.from(volume[1]?.ys ?? [])).toEqual([512]);
   });
 });
