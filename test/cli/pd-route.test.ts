@@ -62,4 +62,12 @@ describe('servelab route --pd-disaggregation', () => {
     expect(badPolicy.stderr).toContain('power_of_two');
     expect(existsSync(join(workDirectory, 'bad-policy', 'logs'))).toBe(false);
   });
+
+  it('says that a node test cannot measure a pair, and which routing test does', async () => {
+    const result = await runCli(['node', '--pd-disaggregation', '--output-dir', join(workDirectory, 'node-pd')]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('a prefill/decode pair needs a router to give each request a bootstrap room and send both legs');
+    expect(result.stderr).toContain('servelab route --pd-disaggregation --num-prefill 1 --num-decode 1');
+    expect(existsSync(join(workDirectory, 'node-pd', 'logs'))).toBe(false);
+  });
 });
