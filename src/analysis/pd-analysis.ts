@@ -1,6 +1,6 @@
 import type { RequestRecord } from '../types/record.js';
 import type { PdNodeRow, PdPairBalance, PdPairRow, PdPhaseBreakdownRow, PdPhaseColumn, PdSummary, PdTransferBin } from '../types/summary.js';
-import { deriveColumns } from './derive.js';
+import { DERIVED_COLUMNS } from './derive.js';
 import { coefficientOfVariation, computeStatistics, percentileOfSorted } from './statistics.js';
 
 /** The phase columns and the record fields that hold them, in the order of a request's life. */
@@ -25,14 +25,17 @@ const TRANSFER_BINS = 20;
 export function summarizePd(records: readonly RequestRecord[], t0: number): PdSummary | undefined {
   const pdRecords = records.filter((record) => !record.warmup && record.prefillHost !== undefined && record.decodeHost !== undefined);
   if (pdRecords.length === 0) return undefined;
-  const prefillHosts = orderedHosts(pdRecords.map((record) => record.prefillHost as string));
-  const decodeHosts = orderedHosts(pdRecords.map((record) => record.decodeHost as string));
+  const derived: DerivedPair = { ttft: derivedColumn(pdRecords, 'ttft'), tpot: derivedColumn(pdRecords, 'tpot') };
+  const byPrefill = groupBy(pdRecords, (record) => record.prefillHost as string);
+  const byDecode = groupBy(pdRecords, (record) => record.decodeHost as string);
+  const prefillHosts = orderedHosts(byPrefill.keys());
+  const decodeHosts = orderedHosts(byDecode.keys());
   const summary: PdSummary = {
-    prefillNodes: prefillHosts.map((host) => prefillNodeRow(host, pdRecords)),
-    decodeNodes: decodeHosts.map((host) => decodeNodeRow(host, pdRecords)),
-    ...pairsOf(pdRecords, prefillHosts, decodeHosts),
+    prefillNodes: prefillHosts.map((host) => prefillNodeRow(host, byPrefill.get(host) ?? [], pdRecords)),
+    decodeNodes: decodeHosts.map((host) => decodeNodeRow(host, byDecode.get(host) ?? [], pdRecords, derived)),
+    ...pairsOf(pdRecords, byPrefill, prefillHosts, decodeHosts),
   };
-  const breakdown = phasesByTtftPercentile(pdRecords);
+  const breakdown = phasesByTtftPercentile(pdRecords, derived.ttft);
   if (breakdown !== undefined) summary.phasesByTtftPercentile = breakdown;
   const transfers = kvTransferOverTime(pdRecords, t0);
   if (transfers !== undefined) summary.kvTransferOverTime = transfers;
@@ -40,54 +43,94 @@ export function summarizePd(records: readonly RequestRecord[], t0: number): PdSu
 }
 
 /** Hosts in a stable order: by URL, so that tables and charts list them the same way each time. */
-function orderedHosts(hosts: readonly string[]): string[] {
-  return [...new Set(hosts)].sort((first, second) => first.localeCompare(second, 'en', { numeric: true }));
+function orderedHosts(hosts: Iterable<string>): string[] {
+  return [...hosts].sort((first, second) => first.localeCompare(second, 'en', { numeric: true }));
 }
 
-function phaseStatistics(records: readonly RequestRecord[], field: (typeof PD_PHASES)[number]['field']) {
-  const values = records.filter((record) => record.success).map((record) => record[field]).filter((value): value is number => value !== undefined && Number.isFinite(value));
-  return computeStatistics(values);
+/** Statistics of one phase column over the succeeded records at `indices` (a missing value counts for nothing). */
+function phaseStatistics(indices: readonly number[], records: readonly RequestRecord[], field: (typeof PD_PHASES)[number]['field']) {
+  const values = new Float64Array(indices.length);
+  let count = 0;
+  for (const index of indices) {
+    const record = records[index] as RequestRecord;
+    const value = record[field];
+    if (record.success && value !== undefined && Number.isFinite(value)) values[count++] = value;
+  }
+  return computeStatistics(values.subarray(0, count));
 }
 
-function prefillNodeRow(host: string, records: readonly RequestRecord[]): PdNodeRow {
-  const taken = records.filter((record) => record.prefillHost === host);
+function failedAt(indices: readonly number[], records: readonly RequestRecord[]): number {
+  let failed = 0;
+  for (const index of indices) if (!(records[index] as RequestRecord).success) failed++;
+  return failed;
+}
+
+/** Record indices by a key, one pass (a run may have many servers and a million records). */
+function groupBy(records: readonly RequestRecord[], key: (record: RequestRecord) => string): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  records.forEach((record, index) => {
+    const name = key(record);
+    const group = groups.get(name);
+    if (group === undefined) groups.set(name, [index]);
+    else group.push(index);
+  });
+  return groups;
+}
+
+/**
+ * One derived column as the rest of servelab defines it (derive.ts's DERIVED_COLUMNS), by record index, NaN where
+ * missing: two columns, not deriveColumnArrays' fourteen (112 MB for a million records).
+ */
+function derivedColumn(records: readonly RequestRecord[], name: 'ttft' | 'tpot'): Float64Array {
+  const compute = DERIVED_COLUMNS.find((column) => column.name === name)?.compute;
+  return Float64Array.from(records, (record) => compute?.(record) ?? Number.NaN);
+}
+
+/** The derived TTFT and TPOT of the PD records, by record index. */
+interface DerivedPair {
+  ttft: Float64Array;
+  tpot: Float64Array;
+}
+
+function prefillNodeRow(host: string, indices: readonly number[], records: readonly RequestRecord[]): PdNodeRow {
   return {
     host,
-    requests: taken.length,
-    failed: taken.filter((record) => !record.success).length,
-    share: taken.length / records.length,
-    prefillQueueTimeSeconds: phaseStatistics(taken, 'prefillQueueTime'),
-    prefillForwardTimeSeconds: phaseStatistics(taken, 'prefillForwardTime'),
-    kvTransferTimeSeconds: phaseStatistics(taken, 'kvTransferTime'),
+    requests: indices.length,
+    failed: failedAt(indices, records),
+    share: indices.length / records.length,
+    prefillQueueTimeSeconds: phaseStatistics(indices, records, 'prefillQueueTime'),
+    prefillForwardTimeSeconds: phaseStatistics(indices, records, 'prefillForwardTime'),
+    kvTransferTimeSeconds: phaseStatistics(indices, records, 'kvTransferTime'),
   };
 }
 
-function decodeNodeRow(host: string, records: readonly RequestRecord[]): PdNodeRow {
-  const taken = records.filter((record) => record.decodeHost === host);
-  const derived = taken.filter((record) => record.success).map((record) => deriveColumns(record));
-  const column = (name: 'ttft' | 'tpot') => computeStatistics(derived.map((columns) => columns[name]).filter((value): value is number => value !== undefined && Number.isFinite(value)));
+function decodeNodeRow(host: string, indices: readonly number[], records: readonly RequestRecord[], derived: DerivedPair): PdNodeRow {
+  const succeeded = indices.filter((index) => (records[index] as RequestRecord).success);
+  // computeStatistics keeps the finite values: a missing TTFT or TPOT (NaN) counts for nothing.
+  const column = (values: Float64Array) => computeStatistics(Float64Array.from(succeeded, (index) => values[index] as number));
   return {
     host,
-    requests: taken.length,
-    failed: taken.filter((record) => !record.success).length,
-    share: taken.length / records.length,
-    decodeQueueTimeSeconds: phaseStatistics(taken, 'decodeQueueTime'),
-    ttftSeconds: column('ttft'),
-    tpotSeconds: column('tpot'),
+    requests: indices.length,
+    failed: failedAt(indices, records),
+    share: indices.length / records.length,
+    decodeQueueTimeSeconds: phaseStatistics(indices, records, 'decodeQueueTime'),
+    ttftSeconds: column(derived.ttft),
+    tpotSeconds: column(derived.tpot),
   };
 }
 
 /** Requests per (prefill, decode) pair, every possible pair listed (an unused one with 0), and how evenly they spread. */
-function pairsOf(records: readonly RequestRecord[], prefillHosts: readonly string[], decodeHosts: readonly string[]): { pairs: PdPairRow[]; pairBalance: PdPairBalance } {
-  const counts = new Map<string, number>();
-  for (const record of records) {
-    const key = `${record.prefillHost as string}\n${record.decodeHost as string}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
+function pairsOf(records: readonly RequestRecord[], byPrefill: ReadonlyMap<string, readonly number[]>, prefillHosts: readonly string[], decodeHosts: readonly string[]): { pairs: PdPairRow[]; pairBalance: PdPairBalance } {
   const pairs: PdPairRow[] = [];
   for (const prefillHost of prefillHosts) {
+    // Counted per prefill server, by decode server: no key built per request.
+    const counts = new Map<string, number>();
+    for (const index of byPrefill.get(prefillHost) ?? []) {
+      const decodeHost = (records[index] as RequestRecord).decodeHost as string;
+      counts.set(decodeHost, (counts.get(decodeHost) ?? 0) + 1);
+    }
     for (const decodeHost of decodeHosts) {
-      const requests = counts.get(`${prefillHost}\n${decodeHost}`) ?? 0;
+      const requests = counts.get(decodeHost) ?? 0;
       pairs.push({ prefillHost, decodeHost, requests, share: requests / records.length });
     }
   }
@@ -109,17 +152,19 @@ function pairsOf(records: readonly RequestRecord[], prefillHosts: readonly strin
  * percentile p the band is the ranks within ±2.5 percentiles (narrowed to stay below 100 at p99: ±0.5), at least the
  * one request at p; each phase's mean over the band, and the rest of the band's mean TTFT that no phase covers.
  */
-export function phasesByTtftPercentile(records: readonly RequestRecord[]): PdPhaseBreakdownRow[] | undefined {
-  const complete: { ttft: number; record: RequestRecord }[] = [];
-  for (const record of records) {
-    if (!record.success || PD_PHASES.some(({ field }) => record[field] === undefined)) continue;
-    const ttft = deriveColumns(record).ttft;
-    if (ttft !== undefined && Number.isFinite(ttft)) complete.push({ ttft, record });
-  }
-  if (complete.length === 0) return undefined;
-  complete.sort((first, second) => first.ttft - second.ttft);
-  const sortedTtft = Float64Array.from(complete, (entry) => entry.ttft);
-  const count = complete.length;
+export function phasesByTtftPercentile(records: readonly RequestRecord[], ttfts: Float64Array = derivedColumn(records, 'ttft')): PdPhaseBreakdownRow[] | undefined {
+  // Indices of the requests with every phase and a TTFT, ranked by TTFT (typed arrays: a million objects would not be).
+  const kept = new Uint32Array(records.length);
+  let count = 0;
+  records.forEach((record, index) => {
+    if (!record.success || !Number.isFinite(ttfts[index] as number)) return;
+    if (record.prefillQueueTime === undefined || record.prefillForwardTime === undefined || record.kvTransferTime === undefined || record.decodeQueueTime === undefined) return;
+    kept[count++] = index;
+  });
+  if (count === 0) return undefined;
+  const ranked = kept.subarray(0, count).sort((first, second) => (ttfts[first] as number) - (ttfts[second] as number));
+  const sortedTtft = Float64Array.from(ranked, (index) => ttfts[index] as number);
+  const complete = { at: (rank: number) => ({ ttft: sortedTtft[rank] as number, record: records[ranked[rank] as number] as RequestRecord }) };
   return PD_BREAKDOWN_PERCENTILES.map((percentile) => {
     const halfWidth = Math.min(2.5, (100 - percentile) / 2);
     const fromPercentile = percentile - halfWidth;
@@ -129,8 +174,8 @@ export function phasesByTtftPercentile(records: readonly RequestRecord[]): PdPha
     let last = Math.min(count - 1, Math.floor((toPercentile / 100) * (count - 1)));
     if (first > at) first = at;
     if (last < at) last = at;
-    const band = complete.slice(first, last + 1);
-    const mean = (value: (entry: (typeof complete)[number]) => number): number => band.reduce((sum, entry) => sum + value(entry), 0) / band.length;
+    const band = Array.from({ length: last - first + 1 }, (_, offset) => complete.at(first + offset));
+    const mean = (value: (entry: (typeof band)[number]) => number): number => band.reduce((sum, entry) => sum + value(entry), 0) / band.length;
     const meanTtft = mean((entry) => entry.ttft);
     const meanSeconds = {} as PdPhaseBreakdownRow['meanSeconds'];
     let phaseSum = 0;
@@ -162,8 +207,14 @@ export function kvTransferOverTime(records: readonly RequestRecord[], t0: number
   const transfers = records.filter((record) => record.success && record.kvTransferTime !== undefined && record.arrivalTime !== undefined);
   if (transfers.length === 0) return undefined;
   const arrivals = transfers.map((record) => (record.arrivalTime as number) - t0);
-  const start = Math.floor(Math.min(...arrivals));
-  const end = Math.max(...arrivals);
+  // A loop, not Math.min(...arrivals): spreading a million arguments overflows the call stack.
+  let first = Number.POSITIVE_INFINITY;
+  let end = Number.NEGATIVE_INFINITY;
+  for (const arrival of arrivals) {
+    if (arrival < first) first = arrival;
+    if (arrival > end) end = arrival;
+  }
+  const start = Math.floor(first);
   const widthSeconds = Math.max(1, Math.ceil((end - start) / TRANSFER_BINS));
   const binCount = Math.floor((end - start) / widthSeconds) + 1;
   const bins: { times: number[]; tokens: number }[] = Array.from({ length: binCount }, () => ({ times: [], tokens: 0 }));

@@ -88,4 +88,14 @@ describe('PD analysis', () => {
     expect(bins?.[0]?.transferredTokensPerSecond).toBe(2000);
     expect(bins?.[1]?.kvTransferTimeSeconds).toBeNull();
   });
+
+  it('bins the transfers of a run too large to spread into Math.min (200,000 records)', () => {
+    const records: RequestRecord[] = [];
+    for (let index = 0; index < 200_000; index++) {
+      records.push({ requestId: `r${index}`, datasetIndex: index, warmup: false, inputLength: 8, expectedOutputLength: 2, scheduledTime: T0, success: true, arrivalTime: T0 + index / 1000, firstTokenTime: T0 + index / 1000 + 0.05, prefillHost: P0, decodeHost: D0, kvTransferTime: 0.004 });
+    }
+    const bins = summarizePd(records, T0)?.kvTransferOverTime;
+    expect(bins?.reduce((sum, bin) => sum + bin.requests, 0)).toBe(200_000);
+    expect(bins?.[0]?.startSinceT0Seconds).toBe(0);
+  });
 });

@@ -26,35 +26,40 @@ function isPdRun(run: RunData): boolean {
   return run.config['pdDisaggregation'] === true || run.records.some((record) => record.prefillHost !== undefined);
 }
 
-function valueOf(record: RequestRecord, phase: PdComparedPhase, pd: boolean): number | undefined {
-  switch (phase) {
-    case 'queue before prefill':
-      if (pd) return record.prefillQueueTime;
-      return record.queueTimeEnd !== undefined && record.serverCreatedTime !== undefined ? record.queueTimeEnd - record.serverCreatedTime : undefined;
-    case 'prefill compute':
-      return pd ? record.prefillForwardTime : deriveColumns(record).prefill_time;
-    case 'KV transfer':
-      return pd ? record.kvTransferTime : undefined;
-    case 'decode queue':
-      return pd ? record.decodeQueueTime : undefined;
-    case 'TTFT':
-      return deriveColumns(record).ttft;
-    case 'TPOT':
-      return deriveColumns(record).tpot;
-  }
+/** Every compared phase of one request, its derived columns computed once. */
+function phaseValues(record: RequestRecord, pd: boolean): Record<PdComparedPhase, number | undefined> {
+  const derived = deriveColumns(record);
+  const queueBeforePrefill = pd
+    ? record.prefillQueueTime
+    : record.queueTimeEnd !== undefined && record.serverCreatedTime !== undefined
+      ? record.queueTimeEnd - record.serverCreatedTime
+      : undefined;
+  return {
+    'queue before prefill': queueBeforePrefill,
+    'prefill compute': pd ? record.prefillForwardTime : derived.prefill_time,
+    'KV transfer': pd ? record.kvTransferTime : undefined,
+    'decode queue': pd ? record.decodeQueueTime : undefined,
+    TTFT: derived.ttft,
+    TPOT: derived.tpot,
+  };
 }
 
-/** A phase's statistics in a run: null when no request has it; 'none' when the run's kind has no such phase (co-located). */
-function phaseStatistics(run: RunData, phase: PdComparedPhase): Statistics | null | 'none' {
+/**
+ * Each phase's statistics in a run, in one pass over its records: null when no request has it; 'none' when the run's
+ * kind has no such phase (a co-located run's KV transfer and decode queue).
+ */
+function runPhaseStatistics(run: RunData): Map<PdComparedPhase, Statistics | null | 'none'> {
   const pd = isPdRun(run);
-  if (!pd && (phase === 'KV transfer' || phase === 'decode queue')) return 'none';
-  const values: number[] = [];
+  const values = new Map<PdComparedPhase, number[]>(PD_COMPARED_PHASES.map((phase) => [phase, []]));
   for (const record of run.records) {
     if (record.warmup || !record.success) continue;
-    const value = valueOf(record, phase, pd);
-    if (value !== undefined && Number.isFinite(value) && value >= 0) values.push(value);
+    const phases = phaseValues(record, pd);
+    for (const phase of PD_COMPARED_PHASES) {
+      const value = phases[phase];
+      if (value !== undefined && Number.isFinite(value) && value >= 0) values.get(phase)?.push(value);
+    }
   }
-  return computeStatistics(values);
+  return new Map(PD_COMPARED_PHASES.map((phase) => [phase, !pd && (phase === 'KV transfer' || phase === 'decode queue') ? 'none' : computeStatistics(values.get(phase) ?? [])]));
 }
 
 /** One phase at one statistic, in the baseline and in a compared run, in milliseconds. */
@@ -93,12 +98,13 @@ function gpusOf(run: RunData): number {
 export function comparePdRuns(runs: readonly PdComparedRun[]): PdComparison[] | undefined {
   if (runs.length < 2 || !runs.some((entry) => isPdRun(entry.run))) return undefined;
   const [baseline, ...others] = runs as [PdComparedRun, ...PdComparedRun[]];
-  const baselinePhases = new Map(PD_COMPARED_PHASES.map((phase) => [phase, phaseStatistics(baseline.run, phase)]));
+  const baselinePhases = runPhaseStatistics(baseline.run);
   return others.map((other) => {
+    const otherPhases = runPhaseStatistics(other.run);
     const moves: PdPhaseMove[] = [];
     for (const phase of PD_COMPARED_PHASES) {
       const before = baselinePhases.get(phase) ?? null;
-      const after = phaseStatistics(other.run, phase);
+      const after = otherPhases.get(phase) ?? null;
       for (const statistic of ['p50', 'p99'] as const) {
         const baselineMs = before === 'none' ? 0 : before === null ? null : before[statistic] * 1000;
         const comparedMs = after === 'none' ? 0 : after === null ? null : after[statistic] * 1000;
