@@ -63,6 +63,21 @@ describe('servelab route --pd-disaggregation', () => {
     expect(existsSync(join(workDirectory, 'bad-policy', 'logs'))).toBe(false);
   });
 
+  it('compares a 1P1D run with a co-located run on 2 servers: a PD section on stdout and compare-pd.csv', async () => {
+    const common = ['--routing-policy', 'round_robin', '--request-rate', '20', '--num-prompts', '8', '--random-input-len', '32', '--random-output-len', '8', '--profile', fastProfile, '--seed', '5', '--progress', 'off'];
+    const pd = await runCli(['route', '--pd-disaggregation', '--output-dir', join(workDirectory, 'cmp-pd'), ...common], { timeoutMs: 120_000 });
+    expect(pd.code, pd.stderr).toBe(0);
+    const colocated = await runCli(['route', '--num-gpus', '2', '--output-dir', join(workDirectory, 'cmp-colocated'), ...common], { timeoutMs: 120_000 });
+    expect(colocated.code, colocated.stderr).toBe(0);
+    const compared = await runCli(['compare', join(workDirectory, 'cmp-colocated'), join(workDirectory, 'cmp-pd'), '--output-dir', join(workDirectory, 'cmp')]);
+    expect(compared.code, compared.stderr).toBe(0);
+    expect(compared.stdout).toContain('Prefill/decode phases');
+    expect(compared.stdout).toMatch(/TTFT p50\s+[\d.]+\s+[\d.]+/);
+    expect(compared.stdout).not.toContain('Caution');
+    const csv = await readFile(join(workDirectory, 'cmp', 'compare-pd.csv'), 'utf8');
+    expect(csv.split('\n').filter((line) => line !== '')).toHaveLength(1 + 12);
+  }, 240_000);
+
   it('says that a node test cannot measure a pair, and which routing test does', async () => {
     const result = await runCli(['node', '--pd-disaggregation', '--output-dir', join(workDirectory, 'node-pd')]);
     expect(result.code).not.toBe(0);

@@ -142,11 +142,12 @@ const MOVES_NAMED = 4;
 export function formatPdComparison(comparisons: readonly PdComparison[]): string {
   const lines: string[] = ['', 'Prefill/decode phases (ms; a phase a co-located run does not have reads "none" there and counts as 0 in the change):'];
   for (const comparison of comparisons) {
-    lines.push('', `${comparison.compared} against ${comparison.baseline}:`);
+    lines.push('', `compared: ${comparison.compared}`, `baseline: ${comparison.baseline}`);
     if (comparison.baselineGpus !== comparison.comparedGpus) {
-      lines.push(`  Caution: ${comparison.baseline} ran on ${comparison.baselineGpus} GPUs and ${comparison.compared} on ${comparison.comparedGpus}; a PD comparison is fair on the same number.`);
+      lines.push(`  Caution: the baseline ran on ${comparison.baselineGpus} GPUs and the compared run on ${comparison.comparedGpus}; a PD comparison is fair on the same number.`);
     }
-    lines.push(`  ${'phase'.padEnd(26)}${comparison.baseline.slice(0, 18).padStart(20)}${comparison.compared.slice(0, 18).padStart(20)}${'change'.padStart(24)}`);
+    // Labels can be long (the settings that differ): the columns say which run, the two lines above which is which.
+    lines.push(`  ${'phase'.padEnd(26)}${'baseline'.padStart(20)}${'compared'.padStart(20)}${'change'.padStart(24)}`);
     for (const move of comparison.moves) {
       const absentBefore = move.baselineMs === null && (move.phase === 'KV transfer' || move.phase === 'decode queue');
       const change = move.changeMs === null ? '-' : `${signedMs(move.changeMs)}${move.changeShare === null ? '' : ` (${move.changeShare >= 0 ? '+' : '−'}${Math.abs(move.changeShare * 100).toFixed(0)}%)`}`;

@@ -71,6 +71,6 @@ describe('comparing a PD run against a co-located run', () => {
     const [comparison] = comparePdRuns([{ label: 'colocated', run: base }, { label: 'pd', run: pd }]) ?? [];
     expect(comparison?.moves.find((entry) => entry.phase === 'prefill compute')).toMatchObject({ comparedMs: null, changeMs: null });
     expect(comparison?.moves.find((entry) => entry.phase === 'TTFT')?.changeMs).not.toBeNull();
-    expect(formatPdComparison(comparison === undefined ? [] : [comparison])).toMatch(/Caution: colocated ran on 4 GPUs and pd on 2/);
+    expect(formatPdComparison(comparison === undefined ? [] : [comparison])).toMatch(/Caution: the baseline ran on 4 GPUs and the compared run on 2/);
   });
 });
