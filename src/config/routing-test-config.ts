@@ -91,6 +91,11 @@ function checkPdSettings(config: RoutingTestConfig): void {
     if ((config.prefillUrls ?? []).length === 0 || (config.decodeUrls ?? []).length === 0) throw invalid('--pd-disaggregation with --target attach needs at least one --prefill-url URL[,BOOTSTRAP_PORT|none] and one --decode-url URL');
     if (config.numPrefill !== undefined || config.numDecode !== undefined) throw invalid('--num-prefill and --num-decode count the servers servelab launches; attached ones are counted from --prefill-url and --decode-url: drop them');
     for (const entry of config.prefillUrls ?? []) parsePrefillUrl(entry);
+    // Both servers of a PD request write a line with its rid; in one attached directory nothing says which server
+    // wrote which, and a prefill line taken for the decode server's would fill the record's server columns wrongly.
+    if (config.serverRequestLogDir !== undefined) {
+      throw invalid("--server-request-log-dir with --pd-disaggregation: the prefill and the decode server each write a line per request, and one attached directory does not say which server wrote which; drop it (servers servelab launches with --target sglang are joined in their roles)");
+    }
     config.numPrefill = (config.prefillUrls ?? []).length;
     config.numDecode = (config.decodeUrls ?? []).length;
   } else {

@@ -59,6 +59,7 @@ describe('servelab route --target attach --pd-disaggregation', () => {
     expect(() => resolveRoutingTestConfig({ target: 'attach', pdDisaggregation: true, prefillUrls: ['http://10.0.0.1:30000,99999'], decodeUrls: ['http://10.0.0.3:30000'] })).toThrow(/bad bootstrap port in --prefill-url "http:\/\/10\.0\.0\.1:30000,99999"/);
     expect(() => resolveRoutingTestConfig({ target: 'attach', pdDisaggregation: true, prefillUrls: ['http://10.0.0.1:30000'] })).toThrow(/needs at least one --prefill-url URL\[,BOOTSTRAP_PORT\|none\] and one --decode-url URL/);
     expect(() => resolveRoutingTestConfig({ target: 'sim', pdDisaggregation: true, decodeUrls: ['http://10.0.0.3:30000'] })).toThrow(/--prefill-url and --decode-url attach to running servers/);
+    expect(() => resolveRoutingTestConfig({ target: 'attach', pdDisaggregation: true, prefillUrls: ['http://10.0.0.1:30000'], decodeUrls: ['http://10.0.0.3:30000'], serverRequestLogDir: '/tmp/logs' })).toThrow(/one attached directory does not say which server wrote which/);
     expect(() => resolveRoutingTestConfig({ target: 'attach', url: 'http://10.0.0.9:30000', prefillUrls: ['http://10.0.0.1:30000'] })).toThrow(/--prefill-url apply to prefill\/decode disaggregation only/);
   });
 });
