@@ -28,6 +28,7 @@ import { succeededOnly, summarizeRouting } from './nodes.js';
 import { analysisWindow, measuredStageAnalysis } from './timeseries.js';
 import { measuredRecords } from './measured-records.js';
 import { dataQualityCautions, withCautions } from './data-quality-cautions.js';
+import { summarizePd } from './pd-analysis.js';
 
 export interface SummarizeOptions {
   slo?: SloTargets;
@@ -332,6 +333,8 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
   const nodeUrls = nodeUrlsOf(run);
   const routing = summarizeRouting(run.info.testLevel, records, columns, arena, nodeUrls, nodeNamesOf(run));
   if (routing) summary.routing = routing;
+  const pd = summarizePd(records, run.info.startTime);
+  if (pd !== undefined) summary.pd = pd;
   if (run.clockOffsets !== undefined) summary.clockOffsets = run.clockOffsets;
   if (run.events.length > 0 && firstArrivalTime !== null) {
     const window = analysisWindow(records);

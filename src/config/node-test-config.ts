@@ -11,6 +11,7 @@ export function resolveNodeTestConfig(given: NodeTestConfigInput | Record<string
   // The first users' snake_case names (model_path, request_rate, ...) load as servelab's camelCase ones, and a model
   // or a GPU without a target means SGLang, as it did in their framework.
   const input = impliedTarget(camelCaseSettings(given as Record<string, unknown>));
+  rejectPdNodeTest(input);
   const config = parseConfig(nodeTestConfigSchema, input);
   rejectIgnoredSettings(input, config);
   if (config.target === 'attach' && config.url === undefined) {
@@ -79,4 +80,19 @@ function checkClientNodes(config: Pick<NodeTestConfig, 'clientNodes' | 'clientWo
   if (config.maxConcurrency !== undefined && config.maxConcurrency < config.clientNodes) {
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: --max-concurrency ${config.maxConcurrency} is split over ${config.clientNodes} load generators; give at least ${config.clientNodes}`);
   }
+}
+
+/**
+ * A prefill/decode pair is not one server: SGLang's PD servers refuse a request without a bootstrap room (400), and
+ * only a router injects one and sends both legs at once. So a pair is measured by a routing test of one prefill and
+ * one decode server, which this says instead of an unknown-setting error.
+ */
+function rejectPdNodeTest(input: Record<string, unknown>): void {
+  const pdKeys = ['pdDisaggregation', 'numPrefill', 'numDecode', 'prefillUrls', 'decodeUrls', 'prefillPolicy', 'decodePolicy'].filter((key) => input[key] !== undefined && input[key] !== false);
+  if (pdKeys.length === 0) return;
+  throw new ServelabError(
+    'INVALID_CONFIG',
+    'invalid configuration: a node test sends to one server, and a prefill/decode pair needs a router to give each request a bootstrap room and send both legs; ' +
+      'measure one pair with a routing test: servelab route --pd-disaggregation --num-prefill 1 --num-decode 1 (or --target attach --prefill-url URL[,BOOTSTRAP_PORT] --decode-url URL)',
+  );
 }

@@ -2,7 +2,7 @@ import { ServelabError } from '../errors/servelab-error.js';
 import { didYouMean } from '../utils/did-you-mean.js';
 import { routingTestConfigSchema, type FailureAction, type RoutingTestConfig, type RoutingTestConfigInput } from './schema.js';
 import { checkLoadShape } from './node-test-config.js';
-import { SGLANG_ROUTER_POLICIES, SMG_POLICIES } from './smg-policies.js';
+import { SGLANG_ROUTER_POLICIES, SMG_POLICIES, SMG_PREFILL_POLICIES } from './smg-policies.js';
 import { rejectIgnoredSettings } from './setting-rules.js';
 import { impliedTarget } from './implied-target.js';
 import { camelCaseSettings } from './snake-case-settings.js';
@@ -24,7 +24,7 @@ export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<
   // nginx balances by round robin or least connections only: without a policy given, it round-robins.
   if (config.router === 'nginx' && input['routingPolicy'] === undefined) config.routingPolicy = 'round_robin';
   if (config.target === 'sglang' && config.modelPath === undefined) throw invalid('--target sglang needs --model-path');
-  if (config.target === 'attach' && config.url === undefined && config.workerUrls === undefined) {
+  if (config.target === 'attach' && config.url === undefined && config.workerUrls === undefined && config.pdDisaggregation !== true) {
     throw invalid('--target attach needs --url (a running router) or --worker-urls (running servers, behind a router servelab starts)');
   }
   if (config.workerUrls !== undefined && config.workerUrls.length > 0) config.numGpus = config.workerUrls.length;
@@ -68,26 +68,84 @@ export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<
 }
 
 /**
- * Prefill/decode disaggregation: what this version runs (the sim behind the builtin router, launched by servelab), and
- * numGpus set to the servers it launches. The PD-only settings without --pd-disaggregation are refused, not ignored.
+ * Prefill/decode disaggregation: the targets and routers that run it, the policies each router knows, and numGpus set
+ * to the servers it launches (or attaches to). The PD-only settings without --pd-disaggregation are refused, not ignored.
  */
 function checkPdSettings(config: RoutingTestConfig): void {
-  const pdOnly = (['numPrefill', 'numDecode', 'prefillPolicy', 'decodePolicy', 'kvTransferBandwidth', 'kvTransferLatencyMs'] as const).filter((key) => config[key] !== undefined);
+  const pdOnly = (['numPrefill', 'numDecode', 'prefillPolicy', 'decodePolicy', 'prefillUrls', 'decodeUrls', 'disaggregationTransferBackend', 'disaggregationBootstrapPort', 'kvTransferBandwidth', 'kvTransferLatencyMs'] as const).filter((key) => config[key] !== undefined);
   if (config.pdDisaggregation !== true) {
-    if (pdOnly.length > 0) throw invalid(`${pdOnly.map((key) => `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`).join(', ')} apply to prefill/decode disaggregation only; add --pd-disaggregation`);
+    if (pdOnly.length > 0) throw invalid(`${pdOnly.map((key) => `--${kebab(key)}`).join(', ')} apply to prefill/decode disaggregation only; add --pd-disaggregation`);
     return;
   }
-  if (config.target !== 'sim') throw invalid(`--pd-disaggregation runs on --target sim so far, not ${config.target}`);
-  if (config.router !== 'builtin') throw invalid(`--pd-disaggregation runs behind --router builtin so far, not ${config.router}`);
+  if (config.router === 'nginx') throw invalid('--pd-disaggregation needs a router that sends each request to a prefill and a decode server: --router builtin, smg or sglang-router, not nginx');
   if (config.virtualTime && (config.maxConcurrency !== undefined || config.concurrency !== undefined)) {
     throw invalid('--pd-disaggregation --virtual-time runs open-loop arrivals so far: drop --max-concurrency / --concurrency, or run in real time');
+  }
+  if (config.target !== 'sim') {
+    for (const key of ['kvTransferBandwidth', 'kvTransferLatencyMs'] as const) {
+      if (config[key] !== undefined) throw invalid(`--${kebab(key)} sets the simulated engine's KV link (--target sim); a real server's link is what it is: drop it for --target ${config.target}`);
+    }
   }
   // Checked now, not when the servers start: a misspelt rate should not cost a launch.
   if (config.kvTransferBandwidth !== undefined) parseBandwidth(config.kvTransferBandwidth);
   if (config.failureSchedule !== undefined) throw invalid('--pd-disaggregation does not take a failure schedule yet; drop --failure-schedule');
-  config.numPrefill ??= 1;
-  config.numDecode ??= 1;
+  if (config.target !== 'sglang') {
+    for (const key of ['disaggregationTransferBackend', 'disaggregationBootstrapPort'] as const) {
+      if (config[key] !== undefined) throw invalid(`--${kebab(key)} is a setting of the SGLang servers servelab launches (--target sglang), not of --target ${config.target}`);
+    }
+  }
+  checkPdPolicies(config);
+  if (config.target === 'attach') {
+    if (config.url !== undefined) throw invalid('--pd-disaggregation with --target attach starts its own router in front of --prefill-url and --decode-url; drop --url');
+    if (config.workerUrls !== undefined) throw invalid('--pd-disaggregation with --target attach takes --prefill-url and --decode-url, not --worker-urls');
+    if ((config.prefillUrls ?? []).length === 0 || (config.decodeUrls ?? []).length === 0) throw invalid('--pd-disaggregation with --target attach needs at least one --prefill-url URL[,BOOTSTRAP_PORT|none] and one --decode-url URL');
+    if (config.numPrefill !== undefined || config.numDecode !== undefined) throw invalid('--num-prefill and --num-decode count the servers servelab launches; attached ones are counted from --prefill-url and --decode-url: drop them');
+    for (const entry of config.prefillUrls ?? []) parsePrefillUrl(entry);
+    // Both servers of a PD request write a line with its rid; in one attached directory nothing says which server
+    // wrote which, and a prefill line taken for the decode server's would fill the record's server columns wrongly.
+    if (config.serverRequestLogDir !== undefined) {
+      throw invalid("--server-request-log-dir with --pd-disaggregation: the prefill and the decode server each write a line per request, and one attached directory does not say which server wrote which; drop it (servers servelab launches with --target sglang are joined in their roles)");
+    }
+    config.numPrefill = (config.prefillUrls ?? []).length;
+    config.numDecode = (config.decodeUrls ?? []).length;
+  } else {
+    if (config.prefillUrls !== undefined || config.decodeUrls !== undefined) throw invalid(`--prefill-url and --decode-url attach to running servers (--target attach); --target ${config.target} launches its own`);
+    config.numPrefill ??= 1;
+    config.numDecode ??= 1;
+  }
   config.numGpus = config.numPrefill + config.numDecode;
+}
+
+/**
+ * A PD run's prefill and decode policies, each checked against the router that will run it: smg takes its
+ * PREFILL_POLICY_CHOICES for --prefill-policy (its common ones and `bucket`) and its common ones for --decode-policy;
+ * sglang-router its four. The builtin router's names are checked against its registry by RoutingTest.
+ */
+function checkPdPolicies(config: RoutingTestConfig): void {
+  const known = config.router === 'smg' ? { prefill: SMG_PREFILL_POLICIES, decode: SMG_POLICIES } : config.router === 'sglang-router' ? { prefill: SGLANG_ROUTER_POLICIES, decode: SGLANG_ROUTER_POLICIES } : undefined;
+  if (known === undefined) return;
+  for (const [key, names] of [['prefillPolicy', known.prefill], ['decodePolicy', known.decode]] as const) {
+    const name = config[key];
+    if (name !== undefined && !(names as readonly string[]).includes(name)) {
+      throw invalid(`--router ${config.router} takes ${names.join(', ')} for --${kebab(key)}, not ${name}.${didYouMean(name, names)}`);
+    }
+  }
+}
+
+/** `URL`, `URL,BOOTSTRAP_PORT` or `URL,none` (smg's `--prefill URL [BOOTSTRAP_PORT|none]`): a URL alone has no bootstrap port. */
+export function parsePrefillUrl(text: string): { url: string; bootstrapPort: number | null } {
+  const comma = text.lastIndexOf(',');
+  const url = comma < 0 ? text : text.slice(0, comma);
+  const portText = comma < 0 ? 'none' : text.slice(comma + 1).trim();
+  if (!/^https?:\/\/[^\s,]+$/.test(url)) throw invalid(`--prefill-url "${text}" does not start with a URL; give URL, URL,BOOTSTRAP_PORT or URL,none, e.g. http://10.0.0.2:30000,8998`);
+  if (portText.toLowerCase() === 'none') return { url, bootstrapPort: null };
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw invalid(`bad bootstrap port in --prefill-url "${text}": give URL, URL,PORT (1-65535) or URL,none`);
+  return { url, bootstrapPort: port };
+}
+
+function kebab(key: string): string {
+  return key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`).replace(/-urls$/, '-url');
 }
 
 /**

@@ -299,6 +299,17 @@ export const routingSettingsSchema = z.object({
   kvTransferBandwidth: z.string().min(1).optional(),
   /** PD on the sim: the fixed time each KV transfer adds (ms); default: the profile's, else 0.5. */
   kvTransferLatencyMs: z.number().finite().nonnegative().optional(),
+  /**
+   * PD, attach: prefill servers that already run, each `URL`, `URL,BOOTSTRAP_PORT` or `URL,none` (smg's
+   * `--prefill URL [BOOTSTRAP_PORT|none]`; a URL alone has no bootstrap port, as in smg).
+   */
+  prefillUrls: z.array(z.string().min(1)).optional(),
+  /** PD, attach: decode servers that already run. */
+  decodeUrls: z.array(z.string().url({ message: 'must be a URL such as http://127.0.0.1:30000' })).optional(),
+  /** PD, sglang: SGLang's --disaggregation-transfer-backend for every server (SGLang's default: mooncake). */
+  disaggregationTransferBackend: z.string().min(1).optional(),
+  /** PD, sglang: the first prefill server's --disaggregation-bootstrap-port; prefill server i takes this + i (default 8998, SGLang's). */
+  disaggregationBootstrapPort: z.number().int().min(1).max(65535).optional(),
 });
 
 export const routingTestConfigSchema = sharedTestSettingsSchema.extend(routingSettingsSchema.shape).strict();

@@ -7,6 +7,8 @@ import { httpRouterControl, type RouterControl } from '../cluster/failures/route
 import { localPlacement } from '../cluster/placement/local/local-placement.js';
 import type { RoutingTestConfig } from '../config/schema.js';
 import type { ProcessPlacement, ServerHandle } from '../types/cluster.js';
+import type { PdRouterArgs } from '../cluster/launchers/smg/smg-args.js';
+import { pdServers } from './pd-servers.js';
 
 export interface LaunchedRouter {
   handle: ServerHandle;
@@ -30,8 +32,9 @@ export function routerTracesItself(config: RoutingTestConfig): boolean {
  * Starts the router the config asks for, in front of `workerUrls` (the taps' URLs when taps are on). With taps on, the
  * builtin router traces itself instead (`routerTracesItself`). It runs where `placement` puts it (this host by default).
  */
-export async function launchRouter(config: RoutingTestConfig, workerUrls: string[], runDirectory: string, placement: ProcessPlacement = localPlacement): Promise<LaunchedRouter> {
+export async function launchRouter(config: RoutingTestConfig, workerUrls: string[], runDirectory: string, placement: ProcessPlacement = localPlacement, serverUrls: readonly string[] = workerUrls): Promise<LaunchedRouter> {
   const logsPath = join(runDirectory, 'logs');
+  const pd = routerPdArgs(config, workerUrls, serverUrls);
   switch (config.router) {
     case 'builtin': {
       const { handle, controlToken } = await launchBuiltinRouter({
@@ -43,10 +46,17 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
         logPath: join(logsPath, 'router.log'),
         trace: config.taps,
         placement,
-        // Prefill/decode disaggregation: the first numPrefill servers prefill (sim-target.ts launches them so).
-        ...(config.pdDisaggregation === true
-          ? { pd: { prefillUrls: workerUrls.slice(0, config.numPrefill ?? 1).map((url) => simBootstrap(url, config.target)), decodeUrls: workerUrls.slice(config.numPrefill ?? 1), prefillPolicy: config.prefillPolicy ?? config.routingPolicy, decodePolicy: config.decodePolicy ?? config.routingPolicy } }
-          : {}),
+        // Prefill/decode disaggregation: the first numPrefill servers prefill (the targets launch them so).
+        ...(pd === undefined
+          ? {}
+          : {
+              pd: {
+                prefillUrls: pd.prefill.map((server) => `${server.url},${server.bootstrapPort ?? 'none'}`),
+                decodeUrls: [...pd.decode],
+                prefillPolicy: config.prefillPolicy ?? config.routingPolicy,
+                decodePolicy: config.decodePolicy ?? config.routingPolicy,
+              },
+            }),
       });
       return {
         handle,
@@ -70,6 +80,7 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
         pythonExecutable: config.pythonExecutable,
         logPath: join(logsPath, 'smg.log'),
         placement,
+        ...(pd === undefined ? {} : { pd }),
       });
       // smg's worker API (GET/POST /workers, DELETE /workers/{id}) is the one httpRouterControl speaks.
       return { handle, control: httpRouterControl(handle.url), metricsUrl: `http://${placement.hostOf()}:${prometheusPort}/metrics` };
@@ -84,17 +95,20 @@ export async function launchRouter(config: RoutingTestConfig, workerUrls: string
         pythonExecutable: config.pythonExecutable,
         logPath: join(logsPath, 'sglang-router.log'),
         placement,
+        ...(pd === undefined ? {} : { pd }),
       });
       return { handle, control: httpRouterControl(handle.url), metricsUrl: `http://${placement.hostOf()}:${prometheusPort}/metrics` };
     }
   }
 }
 
-/**
- * A prefill server as the builtin router's `--prefill` takes it. A simulated prefill server serves its bootstrap
- * endpoint on its HTTP port (src/engine/http/pd-http.ts), so the router injects that port as bootstrap_port; a real
- * SGLang server keeps its own (8998 by default).
- */
-function simBootstrap(url: string, target: string): string {
-  return target === 'sim' ? `${url},${new URL(url).port}` : url;
+/** A PD run's servers and side policies as its router takes them; undefined for a co-located run. */
+function routerPdArgs(config: RoutingTestConfig, workerUrls: readonly string[], serverUrls: readonly string[]): PdRouterArgs | undefined {
+  if (config.pdDisaggregation !== true) return undefined;
+  const servers = pdServers(config, workerUrls, serverUrls);
+  return {
+    ...servers,
+    ...(config.prefillPolicy === undefined ? {} : { prefillPolicy: config.prefillPolicy }),
+    ...(config.decodePolicy === undefined ? {} : { decodePolicy: config.decodePolicy }),
+  };
 }

@@ -48,7 +48,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
         taps = await launchTaps({ upstreamUrls: serverUrls, logPath: join(directory.logsPath, 'taps.log'), placement: run.context.placement });
       }
       run.report('starting', `starting the ${config.router} router`);
-      router = await launchRouter(config, taps?.tapUrls ?? serverUrls, directory.path, run.context.placement);
+      router = await launchRouter(config, taps?.tapUrls ?? serverUrls, directory.path, run.context.placement, serverUrls);
       if (config.flushCache) await Promise.all(serverUrls.map((url) => flushServerCache(url)));
     }
     throwIfInterrupted(options.signal);
@@ -113,13 +113,13 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     };
     const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords)];
     // Said in the run itself, not only in the docs: what a PD run on the sim still does not model.
-    if (config.pdDisaggregation === true) notices.push(pdSimNotice(config.protocol));
+    if (config.pdDisaggregation === true && config.target === 'sim') notices.push(pdSimNotice(config.protocol));
     if (notices.length > 0) extras.notices = notices;
     if (trace !== undefined) {
       const source = taps !== undefined ? 'taps' : 'router-trace';
       const tracer = taps !== undefined ? 'the tracing taps' : 'the builtin router';
       const collected = await trace.finish();
-      const { matched } = joinTapRecords(load.records, collected.records);
+      const { matched } = joinTapRecords(load.records, collected.records, config.pdDisaggregation === true && taps !== undefined ? { numPrefill: config.numPrefill ?? 1 } : undefined);
       if (collected.failure !== undefined) {
         log.notice({
           source,
@@ -134,7 +134,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
     }
     // SGLang writes a request's log line after it answered: stop the servers first so that their last lines are on disk.
     await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));
-    const requestLogs = await run.joinRequestLogs(servers, load, "the servers' request logs");
+    const requestLogs = await run.joinRequestLogs(servers, load, "the servers' request logs", config.pdDisaggregation === true ? (config.numPrefill ?? 1) : undefined);
     if (requestLogs !== undefined) {
       extras.serverRequestLogs = requestLogs.join;
       if (requestLogs.notice !== undefined) extras.notices = [...((extras.notices as string[] | undefined) ?? []), requestLogs.notice];

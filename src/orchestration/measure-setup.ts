@@ -144,7 +144,7 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
    * Joins the servers' request logs to the records (call after the servers stopped: SGLang writes a request's line
    * after it answered). `whose` names them in the notice when the join fails.
    */
-  joinRequestLogs(servers: readonly ServerHandle[], load: LoadResult, whose: string) {
+  joinRequestLogs(servers: readonly ServerHandle[], load: LoadResult, whose: string, pdNumPrefill?: number) {
     return this.log.attempt(
       'request-logs',
       `${whose} could not be joined to the records`,
@@ -155,6 +155,7 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
           records: load.records,
           warmupRecords: load.warmupRecords,
           runLogsPath: this.directory.logsPath,
+          ...(pdNumPrefill === undefined ? {} : { pdNumPrefill }),
         }),
       undefined,
     );

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { SglangMetaInfo } from '../clients/sglang-native/sglang-meta-info.js';
 import type { ServerHandle } from '../types/cluster.js';
 import type { RequestRecord } from '../types/record.js';
+import { bootstrapRoomOfLine, fillPdPhases } from './pd-request-log-phases.js';
 
 /**
  * SGLang's request log: with `--export-metrics-to-file --export-metrics-to-file-dir DIR` every finished request is one
@@ -19,6 +20,11 @@ export interface RequestLogSource {
   directory: string;
   /** Copy the files into the run directory (an attached server's directory is outside it). */
   copy: boolean;
+  /**
+   * Prefill/decode disaggregation: the server's role. Both servers of a PD request write a line with its rid; the
+   * decode server's (which answered) fills the record's server columns, the prefill server's only its PD phases.
+   */
+  role?: 'prefill' | 'decode';
 }
 
 /** What the join found; written to summary.json under `extras.serverRequestLogs`. */
@@ -35,6 +41,10 @@ export interface RequestLogJoin {
   recordsWithoutLine: number;
   /** Directories that were named but could not be read. */
   missingDirectories: string[];
+  /** PD: lines whose rid matches a record but whose bootstrap_room is not the one the router gave it (not joined). */
+  roomMismatchLines?: number;
+  /** PD: measured records that got a line from both their prefill and their decode server. */
+  pdJoinedRecords?: number;
 }
 
 type JsonObject = Record<string, unknown>;
@@ -57,6 +67,7 @@ export async function joinServerRequestLogs(
   for (const record of warmupRecords) byId.set(record.requestId, record);
   for (const record of records) byId.set(record.requestId, record);
   const joined = new Set<string>();
+  const pdHalves = new Map<RequestRecord, { prefill?: JsonObject; decode?: JsonObject }>();
 
   for (const source of sources) {
     const files = await requestLogFiles(source.directory);
@@ -93,10 +104,27 @@ export async function joinServerRequestLogs(
           result.unjoinedLines++;
           continue;
         }
+        if (source.role !== undefined) {
+          // PD: the key is the rid and the room together; a room the router did not give this request is not its line.
+          const room = bootstrapRoomOfLine(parsed.line);
+          if (room !== undefined && record.bootstrapRoom !== undefined && room !== record.bootstrapRoom) {
+            result.roomMismatchLines = (result.roomMismatchLines ?? 0) + 1;
+            continue;
+          }
+          if (room !== undefined) record.bootstrapRoom ??= room;
+          const halves = pdHalves.get(record) ?? {};
+          halves[source.role] = parsed.line;
+          pdHalves.set(record, halves);
+          if (source.role === 'prefill') continue;
+        }
         fillFromLine(record, parsed.line, parsed.streamed);
         joined.add(record.requestId);
       }
     }
+  }
+  for (const [record, halves] of pdHalves) fillPdPhases(record, halves.prefill, halves.decode);
+  if (sources.some((source) => source.role !== undefined)) {
+    result.pdJoinedRecords = records.filter((record) => pdHalves.get(record)?.prefill !== undefined && pdHalves.get(record)?.decode !== undefined).length;
   }
   result.joinedRecords = joined.size;
   for (const record of records) if (!joined.has(record.requestId)) result.recordsWithoutLine++;
@@ -110,6 +138,7 @@ export function requestLogNotice(join: RequestLogJoin): string | undefined {
   if (join.unjoinedLines > 0) parts.push(`${join.unjoinedLines} of ${join.lines} lines match no request of this run (another client's requests?)`);
   if (join.malformedLines > 0) parts.push(`${join.malformedLines} lines are not request-log JSON`);
   if (join.recordsWithoutLine > 0) parts.push(`${join.recordsWithoutLine} requests have no line (not finished by the server, or not written)`);
+  if ((join.roomMismatchLines ?? 0) > 0) parts.push(`${join.roomMismatchLines} lines carry a request's id but not the bootstrap_room the router gave it (not joined)`);
   if (parts.length === 0) return undefined;
   return `server request logs: ${parts.join('; ')}; their server columns come from the stream alone`;
 }
@@ -183,11 +212,15 @@ export async function joinRunRequestLogs(options: {
   records: readonly RequestRecord[];
   warmupRecords: readonly RequestRecord[];
   runLogsPath: string;
+  /** PD: the first this many servers are prefill servers, the rest decode servers. */
+  pdNumPrefill?: number;
 }): Promise<{ join: RequestLogJoin; notice?: string } | undefined> {
   const sources: RequestLogSource[] = [];
-  for (const server of options.servers) {
-    if (server.requestLogDirectory !== undefined) sources.push({ name: server.name, directory: server.requestLogDirectory, copy: false });
-  }
+  options.servers.forEach((server, index) => {
+    if (server.requestLogDirectory === undefined) return;
+    const role = options.pdNumPrefill === undefined ? undefined : index < options.pdNumPrefill ? ('prefill' as const) : ('decode' as const);
+    sources.push({ name: server.name, directory: server.requestLogDirectory, copy: false, ...(role === undefined ? {} : { role }) });
+  });
   if (options.attachedDirectory !== undefined) {
     sources.push({ name: 'attached', directory: options.attachedDirectory, copy: true });
     await waitUntilQuiet(options.attachedDirectory);

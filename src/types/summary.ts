@@ -329,6 +329,89 @@ export interface Summary {
    * server instants were corrected by it (docs/metrics.md, "Clocks"). Absent in virtual time (one clock).
    */
   clockOffsets?: ClockOffsetEstimate[];
+  /** Prefill/decode disaggregation: present when records name their prefill and decode servers (src/analysis/pd-analysis.ts). */
+  pd?: PdSummary;
+}
+
+/** The PD phase columns, in their order in a request's life. */
+export type PdPhaseColumn = 'prefill_queue_time' | 'prefill_forward_time' | 'kv_transfer_time' | 'decode_queue_time';
+
+/** One prefill server (its requests' prefill-side phases) or one decode server (its decode-side phase and latencies). */
+export interface PdNodeRow {
+  host: string;
+  /** Requests this server took in its role (succeeded and failed). */
+  requests: number;
+  failed: number;
+  /** Share of the run's PD requests. */
+  share: number;
+  /** Prefill servers: statistics of their requests' phases (null: no request has the column, e.g. the sim before it models phases). */
+  prefillQueueTimeSeconds?: Statistics | null;
+  prefillForwardTimeSeconds?: Statistics | null;
+  kvTransferTimeSeconds?: Statistics | null;
+  /** Decode servers. */
+  decodeQueueTimeSeconds?: Statistics | null;
+  ttftSeconds?: Statistics | null;
+  tpotSeconds?: Statistics | null;
+}
+
+/** How many requests one (prefill, decode) pair served. */
+export interface PdPairRow {
+  prefillHost: string;
+  decodeHost: string;
+  requests: number;
+  share: number;
+}
+
+/** How evenly the requests spread over every possible pair (prefill servers × decode servers seen in the run). */
+export interface PdPairBalance {
+  pairsPossible: number;
+  pairsUsed: number;
+  /** The busiest pair's requests over the mean per possible pair (1: perfectly even). */
+  maxOverMean: number;
+  /** Coefficient of variation of the requests per possible pair (0: perfectly even); null with one pair. */
+  coefficientOfVariation: number | null;
+}
+
+/**
+ * The phases of the requests whose TTFT lies around one percentile: which one dominates TTFT there. `restOfTtft` is
+ * what the phases do not cover (client and router hops, bootstrap before the queue, the first decode step).
+ */
+export interface PdPhaseBreakdownRow {
+  percentile: number;
+  /** TTFT at that percentile over the requests with every phase. */
+  ttftSeconds: number;
+  /** The requests averaged: those whose TTFT rank lies within the band around the percentile. */
+  requests: number;
+  /** The band, in percentiles. */
+  fromPercentile: number;
+  toPercentile: number;
+  /** Mean seconds of each phase in the band, and of the rest of TTFT (negative when the phases sum past TTFT). */
+  meanSeconds: Record<PdPhaseColumn | 'rest_of_ttft', number>;
+  /** The largest of the four phases and the rest. */
+  dominant: PdPhaseColumn | 'rest_of_ttft';
+  /** Its share of the band's mean TTFT. */
+  dominantShare: number;
+}
+
+/** KV transfers of the requests that arrived in one time bin. */
+export interface PdTransferBin {
+  startSinceT0Seconds: number;
+  endSinceT0Seconds: number;
+  requests: number;
+  kvTransferTimeSeconds: Statistics | null;
+  /** Prompt tokens whose KV cache moved, per second of the bin (the whole prompt moves: decode keeps no radix cache). */
+  transferredTokensPerSecond: number;
+}
+
+export interface PdSummary {
+  prefillNodes: PdNodeRow[];
+  decodeNodes: PdNodeRow[];
+  pairs: PdPairRow[];
+  pairBalance: PdPairBalance;
+  /** Absent when no request has all four phase columns: nothing is said rather than zeros. */
+  phasesByTtftPercentile?: PdPhaseBreakdownRow[];
+  /** Absent when no request has kv_transfer_time. */
+  kvTransferOverTime?: PdTransferBin[];
 }
 
 /** The data-quality section of a summary: what was left out, per field and reason. */

@@ -97,7 +97,7 @@ describe('servelab route --pd-disaggregation', () => {
     expect(stray.stderr).toContain('--num-prefill apply to prefill/decode disaggregation only; add --pd-disaggregation');
     const smg = await runCli(['route', '--target', 'sim', '--pd-disaggregation', '--router', 'nginx', '--output-dir', join(workDirectory, 'nginx')]);
     expect(smg.code).not.toBe(0);
-    expect(smg.stderr).toContain('--pd-disaggregation runs behind --router builtin so far');
+    expect(smg.stderr).toContain('--pd-disaggregation needs a router that sends each request to a prefill and a decode server: --router builtin, smg or sglang-router, not nginx');
     const badPolicy = await runCli(['route', '--target', 'sim', '--pd-disaggregation', '--decode-policy', 'power-of-two', '--output-dir', join(workDirectory, 'bad-policy')]);
     expect(badPolicy.code).not.toBe(0);
     expect(badPolicy.stderr).toContain('power-of-two');
@@ -110,5 +110,28 @@ describe('servelab route --pd-disaggregation', () => {
     const linkAlone = await runCli(['route', '--target', 'sim', '--kv-transfer-latency-ms', '2', '--output-dir', join(workDirectory, 'link-alone')]);
     expect(linkAlone.code).not.toBe(0);
     expect(linkAlone.stderr).toContain('--kv-transfer-latency-ms apply to prefill/decode disaggregation only');
+  });
+
+  it('compares a 1P1D run with a co-located run on 2 servers: a PD section on stdout and compare-pd.csv', async () => {
+    const common = ['--routing-policy', 'round_robin', '--request-rate', '20', '--num-prompts', '8', '--random-input-len', '32', '--random-output-len', '8', '--profile', fastProfile, '--seed', '5', '--progress', 'off'];
+    const pd = await runCli(['route', '--pd-disaggregation', '--output-dir', join(workDirectory, 'cmp-pd'), ...common], { timeoutMs: 120_000 });
+    expect(pd.code, pd.stderr).toBe(0);
+    const colocated = await runCli(['route', '--num-gpus', '2', '--output-dir', join(workDirectory, 'cmp-colocated'), ...common], { timeoutMs: 120_000 });
+    expect(colocated.code, colocated.stderr).toBe(0);
+    const compared = await runCli(['compare', join(workDirectory, 'cmp-colocated'), join(workDirectory, 'cmp-pd'), '--output-dir', join(workDirectory, 'cmp')]);
+    expect(compared.code, compared.stderr).toBe(0);
+    expect(compared.stdout).toContain('Prefill/decode phases');
+    expect(compared.stdout).toMatch(/TTFT p50\s+[\d.]+\s+[\d.]+/);
+    expect(compared.stdout).not.toContain('Caution');
+    const csv = await readFile(join(workDirectory, 'cmp', 'compare-pd.csv'), 'utf8');
+    expect(csv.split('\n').filter((line) => line !== '')).toHaveLength(1 + 12);
+  }, 240_000);
+
+  it('says that a node test cannot measure a pair, and which routing test does', async () => {
+    const result = await runCli(['node', '--pd-disaggregation', '--output-dir', join(workDirectory, 'node-pd')]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('a prefill/decode pair needs a router to give each request a bootstrap room and send both legs');
+    expect(result.stderr).toContain('servelab route --pd-disaggregation --num-prefill 1 --num-decode 1');
+    expect(existsSync(join(workDirectory, 'node-pd', 'logs'))).toBe(false);
   });
 });

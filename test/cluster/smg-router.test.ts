@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { smgRouterArgs } from '../../src/cluster/launchers/smg/smg-args.js';
 import { resolveRoutingTestConfig } from '../../src/config/routing-test-config.js';
-import { SMG_POLICIES } from '../../src/config/smg-policies.js';
+import { SMG_POLICIES, SMG_PREFILL_POLICIES } from '../../src/config/smg-policies.js';
+import { parseCsv } from '../../src/report/csv/csv-format.js';
 import { cliPath, runCli } from '../helpers/cli.js';
 
 /**
@@ -16,7 +17,7 @@ import { cliPath, runCli } from '../helpers/cli.js';
 const smgDirectory = fileURLToPath(new URL('../fixtures/stand-ins/smg-bin/', import.meta.url));
 const pythonDirectory = fileURLToPath(new URL('../fixtures/stand-ins/', import.meta.url));
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
-const reference = JSON.parse(await readFile(fileURLToPath(new URL('../fixtures/stand-ins/smg-router-args.json', import.meta.url)), 'utf8')) as { fields: string[]; policies: string[] };
+const reference = JSON.parse(await readFile(fileURLToPath(new URL('../fixtures/stand-ins/smg-router-args.json', import.meta.url)), 'utf8')) as { fields: string[]; policies: string[]; prefill_policies: string[]; argparse_only_flags: string[] };
 
 let workDirectory: string;
 let recordPath: string;
@@ -59,6 +60,78 @@ describe('smg launch flags', () => {
     expect(() => resolveRoutingTestConfig({ router: 'smg', routingPolicy: 'shortest_queue' })).toThrow(/--router smg supports random, round_robin, passthrough, cache_aware, power_of_two, least_load, manual, consistent_hashing, prefix_hash, not shortest_queue/);
     expect(() => resolveRoutingTestConfig({ router: 'sglang-router', routingPolicy: 'least_load' })).toThrow(/use --router smg/);
   });
+});
+
+describe('smg in PD mode', () => {
+  it('passes --pd-disaggregation, one --prefill URL PORT|none per prefill server and one --decode URL per decode server, and no --worker-urls', () => {
+    const args = smgRouterArgs({
+      workerUrls: ['http://127.0.0.1:1', 'http://127.0.0.1:2', 'http://127.0.0.1:3'],
+      policy: 'round_robin',
+      port: 3000,
+      prometheusPort: 3001,
+      pd: { prefill: [{ url: 'http://127.0.0.1:1', bootstrapPort: 8998 }, { url: 'http://127.0.0.1:2', bootstrapPort: null }], decode: ['http://127.0.0.1:3'], prefillPolicy: 'bucket' },
+    });
+    for (const flag of args.filter((argument) => argument.startsWith('--'))) {
+      const field = flag.slice(2).replaceAll('-', '_');
+      expect([...reference.fields, ...reference.argparse_only_flags], flag).toContain(field);
+    }
+    expect(args).not.toContain('--worker-urls');
+    expect(args).toContain('--pd-disaggregation');
+    const groups = (flag: string): string[][] => args.flatMap((argument, index) => (argument === flag ? [args.slice(index + 1, args.findIndex((next, at) => at > index && next.startsWith('--')))] : []));
+    expect(groups('--prefill')).toEqual([['http://127.0.0.1:1', '8998'], ['http://127.0.0.1:2', 'none']]);
+    expect(groups('--decode')).toEqual([['http://127.0.0.1:3']]);
+    expect(args[args.indexOf('--prefill-policy') + 1]).toBe('bucket');
+    // Left out, smg applies --policy to the decode side, as servelab's own default does.
+    expect(args).not.toContain('--decode-policy');
+  });
+
+  it("checks the side policies against smg's own lists (bucket for prefill only) and sglang-router's, before anything starts", () => {
+    expect([...SMG_PREFILL_POLICIES].sort()).toEqual([...reference.prefill_policies].sort());
+    const config = resolveRoutingTestConfig({ router: 'smg', pdDisaggregation: true, numPrefill: 2, numDecode: 1, prefillPolicy: 'bucket', decodePolicy: 'least_load' });
+    expect(config.numGpus).toBe(3);
+    expect(() => resolveRoutingTestConfig({ router: 'smg', pdDisaggregation: true, decodePolicy: 'bucket' })).toThrow(/--router smg takes random, .*prefix_hash for --decode-policy, not bucket/);
+    expect(() => resolveRoutingTestConfig({ router: 'sglang-router', pdDisaggregation: true, prefillPolicy: 'least_load' })).toThrow(/--router sglang-router takes cache_aware, round_robin, random, power_of_two for --prefill-policy, not least_load/);
+    expect(() => resolveRoutingTestConfig({ router: 'nginx', pdDisaggregation: true })).toThrow(/not nginx/);
+  });
+
+  it('runs a 1P1D routing test on the sim behind `smg launch --pd-disaggregation`: each record names its pair and room, from the taps', async () => {
+    const outputDir = join(workDirectory, 'run');
+    const result = await runCli(
+      ['route', '--pd-disaggregation', '--num-prefill', '1', '--num-decode', '1', '--router', 'smg', '--routing-policy', 'round_robin', '--prefill-policy', 'bucket',
+        '--profile', fastProfile, '--random-input-len', '16', '--random-output-len', '4', '--num-prompts', '12', '--request-rate', '40', '--output-dir', outputDir, '--progress', 'off'],
+      { env: environment([smgDirectory, pythonDirectory]) },
+    );
+    expect(result.stderr).not.toMatch(/servelab: /);
+    expect(result.code).toBe(0);
+    const launch = (await recorded()).find((entry) => entry['program'] === 'smg');
+    const args = launch?.['args'] as string[];
+    expect(args).toContain('--pd-disaggregation');
+    expect(args).not.toContain('--worker-urls');
+    // A simulated prefill server serves its bootstrap endpoint on its own HTTP port (not its tap's): the decode server
+    // reaches it directly, as SGLang's decode servers reach their prefill server's bootstrap port.
+    const summary = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8')) as { extras?: { cluster?: { serverUrls?: string[] } } };
+    const prefillServerUrl = summary.extras?.cluster?.serverUrls?.[0] as string;
+    expect(args[args.indexOf('--prefill') + 2]).toBe(new URL(prefillServerUrl).port);
+    expect(args[args.indexOf('--prefill') + 1]).not.toBe(prefillServerUrl);
+    expect(args[args.indexOf('--prefill-policy') + 1]).toBe('bucket');
+    const rows = parseCsv(await readFile(join(outputDir, 'requests.csv'), 'utf8'));
+    const header = rows[0] as string[];
+    const column = (name: string): number => header.indexOf(name);
+    const body = rows.slice(1);
+    expect(body).toHaveLength(12);
+    const rooms = new Set<string>();
+    for (const row of body) {
+      expect(row[column('success')]).toBe('true');
+      expect(row[column('prefill_host')]).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(row[column('prefill_host')]).not.toBe(row[column('decode_host')]);
+      expect(row[column('host')]).toBe(row[column('decode_host')]);
+      // Both legs go out at once: neither is a retry of the other.
+      expect(row[column('retries')] ?? '').not.toBe('1');
+      expect(row[column('bootstrap_room')]).toMatch(/^\d+$/);
+      rooms.add(row[column('bootstrap_room')] as string);
+    }
+    expect(rooms.size).toBe(12);
+  }, 120_000);
 });
 
 describe('routing test behind smg (stand-in)', () => {

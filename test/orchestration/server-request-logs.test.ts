@@ -119,3 +119,73 @@ describe('joining SGLang request-log lines to records by request id', () => {
     expect(await readFile(join(directory, 'sglang-request-metrics-20261123_08.log'), 'utf8')).toContain('"only"');
   });
 });
+
+describe('joining a PD request\'s two request-log lines on rid and bootstrap_room', () => {
+  /** A line as SGLang's exporter writes it: request_parameters as JSON text (the room a 63-bit integer), then meta_info. */
+  function logLine(rid: string, room: string, meta: Record<string, number>): string {
+    return JSON.stringify({ request_parameters: `{"rid": "${rid}", "stream": true, "bootstrap_host": "127.0.0.1", "bootstrap_port": 8998, "bootstrap_room": ${room}}`, id: rid, prompt_tokens: 512, completion_tokens: 1, cached_tokens: 0, ...meta });
+  }
+
+  it('fills the server columns from the decode line, the phases from both, and refuses a line of another room', async () => {
+    const base = 1763884801;
+    // 2^63 - 25: a double would round it, so only a text read keeps it equal to the record's room.
+    const room = '9223372036854775783';
+    const pd = record('pd-0', { bootstrapRoom: room, prefillHost: 'http://127.0.0.1:1', decodeHost: 'http://127.0.0.1:2' });
+    const unrouted = record('pd-1'); // a record whose room the trace did not give: it comes from the line
+    const prefillDirectory = join(workDirectory, 'prefill');
+    const decodeDirectory = join(workDirectory, 'decode');
+    await mkdir(prefillDirectory, { recursive: true });
+    await mkdir(decodeDirectory, { recursive: true });
+    await writeFile(
+      join(prefillDirectory, 'sglang-request-metrics-20261123_08.log'),
+      [
+        // dispatched at +0.004, forward at +0.030 (queue 0.026), prefill done at +0.080 (forward 0.050), finished at +0.095 (transfer 0.015)
+        logLine('pd-0', room, { request_received_ts: base, api_server_dispatch_finish_ts: base + 0.004, forward_entry_time: base + 0.03, prefill_finished_time: base + 0.08, queue_time: 0.001, request_finished_ts: base + 0.095 }),
+        logLine('pd-1', '17', { request_received_ts: base, forward_entry_time: base + 0.01, prefill_finished_time: base + 0.02, request_finished_ts: base + 0.025 }),
+        // Same rid, another room: an earlier run's request with a reused id, not this one.
+        logLine('pd-0', '9223372036854775782', { request_received_ts: base, forward_entry_time: base + 0.5, prefill_finished_time: base + 0.6, request_finished_ts: base + 0.7 }),
+      ].join('\n') + '\n',
+    );
+    await writeFile(
+      join(decodeDirectory, 'sglang-request-metrics-20261123_08.log'),
+      [
+        logLine('pd-0', room, { request_received_ts: base + 0.001, forward_entry_time: base + 0.1, queue_time: 0.003, prefill_finished_time: base + 0.1, response_sent_to_client_ts: base + 0.101, request_finished_ts: base + 0.4 }),
+        logLine('pd-1', '17', { request_received_ts: base + 0.001, forward_entry_time: base + 0.04, queue_time: 0.002, request_finished_ts: base + 0.2 }),
+      ].join('\n') + '\n',
+    );
+    const joined = await joinServerRequestLogs(
+      [
+        { name: 'node-0', directory: prefillDirectory, copy: false, role: 'prefill' },
+        { name: 'node-1', directory: decodeDirectory, copy: false, role: 'decode' },
+      ],
+      [pd, unrouted],
+      [],
+      join(workDirectory, 'logs'),
+    );
+    expect(joined).toMatchObject({ lines: 5, joinedRecords: 2, roomMismatchLines: 1, pdJoinedRecords: 2, recordsWithoutLine: 0 });
+    // The decode server answered: its line, not the prefill server's, gives the server columns.
+    expect(pd.serverCreatedTime).toBeCloseTo(base + 0.001, 6);
+    expect(pd.serverFinishTime).toBeCloseTo(base + 0.4, 6);
+    expect(pd.prefillQueueTime).toBeCloseTo(0.026, 6);
+    expect(pd.prefillForwardTime).toBeCloseTo(0.05, 6);
+    expect(pd.kvTransferTime).toBeCloseTo(0.015, 6);
+    expect(pd.decodeQueueTime).toBeCloseTo(0.003, 6);
+    expect(pd.bootstrapRoom).toBe(room);
+    expect(unrouted.bootstrapRoom).toBe('17');
+    // No api_server_dispatch_finish_ts: the queue counts from the request's arrival.
+    expect(unrouted.prefillQueueTime).toBeCloseTo(0.01, 6);
+    expect(requestLogNotice(joined)).toMatch(/1 lines carry a request's id but not the bootstrap_room the router gave it/);
+  });
+
+  it('leaves the phases empty outside PD, where a server has no role', async () => {
+    const plain = record('plain-0');
+    const directory = join(workDirectory, 'plain');
+    await mkdir(directory, { recursive: true });
+    await writeFile(join(directory, 'sglang-request-metrics-20261123_08.log'), `${logLine('plain-0', '5', { request_received_ts: 1763884801, forward_entry_time: 1763884801.01, prefill_finished_time: 1763884801.02, request_finished_ts: 1763884801.03, queue_time: 0.001 })}\n`);
+    const joined = await joinServerRequestLogs([{ name: 'node-0', directory, copy: false }], [plain], [], join(workDirectory, 'logs'));
+    expect(joined.pdJoinedRecords).toBeUndefined();
+    expect(plain.prefillQueueTime).toBeUndefined();
+    expect(plain.kvTransferTime).toBeUndefined();
+    expect(plain.decodeQueueTime).toBeUndefined();
+  });
+});

@@ -1,5 +1,5 @@
 import { terminalSafe } from '../../utils/terminal-text.js';
-import { basename, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { SloTargets } from '../../types/summary.js';
@@ -30,12 +30,14 @@ export function registerCompareCommand(program: Command): void {
       if (directories.length < 2) {
         throw new ServelabError('INVALID_CONFIG', 'servelab compare needs at least two run directories.');
       }
-      const [{ readRunDirectory }, { summarize }, { settingLabels, uniqueLabels, writeComparison, formatComparisonTable }, { readRepeatsDirectory, repeatsFileOf }, { combineRepeats }] = await Promise.all([
+      const [{ readRunDirectory }, { summarize }, { settingLabels, uniqueLabels, writeComparison, formatComparisonTable }, { readRepeatsDirectory, repeatsFileOf }, { combineRepeats }, { comparePdRuns, formatPdComparison, pdComparisonCsv, COMPARE_PD_CSV }, { writeFileAtomic }] = await Promise.all([
         import('../../report/run-directory.js'),
         import('../../analysis/summarize.js'),
         import('../../report/compare/compare-runs.js'),
         import('../../report/repeats/read-repeats-directory.js'),
         import('../../analysis/bootstrap/combine-repeats.js'),
+        import('../../report/compare/compare-pd.js'),
+        import('../../utils/atomic-write.js'),
       ]);
       const slo = options.slo;
       // Read every directory first, so one bad directory is reported before anything is written. A repeats directory
@@ -75,6 +77,14 @@ export function registerCompareCommand(program: Command): void {
       const outputDirectory = options.outputDir ?? defaultOutputDirectory();
       const written = await writeComparison(runs, outputDirectory);
       process.stdout.write(terminalSafe(formatComparisonTable(runs)));
+      // Prefill/decode disaggregation: which phases moved against the first run, and by how much (compare-pd.ts).
+      const pd = comparePdRuns(runs);
+      if (pd !== undefined) {
+        process.stdout.write(terminalSafe(formatPdComparison(pd)));
+        const path = join(outputDirectory, COMPARE_PD_CSV);
+        await writeFileAtomic(path, pdComparisonCsv(pd));
+        written.push(path);
+      }
       process.stdout.write(`\n${written.map((path) => `wrote ${path}`).join('\n')}\n`);
     });
 }

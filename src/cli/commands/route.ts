@@ -22,6 +22,9 @@ export function registerRouteCommand(program: Command): void {
         '  servelab route --router nginx --routing-policy least_conn --num-gpus 2 --request-rate 20',
         '  servelab route --num-gpus 3 --failure-schedule \'{"2": [1], "5": []}\' --request-rate 30 --num-prompts 300',
         '  servelab route --target sglang --model-path meta-llama/Meta-Llama-3-8B-Instruct --num-gpus 8 --router sglang-router',
+        '  servelab route --pd-disaggregation --num-prefill 2 --num-decode 2 --prefill-policy cache_aware --decode-policy round_robin',
+        '  servelab route --target sglang --model-path meta-llama/Meta-Llama-3-8B-Instruct --pd-disaggregation --num-prefill 2 --num-decode 6 --router smg',
+        '  servelab route --target attach --pd-disaggregation --prefill-url http://10.0.0.1:30000,8998 --decode-url http://10.0.0.2:30000 --router smg',
       ].join('\n'),
     );
   addFlags(command, routingTestFlags);

@@ -116,4 +116,9 @@ export const outputFlags: FlagSpec[] = [
   { flag: 'slo', key: 'slo', kind: 'value', valueName: 'objectives', parse: parseSlo, group: OUTPUT, description: 'goodput objectives in ms, e.g. ttft=200,tpot=50,total=10000' },
 ];
 
-export const nodeTestFlags: FlagSpec[] = [...targetFlags, ...serverFlags, ...workloadFlags, ...clientFlags, ...outputFlags];
+/** Accepted only to say where a prefill/decode pair is measured (src/config/node-test-config.ts): a routing test. */
+const nodePdFlags: FlagSpec[] = [
+  { flag: 'pd-disaggregation', key: 'pdDisaggregation', kind: 'boolean', group: TARGET, description: 'not in a node test: a prefill/decode pair needs a router; use servelab route --pd-disaggregation --num-prefill 1 --num-decode 1 (or attach with --prefill-url and --decode-url)' },
+];
+
+export const nodeTestFlags: FlagSpec[] = [...targetFlags, ...nodePdFlags, ...serverFlags, ...workloadFlags, ...clientFlags, ...outputFlags];

@@ -10,6 +10,8 @@ import type { StoredSample } from '../../scrape/server-metrics-file.js';
 import { seriesOf } from '../../scrape/server-metrics-file.js';
 import type { Bar, ChartDefinition, LegendEntry, LineSeries, Mark } from './chart-model.js';
 import { lineOverTime } from './line-over-time.js';
+import { pdTransferCharts } from './pd-charts.js';
+import { pdScrapedTransferCharts } from './pd-scraped-charts.js';
 import { MAX_NODE_LINES, WORST_NODES_NAMED, nodeLines, type NodePoints } from './node-lines.js';
 import { nodeLabel, nodesInIndexOrder } from '../nodes/node-order.js';
 import { PLOT_HEIGHT_PX, PLOT_WIDTH_PX, TIME_AXIS_TITLE } from './plot-size.js';
@@ -376,6 +378,9 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
       );
     }
   }
+
+  charts.push(...pdTransferCharts(summary, events));
+  charts.push(...pdScrapedTransferCharts(serverSamples, events));
 
   for (const [metric, label] of SCRAPED_GAUGE_CHARTS) {
     const perUrl = seriesOf(serverSamples, metric);

@@ -2,6 +2,7 @@ import type { ReportContext } from '../../types/reporter.js';
 import { readServerMetrics } from '../../scrape/server-metrics-file.js';
 import type { ChartDefinition } from './chart-model.js';
 import { SCRAPED_GAUGE_CHARTS, chartDefinitions } from './chart-specs.js';
+import { PD_SCRAPED_SERIES } from './pd-scraped-charts.js';
 import { renderSvg } from './render-chart.js';
 
 export interface RenderedChart extends ChartDefinition {
@@ -19,7 +20,7 @@ export function renderedCharts(context: ReportContext): Promise<RenderedChart[]>
   let rendered = cache.get(context);
   if (!rendered) {
     rendered = (async () => {
-      const charted = new Set<string>(SCRAPED_GAUGE_CHARTS.map(([metric]) => metric));
+      const charted = new Set<string>([...SCRAPED_GAUGE_CHARTS.map(([metric]) => metric), ...PD_SCRAPED_SERIES]);
       const samples = await readServerMetrics(context.outputDirectory, context.run.info.startTime, (name) => charted.has(name));
       return chartDefinitions(context.run, context.summary, samples).map((definition) => ({ ...definition, svg: renderSvg(definition.chart) }));
     })();

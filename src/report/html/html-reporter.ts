@@ -1,3 +1,4 @@
+import { pdTextSections } from '../pd-text.js';
 import { join } from 'node:path';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import type { DurationSummary } from '../../types/routing.js';
@@ -223,6 +224,14 @@ function nodesSection(summary: Summary): string {
 }
 
 /** What failed beside the client (taps, scraper, a launched process, a reporter, the disk), and what was recovered. */
+/** Prefill/decode disaggregation: the per-role tables, the pairs and, when the phases were measured, their breakdown. */
+function pdSection(summary: Summary): string {
+  if (summary.pd === undefined) return '';
+  return `<section><h2>Prefill/decode disaggregation</h2>${pdTextSections(summary.pd)
+    .map((part) => `<h3>${escapeHtml(part.title)}</h3><p>${escapeHtml(part.note)}</p>${table(part.header, part.rows)}`)
+    .join('\n')}</section>`;
+}
+
 function noticesSection(run: RunData, summary: Summary): string {
   const notices = run.notices ?? [];
   // The data-quality cautions: numbers that are wrong though no field was left out (docs/metrics.md, "Data quality").
@@ -406,6 +415,7 @@ ${errorsSection(summary)}
 ${precisionSection(summary)}
 <section><h2>Concurrency by stage</h2>${stagesTable(run, summary)}</section>
 ${nodesSection(summary)}
+${pdSection(summary)}
 ${noticesSection(run, summary)}
 ${eventsSection(run, summary)}
 ${extrasSection(run.extras)}

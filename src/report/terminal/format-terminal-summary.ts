@@ -1,3 +1,4 @@
+import { pdTextSections } from '../pd-text.js';
 import { terminalSafe } from '../../utils/terminal-text.js';
 import type { TapOverhead } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
@@ -197,6 +198,16 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
       row(`${node.node === null ? '' : `node ${node.node} `}${terminalSafe(node.host)}${node.placedOn === undefined ? '' : ` (${terminalSafe(node.placedOn)})`}`, `${node.requests} req (${fixed(node.share * 100, 1)}%), ttft p50 ${milliseconds(node.ttft?.p50)} ms${flag}`);
     }
     row('Imbalance max/mean, CV', `${fixed(summary.routing.imbalanceMaxOverMean, 3)}, ${fixed(summary.routing.imbalanceCv, 3)}`);
+  }
+  if (summary.pd !== undefined) {
+    for (const section of pdTextSections(summary.pd)) {
+      // The time series stays in report.html and summary.json: twenty rows would bury the terminal's summary.
+      if (section.title === 'KV transfers over time') continue;
+      heading(section.title, '-');
+      lines.push(`  ${section.note}`);
+      lines.push(`  ${section.header.join(' | ')}`);
+      for (const cells of section.rows) lines.push(`  ${cells.map((cell) => terminalSafe(cell)).join(' | ')}`);
+    }
   }
   const tapOverhead = tapOverheadOf(run);
   if (tapOverhead !== undefined) {

@@ -13,6 +13,9 @@ import { controlPathKind, normalizeRequestPath } from '../router/control-paths.j
 import { summarizeDurations } from './duration-summary.js';
 import { serveTapRecords } from './serve-tap-records.js';
 
+
+/** `"bootstrap_room": 123...` in a JSON body, its digits exactly as written. */
+const BOOTSTRAP_ROOM_IN_BODY = /"bootstrap_room"\s*:\s*(\d+)/;
 /** Served on the first tap's port (never forwarded): GET the records, DELETE to clear them. */
 export const TAP_RECORDS_PATH = '/_servelab/tap-records';
 
@@ -108,6 +111,9 @@ export async function startTaps(options: TapsOptions): Promise<TapsHandle> {
     let record: TapRecord | undefined;
     if (requestId !== undefined) {
       record = { requestId, routerSendTime: clock.toEpochSeconds(arrivedMs), host: origin, hostIndex };
+      // A PD router (smg) injected the room into the body: read from the text, since a double cannot hold every 63-bit room.
+      const room = body !== null && body.includes('"bootstrap_room"') ? BOOTSTRAP_ROOM_IN_BODY.exec(body.toString('utf8'))?.[1] : undefined;
+      if (room !== undefined) record.bootstrapRoom = room;
       records.push(record);
     }
     let relayedMs = 0;

@@ -3,6 +3,7 @@ import { ServelabError } from '../../../errors/servelab-error.js';
 import type { ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
 import { localPlacement } from '../../placement/local/local-placement.js';
 import { allWorkersHealthy } from '../router-workers-ready.js';
+import { pdRouterArgs, type PdRouterArgs } from '../smg/smg-args.js';
 
 export interface SglangRouterSettings {
   workerUrls: string[];
@@ -16,13 +17,15 @@ export interface SglangRouterSettings {
   /** Where the process runs (default: this host). */
   placement?: ProcessPlacement;
   node?: string;
+  /** Prefill/decode disaggregation: its PD mode over these servers (`workerUrls` is then not passed). */
+  pd?: PdRouterArgs;
 }
 
 /** `python -m sglang_router.launch_router` arguments (sglang-router 0.3.x, docs/routing.md). */
 export function sglangRouterArgs(settings: SglangRouterSettings): string[] {
   return [
     '-m', 'sglang_router.launch_router',
-    '--worker-urls', ...settings.workerUrls,
+    ...(settings.pd === undefined ? ['--worker-urls', ...settings.workerUrls] : pdRouterArgs(settings.pd)),
     '--host', settings.host ?? '127.0.0.1',
     '--port', String(settings.port),
     '--policy', settings.policy,

@@ -19,6 +19,8 @@ export interface SglangServerSettings {
   requestLogDirectory?: string;
   /** One rank of a server that spans nodes (`--nnodes`); absent for a server on one node. */
   multiNode?: SglangRank;
+  /** Prefill/decode disaggregation: this server's role (`--disaggregation-mode`); left out, co-located. */
+  disaggregation?: SglangDisaggregation;
 }
 
 /**
@@ -33,6 +35,18 @@ export interface SglangRank {
 }
 
 /**
+ * A PD server's SGLang settings (server_args.py: `disaggregation_mode` null|prefill|decode,
+ * `disaggregation_transfer_backend` default mooncake, `disaggregation_bootstrap_port` default 8998).
+ */
+export interface SglangDisaggregation {
+  mode: 'prefill' | 'decode';
+  /** Passed to both roles, which must agree on it. */
+  transferBackend: string;
+  /** A prefill server's bootstrap port (the decode side learns it from the request's `bootstrap_port`). */
+  bootstrapPort?: number;
+}
+
+/**
  * `python -m sglang.launch_server` arguments. Flag names are SGLang's own (server_args.py derives each from its field:
  * `tp_size` → `--tp-size`). Always added:
  * - `--enable-metrics`: without it SGLang returns none of the per-request timing keys the lifecycle columns need, and
@@ -41,7 +55,9 @@ export interface SglangRank {
  *   `usage.prompt_tokens_details.cached_tokens` (off by default);
  * - with a request-log directory, `--export-metrics-to-file --export-metrics-to-file-dir DIR`: one JSON line per
  *   finished request (`sglang-request-metrics-{YYYYmmdd_HH}.log`), which servelab joins to its records by request id
- *   to get server timing on every protocol (see src/orchestration/server-request-logs.ts).
+ *   to get server timing on every protocol (see src/orchestration/server-request-logs.ts);
+ * - for a PD server, `--disaggregation-mode`, `--disaggregation-transfer-backend` and, on a prefill server, its
+ *   `--disaggregation-bootstrap-port`.
  */
 export function sglangServerArgs(settings: SglangServerSettings): string[] {
   const args = ['-m', 'sglang.launch_server', '--model-path', settings.modelPath, '--host', settings.host ?? '127.0.0.1', '--port', String(settings.port)];
@@ -64,6 +80,11 @@ export function sglangServerArgs(settings: SglangServerSettings): string[] {
   if (settings.enableMixedChunk === true) args.push('--enable-mixed-chunk');
   args.push('--enable-metrics', '--enable-cache-report');
   if (settings.requestLogDirectory !== undefined) args.push('--export-metrics-to-file', '--export-metrics-to-file-dir', settings.requestLogDirectory);
+  const pd = settings.disaggregation;
+  if (pd !== undefined) {
+    args.push('--disaggregation-mode', pd.mode, '--disaggregation-transfer-backend', pd.transferBackend);
+    if (pd.mode === 'prefill' && pd.bootstrapPort !== undefined) args.push('--disaggregation-bootstrap-port', String(pd.bootstrapPort));
+  }
   args.push(...(settings.extraServerArgs ?? []));
   return args;
 }
