@@ -142,7 +142,8 @@ export function registerSimServerCommand(program: Command): void {
         schedulePolicy: flags.schedulePolicy,
         scheduleConservativeness: flags.scheduleConservativeness,
         disableRadixCache: flags.disableRadixCache === true,
-        enableMixedChunk: flags.enableMixedChunk === true,
+        // Absent: a calibrated profile's own scheduling, else off.
+        ...(flags.enableMixedChunk === true ? { enableMixedChunk: true } : {}),
         seed: flags.seed,
         servedModelName: flags.servedModelName,
         enableCacheReport: flags.enableCacheReport === true,
