@@ -34,6 +34,8 @@ export interface SchedulingProbeSample {
   /** Server timestamps: how much longer the streams' decode spans were than alone, and their decode step alone. */
   serverStallMs?: number;
   serverDecodeStepMs?: number;
+  /** Whether either scheduling explains the server-side stall (within half a decode step); when not, coincidence decides. */
+  serverExplained?: boolean;
   /** Whether the streams' tokens arrived with the prompt's first token (the client-side reading). */
   coincided: boolean;
   /** Whether this reading says the server mixes: the server-side reading where there is one, else coincidence. */
@@ -75,9 +77,14 @@ export function readSchedulingProbe(
   const nearestTokenMs = median(nearest);
   const coincided = nearestTokenMs < COINCIDENCE_SHARE * decodeGapMs;
   if (server === undefined) return { decodeGapMs, nearestTokenMs, stallMs: median(stalls), prefillMs, coincided, mixed: coincided };
-  // Apart: stall = the prompt's step. Mixed: stall = the prompt's step less one decode step. Half-way between decides.
-  const mixed = server.stallMs < prefillMs - server.decodeStepMs / 2;
-  return { decodeGapMs, nearestTokenMs, stallMs: median(stalls), prefillMs, serverStallMs: server.stallMs, serverDecodeStepMs: server.decodeStepMs, coincided, mixed };
+  // Apart: stall = the prompt's step. Mixed: stall = the prompt's step less one decode step. Half-way between decides,
+  // unless the stall lies more than half a decode step beyond both: then neither explains it (an engine whose step time
+  // swings with how requests arrive, as transformers' without CUDA graphs: a 213 ms stall against a 136 ms prompt step
+  // and a 120 ms decode step), and the client's reading decides.
+  const halfStepMs = server.decodeStepMs / 2;
+  const explained = server.stallMs >= prefillMs - server.decodeStepMs - halfStepMs && server.stallMs <= prefillMs + halfStepMs;
+  const mixed = explained ? server.stallMs < prefillMs - halfStepMs : coincided;
+  return { decodeGapMs, nearestTokenMs, stallMs: median(stalls), prefillMs, serverStallMs: server.stallMs, serverDecodeStepMs: server.decodeStepMs, serverExplained: explained, coincided, mixed };
 }
 
 export interface SchedulingProbeOptions {
@@ -147,12 +154,13 @@ export async function identifyScheduling(options: SchedulingProbeOptions): Promi
   const stall = median(samples.map((sample) => sample.stallMs));
   const prefill = median(samples.map((sample) => sample.prefillMs));
   const serverSamples = samples.filter((sample) => sample.serverStallMs !== undefined);
+  const unexplained = serverSamples.filter((sample) => sample.serverExplained === false).length;
   const serverLine =
     serverSamples.length === 0
       ? ''
       : `the streams' decode spans grew by ${median(serverSamples.map((sample) => sample.serverStallMs as number)).toFixed(2)} ms against the prompt's ` +
         `${prefill.toFixed(2)} ms prefill step (their decode step alone ${median(serverSamples.map((sample) => sample.serverDecodeStepMs as number)).toFixed(2)} ms; ` +
-        'the whole step: apart, the step less one decode step: mixed); ';
+        `the whole step: apart, the step less one decode step: mixed${unexplained === 0 ? '' : `; in ${unexplained} probes neither explained the stall, and the client's reading decided`}); `;
   const coincidences = samples.filter((sample) => sample.coincided).length;
   const seen =
     `a ${promptTokens}-token prompt sent while ${streams} streams decoded, ${samples.length} probes, ${mixedVotes} read as mixed: ${serverLine}` +

@@ -72,6 +72,12 @@ describe('reading one probe', () => {
     expect(readSchedulingProbe(streams(false), 35, 60, 12, { stallMs: 4.1, decodeStepMs: 8 })).toMatchObject({ coincided: false, mixed: true });
   });
 
+  test("a stall neither scheduling explains (beyond the prompt's step by more than half a decode step) leaves the verdict to the client's reading", () => {
+    // transformers without CUDA graphs: 213 ms against a 136 ms prompt step and a 120 ms decode step.
+    expect(readSchedulingProbe(streams(true), 35, 60, 136, { stallMs: 213, decodeStepMs: 120 })).toMatchObject({ serverExplained: false, coincided: true, mixed: true });
+    expect(readSchedulingProbe(streams(false), 35, 60, 136, { stallMs: 213, decodeStepMs: 120 })).toMatchObject({ serverExplained: false, coincided: false, mixed: false });
+  });
+
   test('streams that ended before the prompt\'s first token cannot be read', () => {
     expect(readSchedulingProbe([[0, 10, 20, 30]], 35, 60, 10)).toBeNull();
   });
