@@ -129,6 +129,8 @@ export interface ProfileValidation {
   }[];
   /** The largest absolute error over every rate and metric. */
   worstErrorPercent: number;
+  /** The root mean square of the errors over every rate and metric: what the recommendation goes by. */
+  rmsErrorPercent?: number;
 }
 
 /** What calibration adds to a roofline or measured profile. */

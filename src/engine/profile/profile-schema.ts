@@ -66,6 +66,7 @@ export const validationSchema = z
         .strict(),
     ),
     worstErrorPercent: z.number().finite().nonnegative(),
+    rmsErrorPercent: z.number().finite().nonnegative().optional(),
   })
   .strict();
 
