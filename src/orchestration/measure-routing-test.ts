@@ -1,4 +1,5 @@
 import { warmupNotices } from './warmup-notices.js';
+import { simSchedulingNotices } from './scheduling-notices.js';
 import { join } from 'node:path';
 import { failureActions } from '../config/routing-test-config.js';
 import type { RoutingTestConfig } from '../config/schema.js';
@@ -110,7 +111,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url },
       harness: harnessMeasurements,
     };
-    const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords)];
+    const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords), ...simSchedulingNotices(config)];
     // Said in the run itself, not only in the docs: the pairing is real, the phases are not modelled yet.
     if (config.pdDisaggregation === true) notices.push(PD_NOT_MODELLED_NOTICE);
     if (notices.length > 0) extras.notices = notices;

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimServer } from '../../src/engine/http/start-sim-server.js';
 import { NodeTest } from '../../src/index.js';
 import type { RooflineProfile } from '../../src/types/engine.js';
 
@@ -53,6 +54,25 @@ describe('a twin on a calibrated profile', () => {
     const notice = notices(contradicted).find((line) => line.startsWith('scheduling:'));
     expect(notice).toMatch(/--enable-mixed-chunk is off but the profile's server mixes prefill chunks into decode steps/);
     expect(notice).toMatch(/--max-running-requests is 8 but the profile's server has 16/);
+  });
+
+  it('in real time too: the launched sim-server takes the profile\'s scheduling, and a contradicting flag is named', { timeout: 120_000 }, async () => {
+    const settings = { datasetName: 'random-ids', randomInputLen: 200, randomOutputLen: 8, numPrompts: 6, requestRate: 20, seed: 5, progress: 'off' } as const;
+    const profile = JSON.stringify({ ...BASE, scheduling: SCHEDULING });
+    const contradicted = await new NodeTest({ ...settings, profile, enableMixedChunk: false, outputDir: join(workDirectory, 'real-time-contradicted') }).run();
+    expect(notices(contradicted).find((line) => line.startsWith('scheduling:'))).toMatch(/--enable-mixed-chunk is off but the profile's server mixes/);
+    const agreed = await new NodeTest({ ...settings, profile, outputDir: join(workDirectory, 'real-time-agreed') }).run();
+    expect(notices(agreed).some((line) => line.startsWith('scheduling:'))).toBe(false);
+  });
+
+  it("a sim-server given only the profile schedules as the profile's server (its /server_info says so)", async () => {
+    const server = await startSimServer({ profile: { ...BASE, scheduling: SCHEDULING } });
+    try {
+      const info = (await (await fetch(`${server.url}/server_info`)).json()) as Record<string, unknown>;
+      expect(info).toMatchObject({ enable_mixed_chunk: true, chunked_prefill_size: 512, max_running_requests: 16, max_total_num_tokens: 60_000 });
+    } finally {
+      await server.close();
+    }
   });
 
   it('counts the steps it simulates outside the region the profile was measured over, and says how far (notice, summary.json, report)', async () => {
