@@ -45,8 +45,11 @@ export const serverSettingsSchema = z.object({
   enableTorchCompile: z.boolean().default(false),
   quantization: z.string().min(1).optional(),
   disableRadixCache: z.boolean().default(false),
-  /** SGLang's --enable-mixed-chunk: prefill steps carry the running decode batch. */
-  enableMixedChunk: z.boolean().default(false),
+  /**
+   * SGLang's --enable-mixed-chunk: prefill steps carry the running decode batch. Absent: off, except that the simulated
+   * engine takes a calibrated profile's own scheduling (`scheduling.mixedChunk`).
+   */
+  enableMixedChunk: z.boolean().optional(),
   /** Port for a launched server; 0 or absent picks a free one. */
   port: z.number().int().min(0).max(65535).optional(),
   /** Extra arguments passed verbatim to the server command. */

@@ -1,5 +1,5 @@
 import { ServelabError } from '../errors/servelab-error.js';
-import type { EngineConfig, EngineListener, EngineProfile, SchedulingPolicy } from '../types/engine.js';
+import type { CostModel, EngineConfig, EngineListener, EngineProfile, SchedulingPolicy } from '../types/engine.js';
 import { roleKeepsRadixCache } from './disaggregation/engine-role.js';
 import type { EngineRole } from './disaggregation/engine-role.js';
 import { DisabledPrefixCache } from './core/prefix-cache.js';
@@ -70,20 +70,24 @@ export function resolveEngineSetup(settings: EngineSettings = {}): ResolvedEngin
   } else {
     policy = policySetting;
   }
+  // A calibrated profile says how its server schedules (src/engine/calibration/identify-scheduling.ts): a setting left
+  // out takes the server's own value, so the twin schedules as the server did without the user repeating its flags.
+  const scheduling = profile.kind === 'simple' ? undefined : profile.scheduling;
   const config: EngineConfig = {
-    maxRunningRequests: settings.maxRunningRequests ?? ENGINE_DEFAULTS.maxRunningRequests,
+    maxRunningRequests: settings.maxRunningRequests ?? scheduling?.maxRunningRequests ?? ENGINE_DEFAULTS.maxRunningRequests,
     // Without a setting, SGLang's automatic chunk size for the profile's GPU (8192 on H100/H200, 2048 below 35 GiB).
     chunkedPrefillSize:
       settings.chunkedPrefillSize ??
+      scheduling?.chunkedPrefillSize ??
       (profile.kind === 'roofline' && profile.gpuMemoryMiB !== undefined
         ? sglangGpuMemoryDefaults(profile.gpuMemoryMiB, profile.tpSize ?? 1).chunkedPrefillSize
         : ENGINE_DEFAULTS.chunkedPrefillSize),
-    maxTotalTokens: settings.maxTotalTokens ?? profileTotal ?? ENGINE_DEFAULTS.simpleMaxTotalTokens,
+    maxTotalTokens: settings.maxTotalTokens ?? scheduling?.maxTotalTokens ?? profileTotal ?? ENGINE_DEFAULTS.simpleMaxTotalTokens,
     contextLength: settings.contextLength ?? profileContext ?? ENGINE_DEFAULTS.simpleContextLength,
     schedulePolicy: policy.name,
     scheduleConservativeness: settings.scheduleConservativeness ?? ENGINE_DEFAULTS.scheduleConservativeness,
     disableRadixCache: (settings.disableRadixCache ?? false) || !roleKeepsRadixCache(settings.role ?? 'colocated'),
-    enableMixedChunk: settings.enableMixedChunk ?? false,
+    enableMixedChunk: settings.enableMixedChunk ?? scheduling?.mixedChunk ?? false,
     seed: settings.seed ?? ENGINE_DEFAULTS.seed,
   };
   return { profile, config, policy };
@@ -93,10 +97,10 @@ export function createPrefixCache(config: EngineConfig): PrefixCache {
   return config.disableRadixCache ? new DisabledPrefixCache() : new RadixCache();
 }
 
-export function createEngine(setup: ResolvedEngineSetup, listener: EngineListener): SimEngine {
+export function createEngine(setup: ResolvedEngineSetup, listener: EngineListener, costModel: CostModel = costModelFor(setup.profile)): SimEngine {
   return new SimEngine({
     config: setup.config,
-    costModel: costModelFor(setup.profile),
+    costModel,
     policy: setup.policy,
     prefixCache: createPrefixCache(setup.config),
     listener,

@@ -1,4 +1,5 @@
 import { warmupNotices } from './warmup-notices.js';
+import { simSchedulingNotices } from './scheduling-notices.js';
 import type { NodeTestConfig } from '../config/schema.js';
 import type { ServerHandle } from '../types/cluster.js';
 import type { RequestRecord } from '../types/record.js';
@@ -53,7 +54,12 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
     // SGLang writes a request's log line after it answered: stop the server first so that its last lines are on disk.
     await server.stop();
     const requestLogs = await run.joinRequestLogs([target], load, "the server's request log");
-    const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords), ...(requestLogs?.notice === undefined ? [] : [requestLogs.notice])];
+    const notices = [
+      ...run.workload.notices,
+      ...warmupNotices(load.warmupRecords),
+      ...(requestLogs?.notice === undefined ? [] : [requestLogs.notice]),
+      ...simSchedulingNotices(config),
+    ];
     const extras: Record<string, unknown> = { harness: harnessMeasurements };
     if (notices.length > 0) extras.notices = notices;
     if (requestLogs !== undefined) extras.serverRequestLogs = requestLogs.join;

@@ -1,4 +1,5 @@
 import { warmupNotices } from './warmup-notices.js';
+import { simSchedulingNotices } from './scheduling-notices.js';
 import { join } from 'node:path';
 import { failureActions } from '../config/routing-test-config.js';
 import type { RoutingTestConfig } from '../config/schema.js';
@@ -111,7 +112,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       cluster: { serverUrls: servers.map((server) => server.url), routerUrl: router.handle.url, ...serverNodesExtra(servers) },
       harness: harnessMeasurements,
     };
-    const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords)];
+    const notices = [...run.workload.notices, ...warmupNotices(load.warmupRecords), ...simSchedulingNotices(config)];
     // Said in the run itself, not only in the docs: what a PD run on the sim still does not model.
     if (config.pdDisaggregation === true && config.target === 'sim') notices.push(pdSimNotice(config.protocol));
     if (notices.length > 0) extras.notices = notices;

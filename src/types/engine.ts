@@ -88,6 +88,67 @@ export interface KvTransferProfile {
   latencyMs: Milliseconds;
 }
 
+/**
+ * How a calibrated server schedules, as calibration identified it: the twin takes these as its scheduler settings
+ * unless a run sets them itself (and then says where a setting contradicts them).
+ */
+export interface ProfileScheduling {
+  /** Prefill chunks share steps with decoding (SGLang's --enable-mixed-chunk, transformers' continuous batching). */
+  mixedChunk: boolean;
+  /** Prompt tokens one step takes (with mixing: decode tokens and prompt chunks together). */
+  chunkedPrefillSize: number;
+  maxRunningRequests: number;
+  maxTotalTokens: number;
+  /** Where the limits came from: the server's own /server_info, or probed (absent there: defaults or a probe). */
+  source: 'server_info' | 'probed';
+  /** What the probe saw, in words, so that a reader can judge the verdict. */
+  evidence?: string;
+}
+
+/** A closed range of a quantity a calibration measured steps over. */
+export type MeasuredRange = [number, number];
+
+/**
+ * The region of step shapes a profile was measured over: outside it the profile is extrapolating, and the twin counts
+ * and reports the steps it simulates there.
+ */
+export interface ProfileRegion {
+  /** Sequences decoding in one step (decode and mixed steps). */
+  decodeSequences: MeasuredRange;
+  /** Prompt tokens prefilled in one step. */
+  prefillTokens: MeasuredRange;
+  /** KV tokens a step's decoding sequences read. */
+  kvTokens: MeasuredRange;
+  /** Mixed steps (decode and prefill together): the batch sizes and prompt tokens measured; null when none were. */
+  mixedSteps: { decodeSequences: MeasuredRange; prefillTokens: MeasuredRange } | null;
+}
+
+/** The twin against the server under an open-loop load, as calibrate's validation measured it (signed percent). */
+export interface ProfileValidation {
+  /** When and how: the workload, rates and seed. */
+  description: string;
+  rates: {
+    requestRate: number;
+    throughputErrorPercent: number;
+    ttftP50ErrorPercent: number;
+    ttftP90ErrorPercent: number;
+    tpotP50ErrorPercent: number;
+    e2eP50ErrorPercent: number;
+    e2eP90ErrorPercent: number;
+  }[];
+  /** The largest absolute error over every rate and metric. */
+  worstErrorPercent: number;
+  /** The root mean square of the errors over every rate and metric: what the recommendation goes by. */
+  rmsErrorPercent?: number;
+}
+
+/** What calibration adds to a roofline or measured profile. */
+export interface CalibratedProfileParts {
+  scheduling?: ProfileScheduling;
+  region?: ProfileRegion;
+  validation?: ProfileValidation;
+}
+
 /** Every step lasts exactly `stepMs`: for tests with exact timing expectations. */
 export interface SimpleProfile {
   kind: 'simple';
@@ -120,6 +181,9 @@ export interface RooflineProfile {
   /** Tensor-parallel GPUs per server. */
   tpSize?: number;
   servingLatency?: ServingLatency;
+  scheduling?: ProfileScheduling;
+  region?: ProfileRegion;
+  validation?: ProfileValidation;
 }
 
 /**
@@ -144,11 +208,19 @@ export interface MeasuredProfile {
   hardware: string;
   derivation: string[];
   table: MeasuredStepTable;
+  /**
+   * The fitted roofline form of the same calibration: past the table's last point on an axis, the step is the table's
+   * edge plus what this form adds from the edge to the step, instead of the table's last segment carried on.
+   */
+  fallback?: RooflineCoefficients;
   maxTotalTokens: number;
   contextLength: number;
   kvBytesPerToken?: number;
   kvTransfer?: KvTransferProfile;
   servingLatency?: ServingLatency;
+  scheduling?: ProfileScheduling;
+  region?: ProfileRegion;
+  validation?: ProfileValidation;
 }
 
 export type EngineProfile = SimpleProfile | RooflineProfile | MeasuredProfile;

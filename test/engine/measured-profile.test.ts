@@ -101,6 +101,27 @@ describe('measured profile: interpolation', () => {
   });
 });
 
+describe('measured profile: past its points, the fitted form', () => {
+  // The fitted form of the same calibration: 1 ms fixed, 4 ms a sequence, 0.002 ms a KV token, 0.01 ms a prompt token.
+  const fallback = { stepOverheadMs: 1, weightsFloorMs: 0, prefillPerTokenMs: 0.01, prefillAttentionPerPairMs: 0, decodePerSequenceMs: 4, kvReadPerTokenMs: 0.002 };
+  const work = (decodeSequences: number, decodeKvTokens: number, prefillTokens = 0) => ({ decodeSequences, decodeKvTokens, prefillTokens, prefillAttentionPairs: 0 });
+
+  test('a step past the last batch size is the table at its edge plus what the fitted form adds from the edge, and is counted', () => {
+    const model = costModelFor({ ...profile(), fallback }) as ReturnType<typeof costModelFor> & { fallbackSteps: number };
+    // Batch 8 (the edge) at 2000 KV: 10 + 16 + 2 = 28; batch 32 adds 24 sequences x 4 ms by the fitted form.
+    expect(model.stepDurationMs(work(32, 2000))).toBeCloseTo(28 + 24 * 4, 9);
+    // KV past the axis (4000) and prompt tokens past it (512): each part from the fitted form.
+    expect(model.stepDurationMs(work(8, 6000, 1024))).toBeCloseTo(10 + 16 + 4 + 0.01 * 512 + 2000 * 0.002 + 512 * 0.01, 9);
+    // Inside the table, the table alone.
+    expect(model.stepDurationMs(work(4, 2000))).toBeCloseTo(10 + 8 + 2, 9);
+    expect(model.fallbackSteps).toBe(2);
+  });
+
+  test('without a fitted form (tables written before there was one) the last segment is carried on, as before', () => {
+    expect(costModelFor(profile()).stepDurationMs(work(32, 2000))).toBeCloseTo(10 + 64 + 2, 9);
+  });
+});
+
 describe('measured profile: built from calibration observations', () => {
   const prefillMs = (tokens: number): number => 30 + 0.04 * tokens;
   const decodeMs = (batch: number, kv: number): number => 30 + 0.2 * batch + 0.0005 * kv;

@@ -139,6 +139,12 @@ describe('mixed chunk (SGLang --enable-mixed-chunk)', () => {
     expect(sglangServerArgs({ modelPath: 'm', port: 1 })).not.toContain('--enable-mixed-chunk');
   });
 
+  test("launch arguments: a run that turns mixing off tells the sim-server so (absent, it takes a calibrated profile's scheduling)", () => {
+    expect(simServerArgs({ name: 's', enableMixedChunk: false })).toContain('--no-enable-mixed-chunk');
+    expect(simServerArgs({ name: 's' })).not.toContain('--no-enable-mixed-chunk');
+    expect(simServerArgs({ name: 's', enableMixedChunk: true })).not.toContain('--no-enable-mixed-chunk');
+  });
+
   test('a sim-server reports the setting in /server_info', async () => {
     const server = await startSimServer({ profile: simple10, enableMixedChunk: true });
     try {

@@ -8,6 +8,7 @@ import { predictFromTable } from '../../engine/calibration/measured-table-fit.js
 import { relativeErrors } from '../../engine/calibration/robust-statistics.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
+import { describeValidation, forecastValidationSeconds, validateProfiles } from '../../experiments/validate-profiles.js';
 
 interface CalibrateFlags {
   url?: string;
@@ -26,6 +27,9 @@ interface CalibrateFlags {
   maxBatch?: number;
   kvPromptLengths?: number[];
   mixedSweep: boolean;
+  validate: boolean;
+  validationSeconds: number;
+  validationDir?: string;
   quiet?: boolean;
 }
 
@@ -87,6 +91,12 @@ export function registerCalibrateCommand(program: Command): void {
       '--no-mixed-sweep',
       'skip the mixed steps (a prompt sent while a batch decodes: on servers that mix prefill into the running batch, such as SGLang with --enable-mixed-chunk, they cost more than their parts, and only the measured profile can say how much)',
     )
+    .option(
+      '--no-validate',
+      'skip the end-to-end check (after fitting, the server under a short open-loop load at a light rate and near the predicted capacity, the twin on the same workload in virtual time, its error per profile)',
+    )
+    .option('--validation-seconds <n>', 'seconds of arrivals at each of the validation\'s two rates', integerAtLeast('--validation-seconds', 2), 15)
+    .option('--validation-dir <dir>', 'where the validation\'s runs go (default: beside --output, named after it with -validation)')
     .option('--quiet', 'print only the summary')
     .addHelpText(
       'after',
@@ -179,6 +189,31 @@ export function registerCalibrateCommand(program: Command): void {
             (result.measurements.settlingRepeats ? `; ${result.measurements.settlingRepeats} points took a third repeat, their first two disagreeing by 1.3x or more` : ''),
           '',
         ].join('\n'),
+      );
+      if (flags.url === undefined || !flags.validate) return;
+      const profiles = [
+        ...(result.measuredProfile === null || flags.measuredOutput === undefined ? [] : [{ label: 'measured', profile: result.measuredProfile, file: flags.measuredOutput }]),
+        { label: 'roofline', profile: result.profile, file: flags.output },
+      ];
+      const validationDir = flags.validationDir ?? `${flags.output.replace(/\.json$/i, '')}-validation`;
+      process.stdout.write(
+        `Validation will take about ${forecastValidationSeconds({ secondsPerRate: flags.validationSeconds })} s (--no-validate skips it); runs in ${validationDir}\n`,
+      );
+      const validation = await validateProfiles({
+        url: flags.url,
+        profiles,
+        outputDir: validationDir,
+        secondsPerRate: flags.validationSeconds,
+        onProgress: flags.quiet === true ? undefined : (message) => process.stdout.write(`  ${message}\n`),
+      });
+      for (const { label, validation: measured } of validation.profiles) {
+        const entry = profiles.find((candidate) => candidate.label === label);
+        if (entry === undefined) continue;
+        await writeFileAtomic(entry.file, `${JSON.stringify({ ...entry.profile, validation: measured }, null, entry.label === 'measured' ? 1 : 2)}\n`);
+      }
+      const recommendedFile = profiles.find((candidate) => candidate.label === validation.recommended)?.file;
+      process.stdout.write(
+        [...describeValidation(validation), `  use --profile ${recommendedFile ?? validation.recommended}; each profile file now carries its validation.`, ''].join('\n'),
       );
     });
 }

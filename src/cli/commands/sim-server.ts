@@ -125,8 +125,9 @@ export function registerSimServerCommand(program: Command): void {
     .option('--disable-radix-cache', 'turn the prefix cache off (every prompt token is prefilled)')
     .option(
       '--enable-mixed-chunk',
-      "prefill steps also decode the running batch, whose tokens count against --chunked-prefill-size (SGLang's flag; default off)",
+      "prefill steps also decode the running batch, whose tokens count against --chunked-prefill-size (SGLang's flag; default: a calibrated profile's scheduling, else off)",
     )
+    .option('--no-enable-mixed-chunk', 'prefill steps apart from decode steps even where a calibrated profile says its server mixes them')
     .option('--seed <seed>', 'seed for generated tokens', integerOption('--seed', 0), 0)
     .option('--served-model-name <name>', 'model name the API reports (default: the profile\'s model)')
     .option(
@@ -180,7 +181,8 @@ export function registerSimServerCommand(program: Command): void {
         schedulePolicy: flags.schedulePolicy,
         scheduleConservativeness: flags.scheduleConservativeness,
         disableRadixCache: flags.disableRadixCache === true,
-        enableMixedChunk: flags.enableMixedChunk === true,
+        // Absent: a calibrated profile's own scheduling, else off.
+        ...(flags.enableMixedChunk === undefined ? {} : { enableMixedChunk: flags.enableMixedChunk }),
         seed: flags.seed,
         servedModelName: flags.servedModelName,
         enableCacheReport: flags.enableCacheReport === true,

@@ -4,6 +4,7 @@ import type { ProfileFit, StepObservation } from './fit-profile.js';
 import { measureServer } from './measure-server.js';
 import type { CalibrationMeasurements, CalibrationOptions } from './measure-server.js';
 import { buildMeasuredTable, predictFromTable } from './measured-table-fit.js';
+import { describeRegion, measuredRegion } from './measured-region.js';
 import { SLOW_REPEAT_FACTOR, relativeErrors, slowRepeats } from './robust-statistics.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 
@@ -127,6 +128,17 @@ export async function calibrateProfile(
         ];
   const stalls = describeSlowRepeats(measurements.observations);
   const notes = [...latencyLine, ...(stalls === null ? [] : [`Slow repeats: ${stalls}.`])];
+  const region = measuredRegion(measurements.observations);
+  const scheduling = measurements.scheduling;
+  const calibratedParts = { ...(scheduling === undefined ? {} : { scheduling }), ...(region === null ? {} : { region }) };
+  const calibratedLines = [
+    ...(scheduling === undefined
+      ? []
+      : [
+          `Scheduling: ${scheduling.mixedChunk ? 'prefill chunks share steps with decoding (mixed chunk)' : 'prefill steps apart from decode steps'}; chunk ${scheduling.chunkedPrefillSize} tokens, ${scheduling.maxRunningRequests} running requests, ${scheduling.maxTotalTokens} KV tokens (${scheduling.source}). The twin schedules so unless told otherwise.`,
+        ]),
+    ...(region === null ? [] : [describeRegion(region)]),
+  ];
   const description = `Calibrated from ${options.url} (${measurements.limits.modelPath})${options.nowIso === undefined ? '' : ` on ${options.nowIso}`}.`;
   const profile: RooflineProfile = {
     kind: 'roofline',
@@ -141,11 +153,13 @@ export async function calibrateProfile(
       `Floor-bound steps (within 3% of the fastest) give overhead + floor = ${(c.stepOverheadMs + c.weightsFloorMs).toFixed(3)} ms; a joint non-negative least-squares fit over the ${fit.aboveFloorCount} steps above it gives the overhead (intercept) and the four slopes.`,
       describeQuality(rooflineQuality),
       ...notes,
+      ...calibratedLines,
     ],
     coefficients: c,
     maxTotalTokens: measurements.limits.maxTotalTokens,
     contextLength: measurements.limits.contextLength,
     ...latency,
+    ...calibratedParts,
   };
   const measuredProfile: MeasuredProfile | null =
     table === null || measuredQuality === null
@@ -160,12 +174,16 @@ export async function calibrateProfile(
             measuredLine,
             'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points, past the last at their mean slope); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that, interpolated over prompt tokens and KV tokens.',
             `${describeQuality(measuredQuality)} The table passes through its own points, so the held-out error is the one that tells.`,
+            'Past the table\'s last point on an axis, a step is the table at its edge plus what the fitted roofline form (fallback) adds from the edge to the step.',
             ...notes,
+            ...calibratedLines,
           ],
           table,
+          fallback: c,
           maxTotalTokens: measurements.limits.maxTotalTokens,
           contextLength: measurements.limits.contextLength,
           ...latency,
+          ...calibratedParts,
         };
   return { profile, fit, rooflineQuality, measuredProfile, measuredQuality, measurements };
 }

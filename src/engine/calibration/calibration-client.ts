@@ -16,6 +16,11 @@ export interface ServerLimits {
   chunkedPrefillSize: number;
   contextLength: number;
   maxTotalTokens: number;
+  /**
+   * The limits the server's info named itself (the rest are fallbacks: 256 running requests, 8192-token chunks,
+   * 100,000 KV tokens). Absent in measurement files from before it was recorded.
+   */
+  reported?: { maxRunningRequests: boolean; chunkedPrefillSize: boolean; maxTotalTokens: boolean };
 }
 
 /** One /generate answer: client instants (the calibration's clock, ms) and the last meta_info the server sent. */
@@ -47,12 +52,16 @@ export async function readLimits(baseUrl: string): Promise<ServerLimits> {
   const internal = Array.isArray(info['internal_states']) ? (info['internal_states'][0] as Record<string, unknown>) : {};
   const number = (...values: unknown[]): number | undefined =>
     values.find((value): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0);
+  const maxRunningRequests = number(info['max_running_requests'], internal['max_running_requests']);
+  const chunkedPrefillSize = number(info['chunked_prefill_size']);
+  const maxTotalTokens = number(info['max_total_num_tokens'], internal['max_total_num_tokens'], info['max_total_tokens']);
   return {
     modelPath: typeof info['model_path'] === 'string' ? info['model_path'] : 'unknown',
-    maxRunningRequests: number(info['max_running_requests'], internal['max_running_requests']) ?? 256,
-    chunkedPrefillSize: number(info['chunked_prefill_size']) ?? 8192,
+    maxRunningRequests: maxRunningRequests ?? 256,
+    chunkedPrefillSize: chunkedPrefillSize ?? 8192,
     contextLength: number(info['context_length'], internal['context_length']) ?? 8192,
-    maxTotalTokens: number(info['max_total_num_tokens'], internal['max_total_num_tokens'], info['max_total_tokens']) ?? 100_000,
+    maxTotalTokens: maxTotalTokens ?? 100_000,
+    reported: { maxRunningRequests: maxRunningRequests !== undefined, chunkedPrefillSize: chunkedPrefillSize !== undefined, maxTotalTokens: maxTotalTokens !== undefined },
   };
 }
 
@@ -73,6 +82,8 @@ export async function streamGenerate(
   timeoutMs: number,
   stream = true,
   onFirstEvent?: () => void,
+  /** When given, the client instant of every event is appended (the scheduling probe reads running streams' gaps). */
+  eventTimesMs?: number[],
 ): Promise<StreamResult> {
   const sentMs = clock.nowMs();
   const response = await request(`${baseUrl}/generate`, {
@@ -109,6 +120,7 @@ export async function streamGenerate(
       onFirstEvent?.();
     }
     lastEventMs = chunkMs;
+    eventTimesMs?.push(chunkMs);
     meta = (parsed['meta_info'] ?? {}) as Record<string, unknown>;
   });
   for await (const chunk of response.body) {

@@ -1,7 +1,8 @@
 import { systemClock } from '../../clock/clock.js';
 import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
-import type { ServingLatency } from '../../types/engine.js';
+import type { ProfileScheduling, ServingLatency } from '../../types/engine.js';
+import { estimateSchedulingProbeMs, identifyScheduling, schedulingOf } from './identify-scheduling.js';
 import { SeededRandom } from '../../utils/random.js';
 import { flushCache, readLimits, type ServerLimits, streamGenerate, type StreamResult } from './calibration-client.js';
 import { decodeObservation, mixedObservation, prefillObservation } from './fit-profile.js';
@@ -37,6 +38,11 @@ export interface CalibrationOptions {
    * prefill and decode sweeps cannot tell; on one that does not, it is a prefill step alone.
    */
   mixedSweep?: boolean;
+  /**
+   * Probe how the server schedules (default on): whether prefill chunks share steps with decoding
+   * (identify-scheduling.ts). A few seconds; its verdict and the server's limits go into the profile's `scheduling`.
+   */
+  identifyScheduling?: boolean;
   seed?: number;
   /** Deadline for one request, ms. */
   requestTimeoutMs?: number;
@@ -64,6 +70,8 @@ export interface CalibrationMeasurements {
    * client's request time less the server's request_received_ts to request_finished_ts. Absent without server timestamps.
    */
   servingLatency?: ServingLatency;
+  /** How the server schedules (absent when not probed, and in files from before it was). */
+  scheduling?: ProfileScheduling;
 }
 
 /**
@@ -101,7 +109,9 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const chunkLimit = limits.chunkedPrefillSize > 0 ? limits.chunkedPrefillSize : 8192;
   const longestPrompt = Math.min(chunkLimit, limits.contextLength - decodeTokens - 8, Math.floor(limits.maxTotalTokens / 2));
   const promptLengths = options.promptLengths ?? prefillSweepLengths(Math.min(longestPrompt, 8192));
-  const batchSizes = options.batchSizes ?? powersOfTwo(2, Math.min(limits.maxRunningRequests, 512));
+  // Up to the server's own limit: a table used past the batch sizes it measured had predicted a collapse the engine
+  // never had (bench/real-engine/README.md), so the sweep reaches max_running_requests itself, not only a power of two.
+  const batchSizes = options.batchSizes ?? [...new Set([...powersOfTwo(2, Math.min(limits.maxRunningRequests, 512)), Math.min(limits.maxRunningRequests, 512)])].filter((batch) => batch >= 2);
   const sweptPromptLengths = [...new Set(concurrencyPromptLengths)].sort((a, b) => a - b);
   const concurrencyPoints = sweptPromptLengths.flatMap((promptTokens) =>
     batchSizes
@@ -146,12 +156,20 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const warmProbe = stepTimes(await generate(prompt(16), decodeTokens));
   const estimatedMs =
     estimateSweepMs(warmProbe, decodeTokens, repeats, promptLengths, concurrencyPoints, chunkLimit) +
-    estimateMixedSweepMs(warmProbe, repeats, mixedPoints);
+    estimateMixedSweepMs(warmProbe, repeats, mixedPoints) +
+    (options.identifyScheduling === false ? 0 : estimateSchedulingProbeMs(warmProbe));
   progress(
     `calibration will take about ${Math.ceil(estimatedMs / 1000)} s: ${promptLengths.length} prompt lengths, ` +
       `${concurrencyPoints.length} batch points and ${mixedPoints.length} mixed steps, ${repeats} repeat${repeats === 1 ? '' : 's'} each ` +
+      `${options.identifyScheduling === false ? '' : '(and a scheduling probe first) '}` +
       `(forecast from a probe request: ${warmProbe.prefillMs.toFixed(1)} ms prefill, ${warmProbe.decodeStepMs.toFixed(2)} ms per decode step)`,
   );
+  let scheduling: ProfileScheduling | undefined;
+  if (options.identifyScheduling !== false) {
+    const identified = await identifyScheduling({ baseUrl, clock, limits, prompt, decodeStepMs: warmProbe.decodeStepMs, timeoutMs });
+    scheduling = schedulingOf(limits, identified);
+    progress(`scheduling: ${identified.mixedChunk === null ? 'unknown' : identified.mixedChunk ? 'mixed (prefill chunks share steps with decoding)' : 'prefill apart from decoding'}; ${identified.evidence}`);
+  }
   // Two repeats that disagree get a third (see repeatsDisagree): true when a point needs it, counted and said.
   let settlingRepeats = 0;
   const settle = (...series: (readonly number[])[]): boolean => {
@@ -252,6 +270,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     concurrencyPromptLengths: sweptPromptLengths,
     estimatedMs,
     elapsedMs: clock.nowMs() - startedMs,
+    ...(scheduling === undefined ? {} : { scheduling }),
     ...(ingressSamplesMs.length === 0
       ? {}
       : { servingLatency: { ingressMs: Math.max(0, median(ingressSamplesMs)), deliveryMs: Math.max(0, median(deliverySamplesMs)) } }),

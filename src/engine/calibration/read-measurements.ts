@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ServelabError } from '../../errors/servelab-error.js';
-import type { ServingLatency } from '../../types/engine.js';
+import type { ProfileScheduling, ServingLatency } from '../../types/engine.js';
+import { schedulingSchema } from '../profile/profile-schema.js';
 import type { StepObservation } from './fit-profile.js';
 import type { CalibrationMeasurements } from './measure-server.js';
 
@@ -52,7 +53,14 @@ export function readMeasurements(path: string): CalibrationMeasurements {
     estimatedMs: typeof file.estimatedMs === 'number' ? file.estimatedMs : 0,
     elapsedMs: typeof file.elapsedMs === 'number' ? file.elapsedMs : 0,
     ...(servingLatencyOf(file.servingLatency) ?? {}),
+    ...(schedulingOf(file.scheduling) ?? {}),
   };
+}
+
+/** The file's scheduling when it has a well-formed one (files written before it was probed have none). */
+function schedulingOf(value: unknown): { scheduling: ProfileScheduling } | undefined {
+  const parsed = schedulingSchema.safeParse(value);
+  return parsed.success ? { scheduling: parsed.data } : undefined;
 }
 
 /** The file's serving latency when it has a well-formed one (files written before it was measured have none). */

@@ -1,6 +1,7 @@
 import type { CostModel, EngineProfile, RooflineCoefficients, StepWork } from '../../types/engine.js';
 import type { Milliseconds } from '../../types/time.js';
 import { MeasuredTableCostModel } from './measured-table.js';
+import { rooflineStepMs } from './roofline-step.js';
 
 /**
  * Step duration from a roofline profile:
@@ -18,13 +19,7 @@ export class RooflineCostModel implements CostModel {
   }
 
   stepDurationMs(work: StepWork): Milliseconds {
-    const c = this.#coefficients;
-    const variableMs =
-      work.prefillTokens * c.prefillPerTokenMs +
-      work.prefillAttentionPairs * c.prefillAttentionPerPairMs +
-      work.decodeSequences * c.decodePerSequenceMs +
-      work.decodeKvTokens * c.kvReadPerTokenMs;
-    return c.stepOverheadMs + Math.max(c.weightsFloorMs, variableMs);
+    return rooflineStepMs(this.#coefficients, work);
   }
 }
 
@@ -43,7 +38,7 @@ export class FixedStepCostModel implements CostModel {
 
 export function costModelFor(profile: EngineProfile): CostModel {
   if (profile.kind === 'simple') return new FixedStepCostModel(profile.stepMs);
-  if (profile.kind === 'measured') return new MeasuredTableCostModel(profile.table);
+  if (profile.kind === 'measured') return new MeasuredTableCostModel(profile.table, profile.fallback);
   return new RooflineCostModel(profile.coefficients);
 }
 

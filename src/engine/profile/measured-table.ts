@@ -1,20 +1,54 @@
-import type { CostModel, MeasuredStepTable, StepWork } from '../../types/engine.js';
+import type { CostModel, MeasuredStepTable, RooflineCoefficients, StepWork } from '../../types/engine.js';
 import type { Milliseconds } from '../../types/time.js';
+import { rooflineStepMs } from './roofline-step.js';
 
 /**
  * Step duration read off a measured table (a `measured` profile): multilinear interpolation over decode sequences x
- * prefill tokens x KV tokens read. Past an axis's last point the time follows the last segment's slope (step time keeps
- * growing with work the sweep did not reach); below its first point it is held. Never below zero.
+ * prefill tokens x KV tokens read. Below an axis's first point the time is held. Past an axis's last point, a table
+ * with a fitted `fallback` (calibration writes one) prices the step as the table at its edge plus what the fitted
+ * roofline form adds from the edge to the step, and counts the step: a table's last segment carried past its points
+ * had predicted a saturation collapse on a real engine at batch sizes it never measured (bench/real-engine/README.md).
+ * Without a fallback (tables written before there was one) the last segment's slope is carried on. Never below zero.
  */
 export class MeasuredTableCostModel implements CostModel {
   readonly #table: MeasuredStepTable;
+  readonly #fallback: RooflineCoefficients | undefined;
+  readonly #edge: { decodeSequences: number; prefillTokens: number; kvTokens: number };
+  #fallbackSteps = 0;
 
-  constructor(table: MeasuredStepTable) {
+  constructor(table: MeasuredStepTable, fallback?: RooflineCoefficients) {
     this.#table = table;
+    this.#fallback = fallback;
+    this.#edge = {
+      decodeSequences: table.decodeSequences[table.decodeSequences.length - 1] as number,
+      prefillTokens: table.prefillTokens[table.prefillTokens.length - 1] as number,
+      kvTokens: table.kvTokens[table.kvTokens.length - 1] as number,
+    };
+  }
+
+  /** Steps priced past the table's points by the fitted form. */
+  get fallbackSteps(): number {
+    return this.#fallbackSteps;
   }
 
   stepDurationMs(work: StepWork): Milliseconds {
-    return Math.max(0, interpolateStepMs(this.#table, work.decodeSequences, work.prefillTokens, work.decodeKvTokens));
+    const edge = this.#edge;
+    const beyond = work.decodeSequences > edge.decodeSequences || work.prefillTokens > edge.prefillTokens || work.decodeKvTokens > edge.kvTokens;
+    if (!beyond || this.#fallback === undefined) {
+      return Math.max(0, interpolateStepMs(this.#table, work.decodeSequences, work.prefillTokens, work.decodeKvTokens));
+    }
+    this.#fallbackSteps++;
+    const prefillTokens = Math.min(work.prefillTokens, edge.prefillTokens);
+    const clamped: StepWork = {
+      decodeSequences: Math.min(work.decodeSequences, edge.decodeSequences),
+      prefillTokens,
+      // Attention pairs shrink with the chunk in proportion (a first-order share: the table prices the edge itself).
+      prefillAttentionPairs: work.prefillTokens === 0 ? 0 : work.prefillAttentionPairs * (prefillTokens / work.prefillTokens),
+      decodeKvTokens: Math.min(work.decodeKvTokens, edge.kvTokens),
+    };
+    const edgeMs = interpolateStepMs(this.#table, clamped.decodeSequences, clamped.prefillTokens, clamped.decodeKvTokens);
+    const beyondEdgeMs = rooflineStepMs(this.#fallback, work) - rooflineStepMs(this.#fallback, clamped);
+    return Math.max(0, edgeMs + Math.max(0, beyondEdgeMs));
   }
 }
 

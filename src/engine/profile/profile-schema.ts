@@ -28,6 +28,53 @@ export const servingLatencySchema = z
   })
   .strict();
 
+const range = z
+  .tuple([z.number().finite().nonnegative(), z.number().finite().nonnegative()])
+  .refine(([low, high]) => low <= high, { message: 'a range is [low, high] with low <= high' });
+
+export const schedulingSchema = z
+  .object({
+    mixedChunk: z.boolean(),
+    chunkedPrefillSize: z.number().int().positive(),
+    maxRunningRequests: z.number().int().positive(),
+    maxTotalTokens: z.number().int().positive(),
+    source: z.enum(['server_info', 'probed']),
+    evidence: z.string().optional(),
+  })
+  .strict();
+
+export const regionSchema = z
+  .object({
+    decodeSequences: range,
+    prefillTokens: range,
+    kvTokens: range,
+    mixedSteps: z.object({ decodeSequences: range, prefillTokens: range }).strict().nullable(),
+  })
+  .strict();
+
+const signedPercent = z.number().finite();
+
+export const validationSchema = z
+  .object({
+    description: z.string(),
+    rates: z.array(
+      z
+        .object({
+          requestRate: z.number().positive(),
+          throughputErrorPercent: signedPercent,
+          ttftP50ErrorPercent: signedPercent,
+          ttftP90ErrorPercent: signedPercent,
+          tpotP50ErrorPercent: signedPercent,
+          e2eP50ErrorPercent: signedPercent,
+          e2eP90ErrorPercent: signedPercent,
+        })
+        .strict(),
+    ),
+    worstErrorPercent: z.number().finite().nonnegative(),
+    rmsErrorPercent: z.number().finite().nonnegative().optional(),
+  })
+  .strict();
+
 export const rooflineCoefficientsSchema = z
   .object({
     stepOverheadMs: positiveMs,
@@ -57,6 +104,9 @@ export const rooflineProfileSchema = z
     /** Tensor-parallel GPUs per server (SGLang's --tp-size), which SGLang's memory reserve grows with. */
     tpSize: z.number().int().positive().optional(),
     servingLatency: servingLatencySchema.optional(),
+    scheduling: schedulingSchema.optional(),
+    region: regionSchema.optional(),
+    validation: validationSchema.optional(),
   })
   .strict();
 
@@ -98,11 +148,15 @@ export const measuredProfileSchema = z
     hardware: z.string(),
     derivation: z.array(z.string()),
     table: measuredStepTableSchema,
+    fallback: rooflineCoefficientsSchema.optional(),
     maxTotalTokens: z.number().int().positive(),
     contextLength: z.number().int().positive(),
     kvBytesPerToken: z.number().positive().optional(),
     kvTransfer: kvTransferSchema.optional(),
     servingLatency: servingLatencySchema.optional(),
+    scheduling: schedulingSchema.optional(),
+    region: regionSchema.optional(),
+    validation: validationSchema.optional(),
   })
   .strict();
 

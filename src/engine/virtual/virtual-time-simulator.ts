@@ -5,6 +5,9 @@ import type { SimEngine } from '../core/sim-engine.js';
 import { createEngine, resolveEngineSetup } from '../create-engine.js';
 import type { EngineSettings, ResolvedEngineSetup } from '../create-engine.js';
 import { resolveSchedulingPolicy } from '../policy/load-policy.js';
+import { costModelFor } from '../profile/cost-model.js';
+import { mergeRegionReports, RegionWatch } from '../profile/region-watch.js';
+import type { RegionReport } from '../profile/region-watch.js';
 
 /** What the orchestrator hears from the simulated engines; times are virtual milliseconds. */
 export interface VirtualEngineEvents {
@@ -46,6 +49,8 @@ const NO_SERVING_LATENCY: ServingLatency = Object.freeze({ ingressMs: 0, deliver
 export class VirtualTimeSimulator {
   readonly #engines: SimEngine[];
   readonly #servingLatencies: ServingLatency[];
+  /** One per engine whose profile records the region it was measured over. */
+  readonly #regionWatches: RegionWatch[] = [];
   /** Time of each engine's pending event, IDLE when none. */
   readonly #eventMs: Float64Array;
   /** Whether the pending event ends a step (true) or starts one (false). */
@@ -84,12 +89,23 @@ export class VirtualTimeSimulator {
     const onToken = events.onToken;
     this.#onStepCompleted = events.onStepCompleted;
     this.#servingLatencies = setups.map(({ profile }) => (profile.kind === 'simple' ? undefined : profile.servingLatency) ?? NO_SERVING_LATENCY);
-    this.#engines = setups.map((setup, engineIndex) =>
-      createEngine(setup, {
-        onToken: onToken === undefined ? noop : (request, timeMs) => onToken(engineIndex, request, timeMs),
-        onFinish: (request, timeMs) => events.onFinish(engineIndex, request, timeMs),
-      }),
-    );
+    this.#engines = setups.map((setup, engineIndex) => {
+      const profile = setup.profile;
+      let costModel = costModelFor(profile);
+      if (profile.kind !== 'simple' && profile.region !== undefined) {
+        const watch = new RegionWatch(costModel, profile.region, profile.name);
+        this.#regionWatches.push(watch);
+        costModel = watch;
+      }
+      return createEngine(
+        setup,
+        {
+          onToken: onToken === undefined ? noop : (request, timeMs) => onToken(engineIndex, request, timeMs),
+          onFinish: (request, timeMs) => events.onFinish(engineIndex, request, timeMs),
+        },
+        costModel,
+      );
+    });
     const count = setups.length;
     this.#eventMs = new Float64Array(count).fill(IDLE);
     this.#stepUnderWay = new Uint8Array(count);
@@ -170,6 +186,14 @@ export class VirtualTimeSimulator {
 
   engine(engineIndex: number): SimEngine {
     return this.#checkedEngine(engineIndex);
+  }
+
+  /**
+   * The steps simulated so far outside the region the profiles were measured over, over every engine; null when no
+   * profile records its region (built-in and hand-made profiles).
+   */
+  regionReport(): RegionReport | null {
+    return mergeRegionReports(this.#regionWatches.map((watch) => watch.report()));
   }
 
   /** What the engine's profile says a real server adds around its steps (zero when it says nothing). */

@@ -1,6 +1,9 @@
 import type { Clock } from '../../clock/clock.js';
 import type { NodeTestConfig, RoutingTestConfig } from '../../config/schema.js';
 import { loadProfile } from '../../engine/profile/load-profile.js';
+import { describeRegionReport } from '../../engine/profile/region-watch.js';
+import type { RegionReport } from '../../engine/profile/region-watch.js';
+import { schedulingContradictionNotice } from '../../engine/profile/scheduling-notice.js';
 import type { TestLevel } from '../../types/run.js';
 import { buildWorkload, targetRateOf } from '../build-workload.js';
 import type { MeasuredRun } from '../measured-run.js';
@@ -26,6 +29,7 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
   const report = (phase: RunProgress['phase'], completed: number, message?: string): void =>
     onProgress?.({ phase, message, totalRequests: total, sent: completed, inFlight: 0, completed, failed: 0, elapsedMs: clock.nowMs() - startedMs });
   report('running', 0);
+  let region: RegionReport | undefined;
   const load = await runVirtualTime({
     config: { ...config, numGpus: config.numGpus ?? 1, routingPolicy: config.routingPolicy ?? 'round_robin', maxConcurrency: config.concurrency ?? config.maxConcurrency },
     workload,
@@ -33,10 +37,26 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
     clock,
     runId: directory.runId,
     onProgress: (finished) => report('running', finished),
+    onRegionReport: (found) => {
+      region = found;
+    },
   });
   report('writing', total, `writing ${directory.path}`);
-  const notices = [...planned.notices, ...servingPathNotices(config.profile, testLevel)];
+  const profile = loadProfile(config.profile);
+  const regionNotice = region === undefined ? null : describeRegionReport(region);
+  const schedulingNotice = schedulingContradictionNotice(profile, config);
+  const notices = [
+    ...planned.notices,
+    ...servingPathNotices(config.profile, testLevel),
+    ...(schedulingNotice === null ? [] : [schedulingNotice]),
+    ...(regionNotice === null ? [] : [regionNotice]),
+  ];
   if (testLevel === 'routing' && config.pdDisaggregation === true) notices.push(VIRTUAL_PD_NOTICE);
+  // summary.json keeps the counts themselves beside the notice (extras.twinRegion), so a script can check them.
+  const extras: Record<string, unknown> = {
+    ...(notices.length > 0 ? { notices } : {}),
+    ...(region === undefined ? {} : { twinRegion: region }),
+  };
   return {
     runId: directory.runId,
     outputDirectory: directory.path,
@@ -48,7 +68,7 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
     events: [],
     slo: config.slo,
     simulated: true,
-    ...(notices.length > 0 ? { extras: { notices } } : {}),
+    ...(Object.keys(extras).length > 0 ? { extras } : {}),
   };
 }
 

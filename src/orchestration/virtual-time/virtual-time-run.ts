@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock/clock.js';
 import type { RoutingTestConfig } from '../../config/schema.js';
 import { VIRTUAL_ITL_REQUEST_LIMIT } from '../../analysis/data-quality-cautions.js';
+import type { RegionReport } from '../../engine/profile/region-watch.js';
 import { VirtualTimeSimulator } from '../../engine/virtual/virtual-time-simulator.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import { loadRoutingPolicy } from '../../routing/policies/registry.js';
@@ -71,6 +72,8 @@ export interface VirtualRunOptions {
   runId: string;
   /** Called now and then with the number of finished requests. */
   onProgress?: (finished: number) => void;
+  /** Called once at the end with the steps simulated outside the profile's measured region (profiles that record one). */
+  onRegionReport?: (report: RegionReport) => void;
 }
 
 /**
@@ -228,6 +231,8 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
   }
   const endMs = simulator.runUntilIdle();
   options.onProgress?.(finished);
+  const region = simulator.regionReport();
+  if (region !== null) options.onRegionReport?.(region);
   return {
     records,
     warmupRecords: [],

@@ -56,6 +56,8 @@ export function simServerArgs(settings: SimServerLaunchSettings): string[] {
   for (const [flag, value] of optional) if (value !== undefined) args.push(flag, String(value));
   if (settings.disableRadixCache === true) args.push('--disable-radix-cache');
   if (settings.enableMixedChunk === true) args.push('--enable-mixed-chunk');
+  // Said only when the run said it: absent, the server takes a calibrated profile's own scheduling.
+  if (settings.enableMixedChunk === false) args.push('--no-enable-mixed-chunk');
   if (settings.role === 'prefill' || settings.role === 'decode') args.push('--disaggregation-mode', settings.role);
   return args;
 }

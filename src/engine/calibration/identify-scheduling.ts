@@ -1,0 +1,208 @@
+import type { Clock } from '../../clock/clock.js';
+import type { ProfileScheduling } from '../../types/engine.js';
+import { type ServerLimits, type StreamResult, streamGenerate } from './calibration-client.js';
+import { stepTimes } from './answer-timings.js';
+import { median } from './robust-statistics.js';
+
+/**
+ * Identifies over HTTP alone whether a server runs prefill in steps of its own (SGLang's default) or mixes prefill
+ * chunks into the steps that decode the running batch (SGLang with --enable-mixed-chunk, transformers' continuous
+ * batching, vLLM V1). A few requests decode, streamed; a prompt arrives. Two readings, both about structure rather
+ * than cost:
+ *
+ * - the running streams' stall (server timestamps): apart, the streams wait out the prompt's whole prefill step, so
+ *   their decode spans grow by that step; mixed, the prompt's step also gave each stream a token, so their spans grow
+ *   by that step less one decode step (the chunk's share). The spans are compared with the same streams run alone.
+ * - coincidence (client times, used where the server sends no timestamps): a step's tokens leave the engine together,
+ *   so on a mixing server the running streams' tokens arrive with the prompt's first token; apart, the nearest is a
+ *   step away. Client reads can merge events on a busy host, so this is the weaker reading.
+ *
+ * SGLang's scheduler: `get_next_batch_to_run` (python/sglang/srt/managers/scheduler.py) runs a new prefill batch
+ * before the running batch; `ScheduleBatch.mix_with_running` (schedule_batch.py) joins them under --enable-mixed-chunk.
+ */
+
+/** One probe's reading: medians over the running streams. */
+export interface SchedulingProbeSample {
+  /** The streams' step before the prompt arrived (median gap between their tokens). */
+  decodeGapMs: number;
+  /** From the prompt's first token to the nearest token of a running stream. */
+  nearestTokenMs: number;
+  /** The streams' longest gap from the prompt's arrival to two steps after its first token. */
+  stallMs: number;
+  /** The prompt's prefill (server timestamps, else the client's time to its first token). */
+  prefillMs: number;
+  /** Server timestamps: how much longer the streams' decode spans were than alone, and their decode step alone. */
+  serverStallMs?: number;
+  serverDecodeStepMs?: number;
+  /** Whether either scheduling explains the server-side stall (within half a decode step); when not, coincidence decides. */
+  serverExplained?: boolean;
+  /** Whether the streams' tokens arrived with the prompt's first token (the client-side reading). */
+  coincided: boolean;
+  /** Whether this reading says the server mixes: the server-side reading where there is one, else coincidence. */
+  mixed: boolean;
+}
+
+/** Tokens of a running stream count as arriving with the prompt's first token within this share of a decode step. */
+const COINCIDENCE_SHARE = 0.25;
+
+/**
+ * Reads one probe from the client instants of the running streams' events, the prompt's send and first-token instants
+ * and its prefill time; null when the streams did not run through the probe (too few tokens before or after it).
+ */
+export function readSchedulingProbe(
+  streamEventsMs: readonly (readonly number[])[],
+  promptSentMs: number,
+  promptFirstTokenMs: number,
+  prefillMs: number,
+  server?: { stallMs: number; decodeStepMs: number },
+): SchedulingProbeSample | null {
+  const gaps: number[] = [];
+  const nearest: number[] = [];
+  const stalls: number[] = [];
+  for (const events of streamEventsMs) {
+    const before = events.filter((at) => at < promptSentMs);
+    if (before.length < 3 || (events[events.length - 1] as number) <= promptFirstTokenMs) return null;
+    const baseline = median(before.slice(1).map((at, index) => at - (before[index] as number)));
+    gaps.push(baseline);
+    nearest.push(Math.min(...events.map((at) => Math.abs(at - promptFirstTokenMs))));
+    let stall = 0;
+    for (let index = 1; index < events.length; index++) {
+      const at = events[index] as number;
+      if (at > promptSentMs && at <= promptFirstTokenMs + 2 * baseline) stall = Math.max(stall, at - (events[index - 1] as number));
+    }
+    stalls.push(stall);
+  }
+  if (gaps.length === 0) return null;
+  const decodeGapMs = median(gaps);
+  const nearestTokenMs = median(nearest);
+  const coincided = nearestTokenMs < COINCIDENCE_SHARE * decodeGapMs;
+  if (server === undefined) return { decodeGapMs, nearestTokenMs, stallMs: median(stalls), prefillMs, coincided, mixed: coincided };
+  // Apart: stall = the prompt's step. Mixed: stall = the prompt's step less one decode step. Half-way between decides,
+  // unless the stall lies more than half a decode step beyond both: then neither explains it (an engine whose step time
+  // swings with how requests arrive, as transformers' without CUDA graphs: a 213 ms stall against a 136 ms prompt step
+  // and a 120 ms decode step), and the client's reading decides.
+  const halfStepMs = server.decodeStepMs / 2;
+  const explained = server.stallMs >= prefillMs - server.decodeStepMs - halfStepMs && server.stallMs <= prefillMs + halfStepMs;
+  const mixed = explained ? server.stallMs < prefillMs - halfStepMs : coincided;
+  return { decodeGapMs, nearestTokenMs, stallMs: median(stalls), prefillMs, serverStallMs: server.stallMs, serverDecodeStepMs: server.decodeStepMs, serverExplained: explained, coincided, mixed };
+}
+
+export interface SchedulingProbeOptions {
+  baseUrl: string;
+  clock: Clock;
+  limits: ServerLimits;
+  /** Prompt ids of the given length (random, so nothing hits the prefix cache). */
+  prompt: (length: number) => number[];
+  /** A decode step at batch 1, from calibration's warm probe: how long to let the streams run before the prompt. */
+  decodeStepMs: number;
+  timeoutMs: number;
+  /** Probes to run; the verdict is the majority (default 3). */
+  probes?: number;
+}
+
+/** The verdict: null `mixedChunk` when no probe could be read (a server of one running request, say). */
+export interface IdentifiedScheduling {
+  mixedChunk: boolean | null;
+  samples: SchedulingProbeSample[];
+  evidence: string;
+}
+
+export async function identifyScheduling(options: SchedulingProbeOptions): Promise<IdentifiedScheduling> {
+  const { limits } = options;
+  const streams = Math.min(4, limits.maxRunningRequests - 1);
+  if (streams < 1) return { mixedChunk: null, samples: [], evidence: 'not probed: the server runs one request at a time' };
+  const chunk = limits.chunkedPrefillSize;
+  // One chunk's worth of prompt (less the streams' decode tokens, which a mixing server counts against the chunk).
+  const promptTokens = Math.max(16, Math.min(Math.floor(chunk / 2), limits.contextLength - 16, Math.floor(limits.maxTotalTokens / 4)));
+  const streamTokens = 40;
+  // The streams alone: their decode span on the server's clock, to which a probe's stall is added.
+  const alone = await Promise.all(
+    Array.from({ length: streams }, () => streamGenerate(options.baseUrl, options.clock, options.prompt(32), streamTokens, options.timeoutMs, true)),
+  );
+  const aloneSpanMs = serverSpanMs(alone);
+  const samples: SchedulingProbeSample[] = [];
+  for (let probe = 0; probe < (options.probes ?? 3); probe++) {
+    const eventsMs = Array.from({ length: streams }, () => [] as number[]);
+    let started = 0;
+    let allStarted = (): void => {};
+    const running = new Promise<void>((resolve) => {
+      allStarted = resolve;
+    });
+    const members = Promise.all(
+      eventsMs.map((events) =>
+        streamGenerate(options.baseUrl, options.clock, options.prompt(32), streamTokens, options.timeoutMs, true, () => {
+          if (++started === streams) allStarted();
+        }, events),
+      ),
+    );
+    await Promise.race([running, members]);
+    // Six steps of the streams decoding together before the prompt: their gap before it is the baseline.
+    await new Promise((resolve) => setTimeout(resolve, 6 * Math.max(options.decodeStepMs, 1)));
+    const answer = await streamGenerate(options.baseUrl, options.clock, options.prompt(promptTokens), 2, options.timeoutMs, true);
+    const spanMs = serverSpanMs(await members);
+    const timing = stepTimes(answer);
+    const server =
+      spanMs === null || aloneSpanMs === null || !timing.fromServer ? undefined : { stallMs: spanMs - aloneSpanMs, decodeStepMs: aloneSpanMs / (streamTokens - 1) };
+    const sample = readSchedulingProbe(eventsMs, answer.sentMs, answer.firstEventMs, timing.prefillMs, server);
+    if (sample !== null) samples.push(sample);
+  }
+  if (samples.length === 0) return { mixedChunk: null, samples, evidence: 'the probe could not be read: the running streams did not decode through the prompt' };
+  const mixedVotes = samples.filter((sample) => sample.mixed).length;
+  const mixedChunk = mixedVotes * 2 > samples.length;
+  const gap = median(samples.map((sample) => sample.decodeGapMs));
+  const nearest = median(samples.map((sample) => sample.nearestTokenMs));
+  const stall = median(samples.map((sample) => sample.stallMs));
+  const prefill = median(samples.map((sample) => sample.prefillMs));
+  const serverSamples = samples.filter((sample) => sample.serverStallMs !== undefined);
+  const unexplained = serverSamples.filter((sample) => sample.serverExplained === false).length;
+  const serverLine =
+    serverSamples.length === 0
+      ? ''
+      : `the streams' decode spans grew by ${median(serverSamples.map((sample) => sample.serverStallMs as number)).toFixed(2)} ms against the prompt's ` +
+        `${prefill.toFixed(2)} ms prefill step (their decode step alone ${median(serverSamples.map((sample) => sample.serverDecodeStepMs as number)).toFixed(2)} ms; ` +
+        `the whole step: apart, the step less one decode step: mixed${unexplained === 0 ? '' : `; in ${unexplained} probes neither explained the stall, and the client's reading decided`}); `;
+  const coincidences = samples.filter((sample) => sample.coincided).length;
+  const seen =
+    `a ${promptTokens}-token prompt sent while ${streams} streams decoded, ${samples.length} probes, ${mixedVotes} read as mixed: ${serverLine}` +
+    `on the client, the streams' nearest token came ${nearest.toFixed(2)} ms from the prompt's first token in the median probe (their step ${gap.toFixed(2)} ms; ` +
+    `together in ${coincidences} of ${samples.length} probes) and their longest gap was ${stall.toFixed(2)} ms`;
+  return {
+    mixedChunk,
+    samples,
+    evidence: mixedChunk ? `${seen}: prefill chunks share steps with decoding` : `${seen}: prefill runs in steps of its own`,
+  };
+}
+
+/** The probe's duration: the streams alone, then three probes, each about 46 decode steps and a prompt's prefill. */
+export function estimateSchedulingProbeMs(probe: { prefillMs: number; decodeStepMs: number }): number {
+  return 4 * (46 * Math.max(probe.decodeStepMs, 0.1)) + 3 * Math.max(probe.prefillMs, 1) * 4;
+}
+
+/** The median decode span (prefill_finished_time to request_finished_ts, ms) of answers; null without server timestamps. */
+function serverSpanMs(answers: readonly StreamResult[]): number | null {
+  const spans: number[] = [];
+  for (const answer of answers) {
+    const prefilled = answer.meta['prefill_finished_time'];
+    const finished = answer.meta['request_finished_ts'];
+    if (typeof prefilled !== 'number' || typeof finished !== 'number') return null;
+    spans.push((finished - prefilled) * 1000);
+  }
+  return spans.length === 0 ? null : median(spans);
+}
+
+/** The profile's record of how the server schedules: the probe's verdict and the server's own limits. */
+export function schedulingOf(limits: ServerLimits, identified: IdentifiedScheduling): ProfileScheduling {
+  const reported = limits.reported;
+  const fromServer = reported !== undefined && reported.maxRunningRequests && reported.chunkedPrefillSize && reported.maxTotalTokens;
+  const assumed = reported === undefined ? [] : (['maxRunningRequests', 'chunkedPrefillSize', 'maxTotalTokens'] as const).filter((key) => !reported[key]);
+  return {
+    mixedChunk: identified.mixedChunk ?? false,
+    chunkedPrefillSize: limits.chunkedPrefillSize,
+    maxRunningRequests: limits.maxRunningRequests,
+    maxTotalTokens: limits.maxTotalTokens,
+    source: fromServer ? 'server_info' : 'probed',
+    evidence:
+      `Mixed chunk ${identified.mixedChunk === null ? 'unknown, taken as off' : 'probed'}: ${identified.evidence}.` +
+      (assumed.length === 0 ? '' : ` The server's info did not name ${assumed.join(', ')}: SGLang's usual values were assumed; pass them to the twin if you know better.`),
+  };
+}

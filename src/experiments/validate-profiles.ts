@@ -1,0 +1,178 @@
+import { join } from 'node:path';
+import type { MeasuredProfile, ProfileValidation, RooflineProfile } from '../types/engine.js';
+import type { Summary } from '../types/summary.js';
+import { NodeTest } from './node-test.js';
+
+/**
+ * calibrate's end-to-end check: the server under a short open-loop load at two rates (light, and near the capacity the
+ * profiles predict), through the node test a user would run (`--target attach`), then the twin on the same workload,
+ * seed and rates in virtual time, for each profile; the twin's error on the metrics users read. A step-time fit can
+ * be good while the twin schedules otherwise than the server (issue 26: held-out step error 2-5%, TPOT 22-38% off):
+ * only this comparison shows that.
+ */
+
+export type CalibratedProfile = RooflineProfile | MeasuredProfile;
+
+export interface ValidationOptions {
+  url: string;
+  /** Each profile calibrate wrote, under the name the terminal uses for it. */
+  profiles: { label: string; profile: CalibratedProfile }[];
+  /** The runs go here (real-*, twin-*): compare them with `servelab compare`. */
+  outputDir: string;
+  seed?: number;
+  /** The workload: random token ids, prompts of inputTokens x [1 - rangeRatio, 1], outputs of outputTokens x [...]. */
+  inputTokens?: number;
+  outputTokens?: number;
+  rangeRatio?: number;
+  /** Seconds of arrivals per rate (default 15), within minPrompts and maxPrompts requests. */
+  secondsPerRate?: number;
+  minPrompts?: number;
+  maxPrompts?: number;
+  /** Shares of the predicted capacity (default 0.2 and 0.8). */
+  loadShares?: number[];
+  onProgress?: (message: string) => void;
+}
+
+/** The metrics compared, each as summary.json has it (seconds; requests per second). */
+const METRICS = [
+  ['throughputErrorPercent', 'throughput', (s: Summary) => s.throughput.requestsPerSecond],
+  ['ttftP50ErrorPercent', 'TTFT p50', (s: Summary) => s.latencies.ttft?.p50],
+  ['ttftP90ErrorPercent', 'TTFT p90', (s: Summary) => s.latencies.ttft?.p90],
+  ['tpotP50ErrorPercent', 'TPOT p50', (s: Summary) => s.latencies.tpot?.p50],
+  ['e2eP50ErrorPercent', 'E2E p50', (s: Summary) => s.latencies.total_latency?.p50],
+  ['e2eP90ErrorPercent', 'E2E p90', (s: Summary) => s.latencies.total_latency?.p90],
+] as const;
+
+export type ValidationMetricKey = (typeof METRICS)[number][0];
+
+/** One profile's comparison at one rate: each metric real and twin, and the twin's signed error. */
+export interface ValidationRow {
+  requestRate: number;
+  metrics: { key: ValidationMetricKey; name: string; real: number; twin: number; errorPercent: number }[];
+}
+
+export interface ProfileValidationResult {
+  label: string;
+  validation: ProfileValidation;
+  rows: ValidationRow[];
+}
+
+export interface ValidationResult {
+  /** The capacity the profiles predict (the lowest of their bursts' throughput), requests per second. */
+  predictedCapacity: number;
+  rates: number[];
+  profiles: ProfileValidationResult[];
+  /** The label of the profile with the smallest RMS error over every metric and rate. */
+  recommended: string;
+}
+
+const DEFAULTS = { seed: 1, inputTokens: 512, outputTokens: 48, rangeRatio: 0.5, secondsPerRate: 15, minPrompts: 40, maxPrompts: 1200, loadShares: [0.2, 0.8] };
+
+/** How long the validation will take: the arrivals at each rate and a few seconds of drain and files per run. */
+export function forecastValidationSeconds(options: Pick<ValidationOptions, 'secondsPerRate' | 'loadShares'> = {}): number {
+  const shares = options.loadShares ?? DEFAULTS.loadShares;
+  return shares.length * ((options.secondsPerRate ?? DEFAULTS.secondsPerRate) + 8);
+}
+
+export async function validateProfiles(options: ValidationOptions): Promise<ValidationResult> {
+  const settings = { ...DEFAULTS, ...definedOnly(options) };
+  const progress = options.onProgress ?? ((): void => {});
+  const workload = {
+    datasetName: 'random-ids',
+    randomInputLen: settings.inputTokens,
+    randomOutputLen: settings.outputTokens,
+    randomRangeRatio: settings.rangeRatio,
+    seed: settings.seed,
+    progress: 'off',
+    quiet: true,
+  } as const;
+  const twin = (profile: CalibratedProfile, name: string, requestRate: number, numPrompts: number) =>
+    new NodeTest({ ...workload, virtualTime: true, profile: JSON.stringify(profile), requestRate, numPrompts, outputDir: join(options.outputDir, name) }).run();
+
+  // The capacity each profile predicts: a burst's throughput in virtual time (seconds of CPU, no load on the server).
+  const capacities: number[] = [];
+  for (const { label, profile } of options.profiles) {
+    const burst = await twin(profile, `capacity-${label}`, Infinity, 400);
+    capacities.push(burst.metrics.throughput.requestsPerSecond);
+  }
+  const predictedCapacity = Math.min(...capacities);
+  const rates = settings.loadShares.map((share) => roundRate(share * predictedCapacity));
+  progress(`validation: the profiles predict a capacity of ${predictedCapacity.toFixed(2)} req/s; load at ${rates.map((rate) => `${rate} req/s`).join(' and ')}`);
+
+  const real: Summary[] = [];
+  const prompts = rates.map((rate) => Math.min(settings.maxPrompts, Math.max(settings.minPrompts, Math.round(rate * settings.secondsPerRate))));
+  for (const [index, rate] of rates.entries()) {
+    progress(`validation: the server at ${rate} req/s (${prompts[index]} requests)`);
+    const result = await new NodeTest({ ...workload, target: 'attach', url: options.url, requestRate: rate, numPrompts: prompts[index], outputDir: join(options.outputDir, `real-${rate}`) }).run();
+    real.push(result.metrics);
+  }
+
+  const profiles: ProfileValidationResult[] = [];
+  for (const { label, profile } of options.profiles) {
+    const rows: ValidationRow[] = [];
+    for (const [index, rate] of rates.entries()) {
+      const result = await twin(profile, `twin-${label}-${rate}`, rate, prompts[index] as number);
+      const realSummary = real[index] as Summary;
+      rows.push({
+        requestRate: rate,
+        metrics: METRICS.map(([key, name, read]) => {
+          const realValue = read(realSummary) ?? Number.NaN;
+          const twinValue = read(result.metrics) ?? Number.NaN;
+          return { key, name, real: realValue, twin: twinValue, errorPercent: (100 * (twinValue - realValue)) / realValue };
+        }),
+      });
+    }
+    const errors = rows.flatMap((row) => row.metrics.map((metric) => Math.abs(metric.errorPercent)));
+    const worstErrorPercent = errors.some((error) => !Number.isFinite(error)) ? Number.POSITIVE_INFINITY : Math.max(...errors);
+    const rmsErrorPercent = Math.sqrt(errors.reduce((sum, error) => sum + error * error, 0) / Math.max(1, errors.length));
+    const validation: ProfileValidation = {
+      description:
+        `servelab calibrate's validation: random token ids (prompts ${Math.round(settings.inputTokens * (1 - settings.rangeRatio))}-${settings.inputTokens} tokens, ` +
+        `outputs ${Math.round(settings.outputTokens * (1 - settings.rangeRatio))}-${settings.outputTokens}), seed ${settings.seed}, Poisson arrivals at ${rates.join(' and ')} req/s ` +
+        `(${settings.loadShares.map((share) => `${share}x`).join(' and ')} the predicted ${predictedCapacity.toFixed(2)} req/s); error = (twin - server) / server`,
+      rates: rows.map((row) => ({ requestRate: row.requestRate, ...Object.fromEntries(row.metrics.map((metric) => [metric.key, round2(metric.errorPercent)])) }) as ProfileValidation['rates'][number]),
+      // Not JSON-safe when a metric was missing on one side; a finite stand-in keeps the file loadable.
+      worstErrorPercent: Number.isFinite(worstErrorPercent) ? round2(worstErrorPercent) : 1e9,
+      rmsErrorPercent: Number.isFinite(rmsErrorPercent) ? round2(rmsErrorPercent) : 1e9,
+    };
+    profiles.push({ label, validation, rows });
+  }
+  // By the RMS over every metric and rate, not the worst one: on the GPU engine without CUDA graphs the roofline profile
+  // was 57-67% off everywhere (worst 67%) and the measured one within 5% at 0.2x but 76% off on one figure at 0.8x.
+  const recommended = [...profiles].sort((a, b) => (a.validation.rmsErrorPercent ?? 0) - (b.validation.rmsErrorPercent ?? 0))[0]?.label ?? '';
+  return { predictedCapacity, rates, profiles, recommended };
+}
+
+/** Three significant digits: rates a user can type again. */
+function roundRate(rate: number): number {
+  return Number(rate.toPrecision(3));
+}
+
+function round2(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}
+
+/** The comparison as terminal lines: one table per profile, the recommendation last. */
+export function describeValidation(result: ValidationResult, targetPercent = 15): string[] {
+  const lines: string[] = [`Validation against the server (twin - server) / server; target within ${targetPercent}%:`];
+  for (const profile of result.profiles) {
+    lines.push(`  ${profile.label}:`);
+    lines.push(`    ${'req/s'.padStart(8)}  ${METRICS.map(([, name]) => name.padStart(11)).join(' ')}`);
+    for (const row of profile.rows) {
+      lines.push(`    ${String(row.requestRate).padStart(8)}  ${row.metrics.map((metric) => formatError(metric.errorPercent).padStart(11)).join(' ')}`);
+    }
+    lines.push(
+      `    worst ${profile.validation.worstErrorPercent.toFixed(1)}%${profile.validation.worstErrorPercent <= targetPercent ? ' (within the target)' : ' (outside the target)'}, RMS ${(profile.validation.rmsErrorPercent ?? 0).toFixed(1)}%`,
+    );
+  }
+  lines.push(`Recommended: ${result.recommended} (the smallest RMS error over every metric and rate).`);
+  return lines;
+}
+
+function formatError(percent: number): string {
+  return Number.isFinite(percent) ? `${percent >= 0 ? '+' : ''}${percent.toFixed(1)}%` : 'n/a';
+}
