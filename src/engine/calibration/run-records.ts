@@ -95,13 +95,15 @@ export function readRecordedRun(directory: string): RecordedRun {
   if (chunk !== undefined) limits.chunkedPrefillSize = chunk;
   if (total !== undefined) limits.maxTotalTokens = total;
   if (typeof config['enableMixedChunk'] === 'boolean') limits.enableMixedChunk = config['enableMixedChunk'];
-  // A run on the simulated engine that left a limit at its default used the default of its own profile.
-  if (config['target'] === 'sim' && (running === undefined || chunk === undefined || total === undefined)) {
+  // A run on the simulated engine that left a limit (or the mixed-chunk setting) out used its own profile's value or
+  // the engine's default (src/engine/create-engine.ts).
+  if (config['target'] === 'sim' && (running === undefined || chunk === undefined || total === undefined || limits.enableMixedChunk === undefined)) {
     const profile = typeof config['profile'] === 'string' ? config['profile'] : undefined;
     const engine = resolveEngineSetup(profile === undefined ? {} : { profile }).config;
     limits.maxRunningRequests ??= engine.maxRunningRequests;
     limits.chunkedPrefillSize ??= engine.chunkedPrefillSize;
     limits.maxTotalTokens ??= engine.maxTotalTokens;
+    limits.enableMixedChunk ??= engine.enableMixedChunk;
   }
   return { directory, requests, skipped, target: typeof config['target'] === 'string' ? config['target'] : 'unknown', limits };
 }
