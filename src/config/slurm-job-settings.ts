@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { ServelabError } from '../errors/servelab-error.js';
+import { slurmTimeSeconds } from './slurm-time.js';
+
+/** The time limit a submitted job gets unless told otherwise: never unlimited (docs/slurm.md, "From a login node"). */
+export const DEFAULT_SLURM_TIME = '1:00:00';
+
+/** Servers per Slurm node unless told otherwise (one per GPU of an 8-GPU node). */
+export const DEFAULT_GPUS_PER_NODE = 8;
+/** Load-generator nodes unless told otherwise. */
+export const DEFAULT_CLIENT_NODES = 1;
+
+/**
+ * Where a test's processes run, and how a run is submitted to Slurm from a login node. `launcher: slurm` inside an
+ * allocation places job steps in it; elsewhere the run is submitted as one batch job (src/cluster/slurm-jobs/).
+ * Optional without defaults in the schema (the defaults above apply where they are used), so a local run's
+ * config.json is unchanged.
+ */
+export const slurmJobSettingsSchema = z.object({
+  /** `local`: this host's process groups; `slurm`: job steps inside an allocation, or one submitted job outside one. */
+  launcher: z.enum(['local', 'slurm']).optional(),
+  /** Servers per Slurm node (SGLang servers get their GPUs from Slurm). */
+  gpusPerNode: z.number().int().positive().optional(),
+  /** Nodes for load generators. */
+  clientNodes: z.number().int().nonnegative().optional(),
+  /** sbatch --partition. */
+  slurmPartition: z.string().min(1).optional(),
+  /** sbatch --account. */
+  slurmAccount: z.string().min(1).optional(),
+  /** sbatch --time, in any of Slurm's formats (default DEFAULT_SLURM_TIME); never unlimited. */
+  slurmTime: z
+    .string()
+    .refine((value) => slurmTimeSeconds(value) !== undefined, {
+      message: 'must be a Slurm time limit above 0 such as 30, 1:00:00 or 1-12:00:00 (minutes, h:m:s, days-h:m:s); a submitted run is never unlimited',
+    })
+    .optional(),
+  /** sbatch arguments passed verbatim, one `#SBATCH` line each (sites differ on --gres, --gpus-per-node, --exclusive). */
+  slurmArgs: z.array(z.string().min(1)).optional(),
+  /** sbatch --nodes, when the count the run needs (servers / gpusPerNode + clientNodes) is not what the site wants. */
+  slurmNodes: z.number().int().positive().optional(),
+});
+
+/** Settings that shape only the submission; the run inside the allocation does not get them again. */
+export const SUBMISSION_ONLY_SETTINGS = ['slurmPartition', 'slurmAccount', 'slurmTime', 'slurmArgs', 'slurmNodes'] as const;
+
+/**
+ * Refuses Slurm settings that the run would silently ignore: without `launcher: slurm` nothing is submitted or placed,
+ * so a partition or a time limit given there would change nothing the user can see.
+ */
+export function rejectIgnoredSlurmSettings(config: z.output<typeof slurmJobSettingsSchema>): void {
+  if (config.launcher === 'slurm') return;
+  const given = (['gpusPerNode', 'clientNodes', ...SUBMISSION_ONLY_SETTINGS] as const).filter((key) => config[key] !== undefined);
+  if (given.length > 0) {
+    const flags = given.map((key) => `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`).join(', ');
+    throw new ServelabError('INVALID_CONFIG', `invalid configuration: ${flags} ${given.length > 1 ? 'apply' : 'applies'} to runs placed by Slurm; add --launcher slurm, or drop ${given.length > 1 ? 'them' : 'it'}`);
+  }
+}
