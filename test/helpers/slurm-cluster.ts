@@ -1,0 +1,217 @@
+import { execFile } from 'node:child_process';
+import { chown, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile, chmod } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { findFreePort } from '../../src/cluster/ports.js';
+import { SupervisedProcess } from '../../src/cluster/process/supervised-process.js';
+import { requireTool } from './require-tool.js';
+
+const run = promisify(execFile);
+
+/**
+ * A real multi-node Slurm on this one machine, for tests: munged, slurmctld and one `slurmd -D -N nX` per node, every
+ * node with the same NodeHostname (this host), NodeAddr 127.0.0.1 and a port of its own. Everything it needs lives in
+ * a fresh temporary directory, with ports chosen free at start and its own munge socket, so several clusters (several
+ * test files, other people's tests) can run at once without meeting. Commands reach it through `env` (`SLURM_CONF`).
+ *
+ * Settings as Debian's own samples have them, without cgroups (proctrack/linuxproc, task/none, no accounting: `sacct`
+ * answers nothing here, use `squeue` and `scontrol`); `bf_interval=1` so heterogeneous jobs (started only by the
+ * backfill scheduler) start within a second; `config_overrides` so the nodes may claim more CPUs than the machine has.
+ */
+export interface SlurmTestCluster {
+  /** The temporary directory holding slurm.conf, state, spool and logs (removed by `stop`). */
+  readonly directory: string;
+  readonly confPath: string;
+  /** The node names, `n1` ... `nK`. */
+  readonly nodes: readonly string[];
+  /** `process.env` plus `SLURM_CONF` for this cluster: the environment Slurm's commands need to reach it. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Runs a Slurm command (`squeue`, `scontrol`, ...) against this cluster; resolves with its stdout. */
+  command(program: string, args: string[]): Promise<string>;
+  /**
+   * What `salloc` does before it starts a shell: an allocation of `nodeCount` nodes (`salloc --no-shell`), with a time
+   * limit. The environment a shell inside it would have: SLURM_CONF, SLURM_JOB_ID and SLURM_JOB_NODELIST.
+   */
+  allocate(nodeCount: number, timeLimitMinutes?: number): Promise<SlurmAllocation>;
+  /** Job steps still running in this cluster (`squeue --steps`), as `JOBID.STEPID`. */
+  runningSteps(): Promise<string[]>;
+  /** Ends every job, every daemon it started (by process id) and removes the directory. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export interface SlurmAllocation {
+  jobId: string;
+  nodeList: string;
+  env: NodeJS.ProcessEnv;
+}
+
+const SLURM_PACKAGES = 'slurmctld slurmd slurm-client munge';
+
+/**
+ * Why this machine cannot run a test Slurm cluster, or undefined when it can: the daemons and clients must run, and
+ * servelab must be root (slurmd runs job steps as their user; munged is started as the munge user).
+ */
+export const slurmMissing = (): string | undefined =>
+  requireTool('Slurm and munge (as root)', SLURM_PACKAGES, {
+    command: 'sh',
+    // Slurm's clients answer even --version only with a configuration to read: their presence is checked instead.
+    args: ['-c', 'test "$(id -u)" = 0 && id -u munge && test -r /etc/munge/munge.key && slurmctld -V && slurmd -V && munged -V && for c in srun salloc sinfo squeue scancel scontrol; do command -v $c || exit 1; done'],
+  });
+
+/** How long the daemons may take to report every node idle. */
+const READY_TIMEOUT_MS = 30_000;
+/** How long the jobs may take to end at teardown before their step daemons are killed by process id. */
+const JOBS_END_TIMEOUT_MS = 10_000;
+
+/** Brings up a cluster of `nodeCount` nodes; resolves once every node is idle. */
+export async function startSlurmCluster(nodeCount = 3): Promise<SlurmTestCluster> {
+  const directory = await mkdtemp(join(tmpdir(), 'servelab-slurm-'));
+  // munged (running as the munge user) must reach its socket's directory; it refuses a directory others may write.
+  await chmod(directory, 0o755);
+  const mungeDirectory = join(directory, 'munge');
+  await mkdir(mungeDirectory, { mode: 0o755 });
+  const mungeIds = await run('id', ['-u', 'munge']).then(async ({ stdout }) => ({ uid: Number(stdout.trim()), gid: Number((await run('id', ['-g', 'munge'])).stdout.trim()) }));
+  await chown(mungeDirectory, mungeIds.uid, mungeIds.gid);
+  await mkdir(join(directory, 'state'));
+  await mkdir(join(directory, 'spool'));
+  const mungeSocket = join(mungeDirectory, 'munge.sock');
+  const nodes = Array.from({ length: nodeCount }, (_, index) => `n${index + 1}`);
+  const controllerPort = await findFreePort();
+  const nodePorts: number[] = [];
+  for (const _node of nodes) nodePorts.push(await findFreePort());
+  const confPath = join(directory, 'slurm.conf');
+  await writeFile(confPath, slurmConf({ directory, mungeSocket, controllerPort, nodes, nodePorts }));
+  const env: NodeJS.ProcessEnv = { ...process.env, SLURM_CONF: confPath };
+
+  const daemons: SupervisedProcess[] = [];
+  const daemon = (name: string, command: string, args: string[]): SupervisedProcess => {
+    const child = new SupervisedProcess({ name, command, args, env, logPath: join(directory, `${name}.out`), stopGraceMs: 3_000 });
+    daemons.push(child);
+    return child;
+  };
+  const command = async (program: string, args: string[]): Promise<string> => (await run(program, args, { env, timeout: 30_000 })).stdout;
+
+  let stopping: Promise<void> | undefined;
+  const cluster: SlurmTestCluster = {
+    directory,
+    confPath,
+    nodes,
+    env,
+    command,
+    async allocate(count, timeLimitMinutes = 10) {
+      const { stderr } = await run('salloc', ['--no-shell', `--nodes=${count}`, `--time=${timeLimitMinutes}`, '--job-name=servelab-test', '--immediate=20'], { env, timeout: 30_000 });
+      const jobId = /Granted job allocation (\d+)/.exec(stderr)?.[1];
+      if (jobId === undefined) throw new Error(`salloc granted no allocation: ${stderr}`);
+      const nodeList = (await command('squeue', ['--noheader', '--jobs', jobId, '--format=%N'])).trim();
+      return { jobId, nodeList, env: { ...env, SLURM_JOB_ID: jobId, SLURM_JOB_NODELIST: nodeList } };
+    },
+    async runningSteps() {
+      const out = await command('squeue', ['--noheader', '--steps', '--format=%i']);
+      return out.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+    },
+    stop() {
+      stopping ??= (async () => {
+        await endJobs(command).catch(() => undefined);
+        await killStrayStepDaemons(confPath);
+        // Nodes first, then the controller, then munged: each by the process id it was started with.
+        for (const child of daemons.slice().reverse()) await child.stop();
+        await rm(directory, { recursive: true, force: true });
+      })();
+      return stopping;
+    },
+  };
+
+  try {
+    // munged must run as the munge user: as root it refuses to start. runuser leads the group the stop signals.
+    daemon('munged', 'runuser', ['-u', 'munge', '--', 'munged', '--foreground', `--socket=${mungeSocket}`, '--key-file=/etc/munge/munge.key', `--pid-file=${join(mungeDirectory, 'munged.pid')}`, `--seed-file=${join(mungeDirectory, 'munged.seed')}`, `--log-file=${join(mungeDirectory, 'munged.log')}`]);
+    await waitFor(async () => (await readdir(mungeDirectory)).includes('munge.sock'), 'munged to open its socket');
+    // -i: ignore any saved state (there is none: a fresh directory).
+    daemon('slurmctld', 'slurmctld', ['-D', '-i']);
+    for (const node of nodes) daemon(`slurmd-${node}`, 'slurmd', ['-D', '-N', node]);
+    await waitFor(async () => (await command('sinfo', ['--noheader', '--format=%t %D'])).trim() === `idle ${nodeCount}`, `${nodeCount} idle nodes`);
+    return cluster;
+  } catch (error) {
+    const logs = await Promise.all(daemons.map(async (child) => `${child.name}: ${child.tail.text().trim()}`));
+    await cluster.stop();
+    throw new Error(`the test Slurm cluster did not start: ${(error as Error).message}\n${logs.join('\n')}`);
+  }
+}
+
+function slurmConf(settings: { directory: string; mungeSocket: string; controllerPort: number; nodes: string[]; nodePorts: number[] }): string {
+  const { directory, mungeSocket, controllerPort, nodes, nodePorts } = settings;
+  const host = hostname();
+  const lines = [
+    'ClusterName=servelabtest',
+    `SlurmctldHost=${host}(127.0.0.1)`,
+    `SlurmctldPort=${controllerPort}`,
+    'AuthType=auth/munge',
+    'CredType=cred/munge',
+    // Our own munged: the machine's (if any) is never used, and another cluster's never reached.
+    `AuthInfo=socket=${mungeSocket}`,
+    'SlurmUser=root',
+    'SlurmdUser=root',
+    `StateSaveLocation=${join(directory, 'state')}`,
+    `SlurmdSpoolDir=${join(directory, 'spool', '%n')}`,
+    `SlurmctldPidFile=${join(directory, 'slurmctld.pid')}`,
+    `SlurmdPidFile=${join(directory, 'slurmd-%n.pid')}`,
+    `SlurmctldLogFile=${join(directory, 'slurmctld.log')}`,
+    `SlurmdLogFile=${join(directory, 'slurmd-%n.log')}`,
+    'ProctrackType=proctrack/linuxproc',
+    'TaskPlugin=task/none',
+    'JobAcctGatherType=jobacct_gather/none',
+    'AccountingStorageType=accounting_storage/none',
+    'MpiDefault=none',
+    'SchedulerType=sched/backfill',
+    'SchedulerParameters=bf_interval=1',
+    'SelectType=select/cons_tres',
+    'SelectTypeParameters=CR_CPU',
+    'SlurmdParameters=config_overrides',
+    'ReturnToService=2',
+    'MailProg=/bin/true',
+    // A cancelled step's processes get SIGKILL 2 s after SIGTERM (default 30 s).
+    'KillWait=2',
+    ...nodes.map((node, index) => `NodeName=${node} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${nodePorts[index]} CPUs=16 State=UNKNOWN`),
+    'PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (await condition().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+async function endJobs(command: (program: string, args: string[]) => Promise<string>): Promise<void> {
+  const jobs = (await command('squeue', ['--noheader', '--format=%i'])).split('\n').filter((line) => line.trim() !== '');
+  if (jobs.length === 0) return;
+  await command('scancel', jobs.map((job) => job.trim()));
+  const deadline = Date.now() + JOBS_END_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if ((await command('squeue', ['--noheader', '--states=all', '--format=%i %T'])).split('\n').every((line) => line.trim() === '' || !/RUNNING|COMPLETING|PENDING|CONFIGURING/.test(line))) return;
+    await sleep(100);
+  }
+}
+
+/**
+ * slurmd starts each step's slurmstepd as a daemon, outside slurmd's process group: stopping slurmd leaves them. Ours
+ * are the ones whose SLURM_CONF is this cluster's; any left after the jobs ended are killed by process id.
+ */
+async function killStrayStepDaemons(confPath: string): Promise<void> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const executable = await readlink(join('/proc', entry, 'exe'));
+      if (!executable.endsWith('/slurmstepd')) continue;
+      const environment = (await readFile(join('/proc', entry, 'environ'), 'utf8')).split('\0');
+      if (environment.includes(`SLURM_CONF=${confPath}`)) process.kill(Number(entry), 'SIGKILL');
+    } catch {
+      // Gone already, or not ours to read.
+    }
+  }
+}
