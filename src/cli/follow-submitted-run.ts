@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JobRequest } from '../cluster/slurm-jobs/job-request.js';
-import type { JobState } from '../cluster/slurm-jobs/job-state.js';
+import { hasEnded, type JobState } from '../cluster/slurm-jobs/job-state.js';
 import { submitAndFollow, type SubmittedRun } from '../cluster/slurm-jobs/submitted-run.js';
 import { terminalSafe } from '../utils/terminal-text.js';
 import { abortOnSignals, exitCodeFor } from './interrupts.js';
@@ -27,8 +27,9 @@ export async function followSubmittedRun(request: JobRequest): Promise<number> {
         jobId = id;
         say(`submitted job ${id} (sbatch); the run writes ${request.runDirectory}; following it (Ctrl-C stops it)`);
       },
-      onState: (job, id) => say(`job ${id} ${describeState(job)}`),
-      onOutput: (text) => process.stdout.write(text),
+      // The end has its own line, with the exit status and timings.
+      onState: (job, id) => (hasEnded(job.state) ? undefined : say(`job ${id} ${describeState(job)}`)),
+      onOutput: (text, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(text),
     });
     say(await endLine(outcome));
     const signal = interrupts.received();

@@ -64,6 +64,7 @@ export function jobRequestFor(test: TestLevel, given: Record<string, unknown>, c
     nodes: resolved.slurmNodes ?? nodesForRun(test, resolved),
     extraArgs: resolved.slurmArgs ?? [],
     outputPath: join(jobDirectory, 'slurm-job.out'),
+    errorPath: join(jobDirectory, 'slurm-job.err'),
     workingDirectory: context.workingDirectory,
     nodeExecutable: context.nodeExecutable,
     cliPath: context.cliPath,

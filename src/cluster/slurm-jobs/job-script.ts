@@ -14,8 +14,9 @@ export interface JobScriptSpec {
   nodes: number;
   /** sbatch arguments as the user gave them, one `#SBATCH` line each. */
   extraArgs: readonly string[];
-  /** The job's stdout and stderr (sbatch --output), on a filesystem the submitting host reads too. */
+  /** The job's stdout and stderr (sbatch --output, --error), on a filesystem the submitting host reads too. */
   outputPath: string;
+  errorPath: string;
   /** Where the job starts (sbatch --chdir): the submitting directory, so relative names mean what they meant there. */
   workingDirectory: string;
   /** The Node.js and servelab CLI the coordinator runs: the submitting host's, at the same paths on the nodes. */
@@ -40,7 +41,7 @@ const SETTINGS_END = 'SERVELAB_SETTINGS_END';
  * library and sweep points alike, and settings with no flag (a failure schedule's list form, stages) travel unchanged.
  */
 export function buildJobScript(spec: JobScriptSpec): string {
-  if (spec.outputPath.includes('%')) {
+  if (spec.outputPath.includes('%') || spec.errorPath.includes('%')) {
     // Slurm reads %j, %x, ... in --output as patterns; a literal % would put the output somewhere the follower never reads.
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: the job's output file ${spec.outputPath} holds a %, which Slurm reads as a file-name pattern; choose an --output-dir without %`);
   }
@@ -50,6 +51,7 @@ export function buildJobScript(spec: JobScriptSpec): string {
     `--time=${directiveWord(spec.timeLimit, '--slurm-time')}`,
     `--signal=B:TERM@${spec.earlyWarningS}`,
     `--output=${directiveWord(spec.outputPath, '--output-dir')}`,
+    `--error=${directiveWord(spec.errorPath, '--output-dir')}`,
     `--chdir=${directiveWord(spec.workingDirectory, 'the working directory')}`,
   ];
   if (spec.partition !== undefined) directives.push(`--partition=${directiveWord(spec.partition, '--slurm-partition')}`);
@@ -65,7 +67,7 @@ export function buildJobScript(spec: JobScriptSpec): string {
     '# here, on the first node of the allocation; with --launcher slurm it places the servers, router and load',
     '# generators as job steps of this job. Slurm sends SIGTERM before the time limit: servelab then writes what it',
     '# measured and exits.',
-    `# servelab creates ${spec.settingsPath.slice(0, spec.settingsPath.lastIndexOf('/'))} before it submits: Slurm opens --output there first.`.replace(/[\r\n]/g, ' '),
+    `# servelab creates ${spec.settingsPath.slice(0, spec.settingsPath.lastIndexOf('/'))} before it submits: Slurm opens --output and --error there first.`.replace(/[\r\n]/g, ' '),
     'set -eu',
     `cat > ${shellWord(spec.settingsPath)} <<'${SETTINGS_END}'`,
     settingsJson,

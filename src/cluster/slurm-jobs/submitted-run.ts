@@ -18,8 +18,8 @@ export interface SubmittedRunOptions {
   onSubmitted?: (jobId: string) => void;
   /** Each new state the follower sees (PENDING, RUNNING, ...). */
   onState?: (job: JobState, jobId: string) => void;
-  /** New whole lines of the job's output (the coordinator's progress and summary). */
-  onOutput?: (text: string) => void;
+  /** New whole lines of the job's stdout (the coordinator's summary) and stderr (its progress and messages). */
+  onOutput?: (text: string, stream: 'stdout' | 'stderr') => void;
   /** How often the controller is asked and the output read (default 1 s). */
   pollMs?: number;
   /** How long a told-to-stop coordinator may take to write before the job is cancelled (default 60 s). */
@@ -74,7 +74,16 @@ export async function submitAndFollow(request: JobRequest, options: SubmittedRun
   watchJob(jobId);
   options.onSubmitted?.(jobId);
 
-  const tail = new JobOutputTail(request.spec.outputPath);
+  const tails = [
+    { stream: 'stdout' as const, tail: new JobOutputTail(request.spec.outputPath) },
+    { stream: 'stderr' as const, tail: new JobOutputTail(request.spec.errorPath) },
+  ];
+  const relay = async (final: boolean): Promise<void> => {
+    for (const { stream, tail } of tails) {
+      const text = await tail.read(final);
+      if (text !== '') options.onOutput?.(text, stream);
+    }
+  };
   let last: JobState | undefined;
   let runningSeenAtEpochS: number | undefined;
   let stoppedHere = false;
@@ -94,8 +103,7 @@ export async function submitAndFollow(request: JobRequest, options: SubmittedRun
   try {
     for (;;) {
       const now = await queryJobState(jobId, options.env);
-      const text = await tail.read();
-      if (text !== '') options.onOutput?.(text);
+      await relay(false);
       if (now === undefined) break; // Forgotten by the controller (MinJobAge): its end was missed.
       if (last === undefined || now.state !== last.state) {
         if (now.state === 'RUNNING') runningSeenAtEpochS ??= Date.now() / 1000;
@@ -109,8 +117,7 @@ export async function submitAndFollow(request: JobRequest, options: SubmittedRun
       }
       await sleep(pollMs);
     }
-    const rest = await tail.read(true);
-    if (rest !== '') options.onOutput?.(rest);
+    await relay(true);
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     await stopping;

@@ -44,6 +44,7 @@ describe('the batch script of a submitted run', () => {
       '#SBATCH --time="0-02:30:00"',
       '#SBATCH --signal=B:TERM@120',
       `#SBATCH --output="${join(workDirectory, 'results', '.r1.slurm-job', 'slurm-job.out')}"`,
+      `#SBATCH --error="${join(workDirectory, 'results', '.r1.slurm-job', 'slurm-job.err')}"`,
       `#SBATCH --chdir="${workDirectory}"`,
       '#SBATCH --partition="gpu"',
       '#SBATCH --account="lab-7"',
