@@ -68,4 +68,43 @@ describe.skipIf(slurmMissing() !== undefined)('--launcher slurm from a login nod
     expect(existsSync(join(workDirectory, '.submitted.slurm-job'))).toBe(false);
     expect(await liveJobs()).toBe('');
   }, 180_000);
+
+  /** A run long enough to be stopped mid-way: 3,000 requests at 20 req/s (150 s of load). */
+  const startLongRun = (name: string): { run: ReturnType<typeof startCli>; outputDir: string; jobId: () => string | undefined } => {
+    const outputDir = join(workDirectory, name);
+    const run = startCli(['node', '--launcher', 'slurm', '--num-prompts', '3000', '--request-rate', '20', ...smallRun, '--output-dir', outputDir], { env: loginEnv, cwd: workDirectory });
+    return { run, outputDir, jobId: () => /submitted job (\d+)/.exec(run.stderr())?.[1] };
+  };
+  const measuring = (run: ReturnType<typeof startCli>): boolean => /\d+\/3000 done/.test(run.stderr());
+
+  it('says so when the job is cancelled mid-run by someone else, and leaves no job', async () => {
+    const { run, jobId } = startLongRun('cancelled');
+    await until(() => measuring(run), 'the submitted run to send requests');
+    await cluster.command('scancel', [jobId() as string]);
+    const { code } = await run.done;
+    expect(run.stderr()).toMatch(new RegExp(`servelab: job ${jobId()} was CANCELLED \\(not by this servelab: scancel, or an administrator\\), exit status 1\\d\\d`));
+    expect(code).toBeGreaterThanOrEqual(128);
+    expect(await liveJobs()).toBe('');
+  }, 150_000);
+
+  it('on Ctrl-C tells the coordinator to stop, which writes what it measured, and exits 130 with no job left', async () => {
+    const { run, outputDir, jobId } = startLongRun('interrupted');
+    await until(() => measuring(run), 'the submitted run to send requests');
+    run.child.kill('SIGINT');
+    const { code } = await run.done;
+    expect(run.stderr()).toMatch(new RegExp(`servelab: SIGINT received: telling job ${jobId()} to stop and write what it measured`));
+    expect(run.stderr()).toMatch(/job \d+ ended \w+, exit status 143/);
+    expect(code).toBe(130);
+    const summary = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8')) as { run: { status: string } };
+    expect(summary.run.status).toBe('interrupted');
+    expect(await liveJobs()).toBe('');
+  }, 150_000);
+
+  it('when servelab itself is killed (SIGKILL), its job watchdog cancels the job', async () => {
+    const { run, jobId } = startLongRun('killed');
+    await until(() => jobId() !== undefined && /RUNNING/.test(run.stderr()), 'the job to run');
+    run.child.kill('SIGKILL');
+    await run.done;
+    await until(async () => (await liveJobs()) === '', `job ${jobId()} to leave the queue`, 30_000);
+  }, 150_000);
 });
