@@ -8,6 +8,8 @@ import { RoutingTest } from '../routing-test.js';
 import type { TestResult } from '../test-result.js';
 import { judgeProbe, PASSING_CRITERION, type ProbeJudgement } from './probe-judgement.js';
 import { gridPoints, labelOf, type GridPoint, type SweepPlan } from './sweep-plan.js';
+import { runPointAsJob } from './point-as-job.js';
+import { isInsideSlurmAllocation } from '../../cluster/slurm-jobs/slurm-allocation.js';
 
 export interface SweepRunOutcome {
   label: string;
@@ -56,19 +58,27 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
   const outputDirectory = resolve(options.outputDirectory);
   const runs: SweepRunOutcome[] = [];
   const searches: SearchOutcome[] = [];
-  const runOne = async (label: string, values: Record<string, unknown>): Promise<SweepRunOutcome> => {
+  // A point whose settings ask for Slurm from outside an allocation is its own batch job; any other runs here.
+  const runPoint = async (settings: Record<string, unknown>): Promise<TestResult> => {
+    if (submitsAsJob(settings)) return runPointAsJob(plan.test, settings, options.signal);
+    const test = plan.test === 'routing' ? new RoutingTest(settings) : new NodeTest(settings);
+    return test.run({ signal: options.signal });
+  };
+  let started = 0;
+  const makeRun = async (label: string, values: Record<string, unknown>): Promise<SweepRunOutcome> => {
     if (options.signal?.aborted === true) throw new ServelabError('INTERRUPTED', 'the sweep was interrupted; finished runs are kept');
-    options.onRunStart?.(label, runs.length);
+    options.onRunStart?.(label, started++);
     const settings = { ...plan.settings, ...values, outputDir: join(outputDirectory, 'runs', label), runId: label, quiet: true };
-    let outcome: SweepRunOutcome;
     try {
-      const test = plan.test === 'routing' ? new RoutingTest(settings) : new NodeTest(settings);
-      outcome = { label, values, result: await test.run({ signal: options.signal }) };
+      return { label, values, result: await runPoint(settings) };
     } catch (error) {
       // A configuration error is the same for every run: stop at once rather than repeating it.
       if (error instanceof ServelabError && (error.code === 'INVALID_CONFIG' || error.code === 'INTERRUPTED')) throw error;
-      outcome = { label, values, failure: error instanceof Error ? error.message : String(error) };
+      return { label, values, failure: error instanceof Error ? error.message : String(error) };
     }
+  };
+  const runOne = async (label: string, values: Record<string, unknown>): Promise<SweepRunOutcome> => {
+    const outcome = await makeRun(label, values);
     runs.push(outcome);
     return outcome;
   };
@@ -83,7 +93,13 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
     const { requestRate: _rate, ...otherGrid } = plan.grid;
     for (const point of gridPoints(otherGrid)) construct(settingsOf({ ...point.values, requestRate: plan.search.lowRate, slo: plan.search.slo }));
   }
-  if (!onlySearch) for (const point of gridPoints(plan.grid)) await runOne(point.label, point.values);
+  if (!onlySearch) {
+    // Points run one at a time on this host (two at once would measure each other); as jobs, up to maxParallel at
+    // once, each on its own nodes. Rows stay in grid order whatever order the jobs end in.
+    const points = gridPoints(plan.grid);
+    const parallel = points.some((point) => submitsAsJob(settingsOf(point.values))) ? plan.maxParallel : 1;
+    runs.push(...(await inPool(points, parallel, (point) => makeRun(point.label, point.values))));
+  }
 
   if (plan.search !== undefined) {
     const search = plan.search;
@@ -93,6 +109,29 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
 
   const { files, comparisonTable } = await writeSweepFiles(outputDirectory, runs, searches, plan);
   return { outputDirectory, runs, searches, files, comparisonTable };
+}
+
+/**
+ * Runs `work` over `items`, at most `parallel` at once, and returns the results in the items' order. The first
+ * exception (an interrupt, a configuration error) is thrown once every started item has ended.
+ */
+async function inPool<Item, Result>(items: readonly Item[], parallel: number, work: (item: Item) => Promise<Result>): Promise<Result[]> {
+  const results: Result[] = new Array<Result>(items.length);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
+      const index = next++;
+      try {
+        results[index] = await work(items[index] as Item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, items.length)) }, worker));
+  if (failure !== undefined) throw failure.error;
+  return results;
 }
 
 /**
@@ -200,6 +239,11 @@ async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[],
   const compared: ComparedRun[] = made.map((run, index) => ({ label: labels?.[index] ?? run.label, run: run.result.run, summary: run.result.metrics }));
   if (compared.length >= 1) files.push(...(await writeComparison(compared, outputDirectory)));
   return { files, comparisonTable: compared.length >= 1 ? formatComparisonTable(compared) : '' };
+}
+
+/** Whether a point's settings submit it as a batch job: Slurm asked for, and no allocation around the sweep. */
+function submitsAsJob(settings: Record<string, unknown>): boolean {
+  return settings['launcher'] === 'slurm' && !isInsideSlurmAllocation();
 }
 
 const numberOrUndefined = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
