@@ -14,6 +14,7 @@ export type { FirstUsersMetrics, ResultMetrics } from './experiments/first-users
 export { runSweep, type SweepResult } from './experiments/sweep/run-sweep.js';
 export { parseSweepPlan, type SweepPlan } from './experiments/sweep/sweep-plan.js';
 export type { TestResult, ExportedFiles } from './experiments/test-result.js';
+export { slurmBatchScript } from './experiments/run-test-as-job.js';
 export type { RunProgress, ProgressListener } from './orchestration/progress.js';
 export type { NodeTestConfig, NodeTestConfigInput, RoutingTestConfig, RoutingTestConfigInput } from './config/schema.js';
 export { ServelabError, isServelabError, type ErrorCode } from './errors/servelab-error.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ServelabError } from '../errors/servelab-error.js';
 import type { TestLevel } from '../types/run.js';
-import { isInsideSlurmAllocation } from '../cluster/slurm-jobs/slurm-allocation.js';
+import { submitsAsJob } from '../cluster/slurm-jobs/slurm-allocation.js';
 import { EXIT_OK } from './exit-codes.js';
 
 /** `--dry-run`: a command-line option only, never a setting (a run file that dry-runs would never run). */
@@ -9,10 +9,6 @@ export function addDryRunOption(command: Command): void {
   command.option('--dry-run', 'with --launcher slurm outside an allocation: print the batch script that would be submitted, and exit without submitting');
 }
 
-/** Whether these settings make the command submit a job instead of running here. */
-export function submitsJob(settings: Record<string, unknown>): boolean {
-  return settings['launcher'] === 'slurm' && !isInsideSlurmAllocation();
-}
 
 /**
  * The submit path of `servelab node | route | run`: with `launcher: slurm` outside an allocation, the run is submitted
@@ -20,7 +16,7 @@ export function submitsJob(settings: Record<string, unknown>): boolean {
  * when the command should run the test here as usual.
  */
 export async function submitOrDryRun(test: TestLevel, settings: Record<string, unknown>, dryRun: boolean): Promise<number | undefined> {
-  if (!submitsJob(settings)) {
+  if (!submitsAsJob(settings)) {
     if (dryRun) {
       const why = settings['launcher'] === 'slurm' ? 'inside an allocation (SLURM_JOB_ID is set) the run places job steps in it and submits nothing' : 'add --launcher slurm';
       throw new ServelabError('INVALID_CONFIG', `invalid configuration: --dry-run prints the batch script a --launcher slurm run submits from a login node; ${why}`);

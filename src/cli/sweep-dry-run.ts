@@ -4,7 +4,7 @@ import { jobRequestFor } from '../cluster/slurm-jobs/job-request.js';
 import { buildJobScript } from '../cluster/slurm-jobs/job-script.js';
 import { ServelabError } from '../errors/servelab-error.js';
 import { gridPoints, labelOf, type SweepPlan } from '../experiments/sweep/sweep-plan.js';
-import { submitsJob } from './submit-job.js';
+import { submitsAsJob } from '../cluster/slurm-jobs/slurm-allocation.js';
 import { EXIT_OK } from './exit-codes.js';
 
 /**
@@ -20,7 +20,7 @@ export function printSweepJobScripts(plan: SweepPlan, outputDirectory: string): 
   });
   const all = [...points, ...probes];
   const settingsOf = (label: string, values: Record<string, unknown>): Record<string, unknown> => ({ ...plan.settings, ...values, outputDir: join(outputDirectory, 'runs', label), runId: label, quiet: true });
-  if (!all.every((point) => submitsJob(settingsOf(point.label, point.values)))) {
+  if (!all.every((point) => submitsAsJob(settingsOf(point.label, point.values)))) {
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --dry-run prints the batch scripts of a sweep whose points are submitted as jobs: give --launcher slurm (or launcher: slurm in its settings), outside an allocation');
   }
   const texts = all.map((point, index) => {

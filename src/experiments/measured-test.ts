@@ -7,6 +7,8 @@ import type { RunData, TestLevel } from '../types/run.js';
 import type { SloTargets } from '../types/summary.js';
 import { analyzeResults, visualizeResults, type RunSource } from './analyze-results.js';
 import { finishRun } from './finish-run.js';
+import { runTestAsJob } from './run-test-as-job.js';
+import { submitsAsJob } from '../cluster/slurm-jobs/slurm-allocation.js';
 import type { ResultMetrics } from './first-users-names.js';
 import type { TestResult } from './test-result.js';
 
@@ -21,11 +23,15 @@ export abstract class MeasuredTest<Config extends NodeTestConfig | RoutingTestCo
     config: Config,
     private readonly testLevel: TestLevel,
     private readonly measure: (config: Config, options: RunOptions) => Promise<MeasuredRun>,
+    /** The settings as given (no defaults filled in): what a submitted job's run validates again. */
+    private readonly given: Record<string, unknown> = {},
   ) {
     this.config = config;
   }
 
   async run(options: RunOptions = {}): Promise<TestResult> {
+    // `launcher: slurm` outside an allocation: the run is one batch job, its coordinator on the allocation's first node.
+    if (submitsAsJob(this.config)) return runTestAsJob(this.testLevel, this.given, options.signal);
     const measured = this.config.virtualTime
       ? await measureVirtualTest(this.config, this.testLevel, options.clock ?? systemClock, options.onProgress)
       : await this.measure(this.config, { ...options, journal: options.journal ?? new RequestsJournal() });

@@ -6,3 +6,8 @@ export function isInsideSlurmAllocation(env: NodeJS.ProcessEnv = process.env): b
   const jobId = env['SLURM_JOB_ID'];
   return jobId !== undefined && jobId.trim() !== '';
 }
+
+/** Whether a run with these settings is submitted as a batch job: Slurm asked for, and no allocation around us. */
+export function submitsAsJob(settings: { launcher?: unknown }, env: NodeJS.ProcessEnv = process.env): boolean {
+  return settings.launcher === 'slurm' && !isInsideSlurmAllocation(env);
+}

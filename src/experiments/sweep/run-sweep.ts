@@ -8,8 +8,7 @@ import { RoutingTest } from '../routing-test.js';
 import type { TestResult } from '../test-result.js';
 import { judgeProbe, PASSING_CRITERION, type ProbeJudgement } from './probe-judgement.js';
 import { gridPoints, labelOf, type GridPoint, type SweepPlan } from './sweep-plan.js';
-import { runPointAsJob } from './point-as-job.js';
-import { isInsideSlurmAllocation } from '../../cluster/slurm-jobs/slurm-allocation.js';
+import { submitsAsJob } from '../../cluster/slurm-jobs/slurm-allocation.js';
 
 export interface SweepRunOutcome {
   label: string;
@@ -58,9 +57,8 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
   const outputDirectory = resolve(options.outputDirectory);
   const runs: SweepRunOutcome[] = [];
   const searches: SearchOutcome[] = [];
-  // A point whose settings ask for Slurm from outside an allocation is its own batch job; any other runs here.
+  // A point whose settings ask for Slurm from outside an allocation runs as its own batch job (MeasuredTest.run).
   const runPoint = async (settings: Record<string, unknown>): Promise<TestResult> => {
-    if (submitsAsJob(settings)) return runPointAsJob(plan.test, settings, options.signal);
     const test = plan.test === 'routing' ? new RoutingTest(settings) : new NodeTest(settings);
     return test.run({ signal: options.signal });
   };
@@ -239,11 +237,6 @@ async function writeSweepFiles(outputDirectory: string, runs: SweepRunOutcome[],
   const compared: ComparedRun[] = made.map((run, index) => ({ label: labels?.[index] ?? run.label, run: run.result.run, summary: run.result.metrics }));
   if (compared.length >= 1) files.push(...(await writeComparison(compared, outputDirectory)));
   return { files, comparisonTable: compared.length >= 1 ? formatComparisonTable(compared) : '' };
-}
-
-/** Whether a point's settings submit it as a batch job: Slurm asked for, and no allocation around the sweep. */
-function submitsAsJob(settings: Record<string, unknown>): boolean {
-  return settings['launcher'] === 'slurm' && !isInsideSlurmAllocation();
 }
 
 const numberOrUndefined = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
