@@ -163,6 +163,14 @@ export const clientSettingsSchema = z.object({
 
 export const runSettingsSchema = z.object({
   target: targetSchema.default('sim'),
+  /**
+   * Where the launched servers and router run (docs/slurm.md): `local` (this host's process groups, the default) or
+   * `slurm` (job steps in the Slurm allocation servelab runs in). Optional without a default, so a local run's
+   * config.json is unchanged.
+   */
+  launcher: z.enum(['local', 'slurm']).optional(),
+  /** slurm: servers per node (SGLang servers take their GPU ids per node); default: the servers spread over every node. */
+  gpusPerNode: positiveInteger.optional(),
   /** attach: the server (node test) or the router (routing test). */
   url: z.string().url({ message: 'must be a URL such as http://127.0.0.1:30000' }).optional(),
   /**

@@ -5,23 +5,16 @@ import { slurmTimeSeconds } from './slurm-time.js';
 /** The time limit a submitted job gets unless told otherwise: never unlimited (docs/slurm.md, "From a login node"). */
 export const DEFAULT_SLURM_TIME = '1:00:00';
 
-/** Servers per Slurm node unless told otherwise (one per GPU of an 8-GPU node). */
-export const DEFAULT_GPUS_PER_NODE = 8;
 /** Load-generator nodes unless told otherwise. */
 export const DEFAULT_CLIENT_NODES = 1;
 
 /**
- * Where a test's processes run, and how a run is submitted to Slurm from a login node. `launcher: slurm` inside an
- * allocation places job steps in it; elsewhere the run is submitted as one batch job (src/cluster/slurm-jobs/).
- * Optional without defaults in the schema (the defaults above apply where they are used), so a local run's
+ * How a run is submitted to Slurm from a login node: with `launcher: slurm` (schema.ts) outside an allocation the run
+ * is one batch job (src/cluster/slurm-jobs/); inside one, job steps are placed in it. Optional without defaults in the schema (the defaults above apply where they are used), so a local run's
  * config.json is unchanged.
  */
 export const slurmJobSettingsSchema = z.object({
-  /** `local`: this host's process groups; `slurm`: job steps inside an allocation, or one submitted job outside one. */
-  launcher: z.enum(['local', 'slurm']).optional(),
-  /** Servers per Slurm node (SGLang servers get their GPUs from Slurm). */
-  gpusPerNode: z.number().int().positive().optional(),
-  /** Nodes for load generators. */
+  /** Nodes for load generators (launcher and gpusPerNode, beside them, are run settings: schema.ts). */
   clientNodes: z.number().int().nonnegative().optional(),
   /** sbatch --partition. */
   slurmPartition: z.string().min(1).optional(),
@@ -47,9 +40,9 @@ export const SUBMISSION_ONLY_SETTINGS = ['slurmPartition', 'slurmAccount', 'slur
  * Refuses Slurm settings that the run would silently ignore: without `launcher: slurm` nothing is submitted or placed,
  * so a partition or a time limit given there would change nothing the user can see.
  */
-export function rejectIgnoredSlurmSettings(config: z.output<typeof slurmJobSettingsSchema>): void {
+export function rejectIgnoredSlurmSettings(config: z.output<typeof slurmJobSettingsSchema> & { launcher?: string }): void {
   if (config.launcher === 'slurm') return;
-  const given = (['gpusPerNode', 'clientNodes', ...SUBMISSION_ONLY_SETTINGS] as const).filter((key) => config[key] !== undefined);
+  const given = (['clientNodes', ...SUBMISSION_ONLY_SETTINGS] as const).filter((key) => config[key] !== undefined);
   if (given.length > 0) {
     const flags = given.map((key) => `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`).join(', ');
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: ${flags} ${given.length > 1 ? 'apply' : 'applies'} to runs placed by Slurm; add --launcher slurm, or drop ${given.length > 1 ? 'them' : 'it'}`);

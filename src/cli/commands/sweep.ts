@@ -5,7 +5,7 @@ import { EXIT_INTERRUPTED, EXIT_OK, EXIT_SWEEP_RUN_FAILED } from '../exit-codes.
 import { readSettingsFile } from '../read-settings-file.js';
 import { applyRealTimeV8Flags } from '../real-time-v8-flags.js';
 import { addFlags, flagsToConfig, parseInteger } from '../options/option-table.js';
-import { slurmJobFlags } from '../options/slurm-job-flags.js';
+import { sweepSlurmFlags } from '../options/slurm-job-flags.js';
 
 export function registerSweepCommand(program: Command): void {
   const command = program
@@ -51,7 +51,7 @@ export function registerSweepCommand(program: Command): void {
     .option('--output-dir <dir>', 'where runs and tables go (default: results/sweep-<time>)')
     .option('--max-parallel <n>', 'with --launcher slurm from a login node: points submitted as jobs at once (default: the file\'s maxParallel, else 4)', parseInteger);
   // --launcher slurm from a login node: each point is its own batch job (docs/slurm.md); these join every point's settings.
-  addFlags(command, slurmJobFlags);
+  addFlags(command, sweepSlurmFlags);
   command.option('--dry-run', 'with --launcher slurm outside an allocation: print each grid point\'s batch script, and exit without submitting');
   command.action(async (file: string, options: { outputDir?: string; maxParallel?: number; dryRun?: boolean }) => {
       const parsed = await readSettingsFile(file, 'sweep file');
@@ -62,7 +62,7 @@ export function registerSweepCommand(program: Command): void {
         import('../interrupts.js'),
       ]);
       const plan = parseSweepPlan(parsed);
-      Object.assign(plan.settings, flagsToConfig(command, slurmJobFlags));
+      Object.assign(plan.settings, flagsToConfig(command, sweepSlurmFlags));
       if (options.maxParallel !== undefined) plan.maxParallel = options.maxParallel;
       // Real-time runs in the grid get the V8 settings a single run gets (see real-time-v8-flags.ts).
       if (plan.settings['virtualTime'] !== true && !(plan.grid['virtualTime'] ?? []).includes(true)) applyRealTimeV8Flags();

@@ -19,6 +19,8 @@ export const targetFlags: FlagSpec[] = [
   { flag: 'target', key: 'target', kind: 'value', valueName: 'kind', choices: ['sim', 'sglang', 'attach'], defaultText: 'sim, or sglang when --model-path or --gpu-id is given', group: TARGET, description: 'sim: servelab\'s simulated SGLang engine on loopback (no GPU); sglang: launch python -m sglang.launch_server; attach: a server that already runs (--url)' },
   { flag: 'virtual-time', key: 'virtualTime', kind: 'boolean', group: TARGET, description: 'sim only: run as a discrete-event simulation in virtual time (no sockets; a million requests in seconds), same files, marked simulated' },
   { flag: 'url', key: 'url', kind: 'value', valueName: 'url', group: TARGET, description: 'attach: the running server, e.g. http://127.0.0.1:30000' },
+  { flag: 'launcher', key: 'launcher', kind: 'value', valueName: 'where', choices: ['local', 'slurm'], defaultText: 'local', group: TARGET, description: 'where launched servers and the router run: local (this host) or slurm (job steps in the Slurm allocation servelab runs in, e.g. under salloc; docs/slurm.md)' },
+  { flag: 'gpus-per-node', key: 'gpusPerNode', kind: 'value', valueName: 'n', parse: parseInteger, group: TARGET, description: 'slurm: servers per node (SGLang servers take GPU ids per node); default: the servers spread over every node of the allocation' },
   { flag: 'server-request-log-dir', key: 'serverRequestLogDir', kind: 'value', valueName: 'dir', group: TARGET, description: "attach: where the SGLang server writes its request log (its --export-metrics-to-file-dir); joined to the records for server timing on every protocol" },
 ];
 

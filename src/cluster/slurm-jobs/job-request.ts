@@ -2,7 +2,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { resolveNodeTestConfig } from '../../config/node-test-config.js';
 import { isPathValue, PATH_SETTINGS } from '../../config/path-settings.js';
 import { resolveRoutingTestConfig } from '../../config/routing-test-config.js';
-import { DEFAULT_CLIENT_NODES, DEFAULT_GPUS_PER_NODE, DEFAULT_SLURM_TIME, SUBMISSION_ONLY_SETTINGS } from '../../config/slurm-job-settings.js';
+import { DEFAULT_CLIENT_NODES, DEFAULT_SLURM_TIME, SUBMISSION_ONLY_SETTINGS } from '../../config/slurm-job-settings.js';
 import { earlyWarningSeconds, slurmTimeSeconds } from '../../config/slurm-time.js';
 import { camelCaseSettings } from '../../config/snake-case-settings.js';
 import { impliedTarget } from '../../config/implied-target.js';
@@ -75,15 +75,11 @@ export function jobRequestFor(test: TestLevel, given: Record<string, unknown>, c
 }
 
 /**
- * The nodes a run needs: its launched servers at gpusPerNode a node, plus the load generators' nodes. A virtual-time
- * run launches nothing, and an attached target launches no server; every run needs at least the coordinator's node.
+ * The nodes a run needs: its servers at gpusPerNode a node (without it, one a node: the Slurm placement then spreads
+ * the servers over every node of the allocation), plus the load generators' nodes. (A virtual-time run or an attached
+ * target places nothing, and `launcher: slurm` refuses them: setting-rules.ts.)
  */
-export function nodesForRun(
-  test: TestLevel,
-  config: { target: string; virtualTime: boolean; gpusPerNode?: number; clientNodes?: number; numGpus?: number; workerUrls?: string[]; url?: string },
-): number {
-  if (config.virtualTime) return 1;
-  const launchedServers = config.target === 'attach' ? 0 : test === 'routing' ? (config.numGpus ?? 1) : 1;
-  const serverNodes = Math.ceil(launchedServers / (config.gpusPerNode ?? DEFAULT_GPUS_PER_NODE));
-  return Math.max(1, serverNodes + (config.clientNodes ?? DEFAULT_CLIENT_NODES));
+export function nodesForRun(test: TestLevel, config: { gpusPerNode?: number; clientNodes?: number; numGpus?: number }): number {
+  const servers = test === 'routing' ? (config.numGpus ?? 1) : 1;
+  return Math.ceil(servers / (config.gpusPerNode ?? 1)) + (config.clientNodes ?? DEFAULT_CLIENT_NODES);
 }

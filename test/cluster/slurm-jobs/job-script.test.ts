@@ -70,13 +70,13 @@ describe('the batch script of a submitted run', () => {
     }
   });
 
-  it('asks for the nodes the run needs: servers / gpus-per-node plus client nodes, or --slurm-nodes', () => {
+  it('asks for the nodes the run needs: servers / gpus-per-node (else one a node) plus client nodes, or --slurm-nodes', () => {
     const nodes = (test: 'node' | 'routing', settings: Record<string, unknown>): number => jobRequestFor(test, { launcher: 'slurm', ...settings }, context).spec.nodes;
     expect(nodes('node', {})).toBe(2);
     expect(nodes('node', { clientNodes: 0 })).toBe(1);
-    expect(nodes('routing', { numGpus: 9 })).toBe(3);
-    expect(nodes('routing', { numGpus: 4, gpusPerNode: 1, clientNodes: 2 })).toBe(6);
-    expect(nodes('routing', { virtualTime: true, numGpus: 64 })).toBe(1);
+    expect(nodes('routing', { numGpus: 9, gpusPerNode: 8 })).toBe(3);
+    // Without --gpus-per-node the placement spreads servers one a node.
+    expect(nodes('routing', { numGpus: 4, clientNodes: 2 })).toBe(6);
     expect(nodes('routing', { numGpus: 64, slurmNodes: 3 })).toBe(3);
   });
 
