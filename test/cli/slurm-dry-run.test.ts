@@ -42,6 +42,19 @@ describe('--launcher slurm --dry-run', () => {
     expect(existsSync(join(workDirectory, 'results'))).toBe(false);
   });
 
+  it('prints every grid point\'s script for a sweep as jobs', async () => {
+    const sweepFile = join(workDirectory, 'sweep.json');
+    await writeFile(sweepFile, JSON.stringify({ test: 'node', settings: { numPrompts: 10 }, grid: { requestRate: [5, 10] } }));
+    const sweepDir = join(workDirectory, 'sweep-out');
+    const result = await runCli(['sweep', sweepFile, '--launcher', 'slurm', '--max-parallel', '3', '--slurm-partition', 'gpu', '--output-dir', sweepDir, '--dry-run'], { env: outside, cwd: workDirectory });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^# at most 3 of these jobs at once \(--max-parallel\)\n# ===== grid point 1\/2: requestRate=5 =====\n#!\/bin\/bash\n/);
+    expect(result.stdout).toContain('# ===== grid point 2/2: requestRate=10 =====\n#!/bin/bash\n');
+    expect(result.stdout.match(/#SBATCH --partition="gpu"/g)).toHaveLength(2);
+    expect(result.stdout).toContain(`"outputDir": "${join(sweepDir, 'runs', 'requestRate=10')}"`);
+    expect(existsSync(sweepDir)).toBe(false);
+  });
+
   it('names the default time limit in --help', async () => {
     const help = await runCli(['node', '--help']);
     expect(help.stdout).toMatch(/--slurm-time <limit>[\s\S]*never unlimited[\s\S]*\(default: 1:00:00\)/);

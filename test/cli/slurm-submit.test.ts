@@ -107,4 +107,19 @@ describe.skipIf(slurmMissing() !== undefined)('--launcher slurm from a login nod
     await run.done;
     await until(async () => (await liveJobs()) === '', `job ${jobId()} to leave the queue`, 30_000);
   }, 150_000);
+
+  it('before the time limit, Slurm\'s early warning makes the coordinator write what it measured and stop', async () => {
+    // A one-minute limit: the warning (SIGTERM to the batch step) comes 30 s before it, or earlier (Slurm checks
+    // limits on its own cadence); the run would need 150 s.
+    const outputDir = join(workDirectory, 'time-limited');
+    const run = startCli(['node', '--launcher', 'slurm', '--slurm-time', '1', '--num-prompts', '3000', '--request-rate', '20', ...smallRun, '--output-dir', outputDir], { env: loginEnv, cwd: workDirectory });
+    const { code } = await run.done;
+    expect(run.stderr()).toMatch(/servelab: job \d+ ended FAILED, exit status 143/);
+    expect(code).toBe(143);
+    const summary = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8')) as { run: { status: string }; metrics: { counts: { total: number } } };
+    expect(summary.run.status).toBe('interrupted');
+    expect(summary.metrics.counts.total).toBeGreaterThan(0);
+    expect(await readFile(join(outputDir, 'logs', 'slurm-job', 'job.sbatch'), 'utf8')).toContain('#SBATCH --signal=B:TERM@30\n');
+    expect(await liveJobs()).toBe('');
+  }, 150_000);
 });
