@@ -5,8 +5,6 @@ import { slurmTimeSeconds } from './slurm-time.js';
 /** The time limit a submitted job gets unless told otherwise: never unlimited (docs/slurm.md, "From a login node"). */
 export const DEFAULT_SLURM_TIME = '1:00:00';
 
-/** Load-generator nodes unless told otherwise. */
-export const DEFAULT_CLIENT_NODES = 1;
 
 /**
  * How a run is submitted to Slurm from a login node: with `launcher: slurm` (schema.ts) outside an allocation the run
@@ -14,8 +12,7 @@ export const DEFAULT_CLIENT_NODES = 1;
  * config.json is unchanged.
  */
 export const slurmJobSettingsSchema = z.object({
-  /** Nodes for load generators (launcher and gpusPerNode, beside them, are run settings: schema.ts). */
-  clientNodes: z.number().int().nonnegative().optional(),
+  // launcher and gpusPerNode, beside these, are run settings (schema.ts); clientNodes a client setting.
   /** sbatch --partition. */
   slurmPartition: z.string().min(1).optional(),
   /** sbatch --account. */
@@ -29,7 +26,7 @@ export const slurmJobSettingsSchema = z.object({
     .optional(),
   /** sbatch arguments passed verbatim, one `#SBATCH` line each (sites differ on --gres, --gpus-per-node, --exclusive). */
   slurmArgs: z.array(z.string().min(1)).optional(),
-  /** sbatch --nodes, when the count the run needs (servers / gpusPerNode + clientNodes) is not what the site wants. */
+  /** sbatch --nodes, when the count the run needs (job-request.ts, nodesForRun) is not what the site wants. */
   slurmNodes: z.number().int().positive().optional(),
 });
 
@@ -42,7 +39,7 @@ export const SUBMISSION_ONLY_SETTINGS = ['slurmPartition', 'slurmAccount', 'slur
  */
 export function rejectIgnoredSlurmSettings(config: z.output<typeof slurmJobSettingsSchema> & { launcher?: string }): void {
   if (config.launcher === 'slurm') return;
-  const given = (['clientNodes', ...SUBMISSION_ONLY_SETTINGS] as const).filter((key) => config[key] !== undefined);
+  const given = SUBMISSION_ONLY_SETTINGS.filter((key) => config[key] !== undefined);
   if (given.length > 0) {
     const flags = given.map((key) => `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`).join(', ');
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: ${flags} ${given.length > 1 ? 'apply' : 'applies'} to runs placed by Slurm; add --launcher slurm, or drop ${given.length > 1 ? 'them' : 'it'}`);

@@ -32,7 +32,7 @@ describe('--launcher slurm --dry-run', () => {
   it('prints the script of a routing test, and of a `servelab run` file that asks for Slurm', async () => {
     const route = await runCli(['route', '--launcher', 'slurm', '--num-gpus', '12', '--gpus-per-node', '4', '--slurm-time', '30', '--dry-run'], { env: outside, cwd: workDirectory });
     expect(route.code).toBe(0);
-    expect(route.stdout).toContain('#SBATCH --nodes=4\n#SBATCH --time="30"\n#SBATCH --signal=B:TERM@120\n');
+    expect(route.stdout).toContain('#SBATCH --nodes=3\n#SBATCH --time="30"\n#SBATCH --signal=B:TERM@120\n');
     const file = join(workDirectory, 'routing.yaml');
     await writeFile(file, 'test: routing\nlauncher: slurm\nnum_gpus: 2\nslurm_account: lab\nslurm_args: ["--gres=gpu:2"]\n');
     const run = await runCli(['run', file, '--dry-run'], { env: outside, cwd: workDirectory });

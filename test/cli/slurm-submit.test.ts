@@ -8,7 +8,7 @@ import { runCli, startCli } from '../helpers/cli.js';
 import { slurmMissing, startSlurmCluster, type SlurmTestCluster } from '../helpers/slurm-cluster.js';
 
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
-const smallRun = ['--random-input-len', '32', '--random-output-len', '8', '--profile', fastProfile, '--client-nodes', '0'];
+const smallRun = ['--random-input-len', '32', '--random-output-len', '8', '--profile', fastProfile];
 let cluster: SlurmTestCluster;
 let workDirectory: string;
 /** A login node of the test cluster: Slurm's commands reach it, and no allocation is around the command. */
@@ -49,7 +49,7 @@ describe.skipIf(slurmMissing() !== undefined)('--launcher slurm from a login nod
     const localDir = join(workDirectory, 'local');
     const [submitted, local] = await Promise.all([
       runCli(['node', '--launcher', 'slurm', ...settings, '--output-dir', submittedDir], { env: loginEnv, cwd: workDirectory, timeoutMs: 150_000 }),
-      runCli(['node', ...settings.filter((flag, index, all) => flag !== '--client-nodes' && all[index - 1] !== '--client-nodes'), '--output-dir', localDir], { cwd: workDirectory, timeoutMs: 150_000 }),
+      runCli(['node', ...settings, '--output-dir', localDir], { cwd: workDirectory, timeoutMs: 150_000 }),
     ]);
     expect(submitted.stderr).toMatch(/servelab: submitted job (\d+) \(sbatch\)/);
     expect(submitted.stderr).toMatch(/servelab: job \d+ RUNNING on n1/);

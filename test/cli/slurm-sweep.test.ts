@@ -26,7 +26,7 @@ describe.skipIf(slurmMissing() !== undefined)('servelab sweep --launcher slurm f
     // The middle point's server cannot get ready within 1 ms: its job fails; the other two complete.
     await writeFile(sweepFile, JSON.stringify({
       test: 'node',
-      settings: { numPrompts: 20, requestRate: 20, randomInputLen: 32, randomOutputLen: 8, profile: fastProfile, clientNodes: 0 },
+      settings: { numPrompts: 20, requestRate: 20, randomInputLen: 32, randomOutputLen: 8, profile: fastProfile },
       grid: { readyTimeoutS: [30, 0.001, 31] },
     }));
     const outputDir = join(workDirectory, 'out');

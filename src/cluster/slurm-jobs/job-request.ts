@@ -2,7 +2,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { resolveNodeTestConfig } from '../../config/node-test-config.js';
 import { isPathValue, PATH_SETTINGS } from '../../config/path-settings.js';
 import { resolveRoutingTestConfig } from '../../config/routing-test-config.js';
-import { DEFAULT_CLIENT_NODES, DEFAULT_SLURM_TIME, SUBMISSION_ONLY_SETTINGS } from '../../config/slurm-job-settings.js';
+import { DEFAULT_SLURM_TIME, SUBMISSION_ONLY_SETTINGS } from '../../config/slurm-job-settings.js';
 import { earlyWarningSeconds, slurmTimeSeconds } from '../../config/slurm-time.js';
 import { camelCaseSettings } from '../../config/snake-case-settings.js';
 import { impliedTarget } from '../../config/implied-target.js';
@@ -76,10 +76,12 @@ export function jobRequestFor(test: TestLevel, given: Record<string, unknown>, c
 
 /**
  * The nodes a run needs: its servers at gpusPerNode a node (without it, one a node: the Slurm placement then spreads
- * the servers over every node of the allocation), plus the load generators' nodes. (A virtual-time run or an attached
- * target places nothing, and `launcher: slurm` refuses them: setting-rules.ts.)
+ * the servers over every node of the allocation), plus a node for each load-generator process when the run spreads its
+ * load over several (`clientNodes` above 1; one generator is the coordinator itself, on the first node). (A
+ * virtual-time run or an attached target places nothing, and `launcher: slurm` refuses them: setting-rules.ts.)
  */
-export function nodesForRun(test: TestLevel, config: { gpusPerNode?: number; clientNodes?: number; numGpus?: number }): number {
+export function nodesForRun(test: TestLevel, config: { gpusPerNode?: number; numGpus?: number; clientNodes?: unknown }): number {
   const servers = test === 'routing' ? (config.numGpus ?? 1) : 1;
-  return Math.ceil(servers / (config.gpusPerNode ?? 1)) + (config.clientNodes ?? DEFAULT_CLIENT_NODES);
+  const generators = typeof config.clientNodes === 'number' && config.clientNodes > 1 ? config.clientNodes : 0;
+  return Math.ceil(servers / (config.gpusPerNode ?? 1)) + generators;
 }

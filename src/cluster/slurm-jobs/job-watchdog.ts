@@ -20,6 +20,9 @@ function ensureWatchdog(): ChildProcess | undefined {
   watchdog = spawn(process.execPath, [scriptPath], { stdio: ['pipe', 'ignore', 'ignore'], detached: true, env: childEnv() });
   watchdog.unref();
   (watchdog.stdin as Socket | null)?.unref();
+  // A watchdog killed from outside (scancel signals every process of a job, the watchdog included) closes the pipe,
+  // and the next write fails with EPIPE: that must not end the run. The exit handler still stops what remains.
+  watchdog.stdin?.on('error', () => undefined);
   watchdog.on('error', () => {
     watchdog = undefined;
   });

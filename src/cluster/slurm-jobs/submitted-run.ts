@@ -45,6 +45,9 @@ export interface SubmittedRun {
   endedSeenAtEpochS: number;
 }
 
+/** How long the controller may leave the follower unanswered before the run is given up (and its job cancelled). */
+const CONTROLLER_SILENCE_MS = 120_000;
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -101,8 +104,18 @@ export async function submitAndFollow(request: JobRequest, options: SubmittedRun
   if (options.signal?.aborted === true) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
+    let unanswered = 0;
     for (;;) {
-      const now = await queryJobState(jobId, options.env);
+      let now: JobState | undefined;
+      try {
+        now = await queryJobState(jobId, options.env);
+        unanswered = 0;
+      } catch (error) {
+        // A controller that is busy or restarting does not answer for a while; the job goes on meanwhile.
+        if (++unanswered * pollMs >= CONTROLLER_SILENCE_MS) throw error;
+        await sleep(pollMs);
+        continue;
+      }
       await relay(false);
       if (now === undefined) break; // Forgotten by the controller (MinJobAge): its end was missed.
       if (last === undefined || now.state !== last.state) {
@@ -121,7 +134,10 @@ export async function submitAndFollow(request: JobRequest, options: SubmittedRun
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     await stopping;
-    unwatchJob(jobId);
+    // Left early (the controller stopped answering, a file could not be read): a job nobody follows is cancelled
+    // rather than left to run to its limit; the watchdog goes on covering it if even scancel fails now.
+    if (last === undefined || !hasEnded(last.state)) await cancelJob(jobId, { env: options.env }).then(() => unwatchJob(jobId), () => undefined);
+    else unwatchJob(jobId);
   }
   const endedSeenAtEpochS = Date.now() / 1000;
   const jobFilesDirectory = await gatherJobFiles(request);

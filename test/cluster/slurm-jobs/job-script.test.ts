@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildJobScript } from '../../../src/cluster/slurm-jobs/job-script.js';
 import { directiveWord } from '../../../src/cluster/slurm-jobs/job-quoting.js';
-import { jobRequestFor, type JobRequestContext } from '../../../src/cluster/slurm-jobs/job-request.js';
+import { jobRequestFor, nodesForRun, type JobRequestContext } from '../../../src/cluster/slurm-jobs/job-request.js';
 import { NodeTest } from '../../../src/experiments/node-test.js';
 
 const printArgv = fileURLToPath(new URL('../../fixtures/slurm-jobs/print-argv.mjs', import.meta.url));
@@ -30,7 +30,6 @@ describe('the batch script of a submitted run', () => {
       launcher: 'slurm',
       numGpus: 16,
       gpusPerNode: 8,
-      clientNodes: 2,
       slurmPartition: 'gpu',
       slurmAccount: 'lab-7',
       slurmTime: '0-02:30:00',
@@ -40,7 +39,7 @@ describe('the batch script of a submitted run', () => {
     const script = buildJobScript(request.spec);
     expect(directives(script)).toEqual([
       '#SBATCH --job-name="servelab-r1"',
-      '#SBATCH --nodes=4',
+      '#SBATCH --nodes=2',
       '#SBATCH --time="0-02:30:00"',
       '#SBATCH --signal=B:TERM@120',
       `#SBATCH --output="${join(workDirectory, 'results', '.r1.slurm-job', 'slurm-job.out')}"`,
@@ -56,7 +55,7 @@ describe('the batch script of a submitted run', () => {
     const lastDirective = lines.map((line) => line.startsWith('#SBATCH ')).lastIndexOf(true);
     expect(lines.slice(1, lastDirective + 1).every((line) => line.startsWith('#SBATCH '))).toBe(true);
     // The run inside gets no submission-only setting, and runs placed by Slurm.
-    expect(request.spec.settings).toMatchObject({ test: 'routing', launcher: 'slurm', numGpus: 16, gpusPerNode: 8, clientNodes: 2, runId: 'r1', progress: 'lines' });
+    expect(request.spec.settings).toMatchObject({ test: 'routing', launcher: 'slurm', numGpus: 16, gpusPerNode: 8, runId: 'r1', progress: 'lines' });
     for (const key of ['slurmPartition', 'slurmAccount', 'slurmTime', 'slurmArgs', 'slurmNodes']) expect(request.spec.settings).not.toHaveProperty(key);
   });
 
@@ -70,14 +69,16 @@ describe('the batch script of a submitted run', () => {
     }
   });
 
-  it('asks for the nodes the run needs: servers / gpus-per-node (else one a node) plus client nodes, or --slurm-nodes', () => {
+  it('asks for the nodes the run needs: servers / gpus-per-node (else one a node), a node per extra load generator, or --slurm-nodes', () => {
     const nodes = (test: 'node' | 'routing', settings: Record<string, unknown>): number => jobRequestFor(test, { launcher: 'slurm', ...settings }, context).spec.nodes;
-    expect(nodes('node', {})).toBe(2);
-    expect(nodes('node', { clientNodes: 0 })).toBe(1);
-    expect(nodes('routing', { numGpus: 9, gpusPerNode: 8 })).toBe(3);
+    expect(nodes('node', {})).toBe(1);
+    expect(nodes('routing', { numGpus: 9, gpusPerNode: 8 })).toBe(2);
     // Without --gpus-per-node the placement spreads servers one a node.
-    expect(nodes('routing', { numGpus: 4, clientNodes: 2 })).toBe(6);
+    expect(nodes('routing', { numGpus: 4 })).toBe(4);
     expect(nodes('routing', { numGpus: 64, slurmNodes: 3 })).toBe(3);
+    // --client-nodes N > 1 runs N load-generator processes, each on a node; 1 is the coordinator itself.
+    expect(nodesForRun('routing', { numGpus: 4, clientNodes: 3 })).toBe(7);
+    expect(nodesForRun('routing', { numGpus: 4, clientNodes: 1 })).toBe(4);
   });
 
   it('refuses Slurm settings on a run that Slurm does not place', () => {
