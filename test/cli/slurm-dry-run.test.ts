@@ -55,6 +55,18 @@ describe('--launcher slurm --dry-run', () => {
     expect(existsSync(sweepDir)).toBe(false);
   });
 
+  it('without a reachable Slurm, says sbatch refused the job and leaves nothing behind', async () => {
+    const empty = await mkdtemp(join(workDirectory, 'no-slurm-'));
+    // A configuration whose controller listens nowhere (port 9, discard, is closed on loopback): sbatch cannot submit.
+    const conf = join(workDirectory, 'unreachable.conf');
+    await writeFile(conf, 'ClusterName=none\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=9\n');
+    const result = await runCli(['node', '--launcher', 'slurm', '--num-prompts', '5', '--output-dir', join(empty, 'run')], { env: { ...outside, SLURM_CONF: conf }, cwd: empty, timeoutMs: 90_000 });
+    expect(result.code).toBe(1);
+    // sbatch present but no controller to reach, or Slurm's client commands not installed at all.
+    expect(result.stderr).toMatch(/servelab: (sbatch refused the job \(exit 1\): .*\nnothing was submitted; check that this host reaches the Slurm controller|sbatch is not installed or not on PATH)/);
+    expect(await readdir(empty)).toEqual([]);
+  }, 120_000);
+
   it('names the default time limit in --help', async () => {
     const help = await runCli(['node', '--help']);
     expect(help.stdout).toMatch(/--slurm-time <limit>[\s\S]*never unlimited[\s\S]*\(default: 1:00:00\)/);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { JobRequest } from './job-request.js';
@@ -70,8 +70,10 @@ export async function submitAndFollow(request: JobRequest, options: SubmittedRun
   // --parsable prints `JOBID` or `JOBID;CLUSTER`.
   const jobId = /^(\d+)(?:;\S+)?\s*$/.exec(submitted.stdout.trim())?.[1];
   if (submitted.code !== 0 || jobId === undefined) {
+    // Nothing was queued: the job directory this call made goes too, so a refused submission leaves no trace.
+    await rm(request.jobDirectory, { recursive: true, force: true });
     throw new ServelabError('SLURM_JOB_FAILED', `sbatch refused the job (exit ${String(submitted.code)}): ${submitted.stderr.trim() || submitted.stdout.trim() || 'no message'}`, {
-      details: `the script is ${scriptPath}; servelab ... --dry-run prints it`,
+      details: 'nothing was submitted; check that this host reaches the Slurm controller (sinfo answers; SLURM_CONF names its configuration), and the script with --dry-run',
     });
   }
   watchJob(jobId);
