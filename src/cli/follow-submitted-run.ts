@@ -17,8 +17,11 @@ const say = (text: string): void => {
  */
 export async function followSubmittedRun(request: JobRequest): Promise<number> {
   let jobId: string | undefined;
+  let running = false;
   const interrupts = abortOnSignals((signal) => {
-    say(`${signal} received: ${jobId === undefined ? 'cancelling the submission' : `telling job ${jobId} to stop and write what it measured`} (press Ctrl-C again to cancel it at once)`);
+    // As submitAndFollow acts: a job still queued is cancelled; a running one's coordinator is told to stop.
+    const what = jobId === undefined ? 'cancelling the submission' : running ? `telling job ${jobId} to stop and write what it measured` : `cancelling job ${jobId}, which has not started`;
+    say(`${signal} received: ${what} (press Ctrl-C again to cancel it at once)`);
   });
   try {
     const outcome = await submitAndFollow(request, {
@@ -28,7 +31,10 @@ export async function followSubmittedRun(request: JobRequest): Promise<number> {
         say(`submitted job ${id} (sbatch); the run writes ${request.runDirectory}; following it (Ctrl-C stops it)`);
       },
       // The end has its own line, with the exit status and timings.
-      onState: (job, id) => (hasEnded(job.state) ? undefined : say(`job ${id} ${describeState(job)}`)),
+      onState: (job, id) => {
+        running = job.state !== 'PENDING';
+        if (!hasEnded(job.state)) say(`job ${id} ${describeState(job)}`);
+      },
       onOutput: (text, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(text),
     });
     say(await endLine(outcome));

@@ -9,7 +9,6 @@ export function addDryRunOption(command: Command): void {
   command.option('--dry-run', 'with --launcher slurm outside an allocation: print the batch script that would be submitted, and exit without submitting');
 }
 
-
 /**
  * The submit path of `servelab node | route | run`: with `launcher: slurm` outside an allocation, the run is submitted
  * as one batch job and followed here (or, with --dry-run, its script is printed). Returns the exit code, or undefined

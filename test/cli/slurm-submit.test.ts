@@ -122,4 +122,22 @@ describe.skipIf(slurmMissing() !== undefined)('--launcher slurm from a login nod
     expect(await readFile(join(outputDir, 'logs', 'slurm-job', 'job.sbatch'), 'utf8')).toContain('#SBATCH --signal=B:TERM@30\n');
     expect(await liveJobs()).toBe('');
   }, 150_000);
+
+  it('on Ctrl-C while the job waits in the queue, cancels it: nothing ran, nothing is left', async () => {
+    // Every node held by another allocation: the submitted job waits (PENDING, Resources).
+    const holder = await cluster.allocate(3);
+    try {
+      const { run, jobId } = startLongRun('pending');
+      await until(() => /job \d+ PENDING/.test(run.stderr()), 'the job to wait in the queue');
+      run.child.kill('SIGINT');
+      const { code } = await run.done;
+      expect(run.stderr()).toContain(`servelab: SIGINT received: cancelling job ${jobId()}, which has not started`);
+      expect(run.stderr()).toMatch(new RegExp(`servelab: job ${jobId()} ended CANCELLED, exit status 1\\. job script and output: .*\\.pending\\.slurm-job`));
+      expect(code).toBe(130);
+      expect(existsSync(join(workDirectory, 'pending'))).toBe(false);
+      expect(await liveJobs()).toBe(`${holder.jobId} RUNNING`);
+    } finally {
+      await cluster.command('scancel', [holder.jobId]);
+    }
+  }, 150_000);
 });
