@@ -18,6 +18,7 @@ export type { RepeatsOptions, RepeatsResult } from './experiments/repeats/run-re
 export type { RepeatsFile } from './report/repeats/repeats-file.js';
 export type { CombinedMetric } from './analysis/bootstrap/combine-repeats.js';
 export type { IntervalEstimate, RunPrecision } from './types/summary.js';
+export { slurmBatchScript } from './experiments/run-test-as-job.js';
 export type { RunProgress, ProgressListener } from './orchestration/progress.js';
 export type { NodeTestConfig, NodeTestConfigInput, RoutingTestConfig, RoutingTestConfigInput } from './config/schema.js';
 export { ServelabError, isServelabError, type ErrorCode } from './errors/servelab-error.js';

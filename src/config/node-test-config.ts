@@ -1,6 +1,7 @@
 import { ServelabError } from '../errors/servelab-error.js';
 import { nodeTestConfigSchema, type NodeTestConfig, type NodeTestConfigInput } from './schema.js';
 import { rejectIgnoredSettings } from './setting-rules.js';
+import { rejectIgnoredSlurmSettings } from './slurm-job-settings.js';
 import { impliedTarget } from './implied-target.js';
 import { camelCaseSettings } from './snake-case-settings.js';
 import { parseConfig } from './validate.js';
@@ -14,6 +15,7 @@ export function resolveNodeTestConfig(given: NodeTestConfigInput | Record<string
   rejectPdNodeTest(input);
   const config = parseConfig(nodeTestConfigSchema, input);
   rejectIgnoredSettings(input, config);
+  rejectIgnoredSlurmSettings(config);
   if (config.target === 'attach' && config.url === undefined) {
     throw new ServelabError('INVALID_CONFIG', 'invalid configuration: --target attach needs --url (the running server, e.g. http://127.0.0.1:30000)');
   }

@@ -4,6 +4,7 @@ import { routingTestConfigSchema, type FailureAction, type RoutingTestConfig, ty
 import { checkLoadShape } from './node-test-config.js';
 import { SGLANG_ROUTER_POLICIES, SMG_POLICIES, SMG_PREFILL_POLICIES } from './smg-policies.js';
 import { rejectIgnoredSettings } from './setting-rules.js';
+import { rejectIgnoredSlurmSettings } from './slurm-job-settings.js';
 import { impliedTarget } from './implied-target.js';
 import { camelCaseSettings } from './snake-case-settings.js';
 import { parseConfig } from './validate.js';
@@ -21,6 +22,7 @@ export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<
   const input = impliedTarget(camelCaseSettings(given as Record<string, unknown>));
   const config = parseConfig(routingTestConfigSchema, input);
   rejectIgnoredSettings(input, config);
+  rejectIgnoredSlurmSettings(config);
   // nginx balances by round robin or least connections only: without a policy given, it round-robins.
   if (config.router === 'nginx' && input['routingPolicy'] === undefined) config.routingPolicy = 'round_robin';
   if (config.target === 'sglang' && config.modelPath === undefined) throw invalid('--target sglang needs --model-path');
@@ -59,8 +61,9 @@ export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<
   }
   checkPdSettings(config);
   checkLoadShape(config);
-  // Before anything is launched: virtual time simulates its servers in this process, so only real-time runs count.
-  if (!config.virtualTime) checkServerCount(config.numGpus, config.target);
+  // Before anything is launched: virtual time simulates its servers in this process, so only real-time runs count;
+  // servers placed by Slurm run on its nodes, whose capacity this host's says nothing about.
+  if (!config.virtualTime && config.launcher !== 'slurm') checkServerCount(config.numGpus, config.target);
   if (config.virtualTime && config.target !== 'sim') {
     throw new ServelabError('INVALID_CONFIG', `invalid configuration: --virtual-time simulates servelab's engines; it needs --target sim, not ${config.target}`);
   }

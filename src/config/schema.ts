@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { sloTargetsSchema } from './slo-targets.js';
+import { slurmJobSettingsSchema } from './slurm-job-settings.js';
 import { MAX_RESPONSE_CAP_BYTES } from './size-limits.js';
 
 /**
@@ -232,7 +233,8 @@ export const runSettingsSchema = z.object({
 const sharedTestSettingsSchema = serverSettingsSchema
   .extend(workloadSettingsSchema.shape)
   .extend(clientSettingsSchema.shape)
-  .extend(runSettingsSchema.shape);
+  .extend(runSettingsSchema.shape)
+  .extend(slurmJobSettingsSchema.shape);
 
 export const nodeTestConfigSchema = sharedTestSettingsSchema.strict();
 

@@ -18,6 +18,8 @@ export type ErrorCode =
   | 'INTERRUPTED'
   | 'DISK_FULL'
   | 'WRITE_FAILED'
+  /** sbatch refused a job, or Slurm could not be asked about one (docs/slurm.md). */
+  | 'SLURM_JOB_FAILED'
   | 'INTERNAL';
 
 /**

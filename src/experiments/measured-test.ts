@@ -9,6 +9,8 @@ import { analyzeResults, visualizeResults, type RunSource } from './analyze-resu
 import { finishRun } from './finish-run.js';
 import { ServelabError } from '../errors/servelab-error.js';
 import { runRepeats, type RepeatsOptions, type RepeatsResult } from './repeats/run-repeats.js';
+import { runTestAsJob } from './run-test-as-job.js';
+import { submitsAsJob } from '../cluster/slurm-jobs/slurm-allocation.js';
 import type { ResultMetrics } from './first-users-names.js';
 import type { TestResult } from './test-result.js';
 
@@ -23,12 +25,21 @@ export abstract class MeasuredTest<Config extends NodeTestConfig | RoutingTestCo
     config: Config,
     private readonly testLevel: TestLevel,
     private readonly measure: (config: Config, options: RunOptions) => Promise<MeasuredRun>,
+    /** The settings as given (no defaults filled in): what a submitted job's run validates again. */
+    private readonly given: Record<string, unknown> = {},
   ) {
     this.config = config;
   }
 
   /** One run. With `repeats` above 1 in the configuration, call runRepeats() instead (a series is not one result). */
   async run(options: RunOptions = {}): Promise<TestResult> {
+    // `launcher: slurm` outside an allocation: the run is one batch job, its coordinator on the allocation's first node.
+    if (submitsAsJob(this.config)) {
+      if (this.config.repeats > 1) {
+        throw new ServelabError('INVALID_CONFIG', `repeats is ${this.config.repeats} with launcher slurm outside an allocation: a submitted job makes one run so far; run the repeats inside an allocation (salloc), or submit with repeats 1`);
+      }
+      return runTestAsJob(this.testLevel, this.given, options.signal);
+    }
     if (this.config.repeats > 1) {
       throw new ServelabError('INVALID_CONFIG', `repeats is ${this.config.repeats}: run() makes one run; call runRepeats() for the series and its intervals, or set repeats to 1`);
     }
@@ -40,6 +51,9 @@ export abstract class MeasuredTest<Config extends NodeTestConfig | RoutingTestCo
    * metric as an estimate with a 95% interval over them (docs/statistics.md). With `repeats` 1: one repeat.
    */
   runRepeats(options: RepeatsOptions = {}): Promise<RepeatsResult> {
+    if (submitsAsJob(this.config)) {
+      return Promise.reject(new ServelabError('INVALID_CONFIG', 'repeats with launcher slurm outside an allocation: a submitted job makes one run so far; run the repeats inside an allocation (salloc)'));
+    }
     return runRepeats(this.config, this.testLevel, (config, runOptions) => this.runOnce(config, runOptions), options);
   }
 

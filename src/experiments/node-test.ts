@@ -10,6 +10,6 @@ import { MeasuredTest } from './measured-test.js';
 export class NodeTest extends MeasuredTest<NodeTestConfig> {
   /** Validates the configuration at once: a bad setting throws INVALID_CONFIG naming it, before anything starts. */
   constructor(config: NodeTestConfigInput | Record<string, unknown> = {}) {
-    super(resolveNodeTestConfig(config), 'node', measureNodeTest);
+    super(resolveNodeTestConfig(config), 'node', measureNodeTest, config as Record<string, unknown>);
   }
 }

@@ -11,7 +11,7 @@ import { MeasuredTest } from './measured-test.js';
 export class RoutingTest extends MeasuredTest<RoutingTestConfig> {
   /** Validates the configuration at once: a bad setting throws INVALID_CONFIG naming it, before anything starts. */
   constructor(config: RoutingTestConfigInput | Record<string, unknown> = {}) {
-    super(resolveRoutingTestConfig(config), 'routing', measureRoutingTest);
+    super(resolveRoutingTestConfig(config), 'routing', measureRoutingTest, config as Record<string, unknown>);
     // The builtin router's policy is checked here, before anything starts (the config layer cannot see the registry).
     if (this.config.router === 'builtin') {
       checkRoutingPolicyName(this.config.routingPolicy);

@@ -18,9 +18,9 @@ export interface ChosenPlacement {
 
 /**
  * The placement a run uses: the library's own (`options.placement`) when given, else the configuration's `launcher`:
- * this host by default, or job steps of the Slurm allocation servelab runs in. Outside an allocation `--launcher
- * slurm` is refused for now, naming salloc; submitting a job from a login node is a separate path that would branch
- * here on `insideSlurmAllocation()`.
+ * this host by default, or job steps of the Slurm allocation servelab runs in. Outside an allocation a `--launcher
+ * slurm` run never gets here: MeasuredTest.run() submits it as a batch job first (src/cluster/slurm-jobs/); a caller
+ * that does reach here so is refused, naming both ways.
  */
 export async function choosePlacement(config: Pick<NodeTestConfig, 'launcher' | 'gpusPerNode' | 'nnodes'> & { clientNodes?: number }, serverCount: number, options: RunOptions, env: NodeJS.ProcessEnv = process.env): Promise<ChosenPlacement> {
   const given = {
@@ -30,7 +30,7 @@ export async function choosePlacement(config: Pick<NodeTestConfig, 'launcher' | 
   if (options.placement !== undefined) return { placement: options.placement, ...given };
   if (config.launcher !== 'slurm') return { placement: localPlacement, ...given };
   if (!insideSlurmAllocation(env)) {
-    throw new ServelabError('INVALID_CONFIG', '--launcher slurm places servers as job steps of the Slurm allocation servelab runs in, and this is not inside one (SLURM_JOB_ID is not set): start servelab inside an allocation, e.g. salloc --nodes 3 --time 30, then run the same command there');
+    throw new ServelabError('INVALID_CONFIG', '--launcher slurm places servers as job steps of the Slurm allocation servelab runs in, and this is not inside one (SLURM_JOB_ID is not set): run the test through NodeTest/RoutingTest run() or the command line, which submit a batch job from here, or start servelab inside an allocation, e.g. salloc --nodes 3 --time 30');
   }
   const placement = await openSlurmPlacement(env);
   if (config.nnodes !== undefined && config.nnodes > 1) {

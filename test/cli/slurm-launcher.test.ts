@@ -15,12 +15,14 @@ afterAll(async () => {
 
 describe('--launcher slurm outside an allocation', () => {
   for (const command of ['node', 'route']) {
-    it(`${command}: refused before anything starts or is written, naming salloc`, async () => {
+    it(`${command}: submits a batch job instead of running here; --dry-run prints it and starts and writes nothing`, async () => {
       const outputDir = join(workDirectory, command);
       // Empty, as unset: runCli adds this process's environment, which may hold one.
-      const result = await runCli([command, '--launcher', 'slurm', '--num-prompts', '5', '--output-dir', outputDir, '--progress', 'off'], { env: { SLURM_JOB_ID: '' } });
-      expect(result.code).not.toBe(0);
-      expect(result.stderr).toMatch(/not inside one \(SLURM_JOB_ID is not set\).*salloc/);
+      const result = await runCli([command, '--launcher', 'slurm', '--num-prompts', '5', '--output-dir', outputDir, '--progress', 'off', '--dry-run'], { env: { SLURM_JOB_ID: '' } });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^#!\/bin\/bash/);
+      expect(result.stdout).toMatch(/#SBATCH --time="1:00:00"/);
+      expect(result.stdout).toContain(`"test": "${command === 'node' ? 'node' : 'routing'}"`);
       expect(existsSync(outputDir)).toBe(false);
     });
   }

@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { addDryRunOption, submitOrDryRun } from '../submit-job.js';
+import { slurmJobFlags } from '../options/slurm-job-flags.js';
 import { addFlags, flagsToConfig } from '../options/option-table.js';
 import { nodeTestFlags } from '../options/node-test-flags.js';
 
@@ -23,10 +25,18 @@ export function registerNodeCommand(program: Command): void {
         '  servelab node --target attach --url http://127.0.0.1:30000 --dataset-name sharegpt --dataset-path sharegpt.json',
       ].join('\n'),
     );
-  addFlags(command, nodeTestFlags);
+  const flags = [...nodeTestFlags, ...slurmJobFlags];
+  addFlags(command, flags);
+  addDryRunOption(command);
   command.action(async () => {
+    const settings = flagsToConfig(command, flags);
+    const submitted = await submitOrDryRun('node', settings, command.opts<{ dryRun?: boolean }>().dryRun === true);
+    if (submitted !== undefined) {
+      process.exitCode = submitted;
+      return;
+    }
     // Loaded on use, so that commands launched many times (sim-server, router, taps) start fast.
     const [{ NodeTest }, { executeTest }] = await Promise.all([import('../../experiments/node-test.js'), import('../execute-test.js')]);
-    process.exitCode = await executeTest(new NodeTest(flagsToConfig(command, nodeTestFlags)));
+    process.exitCode = await executeTest(new NodeTest(settings));
   });
 }

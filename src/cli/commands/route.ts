@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { addDryRunOption, submitOrDryRun } from '../submit-job.js';
+import { slurmJobFlags } from '../options/slurm-job-flags.js';
 import { addFlags, flagsToConfig } from '../options/option-table.js';
 import { routingTestFlags } from '../options/routing-test-flags.js';
 
@@ -27,9 +29,17 @@ export function registerRouteCommand(program: Command): void {
         '  servelab route --target attach --pd-disaggregation --prefill-url http://10.0.0.1:30000,8998 --decode-url http://10.0.0.2:30000 --router smg',
       ].join('\n'),
     );
-  addFlags(command, routingTestFlags);
+  const flags = [...routingTestFlags, ...slurmJobFlags];
+  addFlags(command, flags);
+  addDryRunOption(command);
   command.action(async () => {
+    const settings = flagsToConfig(command, flags);
+    const submitted = await submitOrDryRun('routing', settings, command.opts<{ dryRun?: boolean }>().dryRun === true);
+    if (submitted !== undefined) {
+      process.exitCode = submitted;
+      return;
+    }
     const [{ RoutingTest }, { executeTest }] = await Promise.all([import('../../experiments/routing-test.js'), import('../execute-test.js')]);
-    process.exitCode = await executeTest(new RoutingTest(flagsToConfig(command, routingTestFlags)));
+    process.exitCode = await executeTest(new RoutingTest(settings));
   });
 }

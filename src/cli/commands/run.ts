@@ -3,9 +3,8 @@ import type { Command } from 'commander';
 import { ServelabError } from '../../errors/servelab-error.js';
 import { camelCaseSettings } from '../../config/snake-case-settings.js';
 import { readSettingsFile } from '../read-settings-file.js';
-
-/** Settings holding file paths: in a config file they are relative to the file, not to where servelab runs. */
-const PATH_SETTINGS = ['datasetPath', 'tracePath', 'tokenizerPath', 'outputDir', 'resultsRoot', 'profile'];
+import { submitOrDryRun } from '../submit-job.js';
+import { isPathValue, PATH_SETTINGS } from '../../config/path-settings.js';
 
 export async function readTestFile(path: string): Promise<{ test: string; settings: Record<string, unknown> }> {
   const parsed = await readSettingsFile(path, 'config file');
@@ -20,8 +19,7 @@ export async function readTestFile(path: string): Promise<{ test: string; settin
   }
   for (const key of PATH_SETTINGS) {
     const value = settings[key];
-    // A profile may be a built-in name; only values that look like files are resolved.
-    if (typeof value === 'string' && !isAbsolute(value) && (key !== 'profile' || /[/\\]|\.json$/.test(value))) {
+    if (typeof value === 'string' && !isAbsolute(value) && isPathValue(key, value)) {
       settings[key] = resolve(dirname(path), value);
     }
   }
@@ -37,7 +35,8 @@ export function registerRunCommand(program: Command): void {
     .option('--output-dir <dir>', 'the run directory (overrides the file\'s outputDir)')
     .option('--progress <mode>', 'auto, bar, lines or off (overrides the file)')
     .option('--quiet', 'print no summary at the end')
-    .action(async (file: string, overrides: { outputDir?: string; progress?: string; quiet?: boolean }) => {
+    .option('--dry-run', 'with launcher: slurm outside an allocation: print the batch script that would be submitted, and exit without submitting')
+    .action(async (file: string, overrides: { outputDir?: string; progress?: string; quiet?: boolean; dryRun?: boolean }) => {
       const { test, settings } = await readTestFile(file);
       // A run's own config.json names its directory and id: a re-run gets new ones unless asked otherwise.
       if (overrides.outputDir !== undefined) {
@@ -46,6 +45,11 @@ export function registerRunCommand(program: Command): void {
       }
       if (overrides.progress !== undefined) settings.progress = overrides.progress;
       if (overrides.quiet === true) settings.quiet = true;
+      const submitted = await submitOrDryRun(test === 'routing' ? 'routing' : 'node', settings, overrides.dryRun === true);
+      if (submitted !== undefined) {
+        process.exitCode = submitted;
+        return;
+      }
       const { executeTest } = await import('../execute-test.js');
       if (test === 'routing') {
         const { RoutingTest } = await import('../../experiments/routing-test.js');

@@ -4,9 +4,11 @@ import type { Command } from 'commander';
 import { EXIT_INTERRUPTED, EXIT_OK, EXIT_SWEEP_RUN_FAILED } from '../exit-codes.js';
 import { readSettingsFile } from '../read-settings-file.js';
 import { applyRealTimeV8Flags } from '../real-time-v8-flags.js';
+import { addFlags, flagsToConfig, parseInteger } from '../options/option-table.js';
+import { sweepSlurmFlags } from '../options/slurm-job-flags.js';
 
 export function registerSweepCommand(program: Command): void {
-  program
+  const command = program
     .command('sweep')
     .summary('run a grid of tests (rates, policies, server settings) and find the highest rate that meets SLOs')
     .description(
@@ -51,7 +53,11 @@ export function registerSweepCommand(program: Command): void {
     )
     .argument('<file>', 'the sweep file')
     .option('--output-dir <dir>', 'where runs and tables go (default: results/sweep-<time>)')
-    .action(async (file: string, options: { outputDir?: string }) => {
+    .option('--max-parallel <n>', 'with --launcher slurm from a login node: points submitted as jobs at once (default: the file\'s maxParallel, else 4)', parseInteger);
+  // --launcher slurm from a login node: each point is its own batch job (docs/slurm.md); these join every point's settings.
+  addFlags(command, sweepSlurmFlags);
+  command.option('--dry-run', 'with --launcher slurm outside an allocation: print each grid point\'s batch script, and exit without submitting');
+  command.action(async (file: string, options: { outputDir?: string; maxParallel?: number; dryRun?: boolean }) => {
       const parsed = await readSettingsFile(file, 'sweep file');
       const [{ parseSweepPlan, gridPoints }, { runSweep }, { searchAnswerLines, sweepRunsTable }, { abortOnSignals }] = await Promise.all([
         import('../../experiments/sweep/sweep-plan.js'),
@@ -60,9 +66,16 @@ export function registerSweepCommand(program: Command): void {
         import('../interrupts.js'),
       ]);
       const plan = parseSweepPlan(parsed);
+      Object.assign(plan.settings, flagsToConfig(command, sweepSlurmFlags));
+      if (options.maxParallel !== undefined) plan.maxParallel = options.maxParallel;
       // Real-time runs in the grid get the V8 settings a single run gets (see real-time-v8-flags.ts).
       if (plan.settings['virtualTime'] !== true && !(plan.grid['virtualTime'] ?? []).includes(true)) applyRealTimeV8Flags();
       const outputDirectory = resolve(options.outputDir ?? `results/sweep-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}`);
+      if (options.dryRun === true) {
+        const { printSweepJobScripts } = await import('../sweep-dry-run.js');
+        process.exitCode = printSweepJobScripts(plan, outputDirectory);
+        return;
+      }
       // A search with no grid makes no grid run (run-sweep.ts), so every run it announces is a search probe.
       const gridSize = plan.search !== undefined && Object.keys(plan.grid).length === 0 ? 0 : gridPoints(plan.grid).length;
       const interrupts = abortOnSignals(() => process.stderr.write('servelab sweep: stopping after writing what was measured\n'));

@@ -23,6 +23,9 @@ function ensureWatchdog(): ChildProcess | undefined {
   watchdog.unref();
   // The pipe must not keep our event loop alive.
   (watchdog.stdin as Socket | null)?.unref();
+  // A watchdog killed from outside (scancel signals every process of a job, the watchdog included) closes the pipe,
+  // and the next write fails with EPIPE: that must not end the run. The exit handler still stops what remains.
+  watchdog.stdin?.on('error', () => undefined);
   watchdog.on('error', () => {
     watchdog = undefined;
   });

@@ -9,6 +9,7 @@ import type { TestResult } from '../test-result.js';
 import type { RepeatsResult } from '../repeats/run-repeats.js';
 import { judgeProbe, PASSING_CRITERION, type ProbeJudgement } from './probe-judgement.js';
 import { gridPoints, labelOf, type GridPoint, type SweepPlan } from './sweep-plan.js';
+import { submitsAsJob } from '../../cluster/slurm-jobs/slurm-allocation.js';
 
 export interface SweepRunOutcome {
   label: string;
@@ -59,25 +60,32 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
   const outputDirectory = resolve(options.outputDirectory);
   const runs: SweepRunOutcome[] = [];
   const searches: SearchOutcome[] = [];
-  const runOne = async (label: string, values: Record<string, unknown>): Promise<SweepRunOutcome> => {
+  // A point whose settings ask for Slurm from outside an allocation runs as its own batch job (MeasuredTest.run).
+  const runPoint = async (settings: Record<string, unknown>): Promise<TestResult> => {
+    const test = plan.test === 'routing' ? new RoutingTest(settings) : new NodeTest(settings);
+    return test.run({ signal: options.signal });
+  };
+  let started = 0;
+  const makeRun = async (label: string, values: Record<string, unknown>): Promise<SweepRunOutcome> => {
     if (options.signal?.aborted === true) throw new ServelabError('INTERRUPTED', 'the sweep was interrupted; finished runs are kept');
-    options.onRunStart?.(label, runs.length);
+    options.onRunStart?.(label, started++);
     const settings = { ...plan.settings, ...values, outputDir: join(outputDirectory, 'runs', label), runId: label, quiet: true };
-    let outcome: SweepRunOutcome;
     try {
       const test = plan.test === 'routing' ? new RoutingTest(settings) : new NodeTest(settings);
       if (test.config.repeats > 1) {
         // Each grid point repeated: runs/<label>/repeat-k/ and the combined estimates in runs/<label>/.
         const series = await test.runRepeats({ signal: options.signal });
-        outcome = { label, values, result: series.repeats[0] as TestResult, series };
-      } else {
-        outcome = { label, values, result: await test.run({ signal: options.signal }) };
+        return { label, values, result: series.repeats[0] as TestResult, series };
       }
+      return { label, values, result: await runPoint(settings) };
     } catch (error) {
       // A configuration error is the same for every run: stop at once rather than repeating it.
       if (error instanceof ServelabError && (error.code === 'INVALID_CONFIG' || error.code === 'INTERRUPTED')) throw error;
-      outcome = { label, values, failure: error instanceof Error ? error.message : String(error) };
+      return { label, values, failure: error instanceof Error ? error.message : String(error) };
     }
+  };
+  const runOne = async (label: string, values: Record<string, unknown>): Promise<SweepRunOutcome> => {
+    const outcome = await makeRun(label, values);
     runs.push(outcome);
     return outcome;
   };
@@ -96,7 +104,13 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
     const { requestRate: _rate, ...otherGrid } = plan.grid;
     for (const point of gridPoints(otherGrid)) construct(settingsOf({ ...point.values, requestRate: plan.search.lowRate, slo: plan.search.slo }));
   }
-  if (!onlySearch) for (const point of gridPoints(plan.grid)) await runOne(point.label, point.values);
+  if (!onlySearch) {
+    // Points run one at a time on this host (two at once would measure each other); as jobs, up to maxParallel at
+    // once, each on its own nodes. Rows stay in grid order whatever order the jobs end in.
+    const points = gridPoints(plan.grid);
+    const parallel = points.some((point) => submitsAsJob(settingsOf(point.values))) ? plan.maxParallel : 1;
+    runs.push(...(await inPool(points, parallel, (point) => makeRun(point.label, point.values))));
+  }
 
   if (plan.search !== undefined) {
     const search = plan.search;
@@ -106,6 +120,29 @@ export async function runSweep(plan: SweepPlan, options: SweepOptions): Promise<
 
   const { files, comparisonTable } = await writeSweepFiles(outputDirectory, runs, searches, plan);
   return { outputDirectory, runs, searches, files, comparisonTable };
+}
+
+/**
+ * Runs `work` over `items`, at most `parallel` at once, and returns the results in the items' order. The first
+ * exception (an interrupt, a configuration error) is thrown once every started item has ended.
+ */
+async function inPool<Item, Result>(items: readonly Item[], parallel: number, work: (item: Item) => Promise<Result>): Promise<Result[]> {
+  const results: Result[] = new Array<Result>(items.length);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
+      const index = next++;
+      try {
+        results[index] = await work(items[index] as Item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, items.length)) }, worker));
+  if (failure !== undefined) throw failure.error;
+  return results;
 }
 
 /**

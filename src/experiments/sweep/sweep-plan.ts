@@ -8,6 +8,7 @@ import { parseConfig } from '../../config/validate.js';
  * A sweep file (YAML or JSON):
  *
  *   test: routing                       # or node
+ *   maxParallel: 4                      # points submitted as Slurm jobs at once (settings: { launcher: slurm })
  *   settings: { numGpus: 4, numPrompts: 300 }   # shared by every run, same names as a test file
  *   grid:                               # every combination is one run
  *     routingPolicy: [cache_aware, round_robin]
@@ -25,6 +26,8 @@ export const sweepPlanSchema = z
     test: z.enum(['node', 'routing']).default('node'),
     settings: z.record(z.string(), z.unknown()).default({}),
     grid: z.record(z.string(), z.array(z.unknown()).min(1, { message: 'each grid setting needs at least one value' })).default({}),
+    /** With `launcher: slurm` from a login node, each point is its own batch job: at most this many at once. */
+    maxParallel: z.number().int().positive().default(4),
     // camelCase or the first users' snake_case (`low_rate`, `slo.ttft_ms`); strict, so a misspelt key is refused.
     search: z.preprocess(
       camelCaseSearch,

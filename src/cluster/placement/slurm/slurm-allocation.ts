@@ -12,10 +12,10 @@ export interface SlurmAllocation {
 
 /**
  * Whether servelab runs inside a Slurm allocation (under `salloc`, in a batch script, in a step): SLURM_JOB_ID is set.
- * The one place that decides it; elsewhere (a login node) a run would have to submit a job first.
+ * The one place that decides it; elsewhere (a login node) `--launcher slurm` submits a job (src/cluster/slurm-jobs/).
  */
 export function insideSlurmAllocation(env: NodeJS.ProcessEnv = process.env): boolean {
-  return (env['SLURM_JOB_ID'] ?? '') !== '';
+  return (env['SLURM_JOB_ID'] ?? '').trim() !== '';
 }
 
 /** Reads the allocation from `env` (SLURM_JOB_ID, SLURM_JOB_NODELIST) and asks Slurm for its nodes' addresses. */
