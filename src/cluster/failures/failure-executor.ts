@@ -42,9 +42,20 @@ export class FailureExecutor {
   /** Schedules every action relative to `originMs` (the load's `t0` on the clock's monotonic scale). */
   start(originMs: number): void {
     for (const action of this.#options.actions) {
-      const delayMs = Math.max(0, originMs + action.atS * 1000 - this.#options.clock.nowMs());
-      // Actions run one after another in schedule order, even when a relaunch takes longer than the gap to the next.
-      this.#timers.push(setTimeout(() => (this.#pending = this.#pending.then(() => this.#perform(action))), delayMs));
+      const dueMs = originMs + action.atS * 1000;
+      const fire = (rearmsLeft: number): void => {
+        const earlyMs = dueMs - this.#options.clock.nowMs();
+        // Node's timers count whole milliseconds from the event loop's cached time, so one fires up to a millisecond or
+        // so before its instant on the monotonic clock, and the event would be stamped before the instant the schedule
+        // names: wait out such a remainder (a few times at most; a larger one is a clock that does not move, a test's).
+        if (earlyMs > 0 && earlyMs < 20 && rearmsLeft > 0) {
+          this.#timers.push(setTimeout(() => fire(rearmsLeft - 1), Math.ceil(earlyMs)));
+          return;
+        }
+        // Actions run one after another in schedule order, even when a relaunch takes longer than the gap to the next.
+        this.#pending = this.#pending.then(() => this.#perform(action));
+      };
+      this.#timers.push(setTimeout(() => fire(4), Math.max(0, dueMs - this.#options.clock.nowMs())));
     }
   }
 
