@@ -1,7 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import type { Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { childEnv } from './child-env.js';
+import type { ChildProcess } from 'node:child_process';
+import { startPipeWatchdog } from './pipe-watchdog.js';
 
 /**
  * Makes sure no launched process outlives servelab, even when servelab itself is killed with SIGKILL (which no handler
@@ -14,19 +12,7 @@ let watchdog: ChildProcess | undefined;
 let exitHandlerInstalled = false;
 
 function ensureWatchdog(): ChildProcess | undefined {
-  if (watchdog !== undefined) return watchdog;
-  const scriptPath = fileURLToPath(new URL(`./watchdog-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
-  if (scriptPath.endsWith('.ts')) return undefined; // Running from sources under a test runner: the exit handler suffices.
-  // Never the API key (childEnv): the watchdog outlives nothing it needs a secret for, and a child's environment can
-  // be read by any process of the same user.
-  watchdog = spawn(process.execPath, [scriptPath], { stdio: ['pipe', 'ignore', 'ignore'], detached: true, env: childEnv() });
-  watchdog.unref();
-  // The pipe must not keep our event loop alive.
-  (watchdog.stdin as Socket | null)?.unref();
-  // A watchdog killed from outside (scancel signals every process of a job, the watchdog included) closes the pipe,
-  // and the next write fails with EPIPE: that must not end the run. The exit handler still stops what remains.
-  watchdog.stdin?.on('error', () => undefined);
-  watchdog.on('error', () => {
+  watchdog ??= startPipeWatchdog('watchdog-main', import.meta.url, () => {
     watchdog = undefined;
   });
   return watchdog;

@@ -1,7 +1,5 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import type { Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { childEnv } from '../process/child-env.js';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { startPipeWatchdog } from '../process/pipe-watchdog.js';
 
 /**
  * Makes sure no job servelab submitted outlives it: the jobs' counterpart of the process-group watchdog
@@ -14,16 +12,7 @@ let watchdog: ChildProcess | undefined;
 let exitHandlerInstalled = false;
 
 function ensureWatchdog(): ChildProcess | undefined {
-  if (watchdog !== undefined) return watchdog;
-  const scriptPath = fileURLToPath(new URL(`./job-watchdog-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
-  if (scriptPath.endsWith('.ts')) return undefined; // From sources under a test runner: the exit handler suffices.
-  watchdog = spawn(process.execPath, [scriptPath], { stdio: ['pipe', 'ignore', 'ignore'], detached: true, env: childEnv() });
-  watchdog.unref();
-  (watchdog.stdin as Socket | null)?.unref();
-  // A watchdog killed from outside (scancel signals every process of a job, the watchdog included) closes the pipe,
-  // and the next write fails with EPIPE: that must not end the run. The exit handler still stops what remains.
-  watchdog.stdin?.on('error', () => undefined);
-  watchdog.on('error', () => {
+  watchdog ??= startPipeWatchdog('job-watchdog-main', import.meta.url, () => {
     watchdog = undefined;
   });
   return watchdog;
