@@ -1,3 +1,5 @@
+import { rateAndCv } from './arrival-figures.js';
+
 /**
  * The do-nothing floor pacer, the same-run baseline of the pacing benchmarks: it reads the clock on every turn of the
  * event loop and "sends" a request by noting the instant, with no client and no records. Whatever lag and CV it shows
@@ -38,17 +40,3 @@ export async function runFloorPacer(offsetsMs: Float64Array): Promise<FloorFigur
   };
 }
 
-/** Rate (per second) and coefficient of variation of the gaps of sorted instants, given in `unitsPerSecond` units. */
-export function rateAndCv(sortedInstants: Float64Array, unitsPerSecond: number): { rate: number; cv: number } {
-  const count = sortedInstants.length;
-  let sum = 0;
-  let sumSquares = 0;
-  for (let index = 1; index < count; index++) {
-    const gap = (sortedInstants[index] as number) - (sortedInstants[index - 1] as number);
-    sum += gap;
-    sumSquares += gap * gap;
-  }
-  const mean = sum / (count - 1);
-  const variance = sumSquares / (count - 1) - mean * mean;
-  return { rate: (unitsPerSecond * (count - 1)) / ((sortedInstants[count - 1] as number) - (sortedInstants[0] as number)), cv: Math.sqrt(variance) / mean };
-}

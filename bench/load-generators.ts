@@ -31,19 +31,11 @@ import type { LoadResult, ProtocolClientSpec } from '../src/types/load.js';
 import { SeededRandom } from '../src/utils/random.js';
 import { createArrivalSchedule } from '../src/workload/arrivals/arrival-registry.js';
 import { loadDataset } from '../src/workload/datasets/dataset-registry.js';
+import { rateAndCv } from './arrival-figures.js';
 
 const RATE = Number(process.env['BENCH_RATE'] ?? 200);
 const SCALE = Number(process.env['BENCH_SCALE'] ?? 1);
 const DURATION_S = 5 * SCALE;
-
-function cvOf(sortedInstantsS: Float64Array): { rate: number; cv: number } {
-  const count = sortedInstantsS.length;
-  const gaps = new Float64Array(count - 1);
-  for (let index = 1; index < count; index++) gaps[index - 1] = (sortedInstantsS[index] as number) - (sortedInstantsS[index - 1] as number);
-  const mean = gaps.reduce((sum, gap) => sum + gap, 0) / gaps.length;
-  const variance = gaps.reduce((sum, gap) => sum + (gap - mean) ** 2, 0) / gaps.length;
-  return { rate: (count - 1) / ((sortedInstantsS[count - 1] as number) - (sortedInstantsS[0] as number)), cv: Math.sqrt(variance) / mean };
-}
 
 interface Figures {
   serverRate: number;
@@ -64,11 +56,11 @@ function figuresOf(result: LoadResult, offsetsMs: Float64Array): Figures {
     result.records.filter((record) => record.arrivalTime !== undefined),
     (record) => ((record.arrivalTime as number) - record.scheduledTime) * 1000,
   ).sort();
-  const atServer = cvOf(received);
+  const atServer = rateAndCv(received);
   return {
     serverRate: atServer.rate,
     serverCv: atServer.cv,
-    scheduleCv: cvOf(Float64Array.from(offsetsMs, (offsetMs) => offsetMs / 1000)).cv,
+    scheduleCv: rateAndCv(Float64Array.from(offsetsMs, (offsetMs) => offsetMs / 1000)).cv,
     lagP50Ms: percentileOfSorted(lagsMs, 50),
     lagP99Ms: percentileOfSorted(lagsMs, 99),
     failed: result.records.filter((record) => !record.success).length,

@@ -26,6 +26,7 @@ import { loadDataset } from '../src/workload/datasets/dataset-registry.js';
 import { percentileOfSorted } from '../src/analysis/statistics.js';
 import { canPin } from './stub/pinning.js';
 import { startStreamingStub } from './stub/start-streaming-stub.js';
+import { rateAndCv } from './arrival-figures.js';
 
 const SCALE = Number(process.env['BENCH_SCALE'] ?? 1);
 const DURATION_S = 3;
@@ -38,15 +39,6 @@ const WORKER_COUNTS = [1, 2];
  * retried by the kernel a second or more later, which would show as seconds of send lag that are not the pacer's.
  */
 const MAX_CONNECTIONS = Number(process.env['BENCH_MAX_CONNECTIONS'] ?? 128);
-
-function rateAndCv(sortedInstantsS: Float64Array): { rate: number; cv: number } {
-  const count = sortedInstantsS.length;
-  const gaps = new Float64Array(count - 1);
-  for (let index = 1; index < count; index++) gaps[index - 1] = (sortedInstantsS[index] as number) - (sortedInstantsS[index - 1] as number);
-  const mean = gaps.reduce((sum, gap) => sum + gap, 0) / gaps.length;
-  const variance = gaps.reduce((sum, gap) => sum + (gap - mean) ** 2, 0) / gaps.length;
-  return { rate: (count - 1) / ((sortedInstantsS[count - 1] as number) - (sortedInstantsS[0] as number)), cv: Math.sqrt(variance) / mean };
-}
 
 interface Figures {
   achievedRate: number;

@@ -39,7 +39,8 @@ import { fileURLToPath } from 'node:url';
 import { canPin } from './stub/pinning.js';
 import { startStreamingStub, stopStreamingStub } from './stub/start-streaming-stub.js';
 import type { FloorClientFigures } from './floor-client.js';
-import { rateAndCv, runFloorPacer, type FloorFigures } from './floor-pacer.js';
+import { rateAndCv } from './arrival-figures.js';
+import { runFloorPacer, type FloorFigures } from './floor-pacer.js';
 
 const SCALE = Number(process.env['BENCH_SCALE'] ?? 1);
 const PHASES = (process.env['BENCH_PHASES'] ?? 'cpu,rate,memory,transport').split(',');
