@@ -81,7 +81,7 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
         const kv = kvTokens[kvIndex] as number;
         // The cell's decode part alone is this plane's prefill-0 row; its prefill part alone, the prefill row.
         const floorMs = Math.max(plane[0]?.[kvIndex] as number, prefillMs[prefillIndex] as number);
-        return Math.max(floorMs, partsMs + excess(tokens, kv));
+        return Math.max(floorMs, partsMs + excess(decodeSequences[batchIndex] as number, tokens, kv));
       }),
     ),
   );
@@ -89,28 +89,56 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
 }
 
 /**
- * What measured mixed steps cost beyond decode step + prefill step - the fixed cost, as a function of the prompt tokens
- * P and the decoding batch's KV tokens. The points are grouped by P (values within 25% of each other form one level);
- * within a level the excess is piecewise linear in KV through its points, held flat past the first and last; between
- * levels it is linear in P, below the smallest level it shrinks in proportion to P (no prompt tokens: a plain decode
- * step), above the largest it is held. Measured on transformers' continuous batching, the excess is a step in KV (its
+ * What measured mixed steps cost beyond decode step + prefill step - the fixed cost, as a function of the decoding
+ * batch B, the prompt tokens P and the batch's KV tokens. The points are grouped by B (each batch size the sweep
+ * measured is a level); within a level, by P (values within 25% of each other form one level), and within that the
+ * excess is piecewise linear in KV through its points, held flat past the first and last; between P levels it is
+ * linear in P, below the smallest it shrinks in proportion to P (no prompt tokens: a plain decode step), above the
+ * largest it is held. Between B levels it is linear in B, below the smallest it shrinks in proportion to B (no batch:
+ * a prefill step alone), above the largest it is held.
+ *
+ * Why B is an axis of its own: an engine whose step cost multiplies tokens by a function of the sequences in the step
+ * (bench/foreign-engine's `sqrt(tokens) x ln(1 + sequences)`) pays more for a prompt chunk beside a large batch than
+ * beside a small one. Interpolated over P and KV alone, the sweep's points (small and large batches at short and long
+ * prompts) put a small batch's excess at the KV tokens a large batch reads in serving: that table priced the foreign
+ * engine's mixed steps of 12-16 sequences 17% cheap and those of 1-3 sequences 20% dear, on the steps its own runs
+ * took (docs/simulated-engine.md). Measured on transformers' continuous batching the excess is a step in KV (its
  * attention pads KV reads to 16,384-token buckets) and barely depends on P, which no product form such as a * P * kv
- * follows. Null when no mixed step was measured.
+ * follows: each level keeps that shape. Null when no mixed step was measured.
  */
 export function mixingExcess(
   mixed: readonly StepObservation[],
   sumOfParts: (batch: number, prefillTokens: number, kvTokens: number) => number,
-): ((prefillTokens: number, kvTokens: number) => number) | null {
+): ((batch: number, prefillTokens: number, kvTokens: number) => number) | null {
   if (mixed.length === 0) return null;
   const points = mixed
-    .map((o) => ({ prefill: o.prefillTokens ?? 0, kv: o.secondary, excessMs: o.stepMs - sumOfParts(o.size, o.prefillTokens ?? 0, o.secondary) }))
-    .filter((point) => point.prefill > 0)
-    .sort((left, right) => left.prefill - right.prefill);
+    .map((o) => ({ batch: o.size, prefill: o.prefillTokens ?? 0, kv: o.secondary, excessMs: o.stepMs - sumOfParts(o.size, o.prefillTokens ?? 0, o.secondary) }))
+    .filter((point) => point.prefill > 0 && point.batch > 0);
   if (points.length === 0) return null;
-  const groups: (typeof points)[] = [];
-  for (const point of points) {
+  const batches = [...new Set(points.map((point) => point.batch))].sort((a, b) => a - b);
+  const levels = batches.map((batch) => ({ batch, excess: excessOverPromptAndKv(points.filter((point) => point.batch === batch)) }));
+  return (batch, prefillTokens, kvTokens) => {
+    const first = levels[0] as (typeof levels)[number];
+    if (batch <= first.batch) return (first.excess(prefillTokens, kvTokens) * batch) / first.batch;
+    for (let index = 1; index < levels.length; index++) {
+      const low = levels[index - 1] as (typeof levels)[number];
+      const high = levels[index] as (typeof levels)[number];
+      if (batch <= high.batch) {
+        const weight = (batch - low.batch) / (high.batch - low.batch);
+        return (1 - weight) * low.excess(prefillTokens, kvTokens) + weight * high.excess(prefillTokens, kvTokens);
+      }
+    }
+    return (levels[levels.length - 1] as (typeof levels)[number]).excess(prefillTokens, kvTokens);
+  };
+}
+
+/** One batch level's excess over P and KV (see mixingExcess). */
+function excessOverPromptAndKv(points: readonly { prefill: number; kv: number; excessMs: number }[]): (prefillTokens: number, kvTokens: number) => number {
+  const sorted = [...points].sort((left, right) => left.prefill - right.prefill);
+  const groups: (typeof sorted)[] = [];
+  for (const point of sorted) {
     const group = groups[groups.length - 1];
-    if (group !== undefined && point.prefill <= (group[0] as (typeof points)[number]).prefill * 1.25) group.push(point);
+    if (group !== undefined && point.prefill <= (group[0] as (typeof sorted)[number]).prefill * 1.25) group.push(point);
     else groups.push([point]);
   }
   const levels = groups.map((group) => ({
