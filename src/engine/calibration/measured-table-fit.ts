@@ -28,8 +28,12 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
 
   const prefillPoints = dedupe(prefill.map((o) => [o.size, o.stepMs] as const));
   const fixedMs = Math.max(0, fixedCost(prefillPoints));
-  const prefillTokens = [0, ...prefillPoints.map(([tokens]) => tokens)];
-  const prefillMs = [fixedMs, ...prefillPoints.map(([, ms]) => ms)];
+  const measuredPrefill: (readonly [number, number])[] = [[0, fixedMs], ...prefillPoints.filter(([tokens]) => tokens > 0)];
+  // Mixed steps' prompt sizes are grid points too (their prefill part read off the prefill steps as the table would
+  // interpolate it), so that the table holds their excess at the prompt size it was measured at.
+  const mixedPrompts = observations.filter((o) => o.kind === 'mixed' && (o.prefillTokens ?? 0) > 0).map((o) => o.prefillTokens as number);
+  const prefillTokens = [...new Set([...measuredPrefill.map(([tokens]) => tokens), ...mixedPrompts])].sort((a, b) => a - b);
+  const prefillMs = prefillTokens.map((tokens) => linearThrough(measuredPrefill, tokens));
 
   const batches = [...new Set(decode.map((o) => o.size))].sort((a, b) => a - b);
   const lines = batches.map((batch) => dedupe(decode.filter((o) => o.size === batch).map((o) => [o.secondary, o.stepMs] as const)));
@@ -53,17 +57,29 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
     return Math.max(0, y0 + slope * (kv - x0));
   };
 
-  const decodeSequences = [0, ...batches];
+  // Decode at a batch size between measured ones: linear between them (held outside), as the table interpolates.
+  const decodeAtBatch = (batch: number, kv: number): number => {
+    const above = batches.findIndex((measured) => measured >= batch);
+    if (above === -1) return decodeAt(batches.length - 1, kv);
+    if (above === 0 || batches[above] === batch) return decodeAt(above, kv);
+    const low = batches[above - 1] as number;
+    const high = batches[above] as number;
+    const weight = (batch - low) / (high - low);
+    return (1 - weight) * decodeAt(above - 1, kv) + weight * decodeAt(above, kv);
+  };
+  // Mixed steps' batch sizes are grid points too, so that the table holds their excess at the batch it was measured at.
+  const mixedBatches = observations.filter((o) => o.kind === 'mixed' && (o.prefillTokens ?? 0) > 0).map((o) => o.size);
+  const decodeSequences = [0, ...new Set([...batches, ...mixedBatches])].sort((a, b) => a - b);
   const partsTable: MeasuredStepTable = {
     decodeSequences,
     prefillTokens,
     kvTokens,
-    stepMs: decodeSequences.map((batch, batchAxisIndex) =>
+    stepMs: decodeSequences.map((batch) =>
       prefillTokens.map((_tokens, prefillIndex) =>
         kvTokens.map((kv) => {
           const prefillPart = prefillMs[prefillIndex] as number;
           if (batch === 0) return prefillPart;
-          const decodePart = decodeAt(batchAxisIndex - 1, kv);
+          const decodePart = decodeAtBatch(batch, kv);
           return prefillIndex === 0 ? decodePart : decodePart + prefillPart - fixedMs;
         }),
       ),
@@ -201,6 +217,16 @@ function piecewise(points: readonly (readonly [number, number])[], x: number): n
   const [x1, y1] = points[index + 1] as readonly [number, number];
   if (x <= x0 && index === 0) return y0;
   return Math.max(0, y0 + ((y1 - y0) * (x - x0)) / (x1 - x0));
+}
+
+/** Linear through sorted points, past the last along the last segment (as the table's own interpolation goes on). */
+function linearThrough(points: readonly (readonly [number, number])[], x: number): number {
+  if (points.length === 1) return (points[0] as readonly [number, number])[1];
+  let index = 0;
+  while (index < points.length - 2 && x > (points[index + 1] as readonly [number, number])[0]) index++;
+  const [x0, y0] = points[index] as readonly [number, number];
+  const [x1, y1] = points[index + 1] as readonly [number, number];
+  return y0 + ((y1 - y0) * (x - x0)) / (x1 - x0);
 }
 
 function meanSlope(points: readonly (readonly [number, number])[]): number {

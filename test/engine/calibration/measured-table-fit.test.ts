@@ -35,7 +35,7 @@ function sweepOfTheLaw(): StepObservation[] {
       observations.push(decodeObservation(batch, kvPerSequence, lawMs(batch, batch, batch * kvPerSequence)));
     }
   }
-  for (const point of mixedSweepPoints(batchSizes, LIMITS, LIMITS.chunkedPrefillSize, DECODE_TOKENS)) {
+  for (const point of mixedSweepPoints(batchSizes, LIMITS, LIMITS.chunkedPrefillSize, DECODE_TOKENS, prefillSweepLengths(LIMITS.chunkedPrefillSize))) {
     // The probe arrives two decode steps after the batch's last first token: each member holds its prompt and a few tokens.
     const decodeKvTokens = point.batch * (point.promptTokens + 4);
     observations.push(mixedObservation(point.batch, decodeKvTokens, point.probeTokens, mixedLawMs(point.batch, point.probeTokens, decodeKvTokens)));
