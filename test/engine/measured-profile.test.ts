@@ -166,22 +166,27 @@ describe('measured profile: built from calibration observations', () => {
 
   test('measured mixed steps correct the mixed cells: what mixing costs beyond the sum of its parts', () => {
     // Made up: each prefill token of a mixed step costs 2e-6 ms more per KV token of the decoding batch (an engine whose
-    // attention runs every query of the step over the whole batch's KV). Four points measured, one unseen checked.
+    // attention runs every query of the step over the whole batch's KV). Eight points measured (each batch size at a
+    // short and a long prompt, as the sweep measures them), one unseen checked.
     const excessMs = (prefill: number, kv: number): number => 2e-6 * prefill * kv;
     const mixedMs = (batch: number, kv: number, prefill: number): number => decodeMs(batch, kv) + prefillMs(prefill) - 30 + excessMs(prefill, kv);
     const mixed = [
       [4, 160, 256],
+      [4, 2080, 256],
+      [16, 640, 256],
       [16, 4800, 256],
       [4, 160, 1024],
+      [4, 2080, 1024],
+      [16, 640, 1024],
       [16, 4800, 1024],
     ].map(([batch, kv, prefill]) => mixedObservation(batch as number, kv as number, prefill as number, mixedMs(batch as number, kv as number, prefill as number)));
     const table = buildMeasuredTable([...observations, ...mixed])!;
     for (const observation of mixed) expect(predictFromTable(table, observation)).toBeCloseTo(observation.stepMs, 3);
-    const unseen = mixedObservation(8, 2400, 512, mixedMs(8, 2400, 512));
+    const unseen = mixedObservation(8, 1500, 512, mixedMs(8, 1500, 512));
     expect(predictFromTable(table, unseen)).toBeCloseTo(unseen.stepMs, 3);
     // Without them the same step is priced as the sum of its parts, too cheap by the excess.
     const partsOnly = buildMeasuredTable(observations)!;
-    expect(unseen.stepMs - predictFromTable(partsOnly, unseen)).toBeCloseTo(excessMs(512, 2400), 3);
+    expect(unseen.stepMs - predictFromTable(partsOnly, unseen)).toBeCloseTo(excessMs(512, 1500), 3);
   });
 
   test('a mixed step is never priced below its decode part or its prefill part alone', () => {
@@ -207,14 +212,27 @@ describe('measured profile: built from calibration observations', () => {
   });
 
   test('the mixing excess may be negative, and is held flat past the measured KV sizes', () => {
-    // Mixing that costs 2 ms less than the parts at 1000 KV tokens and 6 ms less at 3000 (one prompt size).
+    // Mixing that costs 2 ms less than the parts at 1000 KV tokens and 6 ms less at 3000 (one prompt size, one batch).
     const excess = mixingExcess(
-      [mixedObservation(4, 1000, 512, 8), mixedObservation(8, 3000, 512, 4)],
+      [mixedObservation(4, 1000, 512, 8), mixedObservation(4, 3000, 512, 4)],
       () => 10,
     )!;
-    expect(excess(512, 2000)).toBeCloseTo(-4, 9);
-    expect(excess(512, 500)).toBeCloseTo(-2, 9);
-    expect(excess(512, 9000)).toBeCloseTo(-6, 9);
-    expect(excess(256, 2000)).toBeCloseTo(-2, 9);
+    expect(excess(4, 512, 2000)).toBeCloseTo(-4, 9);
+    expect(excess(4, 512, 500)).toBeCloseTo(-2, 9);
+    expect(excess(4, 512, 9000)).toBeCloseTo(-6, 9);
+    expect(excess(4, 256, 2000)).toBeCloseTo(-2, 9);
+  });
+
+  test('the mixing excess follows the batch: linear between the batch sizes measured, held past the largest, shrinking to none', () => {
+    // 2 ms beyond the parts beside a batch of 4, 8 ms beside 16, whatever the KV (one prompt size).
+    const excess = mixingExcess(
+      [mixedObservation(4, 1000, 512, 12), mixedObservation(16, 1000, 512, 18)],
+      () => 10,
+    )!;
+    expect(excess(10, 512, 1000)).toBeCloseTo(5, 9);
+    expect(excess(16, 512, 4000)).toBeCloseTo(8, 9);
+    expect(excess(32, 512, 1000)).toBeCloseTo(8, 9);
+    expect(excess(2, 512, 1000)).toBeCloseTo(1, 9);
+    expect(excess(10, 256, 1000)).toBeCloseTo(2.5, 9);
   });
 });

@@ -118,7 +118,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       .filter((batch) => batch * (promptTokens + 2 * (batchPointTokens(batch, promptTokens, chunkLimit, decodeTokens).prefillSteps + decodeTokens + 2)) <= limits.maxTotalTokens * 0.7)
       .map((batch) => ({ promptTokens, batch })),
   );
-  const mixedPoints = options.mixedSweep === false ? [] : mixedSweepPoints(batchSizes, limits, chunkLimit, decodeTokens);
+  const mixedPoints = options.mixedSweep === false ? [] : mixedSweepPoints(batchSizes, limits, chunkLimit, decodeTokens, promptLengths.filter((length) => length <= chunkLimit));
   /** `batch` requests at once, each generating `tokens`; null unless all of them were decoding together at some time. */
   const runBatch = async (batch: number, promptTokens: number, tokens: number): Promise<StreamResult[] | null> => {
     await flushCache(baseUrl);

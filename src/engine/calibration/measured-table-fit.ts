@@ -28,8 +28,12 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
 
   const prefillPoints = dedupe(prefill.map((o) => [o.size, o.stepMs] as const));
   const fixedMs = Math.max(0, fixedCost(prefillPoints));
-  const prefillTokens = [0, ...prefillPoints.map(([tokens]) => tokens)];
-  const prefillMs = [fixedMs, ...prefillPoints.map(([, ms]) => ms)];
+  const measuredPrefill: (readonly [number, number])[] = [[0, fixedMs], ...prefillPoints.filter(([tokens]) => tokens > 0)];
+  // Mixed steps' prompt sizes are grid points too (their prefill part read off the prefill steps as the table would
+  // interpolate it), so that the table holds their excess at the prompt size it was measured at.
+  const mixedPrompts = observations.filter((o) => o.kind === 'mixed' && (o.prefillTokens ?? 0) > 0).map((o) => o.prefillTokens as number);
+  const prefillTokens = [...new Set([...measuredPrefill.map(([tokens]) => tokens), ...mixedPrompts])].sort((a, b) => a - b);
+  const prefillMs = prefillTokens.map((tokens) => linearThrough(measuredPrefill, tokens));
 
   const batches = [...new Set(decode.map((o) => o.size))].sort((a, b) => a - b);
   const lines = batches.map((batch) => dedupe(decode.filter((o) => o.size === batch).map((o) => [o.secondary, o.stepMs] as const)));
@@ -53,17 +57,29 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
     return Math.max(0, y0 + slope * (kv - x0));
   };
 
-  const decodeSequences = [0, ...batches];
+  // Decode at a batch size between measured ones: linear between them (held outside), as the table interpolates.
+  const decodeAtBatch = (batch: number, kv: number): number => {
+    const above = batches.findIndex((measured) => measured >= batch);
+    if (above === -1) return decodeAt(batches.length - 1, kv);
+    if (above === 0 || batches[above] === batch) return decodeAt(above, kv);
+    const low = batches[above - 1] as number;
+    const high = batches[above] as number;
+    const weight = (batch - low) / (high - low);
+    return (1 - weight) * decodeAt(above - 1, kv) + weight * decodeAt(above, kv);
+  };
+  // Mixed steps' batch sizes are grid points too, so that the table holds their excess at the batch it was measured at.
+  const mixedBatches = observations.filter((o) => o.kind === 'mixed' && (o.prefillTokens ?? 0) > 0).map((o) => o.size);
+  const decodeSequences = [0, ...new Set([...batches, ...mixedBatches])].sort((a, b) => a - b);
   const partsTable: MeasuredStepTable = {
     decodeSequences,
     prefillTokens,
     kvTokens,
-    stepMs: decodeSequences.map((batch, batchAxisIndex) =>
+    stepMs: decodeSequences.map((batch) =>
       prefillTokens.map((_tokens, prefillIndex) =>
         kvTokens.map((kv) => {
           const prefillPart = prefillMs[prefillIndex] as number;
           if (batch === 0) return prefillPart;
-          const decodePart = decodeAt(batchAxisIndex - 1, kv);
+          const decodePart = decodeAtBatch(batch, kv);
           return prefillIndex === 0 ? decodePart : decodePart + prefillPart - fixedMs;
         }),
       ),
@@ -81,7 +97,7 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
         const kv = kvTokens[kvIndex] as number;
         // The cell's decode part alone is this plane's prefill-0 row; its prefill part alone, the prefill row.
         const floorMs = Math.max(plane[0]?.[kvIndex] as number, prefillMs[prefillIndex] as number);
-        return Math.max(floorMs, partsMs + excess(tokens, kv));
+        return Math.max(floorMs, partsMs + excess(decodeSequences[batchIndex] as number, tokens, kv));
       }),
     ),
   );
@@ -89,28 +105,56 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
 }
 
 /**
- * What measured mixed steps cost beyond decode step + prefill step - the fixed cost, as a function of the prompt tokens
- * P and the decoding batch's KV tokens. The points are grouped by P (values within 25% of each other form one level);
- * within a level the excess is piecewise linear in KV through its points, held flat past the first and last; between
- * levels it is linear in P, below the smallest level it shrinks in proportion to P (no prompt tokens: a plain decode
- * step), above the largest it is held. Measured on transformers' continuous batching, the excess is a step in KV (its
+ * What measured mixed steps cost beyond decode step + prefill step - the fixed cost, as a function of the decoding
+ * batch B, the prompt tokens P and the batch's KV tokens. The points are grouped by B (each batch size the sweep
+ * measured is a level); within a level, by P (values within 25% of each other form one level), and within that the
+ * excess is piecewise linear in KV through its points, held flat past the first and last; between P levels it is
+ * linear in P, below the smallest it shrinks in proportion to P (no prompt tokens: a plain decode step), above the
+ * largest it is held. Between B levels it is linear in B, below the smallest it shrinks in proportion to B (no batch:
+ * a prefill step alone), above the largest it is held.
+ *
+ * Why B is an axis of its own: an engine whose step cost multiplies tokens by a function of the sequences in the step
+ * (bench/foreign-engine's `sqrt(tokens) x ln(1 + sequences)`) pays more for a prompt chunk beside a large batch than
+ * beside a small one. Interpolated over P and KV alone, the sweep's points (small and large batches at short and long
+ * prompts) put a small batch's excess at the KV tokens a large batch reads in serving: that table priced the foreign
+ * engine's mixed steps of 12-16 sequences 17% cheap and those of 1-3 sequences 20% dear, on the steps its own runs
+ * took (docs/simulated-engine.md). Measured on transformers' continuous batching the excess is a step in KV (its
  * attention pads KV reads to 16,384-token buckets) and barely depends on P, which no product form such as a * P * kv
- * follows. Null when no mixed step was measured.
+ * follows: each level keeps that shape. Null when no mixed step was measured.
  */
 export function mixingExcess(
   mixed: readonly StepObservation[],
   sumOfParts: (batch: number, prefillTokens: number, kvTokens: number) => number,
-): ((prefillTokens: number, kvTokens: number) => number) | null {
+): ((batch: number, prefillTokens: number, kvTokens: number) => number) | null {
   if (mixed.length === 0) return null;
   const points = mixed
-    .map((o) => ({ prefill: o.prefillTokens ?? 0, kv: o.secondary, excessMs: o.stepMs - sumOfParts(o.size, o.prefillTokens ?? 0, o.secondary) }))
-    .filter((point) => point.prefill > 0)
-    .sort((left, right) => left.prefill - right.prefill);
+    .map((o) => ({ batch: o.size, prefill: o.prefillTokens ?? 0, kv: o.secondary, excessMs: o.stepMs - sumOfParts(o.size, o.prefillTokens ?? 0, o.secondary) }))
+    .filter((point) => point.prefill > 0 && point.batch > 0);
   if (points.length === 0) return null;
-  const groups: (typeof points)[] = [];
-  for (const point of points) {
+  const batches = [...new Set(points.map((point) => point.batch))].sort((a, b) => a - b);
+  const levels = batches.map((batch) => ({ batch, excess: excessOverPromptAndKv(points.filter((point) => point.batch === batch)) }));
+  return (batch, prefillTokens, kvTokens) => {
+    const first = levels[0] as (typeof levels)[number];
+    if (batch <= first.batch) return (first.excess(prefillTokens, kvTokens) * batch) / first.batch;
+    for (let index = 1; index < levels.length; index++) {
+      const low = levels[index - 1] as (typeof levels)[number];
+      const high = levels[index] as (typeof levels)[number];
+      if (batch <= high.batch) {
+        const weight = (batch - low.batch) / (high.batch - low.batch);
+        return (1 - weight) * low.excess(prefillTokens, kvTokens) + weight * high.excess(prefillTokens, kvTokens);
+      }
+    }
+    return (levels[levels.length - 1] as (typeof levels)[number]).excess(prefillTokens, kvTokens);
+  };
+}
+
+/** One batch level's excess over P and KV (see mixingExcess). */
+function excessOverPromptAndKv(points: readonly { prefill: number; kv: number; excessMs: number }[]): (prefillTokens: number, kvTokens: number) => number {
+  const sorted = [...points].sort((left, right) => left.prefill - right.prefill);
+  const groups: (typeof sorted)[] = [];
+  for (const point of sorted) {
     const group = groups[groups.length - 1];
-    if (group !== undefined && point.prefill <= (group[0] as (typeof points)[number]).prefill * 1.25) group.push(point);
+    if (group !== undefined && point.prefill <= (group[0] as (typeof sorted)[number]).prefill * 1.25) group.push(point);
     else groups.push([point]);
   }
   const levels = groups.map((group) => ({
@@ -173,6 +217,16 @@ function piecewise(points: readonly (readonly [number, number])[], x: number): n
   const [x1, y1] = points[index + 1] as readonly [number, number];
   if (x <= x0 && index === 0) return y0;
   return Math.max(0, y0 + ((y1 - y0) * (x - x0)) / (x1 - x0));
+}
+
+/** Linear through sorted points, past the last along the last segment (as the table's own interpolation goes on). */
+function linearThrough(points: readonly (readonly [number, number])[], x: number): number {
+  if (points.length === 1) return (points[0] as readonly [number, number])[1];
+  let index = 0;
+  while (index < points.length - 2 && x > (points[index + 1] as readonly [number, number])[0]) index++;
+  const [x0, y0] = points[index] as readonly [number, number];
+  const [x1, y1] = points[index + 1] as readonly [number, number];
+  return y0 + ((y1 - y0) * (x - x0)) / (x1 - x0);
 }
 
 function meanSlope(points: readonly (readonly [number, number])[]): number {

@@ -56,19 +56,34 @@ export interface MixedPoint {
 }
 
 /**
- * The mixed sweep: the concurrency sweep's largest batch (less one, below max_running_requests) and a quarter of it, at short and long prompts, each with a
- * probe of a quarter chunk and of the chunk less the batch (so that probe and batch fit one step of a mixing engine).
+ * The mixed sweep: one sequence, the concurrency sweep's largest batch (less one, below max_running_requests), half
+ * and a quarter of it, at short and long prompts, each with probes of an eighth, a quarter and half a chunk and of the
+ * chunk less the batch (so that probe and batch fit one step of a mixing engine). What mixing costs beyond its parts
+ * can grow with the batch and with the prompt, and not in a straight line (measured-table-fit.ts, `mixingExcess`,
+ * interpolates it over both): with two batch sizes and two probes, a sweep of bench/foreign-engine's law had priced
+ * its mixed steps 9-23% cheap at one sequence or a 64-token prompt, where its runs at low load spend their mixed steps.
  */
-export function mixedSweepPoints(batchSizes: readonly number[], limits: ServerLimits, chunkLimit: number, decodeTokens: number): MixedPoint[] {
+export function mixedSweepPoints(
+  batchSizes: readonly number[],
+  limits: ServerLimits,
+  chunkLimit: number,
+  decodeTokens: number,
+  prefillLengths: readonly number[] = [],
+): MixedPoint[] {
+  // The fractions of a chunk go to the nearest prompt length the prefill sweep measured, so that what a mixed step
+  // costs beyond its parts is taken against a prefill step that was measured, not one interpolated across a gap (the
+  // default lengths hold every power of two, so a power-of-two chunk's fractions are already among them).
+  const nearestMeasured = (tokens: number): number =>
+    prefillLengths.length === 0 ? tokens : prefillLengths.reduce((best, length) => (Math.abs(length - tokens) < Math.abs(best - tokens) ? length : best));
   // The probe must find a free seat: a batch of max_running_requests would keep it queued until a member finished.
   const largest = Math.min(Math.max(...batchSizes), limits.maxRunningRequests - 1);
   if (largest < 2) return [];
-  const batches = [...new Set([Math.max(2, Math.floor(largest / 4)), largest])];
+  const batches = [...new Set([1, Math.max(2, Math.floor(largest / 4)), Math.max(2, Math.floor(largest / 2)), largest])];
   const points: MixedPoint[] = [];
   for (const promptTokens of [SHORT_PROMPT_TOKENS, LONG_PROMPT_TOKENS]) {
     for (const batch of batches) {
       const runTokens = Math.ceil((batch * promptTokens) / chunkLimit) + 2 * decodeTokens;
-      for (const probeTokens of [...new Set([Math.floor(chunkLimit / 4), chunkLimit - batch])]) {
+      for (const probeTokens of [...new Set([...[8, 4, 2].map((part) => nearestMeasured(Math.floor(chunkLimit / part))), chunkLimit - batch])]) {
         if (probeTokens < 16) continue;
         if (batch * (promptTokens + 2 * runTokens + 8) + probeTokens > limits.maxTotalTokens * 0.7) continue;
         points.push({ batch, promptTokens, probeTokens, runTokens });

@@ -1,0 +1,76 @@
+import { describe, expect, test } from 'vitest';
+import { decodeObservation, mixedObservation, prefillObservation, type StepObservation } from '../../../src/engine/calibration/fit-profile.js';
+import { buildMeasuredTable } from '../../../src/engine/calibration/measured-table-fit.js';
+import { batchPointTokens, CONCURRENCY_PROMPT_TOKENS, mixedSweepPoints, powersOfTwo, prefillSweepLengths } from '../../../src/engine/calibration/sweep-plan.js';
+import type { ServerLimits } from '../../../src/engine/calibration/calibration-client.js';
+import { interpolateStepMs } from '../../../src/engine/profile/measured-table.js';
+
+/**
+ * bench/foreign-engine's step law without its jitter: a step computing `tokens` tokens for `sequences` requests that
+ * reads `kvTokens` KV tokens (each request's context, what the step computes included) takes
+ * 4 + 0.6 x sqrt(tokens) x ln(1 + sequences) + 0.004 x kvTokens^0.8 ms. Not servelab's cost form: a prompt chunk beside
+ * a large decoding batch costs more than beside a small one.
+ */
+const lawMs = (tokens: number, sequences: number, kvTokens: number): number => 4 + 0.6 * Math.sqrt(tokens) * Math.log(1 + sequences) + 0.004 * kvTokens ** 0.8;
+/** A mixed step of the law: `batch` sequences decode one token each beside one prompt of `prefillTokens`. */
+const mixedLawMs = (batch: number, prefillTokens: number, decodeKvTokens: number): number => lawMs(batch + prefillTokens, batch + 1, decodeKvTokens + prefillTokens);
+
+/** The limits bench/twin-engines.ts starts every engine with. */
+const LIMITS: ServerLimits = { modelPath: 'foreign-engine', maxRunningRequests: 16, chunkedPrefillSize: 512, contextLength: 8192, maxTotalTokens: 16_384 };
+const DECODE_TOKENS = 16;
+
+/** What calibration's sweeps (sweep-plan.ts, at its defaults) would read off an engine that follows the law exactly. */
+function sweepOfTheLaw(): StepObservation[] {
+  const observations: StepObservation[] = [];
+  for (const length of prefillSweepLengths(LIMITS.chunkedPrefillSize)) {
+    observations.push(prefillObservation(length, lawMs(length, 1, length)));
+    const kvPerSequence = length + DECODE_TOKENS / 2;
+    observations.push(decodeObservation(1, kvPerSequence, lawMs(1, 1, kvPerSequence)));
+  }
+  const batchSizes = [...new Set([...powersOfTwo(2, LIMITS.maxRunningRequests), LIMITS.maxRunningRequests])];
+  for (const promptTokens of CONCURRENCY_PROMPT_TOKENS) {
+    for (const batch of batchSizes) {
+      const { prefillSteps, shortTokens, extraTokens } = batchPointTokens(batch, promptTokens, LIMITS.chunkedPrefillSize, DECODE_TOKENS);
+      const kvPerSequence = promptTokens + shortTokens - prefillSteps / 2 + extraTokens / 2;
+      observations.push(decodeObservation(batch, kvPerSequence, lawMs(batch, batch, batch * kvPerSequence)));
+    }
+  }
+  for (const point of mixedSweepPoints(batchSizes, LIMITS, LIMITS.chunkedPrefillSize, DECODE_TOKENS, prefillSweepLengths(LIMITS.chunkedPrefillSize))) {
+    // The probe arrives two decode steps after the batch's last first token: each member holds its prompt and a few tokens.
+    const decodeKvTokens = point.batch * (point.promptTokens + 4);
+    observations.push(mixedObservation(point.batch, decodeKvTokens, point.probeTokens, mixedLawMs(point.batch, point.probeTokens, decodeKvTokens)));
+  }
+  return observations;
+}
+
+describe('measured table from a sweep of a step law that is not servelab\'s form', () => {
+  const table = buildMeasuredTable(sweepOfTheLaw())!;
+
+  test('prices the mixed steps a loaded engine runs (a nearly full batch beside a prompt) within 5% of the law', () => {
+    // The shapes of bench/twin-engines.ts's foreign-engine runs near capacity: 12-15 sequences decoding at 150-330 KV
+    // tokens each (prompts of 192-320 tokens, 32 out) beside a prompt of 64-320 tokens. Interpolated over prompt
+    // tokens and KV alone (not the batch), the excess of a small batch's probe stood in for a full batch's, and these
+    // steps came out 11-20% cheap.
+    for (const batch of [12, 15]) {
+      for (const kvPerSequence of [150, 330]) {
+        for (const prefillTokens of [64, 192, 320]) {
+          const decodeKvTokens = batch * kvPerSequence;
+          const truthMs = mixedLawMs(batch, prefillTokens, decodeKvTokens);
+          const tableMs = interpolateStepMs(table, batch, prefillTokens, decodeKvTokens);
+          expect(Math.abs(tableMs / truthMs - 1), `batch ${batch}, ${prefillTokens} prompt tokens, ${decodeKvTokens} KV: ${tableMs.toFixed(2)} ms against ${truthMs.toFixed(2)}`).toBeLessThan(0.05);
+        }
+      }
+    }
+  });
+
+  test('and the mixed steps of a lightly loaded engine (a few sequences beside a prompt) within 5% too', () => {
+    for (const batch of [1, 2, 4, 6]) {
+      for (const prefillTokens of [64, 192, 320]) {
+        const decodeKvTokens = batch * 220;
+        const truthMs = mixedLawMs(batch, prefillTokens, decodeKvTokens);
+        const tableMs = interpolateStepMs(table, batch, prefillTokens, decodeKvTokens);
+        expect(Math.abs(tableMs / truthMs - 1), `batch ${batch}, ${prefillTokens} prompt tokens: ${tableMs.toFixed(2)} ms against ${truthMs.toFixed(2)}`).toBeLessThan(0.05);
+      }
+    }
+  });
+});
