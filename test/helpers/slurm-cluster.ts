@@ -72,6 +72,12 @@ export interface SlurmTestClusterOptions {
    * on a site with GPUs (here through a TaskProlog, the test machine having none). Absent: Slurm leaves it alone.
    */
   stepGpus?: string;
+  /**
+   * Nodes whose clock is shifted, by node name: the offset as Debian's faketime takes it (`+5s`, `-250ms`). That
+   * node's slurmd runs under `faketime -f OFFSET`, so what it starts (slurmstepd, the steps' tasks) reads the shifted
+   * wall clock, as processes on a host whose clock is off would. Check `faketimeMissing()` before asking for one.
+   */
+  shiftedClocks?: Readonly<Record<string, string>>;
 }
 
 /** Brings up a cluster of `nodeCount` nodes; resolves once every node is idle. */
@@ -91,11 +97,15 @@ export async function startSlurmCluster(nodeCount = 3, options: SlurmTestCluster
   const nodePorts: number[] = [];
   for (const _node of nodes) nodePorts.push(await findFreePort());
   const confPath = join(directory, 'slurm.conf');
+  // A TaskProlog's `export NAME=value` lines go into the task's environment.
+  const prologLines = [
+    ...(options.stepGpus === undefined ? [] : [`echo "export CUDA_VISIBLE_DEVICES=${options.stepGpus}"`]),
+    ...(await shiftedClockPrologLines(options.shiftedClocks ?? {})),
+  ];
   let taskProlog: string | undefined;
-  if (options.stepGpus !== undefined) {
+  if (prologLines.length > 0) {
     taskProlog = join(directory, 'task-prolog.sh');
-    // A TaskProlog's `export NAME=value` lines go into the task's environment.
-    await writeFile(taskProlog, `#!/bin/sh\necho "export CUDA_VISIBLE_DEVICES=${options.stepGpus}"\n`, { mode: 0o755 });
+    await writeFile(taskProlog, `#!/bin/sh\n${prologLines.join('\n')}\n`, { mode: 0o755 });
   }
   await writeFile(confPath, slurmConf({ directory, mungeSocket, controllerPort, nodes, nodePorts, taskProlog }));
   const env: NodeJS.ProcessEnv = { ...process.env, SLURM_CONF: confPath };
@@ -145,7 +155,11 @@ export async function startSlurmCluster(nodeCount = 3, options: SlurmTestCluster
     await waitFor(async () => (await readdir(mungeDirectory)).includes('munge.sock'), 'munged to open its socket');
     // -i: ignore any saved state (there is none: a fresh directory).
     daemon('slurmctld', 'slurmctld', ['-D', '-i']);
-    for (const node of nodes) daemon(`slurmd-${node}`, 'slurmd', ['-D', '-N', node]);
+    for (const node of nodes) {
+      const shift = options.shiftedClocks?.[node];
+      if (shift === undefined) daemon(`slurmd-${node}`, 'slurmd', ['-D', '-N', node]);
+      else daemon(`slurmd-${node}`, 'faketime', ['-f', shift, 'slurmd', '-D', '-N', node]);
+    }
     await waitFor(async () => (await command('sinfo', ['--noheader', '--format=%t %D'])).trim() === `idle ${nodeCount}`, `${nodeCount} idle nodes`);
     return cluster;
   } catch (error) {
@@ -153,6 +167,25 @@ export async function startSlurmCluster(nodeCount = 3, options: SlurmTestCluster
     await cluster.stop();
     throw new Error(`the test Slurm cluster did not start: ${(error as Error).message}\n${logs.join('\n')}`);
   }
+}
+
+/**
+ * The TaskProlog lines that put a shifted node's faketime into its tasks. slurmd under faketime is not enough: a task's
+ * environment is the one srun sent with the step, not its slurmstepd's, so without these lines `srun --nodelist n2 date`
+ * on a node whose slurmd ran under `faketime -f +5s` printed the true time (tried on this test cluster). The prolog runs on every node; it exports the preload only where SLURMD_NODENAME is shifted. The
+ * library's path is the one faketime itself sets (`/usr/$LIB/...` on Debian, `$LIB` expanded by the dynamic loader).
+ */
+async function shiftedClockPrologLines(shifts: Readonly<Record<string, string>>): Promise<string[]> {
+  const entries = Object.entries(shifts);
+  if (entries.length === 0) return [];
+  const preload = (await run('faketime', ['-f', '+0s', 'sh', '-c', 'printf %s "$LD_PRELOAD"'])).stdout;
+  const quote = (value: string): string => `'${value.replaceAll("'", "'\\''")}'`;
+  return [
+    'case "$SLURMD_NODENAME" in',
+    ...entries.map(([node, shift]) =>
+      `  ${node}) echo ${quote(`export LD_PRELOAD=${preload}`)}; echo ${quote(`export FAKETIME=${shift}`)}; echo 'export FAKETIME_DONT_FAKE_MONOTONIC=1' ;;`),
+    'esac',
+  ];
 }
 
 function slurmConf(settings: { directory: string; mungeSocket: string; controllerPort: number; nodes: string[]; nodePorts: number[]; taskProlog: string | undefined }): string {
