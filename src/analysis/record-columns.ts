@@ -152,6 +152,8 @@ const COLUMN_TABLE = [
   { column: 'decode_queue_time', field: 'decodeQueueTime', kind: 'float', unit: 's', origin: 'server', source: 'record' },
   // The decode server's wait for the transfer (its KV held reserved); last, so no column before it moves.
   { column: 'kv_transfer_wait_time', field: 'kvTransferWaitTime', kind: 'float', unit: 's', origin: 'server', source: 'record' },
+  // Runs across hosts: the machine `host` ran on by name (a Slurm node), beside its URL. Empty on one host.
+  { column: 'host_node', field: 'hostNode', kind: 'string', unit: '', origin: 'analysis', source: 'record', repeats: true },
 ] as const satisfies readonly RequestColumn[];
 
 /**

@@ -31,6 +31,7 @@ export async function measureNodeTest(config: NodeTestConfig, options: RunOption
     const completeRecord = (record: RequestRecord): RequestRecord => {
       record.routerSendTime ??= record.arrivalTime;
       record.host ??= target.url;
+      if (target.node !== undefined) record.hostNode ??= target.node;
       return record;
     };
     const load = await measureLoad({

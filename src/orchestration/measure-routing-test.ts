@@ -9,6 +9,7 @@ import { launchTaps, type LaunchedTaps } from '../cluster/launchers/taps/launch-
 import type { ServerHandle } from '../types/cluster.js';
 import type { RequestRecord } from '../types/record.js';
 import { flushServerCache } from './flush-cache.js';
+import { nameHostNodes } from './host-nodes.js';
 import { throwIfInterrupted } from './interruption.js';
 import { joinTapRecords } from './join-tap-records.js';
 import { launchRouter, routerTracesItself, type LaunchedRouter } from './launch-router.js';
@@ -140,6 +141,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
       extras.serverRequestLogs = requestLogs.join;
       if (requestLogs.notice !== undefined) extras.notices = [...((extras.notices as string[] | undefined) ?? []), requestLogs.notice];
     }
+    nameHostNodes(load.records, servers);
     return run.measured(run.stoppedEarly() ? { ...load, interrupted: true } : load, extras);
   } finally {
     trace?.stop();

@@ -163,6 +163,11 @@ export interface RequestRecord extends ClientOutcome {
   routerSendTime?: EpochSeconds;
   /** Which server served it (tracing tap, or the server's URL in a node test). */
   host?: string;
+  /**
+   * The machine `host` ran on by name (a Slurm node: `SLURMD_NODENAME`), set by the orchestration from where it placed
+   * that server; absent when the servers ran on the host that ran servelab, or `host` is not one of them.
+   */
+  hostNode?: string;
   /** How many times the router retried the request on another worker, when the router tells. */
   retries?: number;
   /**

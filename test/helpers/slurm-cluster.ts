@@ -72,6 +72,19 @@ export interface SlurmTestClusterOptions {
    * on a site with GPUs (here through a TaskProlog, the test machine having none). Absent: Slurm leaves it alone.
    */
   stepGpus?: string;
+  /**
+   * Nodes whose clock is shifted, by node name: the offset as Debian's faketime takes it (`+5s`, `-250ms`). That
+   * node's slurmd runs under `faketime -f OFFSET`, so what it starts (slurmstepd, the steps' tasks) reads the shifted
+   * wall clock, as processes on a host whose clock is off would. Check `faketimeMissing()` before asking for one.
+   */
+  shiftedClocks?: Readonly<Record<string, string>>;
+  /**
+   * Each node at an address of its own, as on a real cluster: every slurmd runs in a network namespace of its own
+   * (`nsenter --net=/run/netns/NAME`), joined to this host by a bridge; this host is the subnet's `.1` (slurmctld and
+   * servelab), node i is `.(10 + i)`. Needs root and iproute2 (`ipMissing()`). No default route inside the namespaces
+   * and a blackhole route for the subnet on this host keep every packet on this machine.
+   */
+  distinctAddresses?: boolean;
 }
 
 /** Brings up a cluster of `nodeCount` nodes; resolves once every node is idle. */
@@ -91,13 +104,18 @@ export async function startSlurmCluster(nodeCount = 3, options: SlurmTestCluster
   const nodePorts: number[] = [];
   for (const _node of nodes) nodePorts.push(await findFreePort());
   const confPath = join(directory, 'slurm.conf');
+  // A TaskProlog's `export NAME=value` lines go into the task's environment.
+  const prologLines = [
+    ...(options.stepGpus === undefined ? [] : [`echo "export CUDA_VISIBLE_DEVICES=${options.stepGpus}"`]),
+    ...(await shiftedClockPrologLines(options.shiftedClocks ?? {})),
+  ];
   let taskProlog: string | undefined;
-  if (options.stepGpus !== undefined) {
+  if (prologLines.length > 0) {
     taskProlog = join(directory, 'task-prolog.sh');
-    // A TaskProlog's `export NAME=value` lines go into the task's environment.
-    await writeFile(taskProlog, `#!/bin/sh\necho "export CUDA_VISIBLE_DEVICES=${options.stepGpus}"\n`, { mode: 0o755 });
+    await writeFile(taskProlog, `#!/bin/sh\n${prologLines.join('\n')}\n`, { mode: 0o755 });
   }
-  await writeFile(confPath, slurmConf({ directory, mungeSocket, controllerPort, nodes, nodePorts, taskProlog }));
+  const network = options.distinctAddresses === true ? await makeNodeNetwork(nodes) : undefined;
+  await writeFile(confPath, slurmConf({ directory, mungeSocket, controllerPort, nodes, nodePorts, taskProlog, network }));
   const env: NodeJS.ProcessEnv = { ...process.env, SLURM_CONF: confPath };
 
   const daemons: SupervisedProcess[] = [];
@@ -133,6 +151,7 @@ export async function startSlurmCluster(nodeCount = 3, options: SlurmTestCluster
         await killStrayStepDaemons(confPath);
         // Nodes first, then the controller, then munged: each by the process id it was started with.
         for (const child of daemons.slice().reverse()) await child.stop();
+        await network?.remove();
         await rm(directory, { recursive: true, force: true });
       })();
       return stopping;
@@ -145,7 +164,13 @@ export async function startSlurmCluster(nodeCount = 3, options: SlurmTestCluster
     await waitFor(async () => (await readdir(mungeDirectory)).includes('munge.sock'), 'munged to open its socket');
     // -i: ignore any saved state (there is none: a fresh directory).
     daemon('slurmctld', 'slurmctld', ['-D', '-i']);
-    for (const node of nodes) daemon(`slurmd-${node}`, 'slurmd', ['-D', '-N', node]);
+    for (const [index, node] of nodes.entries()) {
+      const shift = options.shiftedClocks?.[node];
+      const slurmd = [...(shift === undefined ? [] : ['faketime', '-f', shift]), 'slurmd', '-D', '-N', node];
+      const namespace = network?.namespaces[index];
+      const [program, ...args] = namespace === undefined ? slurmd : ['nsenter', `--net=/run/netns/${namespace}`, ...slurmd];
+      daemon(`slurmd-${node}`, program as string, args);
+    }
     await waitFor(async () => (await command('sinfo', ['--noheader', '--format=%t %D'])).trim() === `idle ${nodeCount}`, `${nodeCount} idle nodes`);
     return cluster;
   } catch (error) {
@@ -155,12 +180,31 @@ export async function startSlurmCluster(nodeCount = 3, options: SlurmTestCluster
   }
 }
 
-function slurmConf(settings: { directory: string; mungeSocket: string; controllerPort: number; nodes: string[]; nodePorts: number[]; taskProlog: string | undefined }): string {
-  const { directory, mungeSocket, controllerPort, nodes, nodePorts, taskProlog } = settings;
+/**
+ * The TaskProlog lines that put a shifted node's faketime into its tasks. slurmd under faketime is not enough: a task's
+ * environment is the one srun sent with the step, not its slurmstepd's, so without these lines `srun --nodelist n2 date`
+ * on a node whose slurmd ran under `faketime -f +5s` printed the true time (tried on this test cluster). The prolog runs on every node; it exports the preload only where SLURMD_NODENAME is shifted. The
+ * library's path is the one faketime itself sets (`/usr/$LIB/...` on Debian, `$LIB` expanded by the dynamic loader).
+ */
+async function shiftedClockPrologLines(shifts: Readonly<Record<string, string>>): Promise<string[]> {
+  const entries = Object.entries(shifts);
+  if (entries.length === 0) return [];
+  const preload = (await run('faketime', ['-f', '+0s', 'sh', '-c', 'printf %s "$LD_PRELOAD"'])).stdout;
+  const quote = (value: string): string => `'${value.replaceAll("'", "'\\''")}'`;
+  return [
+    'case "$SLURMD_NODENAME" in',
+    ...entries.map(([node, shift]) =>
+      `  ${node}) echo ${quote(`export LD_PRELOAD=${preload}`)}; echo ${quote(`export FAKETIME=${shift}`)}; echo 'export FAKETIME_DONT_FAKE_MONOTONIC=1' ;;`),
+    'esac',
+  ];
+}
+
+function slurmConf(settings: { directory: string; mungeSocket: string; controllerPort: number; nodes: string[]; nodePorts: number[]; taskProlog: string | undefined; network: NodeNetwork | undefined }): string {
+  const { directory, mungeSocket, controllerPort, nodes, nodePorts, taskProlog, network } = settings;
   const host = hostname();
   const lines = [
     'ClusterName=servelabtest',
-    `SlurmctldHost=${host}(127.0.0.1)`,
+    `SlurmctldHost=${host}(${network?.hostAddress ?? '127.0.0.1'})`,
     `SlurmctldPort=${controllerPort}`,
     'AuthType=auth/munge',
     'CredType=cred/munge',
@@ -189,10 +233,70 @@ function slurmConf(settings: { directory: string; mungeSocket: string; controlle
     // A cancelled step's processes get SIGKILL 2 s after SIGTERM (default 30 s).
     'KillWait=2',
     ...(taskProlog === undefined ? [] : [`TaskProlog=${taskProlog}`]),
-    ...nodes.map((node, index) => `NodeName=${node} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${nodePorts[index]} CPUs=16 State=UNKNOWN`),
+    ...nodes.map((node, index) => `NodeName=${node} NodeHostname=${host} NodeAddr=${network?.nodeAddresses[index] ?? '127.0.0.1'} Port=${nodePorts[index]} CPUs=16 State=UNKNOWN`),
     'PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP',
   ];
   return `${lines.join('\n')}\n`;
+}
+
+interface NodeNetwork {
+  /** This host's address on the bridge: where slurmctld and servelab are reached from the nodes. */
+  hostAddress: string;
+  /** Node i's address, in the order of the nodes. */
+  nodeAddresses: string[];
+  /** Node i's network namespace (under /run/netns). */
+  namespaces: string[];
+  /** Removes the namespaces, the bridge and the blackhole route (after every daemon has stopped). */
+  remove(): Promise<void>;
+}
+
+let networksMade = 0;
+
+/**
+ * A bridge on this host with one network namespace per node, each joined by a veth pair. Everything exists before any
+ * daemon starts (a slurmd must find its address at start). Names and subnet carry this process's id and a counter,
+ * so clusters of other test files and other people's tests do not meet.
+ */
+async function makeNodeNetwork(nodes: readonly string[]): Promise<NodeNetwork> {
+  const tag = `${process.pid % 100_000}${String.fromCharCode(97 + (networksMade % 26))}`;
+  const subnet = `10.253.${(process.pid + networksMade * 7) % 250}`;
+  networksMade++;
+  const bridge = `slb${tag}`;
+  const hostAddress = `${subnet}.1`;
+  const namespaces = nodes.map((_, index) => `sl${tag}-${index + 1}`);
+  const nodeAddresses = nodes.map((_, index) => `${subnet}.${10 + index + 1}`);
+  const ip = async (...args: string[]): Promise<void> => void (await run('ip', args));
+  const made: Array<() => Promise<void>> = [];
+  const remove = async (): Promise<void> => {
+    for (const undo of made.reverse()) await undo().catch(() => undefined);
+    made.length = 0;
+  };
+  try {
+    // Anything for the subnet that is not on the bridge (the bridge gone, a typo) is dropped here, never routed on.
+    await ip('route', 'add', 'blackhole', `${subnet}.0/24`, 'metric', '4000');
+    made.push(() => ip('route', 'del', 'blackhole', `${subnet}.0/24`, 'metric', '4000'));
+    await ip('link', 'add', bridge, 'type', 'bridge');
+    made.push(() => ip('link', 'del', bridge));
+    await ip('addr', 'add', `${hostAddress}/24`, 'dev', bridge);
+    await ip('link', 'set', bridge, 'up');
+    for (const [index, namespace] of namespaces.entries()) {
+      await ip('netns', 'add', namespace);
+      made.push(() => ip('netns', 'del', namespace));
+      const outside = `slv${tag}${index + 1}`;
+      const inside = `sli${tag}${index + 1}`;
+      await ip('link', 'add', outside, 'type', 'veth', 'peer', 'name', inside);
+      await ip('link', 'set', inside, 'netns', namespace);
+      await ip('link', 'set', outside, 'master', bridge, 'up');
+      await ip('-n', namespace, 'link', 'set', 'lo', 'up');
+      // Only the subnet's own route inside: no default route, so nothing in a namespace reaches past this host.
+      await ip('-n', namespace, 'addr', 'add', `${nodeAddresses[index]}/24`, 'dev', inside);
+      await ip('-n', namespace, 'link', 'set', inside, 'up');
+    }
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+  return { hostAddress, nodeAddresses, namespaces, remove };
 }
 
 async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {

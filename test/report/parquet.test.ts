@@ -32,7 +32,7 @@ const INTEGER_COLUMNS = new Set([
   'output_tokens_from_trace',
 ]);
 const BOOLEAN_COLUMNS = new Set(['success', 'held_for_concurrency', 'has_generated_text']);
-const STRING_COLUMNS = new Set(['request_id', 'req_id', 'host', 'session_id', 'error', 'finish_reason', 'error_message', 'data_quality', 'prefill_host', 'decode_host', 'bootstrap_room']);
+const STRING_COLUMNS = new Set(['request_id', 'req_id', 'host', 'session_id', 'error', 'finish_reason', 'error_message', 'data_quality', 'prefill_host', 'decode_host', 'bootstrap_room', 'host_node']);
 
 function expectedType(column: string): string {
   if (INTEGER_COLUMNS.has(column)) return 'INT32';
@@ -78,6 +78,7 @@ function mixedRun(): RunData {
       kvTransferTime: 0.00634,
       decodeQueueTime: 0.0009,
       kvTransferWaitTime: 0.0071,
+      hostNode: 'gpu-node-07',
     }),
     recordAt({ scheduledTime: 4, dispatchTime: T0 + 4, heldForConcurrency: false, success: false, error: 'server_error', errorMessage: 'bad ünïcode ✓, comma', host: '', serverStatusCode: 503, dataQuality: 'serverCreatedTime:outside_run' }),
     recordAt({ scheduledTime: 4.123456789, arrivalTime: 4.1234571, firstTokenTime: 4.2, finishTime: 4.9, actualOutputTokens: 1 }),

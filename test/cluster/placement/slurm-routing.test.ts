@@ -92,6 +92,12 @@ describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm ov
     expect(nodesCsv.slice(1).map((line) => line.split(',').at(-1))).toEqual(['n1', 'n2', 'n3']);
     // Each process's log says which step and node it was.
     expect(readFileSync(join(slurmDir, 'logs', 'node-2.log'), 'utf8')).toMatch(/# servelab: step \d+\.\d+ on node n3/);
+    // Every record that names its server names that server's node beside the URL (host_node), as nodes.csv does.
+    const nodeOfUrl = new Map((summary.metrics?.routing?.nodes ?? []).map((node) => [node.host, node.placedOn]));
+    const hostNodes = records.map((line) => JSON.parse(line) as { host?: string; host_node?: string }).filter((record) => record.host !== undefined);
+    expect(hostNodes.length).toBeGreaterThan(NUM_PROMPTS / 2);
+    expect(hostNodes.filter((record) => record.host_node === undefined || record.host_node !== nodeOfUrl.get(record.host as string))).toEqual([]);
+    expect(new Set(hostNodes.map((record) => record.host_node))).toEqual(new Set(['n1', 'n2', 'n3']));
 
     // Record times are seconds after t0 (epoch seconds in summary.json).
     const firstArrivalS = (summary.run?.t0EpochSeconds ?? Number.NaN) + Math.min(...records.map((line) => (JSON.parse(line) as { arrival_time: number }).arrival_time));
@@ -102,6 +108,10 @@ describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm ov
     const local = startCli(routeArgs(localDir));
     expect((await local.done).code, local.stderr().slice(-2000)).toBe(0);
     expect(filesOf(slurmDir)).toEqual(filesOf(localDir));
+    // On one host the column is there and empty.
+    const localCsv = readFileSync(join(localDir, 'requests.csv'), 'utf8').trim().split('\n');
+    expect(localCsv[0]?.split(',').at(-1)).toBe('host_node');
+    expect(localCsv.slice(1).every((line) => line.endsWith(','))).toBe(true);
   }, 240_000);
 
   it('sends the load from two load generators placed by Slurm on the nodes without a server, their clocks measured, no record lost', async () => {
@@ -221,7 +231,10 @@ describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm ov
       run.child.kill('SIGKILL');
     }
     expect(await cluster.runningSteps()).toEqual([]);
-    expect(readFileSync(join(outputDir, 'requests.jsonl'), 'utf8').trim().split('\n')).toHaveLength(40);
+    const records = readFileSync(join(outputDir, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { host_node?: string });
+    expect(records).toHaveLength(40);
+    // The direct case: every record names the server's node.
+    expect(records.every((record) => record.host_node === 'n1')).toBe(true);
     const log = readdirSync(join(outputDir, 'logs')).find((name) => name.endsWith('.log') && readFileSync(join(outputDir, 'logs', name), 'utf8').includes('# servelab: step'));
     expect(log).toBeDefined();
     expect(readFileSync(join(outputDir, 'logs', log as string), 'utf8')).toMatch(/# servelab: step \d+\.\d+ on node n1/);
