@@ -5,7 +5,7 @@ import type { EngineRequestView } from '../../../src/types/engine.js';
 
 /** The engine's view of a finished prefill of `promptLength` tokens (only what PrefillRole reads). */
 function finished(id: string, promptLength: number, prefillFinishedMs: number): EngineRequestView {
-  return { id, serial: 0, promptTokenIds: [], promptLength, maxNewTokens: 1, outputTokens: 1, cachedTokens: 0, numRetractions: 0, receivedMs: 0, queueEntryMs: 0, forwardEntryMs: prefillFinishedMs - 1, prefillFinishedMs, finishedMs: prefillFinishedMs, finishReason: { type: 'length' }, outputTokenId: () => 0, driverData: undefined } as EngineRequestView;
+  return { id, serial: 0, promptTokenIds: [], promptLength, maxNewTokens: 1, outputTokens: 1, cachedTokens: 0, numRetractions: 0, receivedMs: 0, queueEntryMs: 0, forwardEntryMs: prefillFinishedMs - 1, prefillFinishedMs, finishedMs: prefillFinishedMs, finishReason: { type: 'length', length: 1 }, outputTokenId: () => 0, driverData: undefined } as EngineRequestView;
 }
 
 describe('PrefillRole driven in real time', () => {
