@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RoutingTest } from '../../src/index.js';
+import { parseCsv } from '../../src/report/csv/csv-format.js';
 import { isAlive, pidFromLog } from '../helpers/cli.js';
 
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
@@ -82,6 +83,42 @@ describe('a failure schedule in a PD routing test (sim, builtin router)', () => 
     }
     const summary = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8')) as { events?: { role?: string }[] };
     expect(summary.events?.map((event) => event.role)).toEqual(['prefill', 'prefill', 'decode', 'decode']);
+    for (const pid of await launchedPids(outputDir)) expect(isAlive(pid)).toBe(false);
+  }, 120_000);
+
+  it('retries the requests a crashed decode server refused on the other pair: the retries column counts them', async () => {
+    const outputDir = join(workDirectory, 'retries');
+    // 1P2D, 4 s of load, decode node 2 down from 1 s to 2 s, the builtin router's default retries.
+    const result = await new RoutingTest({
+      target: 'sim',
+      pdDisaggregation: true,
+      numPrefill: 1,
+      numDecode: 2,
+      routingPolicy: 'round_robin',
+      requestRate: 80,
+      numPrompts: 320,
+      randomInputLen: 32,
+      randomOutputLen: 40,
+      profile: fastProfile,
+      warmupRequests: 1,
+      progress: 'off',
+      failureSchedule: { '1': [2], '2': [] },
+      outputDir,
+    }).run();
+    expect(result.status).toBe('completed');
+    const urls = (result.run.extras?.cluster as { serverUrls: string[] }).serverUrls;
+    const retried = result.run.records.filter((record) => (record.retries ?? 0) > 0);
+    expect(retried.length).toBeGreaterThan(0);
+    // A retried request was answered by the pair the retry chose: the live decode server.
+    for (const record of retried) {
+      expect(record.success).toBe(true);
+      expect(record.decodeHost).toBe(urls[1]);
+    }
+    // Only a stream already under way when its server died can fail: it cannot be sent again.
+    for (const record of result.run.records.filter((candidate) => !candidate.success)) expect(record.error).toBe('stream_truncated');
+    const [header, ...rows] = parseCsv(await readFile(join(outputDir, 'requests.csv'), 'utf8'));
+    const column = (header as string[]).indexOf('retries');
+    expect(rows.filter((row) => Number(row[column]) > 0)).toHaveLength(retried.length);
     for (const pid of await launchedPids(outputDir)) expect(isAlive(pid)).toBe(false);
   }, 120_000);
 });
