@@ -109,6 +109,7 @@ export function describeEvents(records: readonly RequestRecord[], events: readon
       errorsStoppedAfterSeconds: failures.last === undefined ? null : failures.last - event.time,
     };
     if (event.node !== undefined) impact.node = event.node;
+    if (event.role !== undefined) impact.role = event.role;
     if (url !== undefined) impact.nodeUrl = url;
     if (perNode) {
       // Failures the client saw with no server named (refused by the router before it chose one) belong to no node.

@@ -34,8 +34,13 @@ export function nodeIndexOf(host: string, nodeUrls: readonly string[] | undefine
   return index < 0 ? null : index;
 }
 
-/** The records a node served or was chosen for (their `host` is its URL). */
+/**
+ * The records a node served or was chosen for: their `host` is its URL, or, for a PD request, their `prefillHost` (a
+ * prefill server never answers the client, so it is never a record's `host`; the requests it prefilled are its own).
+ */
 export function recordsOfNode(records: readonly RequestRecord[], url: string): RequestRecord[] {
   const wanted = normalizeUrl(url);
-  return records.filter((record) => record.host !== undefined && normalizeUrl(record.host) === wanted);
+  return records.filter(
+    (record) => (record.host !== undefined && normalizeUrl(record.host) === wanted) || (record.prefillHost !== undefined && normalizeUrl(record.prefillHost) === wanted),
+  );
 }

@@ -48,18 +48,24 @@ export function resolveRoutingTestConfig(given: RoutingTestConfigInput | Record<
   if (config.router === 'smg' && !(SMG_POLICIES as readonly string[]).includes(config.routingPolicy)) {
     throw invalid(`--router smg supports ${SMG_POLICIES.join(', ')}, not ${config.routingPolicy}`);
   }
+  // First: a PD run's node count (numGpus) is its prefill and decode servers, which the schedule's node numbers index.
+  checkPdSettings(config);
   if (config.failureSchedule !== undefined) {
     if (config.target === 'attach' && config.url !== undefined) throw invalid('a failure schedule needs servers servelab launched or can reach (not only an attached router)');
     for (const action of failureActions(config)) {
       if (action.action === 'drain' && config.router === 'nginx') {
         throw invalid(`the failure schedule drains node(s) ${action.nodes.join(', ')}, but nginx cannot remove workers at run time; use --router builtin, smg or sglang-router, or crash/hang instead`);
       }
+      if (action.action === 'drain' && config.pdDisaggregation === true && config.router !== 'builtin') {
+        // Its restore re-adds the worker with POST /workers {"url"}, which says nothing of the worker's role or
+        // bootstrap port: smg would take a prefill server back as a plain worker.
+        throw invalid(`the failure schedule drains node(s) ${action.nodes.join(', ')} of a PD cluster, but ${config.router} cannot take a drained prefill or decode server back in its role at run time; use --router builtin, or crash/hang instead`);
+      }
       for (const node of action.nodes) {
-        if (node >= config.numGpus) throw invalid(`the failure schedule names node ${node}, but nodes are numbered 0 to ${config.numGpus - 1}`);
+        if (node >= config.numGpus) throw invalid(`the failure schedule names node ${node}, but nodes are numbered 0 to ${config.numGpus - 1}${pdNodeNumbering(config)}`);
       }
     }
   }
-  checkPdSettings(config);
   checkLoadShape(config);
   // Before anything is launched: virtual time simulates its servers in this process, so only real-time runs count;
   // servers placed by Slurm run on its nodes, whose capacity this host's says nothing about.
@@ -91,7 +97,6 @@ function checkPdSettings(config: RoutingTestConfig): void {
   }
   // Checked now, not when the servers start: a misspelt rate should not cost a launch.
   if (config.kvTransferBandwidth !== undefined) parseBandwidth(config.kvTransferBandwidth);
-  if (config.failureSchedule !== undefined) throw invalid('--pd-disaggregation does not take a failure schedule yet; drop --failure-schedule');
   if (config.target !== 'sglang') {
     for (const key of ['disaggregationTransferBackend', 'disaggregationBootstrapPort'] as const) {
       if (config[key] !== undefined) throw invalid(`--${kebab(key)} is a setting of the SGLang servers servelab launches (--target sglang), not of --target ${config.target}`);
@@ -145,6 +150,15 @@ export function parsePrefillUrl(text: string): { url: string; bootstrapPort: num
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw invalid(`bad bootstrap port in --prefill-url "${text}": give URL, URL,PORT (1-65535) or URL,none`);
   return { url, bootstrapPort: port };
+}
+
+/** How a PD run numbers its nodes, for a message about a schedule's node numbers: prefill first, then decode. */
+function pdNodeNumbering(config: RoutingTestConfig): string {
+  if (config.pdDisaggregation !== true) return '';
+  const numPrefill = config.numPrefill ?? 1;
+  const prefill = numPrefill === 1 ? 'node 0 prefills' : `nodes 0-${numPrefill - 1} prefill`;
+  const decode = config.numGpus - numPrefill === 1 ? `node ${numPrefill} decodes` : `nodes ${numPrefill}-${config.numGpus - 1} decode`;
+  return ` (${prefill}, ${decode})`;
 }
 
 function kebab(key: string): string {

@@ -14,6 +14,7 @@ import { throwIfInterrupted } from './interruption.js';
 import { joinTapRecords } from './join-tap-records.js';
 import { launchRouter, routerTracesItself, type LaunchedRouter } from './launch-router.js';
 import { measureLoad } from './measure-load.js';
+import { isPrefillIndex } from './pd-servers.js';
 import { RunSetup } from './measure-setup.js';
 import { collectTraceDuringRun, type TraceCollector } from './trace-collector.js';
 import type { MeasuredRun, RunOptions } from './measured-run.js';
@@ -65,6 +66,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
         nodes: servers,
         routerWorkerUrls: taps?.tapUrls ?? servers.map((server) => server.url),
         router: router.control,
+        ...(config.pdDisaggregation === true ? { roles: servers.map((_, node) => (isPrefillIndex(config, node) ? ('prefill' as const) : ('decode' as const))) } : {}),
         clock,
         onCrash: (node) => watch.expect(servers[node]?.name ?? `node-${node}`),
         onRelaunch: (node, server) => watch.watch(server.name, server.exited, node, server.node),

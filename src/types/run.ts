@@ -13,8 +13,16 @@ export interface RunEvent {
   kind: string;
   /** Index of the node it concerns, when it concerns one. */
   node?: number;
+  /**
+   * Prefill/decode disaggregation: the role of the node it concerns (the first `numPrefill` nodes prefill, the rest
+   * decode). Absent in a co-located run.
+   */
+  role?: PdRole;
   detail?: string;
 }
+
+/** A server's side of a prefill/decode disaggregated cluster. */
+export type PdRole = 'prefill' | 'decode';
 
 /**
  * Something beside the client that did not work during a run (the taps, the metrics scraper, the failure executor, a

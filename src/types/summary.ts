@@ -2,6 +2,7 @@ import type { ClockOffsetEstimate } from './clock-offset.js';
 import type { EpochSeconds, Seconds } from './time.js';
 import type { HarnessReport } from './harness.js';
 import type { LoadVerdict } from './verdict.js';
+import type { PdRole } from './run.js';
 
 /**
  * The snake_case names of the derived columns (docs/metrics.md). They are the column names of `requests.csv` and the keys of
@@ -235,6 +236,8 @@ export interface EventImpact {
   kind: string;
   /** The node index `--failure-schedule` uses. */
   node?: number;
+  /** Prefill/decode disaggregation: the node's role, as its event names it. */
+  role?: PdRole;
   /** The node's URL (as in nodes.csv), when the run lists its servers. */
   nodeUrl?: string;
   /**

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock/clock.js';
 import type { FailureAction } from '../../config/schema.js';
 import type { ServerHandle } from '../../types/cluster.js';
-import type { RunEvent } from '../../types/run.js';
+import type { PdRole, RunEvent } from '../../types/run.js';
 import type { RouterControl } from './router-control.js';
 
 type NodeCondition = 'up' | 'crashed' | 'hung' | 'drained';
@@ -13,6 +13,11 @@ export interface FailureExecutorOptions {
   /** The URL the router knows each node by (its tap's URL when taps are on). */
   routerWorkerUrls: string[];
   router?: RouterControl;
+  /**
+   * Prefill/decode disaggregation: each node's role by index, so that every event names the side it hit (a crashed
+   * prefill server and a crashed decode server fail different requests in different ways). Absent when co-located.
+   */
+  roles?: readonly PdRole[];
   clock: Clock;
   /** Called just before the executor kills a node on purpose, so a process watch does not take it for a death. */
   onCrash?: (node: number) => void;
@@ -86,7 +91,8 @@ export class FailureExecutor {
       // A server placed on a named machine (a Slurm node) is named by it too: the index alone says nothing about where.
       const placedOn = this.#options.nodes[node]?.node;
       const detail = placedOn === undefined ? timed : `on node ${placedOn}${timed === undefined ? '' : `: ${timed}`}`;
-      this.events.push({ time, kind: action.action, node, ...(detail === undefined ? {} : { detail }) });
+      const role = this.#options.roles?.[node];
+      this.events.push({ time, kind: action.action, node, ...(role === undefined ? {} : { role }), ...(detail === undefined ? {} : { detail }) });
     }
   }
 

@@ -55,6 +55,11 @@ export class KvTransferLink {
     this.#bytesPerMs = settings.bandwidthBytesPerSecond / 1000;
   }
 
+  /** The instant the link has been moved to (-Infinity before its first call). */
+  get clockMs(): Milliseconds {
+    return this.#clockMs;
+  }
+
   /** Transfers whose bytes are still moving (they share the bandwidth). */
   get flowingCount(): number {
     return this.#flowing.length;

@@ -99,7 +99,9 @@ export class PrefillRole<Destination> {
     entry.onTransferred = onTransferred;
     // The whole prompt's KV moves, cached prefix included: the decode server has no copy of it.
     entry.bytes = view.promptLength * this.#kvBytesPerToken;
-    this.#link.start(room, entry.bytes, nowMs);
+    // A real-time driver runs a late engine step at its modelled end, which may lie before the instant its link timer
+    // already moved the link to: the transfer starts at that instant, never before it (the link cannot go back).
+    this.#link.start(room, entry.bytes, Math.max(nowMs, this.#link.clockMs));
     this.#hooks.scheduleLinkEvent(this.#link.nextEventMs());
     return true;
   }

@@ -434,8 +434,12 @@ class SimHttpServer {
     response.on('close', () => {
       if (served.done) return;
       served.markClientGone();
-      // Not in the engine yet (a PD request still in its bootstrap, prealloc or transfer queue): out of those queues.
-      if (!this.#engine.abort(id, this.#clock.nowMs())) this.#pd?.cancel(id);
+      // Not in the engine yet (a PD request still in its bootstrap, prealloc or transfer queue): out of those queues,
+      // and its rid is free again (a router retrying the request on this server sends the same rid).
+      if (!this.#engine.abort(id, this.#clock.nowMs()) && this.#pd !== undefined) {
+        this.#pd.cancel(id);
+        this.#served.delete(id);
+      }
     });
     void request;
     if (this.#pd !== undefined) {

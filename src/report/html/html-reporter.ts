@@ -264,7 +264,7 @@ ${table(
     return [
       number(event.time - t0, 3),
       event.kind,
-      event.node === undefined ? '' : String(event.node),
+      event.node === undefined ? '' : `${event.node}${event.role === undefined ? '' : ` (${event.role})`}`,
       impact?.nodeUrl ?? '',
       impact === undefined ? '–' : impact.attribution === 'node' ? 'the node’s requests' : 'all requests',
       event.detail ?? '',

@@ -216,7 +216,7 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   if (summary.events && summary.events.length > 0) {
     heading('Events', '-');
     for (const impact of summary.events) {
-      const label = `${impact.kind}${impact.node === undefined ? '' : ` node ${impact.node}`} at ${fixed(impact.time - info.startTime)} s${impact.attribution === 'cluster' && impact.node !== undefined ? ' (all nodes)' : ''}`;
+      const label = `${impact.kind}${impact.node === undefined ? '' : ` ${impact.role === undefined ? '' : `${impact.role} `}node ${impact.node}`} at ${fixed(impact.time - info.startTime)} s${impact.attribution === 'cluster' && impact.node !== undefined ? ' (all nodes)' : ''}`;
       const errors = impact.failuresUntilNextEvent === 0 ? 'no failures' : `${impact.failuresUntilNextEvent} failed over ${fixed(impact.errorsStoppedAfterSeconds)} s`;
       const parts = [
         errors,

@@ -100,7 +100,7 @@ export async function startRouter(options: RouterOptions): Promise<RouterHandle>
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const breakerFailures = options.circuitBreakerFailures ?? 3;
   const policy = options.policy;
-  const pdRouter = options.pd === undefined ? undefined : new PdRouter(options.pd, normalizeWorkerUrl);
+  const pdRouter = options.pd === undefined ? undefined : new PdRouter(options.pd, normalizeWorkerUrl, { maxRetries, breakerFailures, ...(options.log === undefined ? {} : { log: options.log }) });
   const needsRoutingKey = policy.needsRoutingKey || options.pd?.prefillPolicy.needsRoutingKey === true || options.pd?.decodePolicy.needsRoutingKey === true;
   if (!Number.isInteger(maxRetries) || maxRetries < 0) {
     throw new ServelabError('INVALID_CONFIG', `maxRetries must be a whole number ≥ 0, got ${maxRetries}`);

@@ -91,4 +91,30 @@ describe('dispatchPdRequest', () => {
     await waitingPrefill.cancelled;
     await expect.poll(() => outcomes[0]).toMatchObject({ failedLeg: 'decode', statusCode: 502 });
   });
+
+  it("holds the decode server's answer until the prefill server answered: a prefill failure after the decode headers is still the client's status", async () => {
+    // smg awaits both legs' statuses before it answers (tokio::join! in execute_dual_dispatch_internal): the decode
+    // server starts its stream at once (as SGLang's does), the prefill server fails 150 ms later.
+    const latePrefill = await listen((incoming, response) => {
+      incoming.resume();
+      setTimeout(() => {
+        response.writeHead(503, { 'content-type': 'application/json' });
+        response.end('{"error":"prefill overloaded"}');
+      }, 150);
+    });
+    let decodeCancelled: () => void = () => undefined;
+    const cancelled = new Promise<void>((resolve) => (decodeCancelled = resolve));
+    const streamingDecode = await listen((incoming, response) => {
+      incoming.resume();
+      response.on('close', decodeCancelled);
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.flushHeaders();
+    });
+    const { url, outcomes } = await front(latePrefill, streamingDecode);
+    const answer = await fetch(`${url}/generate`, { method: 'POST', body: generateBody('pd-prefill-late', true) });
+    expect(answer.status).toBe(503);
+    expect(await answer.text()).toBe('{"error":"prefill overloaded"}');
+    await cancelled;
+    await expect.poll(() => outcomes[0]).toMatchObject({ failedLeg: 'prefill', statusCode: 503 });
+  });
 });
