@@ -6,6 +6,8 @@ import { SeededRandom } from '../../src/utils/random.js';
 import type { RequestRecord } from '../../src/types/record.js';
 import type { RunData } from '../../src/types/run.js';
 import { recordAt, runOf } from './records.js';
+import { formatTerminalSummary } from '../../src/report/terminal/format-terminal-summary.js';
+import { buildReportHtml } from '../../src/report/html/html-reporter.js';
 
 const RATE = 400;
 const COUNT = 2000;
@@ -70,6 +72,21 @@ describe('the sent process against the scheduled one', () => {
     expect(report?.clumps.clumped).toBe(0);
     expect(report?.sendLagMs?.p99).toBeCloseTo(0.299, 2);
     expect(summary.dataQuality.cautions ?? []).toEqual([]);
+  });
+
+  it('the terminal says it only when the sent process departs; report.html shows the tests either way', () => {
+    const clumped = run(recordsSent(clumpedSend));
+    const clumpedSummary = summarize(clumped);
+    expect(formatTerminalSummary(clumped, clumpedSummary)).toMatch(/Caution: the load as sent is not the arrival process asked for/);
+    const clumpedHtml = buildReportHtml(clumped, clumpedSummary, []);
+    expect(clumpedHtml).toContain('<h2>Sent process: departs from the schedule</h2>');
+    expect(clumpedHtml).toMatch(/<td>sent<\/td><td>1999<\/td><td>0\.\d{4}<\/td><td>&lt; 1e-300<\/td><td>fails<\/td>/);
+    const clean = run(recordsSent(cleanSend));
+    const cleanSummary = summarize(clean);
+    expect(formatTerminalSummary(clean, cleanSummary)).not.toMatch(/load as sent/);
+    const cleanHtml = buildReportHtml(clean, cleanSummary, []);
+    expect(cleanHtml).toContain('<h2>Sent process</h2>');
+    expect(cleanHtml).toMatch(/<td>sent<\/td><td>1999<\/td><td>0\.\d{4}<\/td><td>[\d.]+<\/td><td>passes<\/td>/);
   });
 
   it('gamma arrivals are tested against the gamma law of their burstiness', () => {
