@@ -198,7 +198,7 @@ export function registerCalibrateCommand(program: Command): void {
         { label: 'roofline', profile: result.profile, file: flags.output },
       ];
       const validationDir = flags.validationDir ?? `${flags.output.replace(/\.json$/i, '')}-validation`;
-      const validationForecastS = forecastValidationSeconds({ secondsPerRate: flags.validationSeconds });
+      const validationForecastS = forecastValidationSeconds({ secondsPerRate: flags.validationSeconds, profiles: profiles.length });
       process.stdout.write(`Validation will take about ${validationForecastS} s (--no-validate skips it); runs in ${validationDir}\n`);
       const validationStartedMs = performance.now();
       const validation = await validateProfiles({
@@ -218,7 +218,7 @@ export function registerCalibrateCommand(program: Command): void {
         [
           ...describeValidation(validation),
           `  use --profile ${recommendedFile ?? validation.recommended}; each profile file now carries its validation.`,
-          `  validation took ${((performance.now() - validationStartedMs) / 1000).toFixed(1)} s (forecast ${validationForecastS} s)`,
+          `  validation took ${((performance.now() - validationStartedMs) / 1000).toFixed(1)} s (forecast ${validation.forecastSeconds} s once the rates were known, ${validationForecastS} s before)`,
           '',
         ].join('\n'),
       );

@@ -166,17 +166,15 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const longProbe = stepTimes(longAnswer);
   // The round trip is what a request's wall time has beyond its steps; the smaller of the two probes' (one request on a
   // busy host can stall tens of ms, which the forecast would then charge to each of hundreds of requests).
-  const requestOverheadMs = Math.max(
-    0,
-    Math.min(
-      warmAnswer.lastEventMs - warmAnswer.sentMs - warmProbe.prefillMs - (decodeTokens - 1) * warmProbe.decodeStepMs,
-      longAnswer.lastEventMs - longAnswer.sentMs - longProbe.prefillMs - longProbe.decodeStepMs,
-    ),
-  );
+  const overheadsMs = [
+    warmAnswer.lastEventMs - warmAnswer.sentMs - warmProbe.prefillMs - (decodeTokens - 1) * warmProbe.decodeStepMs,
+    longAnswer.lastEventMs - longAnswer.sentMs - longProbe.prefillMs - longProbe.decodeStepMs,
+  ].filter((value) => Number.isFinite(value));
+  const requestOverheadMs = overheadsMs.length === 0 ? 0 : Math.max(0, Math.min(...overheadsMs));
   const forecast = forecastCalibrationMs(
     {
       prefillMs: warmProbe.prefillMs,
-      prefillPerTokenMs: Math.max(0, (longProbe.prefillMs - warmProbe.prefillMs) / (longProbeTokens - 16)),
+      prefillPerTokenMs: Number.isFinite(longProbe.prefillMs) ? Math.max(0, (longProbe.prefillMs - warmProbe.prefillMs) / (longProbeTokens - 16)) : 0,
       decodeStepMs: warmProbe.decodeStepMs,
       requestOverheadMs,
       flushMs,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { forecastValidationSeconds } from '../../../src/experiments/validate-profiles.js';
 import { batchPointTokens, forecastCalibrationMs, type CalibrationPlan, type ProbeCosts } from '../../../src/engine/calibration/sweep-plan.js';
 
 const PROBE: ProbeCosts = { prefillMs: 7, prefillPerTokenMs: 0.02, decodeStepMs: 7, requestOverheadMs: 3, flushMs: 1 };
@@ -35,5 +36,19 @@ describe("calibrate's duration forecast", () => {
     const streams = 3 + (7 + 0.02 * (128 - 16)) + 39 * 7 * (1 + 4 / 128);
     expect(forecast.schedulingMs).toBeCloseTo(streams + 3 * (streams + 3 + (7 + 0.02 * 1008) + 6 * 7 * (1 + 4 / 128)), 9);
     expect(forecast.totalMs).toBeCloseTo(forecast.mixedMs + forecast.schedulingMs, 9);
+  });
+});
+
+describe("calibrate's validation forecast", () => {
+  it('before the rates are known: secondsPerRate of arrivals per rate, a real run each, the twin runs', () => {
+    // Two rates of 15 s, two real runs at 8 s, two profiles x (a capacity burst + two rates) twin runs at 1.5 s.
+    expect(forecastValidationSeconds()).toBe(Math.round(30 + 16 + 6 * 1.5));
+  });
+
+  it('with the predicted capacity, a slow server sends its 40 prompts at a low rate for longer than secondsPerRate', () => {
+    // Capacity 2 req/s: 0.4 req/s x 15 s would be 6 prompts, raised to 40 (100 s); 1.6 req/s x 15 s = 24, raised to 40 (25 s).
+    expect(forecastValidationSeconds({ predictedCapacity: 2, profiles: 1 })).toBe(Math.round(100 + 25 + 16 + 3 * 1.5));
+    // A fast server: 1200 prompts at most, so 0.8 x 200 = 160 req/s sends for 7.5 s, not 15.
+    expect(forecastValidationSeconds({ predictedCapacity: 200, profiles: 1 })).toBe(Math.round(15 + 1200 / 160 + 16 + 3 * 1.5));
   });
 });
