@@ -71,13 +71,17 @@ export interface ValidationResult {
 const DEFAULTS = { seed: 1, inputTokens: 512, outputTokens: 48, rangeRatio: 0.5, secondsPerRate: 15, minPrompts: 40, maxPrompts: 1200, loadShares: [0.2, 0.8] };
 
 /** Seconds each run against the server adds to its arrivals: start, warmup, the drain after the last arrival, its files. */
-const REAL_RUN_OVERHEAD_S = 8;
+const REAL_RUN_OVERHEAD_S = 3;
 /**
- * Seconds of CPU each virtual-time twin run takes (the capacity bursts and one per profile and rate): about 1.5 s on
- * the shared 2-core machine for a few hundred requests, where the validation on a sim-server black box took 54.7 s
- * against 46 s forecast without them (arrivals 30 s, two real runs' overhead 16 s).
+ * Seconds of CPU per request of a virtual-time twin run (the capacity bursts, and one run per profile and rate). With
+ * the overhead above, fitted to two validations on sim-server black boxes on the shared 2-core machine (54.7 s, and
+ * 47.2 s for 40 requests a rate), where the forecast without twins had said 46 and 35 s.
  */
-const TWIN_RUN_S = 1.5;
+const TWIN_SECONDS_PER_REQUEST = 0.007;
+/** Requests of each profile's capacity burst. */
+const CAPACITY_BURST_PROMPTS = 400;
+/** Requests per rate the forecast assumes before the capacity is known (anywhere from minPrompts to maxPrompts). */
+const UNKNOWN_RATE_PROMPTS = 400;
 
 /** Requests the validation sends at a rate: secondsPerRate of arrivals, within minPrompts and maxPrompts. */
 function promptsAt(rate: number, settings: { secondsPerRate: number; minPrompts: number; maxPrompts: number }): number {
@@ -94,13 +98,16 @@ export function forecastValidationSeconds(
 ): number {
   const settings = { ...DEFAULTS, ...definedOnly(options) };
   const profiles = options.profiles ?? 2;
-  const arrivalsS = settings.loadShares.reduce((sum, share) => {
-    if (options.predictedCapacity === undefined || !(options.predictedCapacity > 0)) return sum + settings.secondsPerRate;
-    const rate = roundRate(share * options.predictedCapacity);
-    return sum + promptsAt(rate, settings) / rate;
-  }, 0);
-  const twins = profiles * (1 + settings.loadShares.length);
-  return Math.round(arrivalsS + settings.loadShares.length * REAL_RUN_OVERHEAD_S + twins * TWIN_RUN_S);
+  const known = options.predictedCapacity !== undefined && options.predictedCapacity > 0;
+  let arrivalsS = 0;
+  let twinRequests = profiles * CAPACITY_BURST_PROMPTS;
+  for (const share of settings.loadShares) {
+    const rate = known ? roundRate(share * (options.predictedCapacity as number)) : 0;
+    const prompts = known ? promptsAt(rate, settings) : UNKNOWN_RATE_PROMPTS;
+    arrivalsS += known ? prompts / rate : settings.secondsPerRate;
+    twinRequests += profiles * prompts;
+  }
+  return Math.round(arrivalsS + settings.loadShares.length * REAL_RUN_OVERHEAD_S + twinRequests * TWIN_SECONDS_PER_REQUEST);
 }
 
 export async function validateProfiles(options: ValidationOptions): Promise<ValidationResult> {
@@ -121,7 +128,7 @@ export async function validateProfiles(options: ValidationOptions): Promise<Vali
   // The capacity each profile predicts: a burst's throughput in virtual time (seconds of CPU, no load on the server).
   const capacities: number[] = [];
   for (const { label, profile } of options.profiles) {
-    const burst = await twin(profile, `capacity-${label}`, Infinity, 400);
+    const burst = await twin(profile, `capacity-${label}`, Infinity, CAPACITY_BURST_PROMPTS);
     capacities.push(burst.metrics.throughput.requestsPerSecond);
   }
   const predictedCapacity = Math.min(...capacities);

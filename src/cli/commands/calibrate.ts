@@ -233,7 +233,8 @@ function partsLine(measurements: { forecastByPartMs?: CalibrationForecast; elaps
   const elapsed = measurements.elapsedByPartMs;
   if (forecast === undefined || elapsed === undefined) return [];
   const parts = Object.keys(PART_NAMES)
-    .filter((part) => elapsed[part] !== undefined)
+    // A part that was not run (no mixed steps, no scheduling probe) has no forecast and took no time: left out.
+    .filter((part) => elapsed[part] !== undefined && ((forecast[part] ?? 0) > 0 || (elapsed[part] as number) >= 50))
     .map((part) => `${PART_NAMES[part]} ${((elapsed[part] as number) / 1000).toFixed(1)} s (forecast ${((forecast[part] ?? 0) / 1000).toFixed(1)})`);
   return parts.length === 0 ? [] : [`  by part: ${parts.join(', ')}`];
 }

@@ -41,14 +41,14 @@ describe("calibrate's duration forecast", () => {
 
 describe("calibrate's validation forecast", () => {
   it('before the rates are known: secondsPerRate of arrivals per rate, a real run each, the twin runs', () => {
-    // Two rates of 15 s, two real runs at 8 s, two profiles x (a capacity burst + two rates) twin runs at 1.5 s.
-    expect(forecastValidationSeconds()).toBe(Math.round(30 + 16 + 6 * 1.5));
+    // Two rates of 15 s, two real runs at 3 s, two profiles x (a 400-request capacity burst + 400 requests a rate) at 7 ms a request.
+    expect(forecastValidationSeconds()).toBe(Math.round(30 + 6 + 2 * (400 + 800) * 0.007));
   });
 
   it('with the predicted capacity, a slow server sends its 40 prompts at a low rate for longer than secondsPerRate', () => {
     // Capacity 2 req/s: 0.4 req/s x 15 s would be 6 prompts, raised to 40 (100 s); 1.6 req/s x 15 s = 24, raised to 40 (25 s).
-    expect(forecastValidationSeconds({ predictedCapacity: 2, profiles: 1 })).toBe(Math.round(100 + 25 + 16 + 3 * 1.5));
-    // A fast server: 1200 prompts at most, so 0.8 x 200 = 160 req/s sends for 7.5 s, not 15.
-    expect(forecastValidationSeconds({ predictedCapacity: 200, profiles: 1 })).toBe(Math.round(15 + 1200 / 160 + 16 + 3 * 1.5));
+    expect(forecastValidationSeconds({ predictedCapacity: 2, profiles: 1 })).toBe(Math.round(100 + 25 + 6 + (400 + 80) * 0.007));
+    // A fast server: 1200 prompts at most, so 0.8 x 200 = 160 req/s sends for 7.5 s, not 15 (0.2 x 200 = 40 req/s: 600 prompts).
+    expect(forecastValidationSeconds({ predictedCapacity: 200, profiles: 1 })).toBe(Math.round(15 + 1200 / 160 + 6 + (400 + 600 + 1200) * 0.007));
   });
 });
