@@ -29,6 +29,7 @@ import { analysisWindow, measuredStageAnalysis } from './timeseries.js';
 import { measuredRecords } from './measured-records.js';
 import { dataQualityCautions, withCautions } from './data-quality-cautions.js';
 import { summarizePd } from './pd-analysis.js';
+import { assessSentProcess, sentProcessCaution } from './sent-process.js';
 
 export interface SummarizeOptions {
   slo?: SloTargets;
@@ -296,6 +297,9 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
   const interTokenLatency = statisticsInPlace(interTokenValues);
   // A request max concurrency held back waited because the load asked it to: its lag is no harness error.
   const unheldLag = harness === undefined ? null : unheldSendLag(records);
+  const sentProcess = assessSentProcess(run, records);
+  const departure = sentProcessCaution(sentProcess);
+  const dataQuality = withCautions(summarizeDataQuality(records), departure === undefined ? dataQualityCautions(run, records) : [...dataQualityCautions(run, records), departure]);
   const summary: Summary = {
     verdict: judgeLoad(records, run.info.startTime, targetRateOf(run.info.requestRate)),
     ...(harness === undefined
@@ -325,7 +329,7 @@ export function summarize(run: RunData, options: SummarizeOptions = {}): Summary
       ['itlSeconds', orderPercentileBands(interTokenValues, PRECISION_PERCENTILES)],
       ['totalLatencySeconds', orderPercentileBands(finiteValues(columns.total_latency, arena), PRECISION_PERCENTILES)],
     ]),
-    dataQuality: withCautions(summarizeDataQuality(records), dataQualityCautions(run, records)),
+    dataQuality: sentProcess === undefined ? dataQuality : { ...dataQuality, sentProcess },
     goodput: options.slo && Object.values(options.slo).some((value) => value !== undefined)
       ? computeGoodput(records, columns, options.slo, durationSeconds)
       : null,

@@ -64,14 +64,50 @@ export interface ValidationResult {
   profiles: ProfileValidationResult[];
   /** The label of the profile with the smallest RMS error over every metric and rate. */
   recommended: string;
+  /** The duration forecast once the rates were known (s): forecastValidationSeconds with the predicted capacity. */
+  forecastSeconds: number;
 }
 
 const DEFAULTS = { seed: 1, inputTokens: 512, outputTokens: 48, rangeRatio: 0.5, secondsPerRate: 15, minPrompts: 40, maxPrompts: 1200, loadShares: [0.2, 0.8] };
 
-/** How long the validation will take: the arrivals at each rate and a few seconds of drain and files per run. */
-export function forecastValidationSeconds(options: Pick<ValidationOptions, 'secondsPerRate' | 'loadShares'> = {}): number {
-  const shares = options.loadShares ?? DEFAULTS.loadShares;
-  return shares.length * ((options.secondsPerRate ?? DEFAULTS.secondsPerRate) + 8);
+/** Seconds each run against the server adds to its arrivals: start, warmup, the drain after the last arrival, its files. */
+const REAL_RUN_OVERHEAD_S = 3;
+/**
+ * Seconds of CPU per request of a virtual-time twin run (the capacity bursts, and one run per profile and rate). With
+ * the overhead above, fitted to two validations on sim-server black boxes on the shared 2-core machine (54.7 s, and
+ * 47.2 s for 40 requests a rate), where the forecast without twins had said 46 and 35 s.
+ */
+const TWIN_SECONDS_PER_REQUEST = 0.007;
+/** Requests of each profile's capacity burst. */
+const CAPACITY_BURST_PROMPTS = 400;
+/** Requests per rate the forecast assumes before the capacity is known (anywhere from minPrompts to maxPrompts). */
+const UNKNOWN_RATE_PROMPTS = 400;
+
+/** Requests the validation sends at a rate: secondsPerRate of arrivals, within minPrompts and maxPrompts. */
+function promptsAt(rate: number, settings: { secondsPerRate: number; minPrompts: number; maxPrompts: number }): number {
+  return Math.min(settings.maxPrompts, Math.max(settings.minPrompts, Math.round(rate * settings.secondsPerRate)));
+}
+
+/**
+ * How long the validation will take (s): per rate its arrivals and a real run's overhead, and the twin runs. Given the
+ * predicted capacity, the arrivals are those of the prompts it will send: at a rate below minPrompts / secondsPerRate
+ * the arrivals last longer than secondsPerRate (40 prompts at 0.4 req/s: 100 s), which a forecast without it misses.
+ */
+export function forecastValidationSeconds(
+  options: Pick<ValidationOptions, 'secondsPerRate' | 'loadShares' | 'minPrompts' | 'maxPrompts'> & { predictedCapacity?: number; profiles?: number } = {},
+): number {
+  const settings = { ...DEFAULTS, ...definedOnly(options) };
+  const profiles = options.profiles ?? 2;
+  const known = options.predictedCapacity !== undefined && options.predictedCapacity > 0;
+  let arrivalsS = 0;
+  let twinRequests = profiles * CAPACITY_BURST_PROMPTS;
+  for (const share of settings.loadShares) {
+    const rate = known ? roundRate(share * (options.predictedCapacity as number)) : 0;
+    const prompts = known ? promptsAt(rate, settings) : UNKNOWN_RATE_PROMPTS;
+    arrivalsS += known ? prompts / rate : settings.secondsPerRate;
+    twinRequests += profiles * prompts;
+  }
+  return Math.round(arrivalsS + settings.loadShares.length * REAL_RUN_OVERHEAD_S + twinRequests * TWIN_SECONDS_PER_REQUEST);
 }
 
 export async function validateProfiles(options: ValidationOptions): Promise<ValidationResult> {
@@ -92,7 +128,7 @@ export async function validateProfiles(options: ValidationOptions): Promise<Vali
   // The capacity each profile predicts: a burst's throughput in virtual time (seconds of CPU, no load on the server).
   const capacities: number[] = [];
   for (const { label, profile } of options.profiles) {
-    const burst = await twin(profile, `capacity-${label}`, Infinity, 400);
+    const burst = await twin(profile, `capacity-${label}`, Infinity, CAPACITY_BURST_PROMPTS);
     capacities.push(burst.metrics.throughput.requestsPerSecond);
   }
   const predictedCapacity = Math.min(...capacities);
@@ -100,7 +136,9 @@ export async function validateProfiles(options: ValidationOptions): Promise<Vali
   progress(`validation: the profiles predict a capacity of ${predictedCapacity.toFixed(2)} req/s; load at ${rates.map((rate) => `${rate} req/s`).join(' and ')}`);
 
   const real: Summary[] = [];
-  const prompts = rates.map((rate) => Math.min(settings.maxPrompts, Math.max(settings.minPrompts, Math.round(rate * settings.secondsPerRate))));
+  const prompts = rates.map((rate) => promptsAt(rate, settings));
+  const forecastSeconds = forecastValidationSeconds({ ...settings, predictedCapacity, profiles: options.profiles.length });
+  progress(`validation: about ${forecastSeconds} s in all (${prompts.map((count, index) => `${count} requests at ${rates[index]} req/s`).join(', ')})`);
   for (const [index, rate] of rates.entries()) {
     progress(`validation: the server at ${rate} req/s (${prompts[index]} requests)`);
     const result = await new NodeTest({ ...workload, target: 'attach', url: options.url, requestRate: rate, numPrompts: prompts[index], outputDir: join(options.outputDir, `real-${rate}`) }).run();
@@ -140,7 +178,7 @@ export async function validateProfiles(options: ValidationOptions): Promise<Vali
   // By the RMS over every metric and rate, not the worst one: on the GPU engine without CUDA graphs the roofline profile
   // was 57-67% off everywhere (worst 67%) and the measured one within 5% at 0.2x but 76% off on one figure at 0.8x.
   const recommended = [...profiles].sort((a, b) => (a.validation.rmsErrorPercent ?? 0) - (b.validation.rmsErrorPercent ?? 0))[0]?.label ?? '';
-  return { predictedCapacity, rates, profiles, recommended };
+  return { predictedCapacity, rates, profiles, recommended, forecastSeconds };
 }
 
 /** Three significant digits: rates a user can type again. */

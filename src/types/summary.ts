@@ -417,6 +417,46 @@ export interface PdSummary {
   kvTransferOverTime?: PdTransferBin[];
 }
 
+/** One Kolmogorov–Smirnov test of a run's inter-arrival gaps against its arrival process's law (src/analysis/sent-process.ts). */
+export interface GapLawTest {
+  /**
+   * Whose instants: `scheduled` (scheduled_time), `sent` (arrival_time, the client's first byte), `router`
+   * (router_send_time, a routing test's tap) or `server` (server_created_time, the server's receipt, on the client's
+   * clock where clocks were corrected).
+   */
+  source: 'scheduled' | 'sent' | 'router' | 'server';
+  /** Gaps tested: consecutive instants of every request that has one, in time order. */
+  gaps: number;
+  /** The KS distance D. */
+  statistic: number;
+  pValue: number;
+  /** pValue at or above the report's significance. */
+  passed: boolean;
+}
+
+/**
+ * How far the instants actually sent (and received) depart from the scheduled arrival process: docs/metrics.md,
+ * "Sent process". Present for real-time open-loop runs.
+ */
+export interface SentProcessReport {
+  /** The law every source's gaps are tested against, in words ("exponential, rate 400 /s"); null when none is tested. */
+  law: string | null;
+  /** Why no gap is tested against a law (trace replay, constant or staged arrivals, a cap holding requests back); null when they are. */
+  skippedReason: string | null;
+  /** The level below which a p-value fails (0.01). */
+  significance: number;
+  tests: GapLawTest[];
+  /** Send lag (arrival − scheduled) of the requests no cap held back, ms; null when none was sent. */
+  sendLagMs: { p50: number; p99: number; max: number } | null;
+  /**
+   * Pairs of requests consecutive in the schedule and at least `scheduledGapMs` apart in it (`pairs`) whose sends came
+   * less than `thresholdMs` apart, or in the other order (`clumped`): the client let them out together.
+   */
+  clumps: { thresholdMs: number; scheduledGapMs: number; pairs: number; clumped: number; share: number };
+  /** True when the sent gaps fail the test that the scheduled gaps pass: the load as sent is not the process asked for. */
+  departs: boolean;
+}
+
 /** The data-quality section of a summary: what was left out, per field and reason. */
 export interface DataQualitySummary {
   /** Records that lost at least one field. */
@@ -427,6 +467,8 @@ export interface DataQualitySummary {
   rule: string;
   /** What the run's numbers cannot be trusted for though no field was left out (a tokenizer the server does not share, ITL not kept). */
   cautions?: string[];
+  /** How far the sent arrival process departs from the scheduled one; absent in virtual time and closed loops (and in files written before it). */
+  sentProcess?: SentProcessReport;
 }
 
 

@@ -8,6 +8,7 @@ import { predictFromTable } from '../../engine/calibration/measured-table-fit.js
 import { relativeErrors } from '../../engine/calibration/robust-statistics.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
+import type { CalibrationForecast } from '../../engine/calibration/sweep-plan.js';
 import { describeValidation, forecastValidationSeconds, validateProfiles } from '../../experiments/validate-profiles.js';
 
 interface CalibrateFlags {
@@ -187,6 +188,7 @@ export function registerCalibrateCommand(program: Command): void {
           `  ${result.measurements.observations.length} steps in ${(result.measurements.elapsedMs / 1000).toFixed(1)} s ` +
             `(forecast ${(result.measurements.estimatedMs / 1000).toFixed(0)} s); ${result.measurements.rejectedSamples} outlying samples left out` +
             (result.measurements.settlingRepeats ? `; ${result.measurements.settlingRepeats} points took a third repeat, their first two disagreeing by 1.3x or more` : ''),
+          ...partsLine(result.measurements),
           '',
         ].join('\n'),
       );
@@ -196,9 +198,9 @@ export function registerCalibrateCommand(program: Command): void {
         { label: 'roofline', profile: result.profile, file: flags.output },
       ];
       const validationDir = flags.validationDir ?? `${flags.output.replace(/\.json$/i, '')}-validation`;
-      process.stdout.write(
-        `Validation will take about ${forecastValidationSeconds({ secondsPerRate: flags.validationSeconds })} s (--no-validate skips it); runs in ${validationDir}\n`,
-      );
+      const validationForecastS = forecastValidationSeconds({ secondsPerRate: flags.validationSeconds, profiles: profiles.length });
+      process.stdout.write(`Validation will take about ${validationForecastS} s (--no-validate skips it); runs in ${validationDir}\n`);
+      const validationStartedMs = performance.now();
       const validation = await validateProfiles({
         url: flags.url,
         profiles,
@@ -213,7 +215,26 @@ export function registerCalibrateCommand(program: Command): void {
       }
       const recommendedFile = profiles.find((candidate) => candidate.label === validation.recommended)?.file;
       process.stdout.write(
-        [...describeValidation(validation), `  use --profile ${recommendedFile ?? validation.recommended}; each profile file now carries its validation.`, ''].join('\n'),
+        [
+          ...describeValidation(validation),
+          `  use --profile ${recommendedFile ?? validation.recommended}; each profile file now carries its validation.`,
+          `  validation took ${((performance.now() - validationStartedMs) / 1000).toFixed(1)} s (forecast ${validation.forecastSeconds} s once the rates were known, ${validationForecastS} s before)`,
+          '',
+        ].join('\n'),
       );
     });
+}
+
+const PART_NAMES: Record<string, string> = { schedulingMs: 'scheduling probe', batchOneMs: 'batch-1 sweep', concurrencyMs: 'batch sweep', mixedMs: 'mixed steps' };
+
+/** Each part of the sweep: what it took against its forecast (s), to see which part a forecast misses. */
+function partsLine(measurements: { forecastByPartMs?: CalibrationForecast; elapsedByPartMs?: Record<string, number> }): string[] {
+  const forecast: Record<string, number> | undefined = measurements.forecastByPartMs === undefined ? undefined : { ...measurements.forecastByPartMs };
+  const elapsed = measurements.elapsedByPartMs;
+  if (forecast === undefined || elapsed === undefined) return [];
+  const parts = Object.keys(PART_NAMES)
+    // A part that was not run (no mixed steps, no scheduling probe) has no forecast and took no time: left out.
+    .filter((part) => elapsed[part] !== undefined && ((forecast[part] ?? 0) > 0 || (elapsed[part] as number) >= 50))
+    .map((part) => `${PART_NAMES[part]} ${((elapsed[part] as number) / 1000).toFixed(1)} s (forecast ${((forecast[part] ?? 0) / 1000).toFixed(1)})`);
+  return parts.length === 0 ? [] : [`  by part: ${parts.join(', ')}`];
 }

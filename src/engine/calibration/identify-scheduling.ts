@@ -107,13 +107,16 @@ export interface IdentifiedScheduling {
   evidence: string;
 }
 
+/** The probe's prompt: half a chunk (the streams' decode tokens count against the chunk on a mixing server), within the server's room. */
+export function schedulingPromptTokens(limits: ServerLimits): number {
+  return Math.max(16, Math.min(Math.floor(limits.chunkedPrefillSize / 2), limits.contextLength - 16, Math.floor(limits.maxTotalTokens / 4)));
+}
+
 export async function identifyScheduling(options: SchedulingProbeOptions): Promise<IdentifiedScheduling> {
   const { limits } = options;
   const streams = Math.min(4, limits.maxRunningRequests - 1);
   if (streams < 1) return { mixedChunk: null, samples: [], evidence: 'not probed: the server runs one request at a time' };
-  const chunk = limits.chunkedPrefillSize;
-  // One chunk's worth of prompt (less the streams' decode tokens, which a mixing server counts against the chunk).
-  const promptTokens = Math.max(16, Math.min(Math.floor(chunk / 2), limits.contextLength - 16, Math.floor(limits.maxTotalTokens / 4)));
+  const promptTokens = schedulingPromptTokens(limits);
   const streamTokens = 40;
   // The streams alone: their decode span on the server's clock, to which a probe's stall is added.
   const alone = await Promise.all(
@@ -171,11 +174,6 @@ export async function identifyScheduling(options: SchedulingProbeOptions): Promi
     samples,
     evidence: mixedChunk ? `${seen}: prefill chunks share steps with decoding` : `${seen}: prefill runs in steps of its own`,
   };
-}
-
-/** The probe's duration: the streams alone, then three probes, each about 46 decode steps and a prompt's prefill. */
-export function estimateSchedulingProbeMs(probe: { prefillMs: number; decodeStepMs: number }): number {
-  return 4 * (46 * Math.max(probe.decodeStepMs, 0.1)) + 3 * Math.max(probe.prefillMs, 1) * 4;
 }
 
 /** The median decode span (prefill_finished_time to request_finished_ts, ms) of answers; null without server timestamps. */

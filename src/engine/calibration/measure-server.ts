@@ -2,13 +2,13 @@ import { systemClock } from '../../clock/clock.js';
 import type { Clock } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { ProfileScheduling, ServingLatency } from '../../types/engine.js';
-import { estimateSchedulingProbeMs, identifyScheduling, schedulingOf } from './identify-scheduling.js';
+import { identifyScheduling, schedulingOf, schedulingPromptTokens } from './identify-scheduling.js';
 import { SeededRandom } from '../../utils/random.js';
 import { flushCache, readLimits, type ServerLimits, streamGenerate, type StreamResult } from './calibration-client.js';
 import { decodeObservation, mixedObservation, prefillObservation } from './fit-profile.js';
 import type { StepObservation } from './fit-profile.js';
 import { median, repeatsDisagree, robustMedian } from './robust-statistics.js';
-import { batchPointTokens, CONCURRENCY_PROMPT_TOKENS, estimateMixedSweepMs, estimateSweepMs, type MixedPoint, mixedSweepPoints, powersOfTwo, prefillSweepLengths } from './sweep-plan.js';
+import { batchPointTokens, type CalibrationForecast, CONCURRENCY_PROMPT_TOKENS, forecastCalibrationMs, type MixedPoint, mixedSweepPoints, powersOfTwo, prefillSweepLengths } from './sweep-plan.js';
 import { decodedTogether, lastPrefilledSpanMs, mixedSample, type MixedSample, stepTimes } from './answer-timings.js';
 
 export interface CalibrationOptions {
@@ -65,6 +65,9 @@ export interface CalibrationMeasurements {
   /** The duration forecast before the sweep began, and what it took (ms). */
   estimatedMs: number;
   elapsedMs: number;
+  /** The forecast per part (scheduling probe, batch-1, concurrency and mixed sweeps) and what each took (ms); absent in files from before. */
+  forecastByPartMs?: CalibrationForecast;
+  elapsedByPartMs?: Record<string, number>;
   /**
    * Medians over the batch-1 sweep (an idle server): ingress = forward_entry_time - request_received_ts; delivery = the
    * client's request time less the server's request_received_ts to request_finished_ts. Absent without server timestamps.
@@ -152,18 +155,59 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     return mixedSample(await members, probe, point.promptTokens);
   };
   // The first request to a fresh server often pays one-off costs (kernel compilation, CUDA graph capture): forecast
-  // from a second one.
-  const warmProbe = stepTimes(await generate(prompt(16), decodeTokens));
-  const estimatedMs =
-    estimateSweepMs(warmProbe, decodeTokens, repeats, promptLengths, concurrencyPoints, chunkLimit) +
-    estimateMixedSweepMs(warmProbe, repeats, mixedPoints) +
-    (options.identifyScheduling === false ? 0 : estimateSchedulingProbeMs(warmProbe));
+  // from a second one, with a timed flush before it and a prompt of one chunk after it for the prefill's cost per token.
+  const flushStartedMs = clock.nowMs();
+  await flushCache(baseUrl);
+  const flushMs = clock.nowMs() - flushStartedMs;
+  const warmAnswer = await generate(prompt(16), decodeTokens);
+  const warmProbe = stepTimes(warmAnswer);
+  const longProbeTokens = Math.max(17, Math.min(chunkLimit, longestPrompt));
+  const longAnswer = await generate(prompt(longProbeTokens), 2);
+  const longProbe = stepTimes(longAnswer);
+  // The round trip is what a request's wall time has beyond its steps; the smaller of the two probes' (one request on a
+  // busy host can stall tens of ms, which the forecast would then charge to each of hundreds of requests).
+  const overheadsMs = [
+    warmAnswer.lastEventMs - warmAnswer.sentMs - warmProbe.prefillMs - (decodeTokens - 1) * warmProbe.decodeStepMs,
+    longAnswer.lastEventMs - longAnswer.sentMs - longProbe.prefillMs - longProbe.decodeStepMs,
+  ].filter((value) => Number.isFinite(value));
+  const requestOverheadMs = overheadsMs.length === 0 ? 0 : Math.max(0, Math.min(...overheadsMs));
+  const forecast = forecastCalibrationMs(
+    {
+      prefillMs: warmProbe.prefillMs,
+      prefillPerTokenMs: Number.isFinite(longProbe.prefillMs) ? Math.max(0, (longProbe.prefillMs - warmProbe.prefillMs) / (longProbeTokens - 16)) : 0,
+      decodeStepMs: warmProbe.decodeStepMs,
+      requestOverheadMs,
+      flushMs,
+    },
+    {
+      decodeTokens,
+      repeats,
+      chunkLimit,
+      promptLengths,
+      concurrencyPoints,
+      mixedPoints,
+      schedulingPromptTokens: options.identifyScheduling === false ? null : schedulingPromptTokens(limits),
+    },
+  );
+  const estimatedMs = forecast.totalMs;
   progress(
     `calibration will take about ${Math.ceil(estimatedMs / 1000)} s: ${promptLengths.length} prompt lengths, ` +
       `${concurrencyPoints.length} batch points and ${mixedPoints.length} mixed steps, ${repeats} repeat${repeats === 1 ? '' : 's'} each ` +
       `${options.identifyScheduling === false ? '' : '(and a scheduling probe first) '}` +
-      `(forecast from a probe request: ${warmProbe.prefillMs.toFixed(1)} ms prefill, ${warmProbe.decodeStepMs.toFixed(2)} ms per decode step)`,
+      `(forecast from probe requests: ${warmProbe.prefillMs.toFixed(1)} ms prefill at 16 tokens, ${longProbe.prefillMs.toFixed(1)} ms at ${longProbeTokens}, ` +
+      `${warmProbe.decodeStepMs.toFixed(2)} ms per decode step, ${requestOverheadMs.toFixed(1)} ms a request beyond its steps)`,
   );
+  const phaseStartedMs: Partial<Record<keyof Omit<CalibrationForecast, 'totalMs'>, number>> = {};
+  const elapsedByPhaseMs: Record<string, number> = {};
+  let currentPhase: keyof Omit<CalibrationForecast, 'totalMs'> | undefined;
+  /** Closes the phase under way and opens the next: each part's time beside its forecast, to see which one misses. */
+  const enterPhase = (phase: keyof Omit<CalibrationForecast, 'totalMs'> | undefined): void => {
+    const nowMs = clock.nowMs();
+    if (currentPhase !== undefined) elapsedByPhaseMs[currentPhase] = nowMs - (phaseStartedMs[currentPhase] as number);
+    currentPhase = phase;
+    if (phase !== undefined) phaseStartedMs[phase] = nowMs;
+  };
+  enterPhase('schedulingMs');
   let scheduling: ProfileScheduling | undefined;
   if (options.identifyScheduling !== false) {
     const identified = await identifyScheduling({ baseUrl, clock, limits, prompt, decodeStepMs: warmProbe.decodeStepMs, timeoutMs });
@@ -177,6 +221,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     settlingRepeats++;
     return true;
   };
+  enterPhase('batchOneMs');
   const ingressSamplesMs: number[] = [];
   const deliverySamplesMs: number[] = [];
   for (const length of promptLengths) {
@@ -205,6 +250,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     progress(`prefill ${length} tokens: ${prefill.value.toFixed(2)} ms; decode at batch 1: ${decode.value.toFixed(2)} ms/step`);
   }
 
+  enterPhase('concurrencyMs');
   for (const { promptTokens, batch } of concurrencyPoints) {
     const samplesMs: number[] = [];
     const { prefillSteps, shortTokens: firstShortTokens, extraTokens } = batchPointTokens(batch, promptTokens, chunkLimit, decodeTokens);
@@ -237,6 +283,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     observations.push({ ...decodeObservation(batch, meanKvPerSequence, step.value), samplesMs });
     progress(`decode batch ${batch} at ${promptTokens}-token prompts: ${step.value.toFixed(2)} ms/step`);
   }
+  enterPhase('mixedMs');
   for (const point of mixedPoints) {
     const samples: MixedSample[] = [];
     for (let repeat = 0; repeat < repeats || (repeat === repeats && settle(samples.map((sample) => sample.stepMs))); repeat++) {
@@ -261,6 +308,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       `mixed: prefill ${point.probeTokens} tokens beside decode batch ${point.batch} at ${point.promptTokens}-token prompts: ${step.value.toFixed(2)} ms`,
     );
   }
+  enterPhase(undefined);
   return {
     limits,
     observations,
@@ -270,6 +318,8 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     concurrencyPromptLengths: sweptPromptLengths,
     estimatedMs,
     elapsedMs: clock.nowMs() - startedMs,
+    forecastByPartMs: forecast,
+    elapsedByPartMs: elapsedByPhaseMs,
     ...(scheduling === undefined ? {} : { scheduling }),
     ...(ingressSamplesMs.length === 0
       ? {}

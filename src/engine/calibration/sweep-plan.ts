@@ -15,27 +15,86 @@ const LONG_PROMPT_TOKENS = 512;
 export const CONCURRENCY_PROMPT_TOKENS = [SHORT_PROMPT_TOKENS, 128, 256, LONG_PROMPT_TOKENS];
 
 /**
- * A forecast of the sweep's duration from one probe request. Prefill is taken to grow by the probe's prefill time per
- * 1024 prompt tokens (a GPU prefills about a thousand tokens in the time of a few decode steps), decode steps to grow
- * by half per 64 sequences. Rough by design: it tells a user whether to wait a minute or an hour.
+ * What the forecast knows of the server before the sweep, from its probes: a 16-token request and a long prompt (one
+ * chunk) give the prefill step's fixed part and its cost per token; the 16-token request's wall time less its steps
+ * gives the HTTP round trip; one timed cache flush the flush's.
  */
-export function estimateSweepMs(
-  probe: { prefillMs: number; decodeStepMs: number },
-  decodeTokens: number,
-  repeats: number,
-  promptLengths: readonly number[],
-  concurrencyPoints: readonly { promptTokens: number; batch: number }[],
-  chunkLimit: number,
-): number {
-  const prefillMs = (tokens: number): number => Math.max(probe.prefillMs, 1) * (1 + tokens / 1024);
-  const decodeMs = (batch: number, steps: number): number => Math.max(probe.decodeStepMs, 0.1) * steps * (1 + batch / 128);
-  const batchOne = promptLengths.reduce((sum, length) => sum + prefillMs(length) + decodeMs(1, decodeTokens), 0);
-  const concurrent = concurrencyPoints.reduce((sum, { promptTokens, batch }) => {
-    const { shortTokens, extraTokens } = batchPointTokens(batch, promptTokens, chunkLimit, decodeTokens);
-    const runMs = (tokens: number): number => prefillMs(promptTokens * batch) + decodeMs(batch, tokens);
-    return sum + runMs(shortTokens) + runMs(shortTokens + extraTokens);
-  }, 0);
-  return repeats * (batchOne + concurrent);
+export interface ProbeCosts {
+  /** Prefill step of a 16-token prompt (ms). */
+  prefillMs: number;
+  /** Prefill cost per prompt token beyond those 16 (ms), from the long probe; 0 when unknown. */
+  prefillPerTokenMs: number;
+  /** Decode step at batch 1 (ms). */
+  decodeStepMs: number;
+  /** A request's wall time less the server's steps (ms): HTTP, tokenizing, delivery. */
+  requestOverheadMs: number;
+  /** One /flush_cache round trip (ms). */
+  flushMs: number;
+}
+
+/** What the calibration will run, as the forecast counts it. */
+export interface CalibrationPlan {
+  decodeTokens: number;
+  repeats: number;
+  chunkLimit: number;
+  promptLengths: readonly number[];
+  concurrencyPoints: readonly { promptTokens: number; batch: number }[];
+  mixedPoints: readonly MixedPoint[];
+  /** The scheduling probe's prompt (tokens), or null when it is not run. */
+  schedulingPromptTokens: number | null;
+}
+
+/** The forecast per part of the calibration and in all (ms). */
+export interface CalibrationForecast {
+  schedulingMs: number;
+  batchOneMs: number;
+  concurrencyMs: number;
+  mixedMs: number;
+  totalMs: number;
+}
+
+/** Streams and probes of the scheduling probe (identify-scheduling.ts): 4 streams of 32-token prompts, 40 tokens each, alone then beside 3 prompts. */
+const SCHEDULING_STREAMS = 4;
+const SCHEDULING_STREAM_TOKENS = 40;
+const SCHEDULING_PROBES = 3;
+
+/**
+ * The calibration's duration from its probes (ms). Every request pays the round trip, every point a cache flush; a
+ * prefill of T tokens runs in ⌈T / chunk⌉ steps, each the probe's fixed part, plus the per-token cost of all T; decode
+ * steps are taken to grow by half per 64 sequences (a probe at batch 1 cannot tell how they grow; on the simulated
+ * engine's default profile they do not, so batch points come out somewhat long). A point whose two repeats disagree
+ * takes a third (settle in measure-server.ts), which no forecast can know: it is left out.
+ */
+export function forecastCalibrationMs(probe: ProbeCosts, plan: CalibrationPlan): CalibrationForecast {
+  const floorPrefillMs = Math.max(probe.prefillMs, 0.1);
+  const prefillMs = (tokens: number): number => {
+    const steps = Math.max(1, Math.ceil(tokens / plan.chunkLimit));
+    return steps * floorPrefillMs + Math.max(0, probe.prefillPerTokenMs) * Math.max(0, tokens - 16 * steps);
+  };
+  const stepMs = (batch: number): number => Math.max(probe.decodeStepMs, 0.1) * (1 + batch / 128);
+  const request = (promptTokens: number, tokens: number, batch: number): number =>
+    probe.requestOverheadMs + prefillMs(promptTokens) + Math.max(0, tokens - 1) * stepMs(batch);
+  const batchOneMs = plan.repeats * plan.promptLengths.reduce((sum, length) => sum + probe.flushMs + request(length, plan.decodeTokens, 1), 0);
+  const concurrencyMs =
+    plan.repeats *
+    plan.concurrencyPoints.reduce((sum, { promptTokens, batch }) => {
+      const { shortTokens, extraTokens } = batchPointTokens(batch, promptTokens, plan.chunkLimit, plan.decodeTokens);
+      const run = (tokens: number): number => probe.flushMs + request(promptTokens * batch, tokens, batch);
+      return sum + run(shortTokens) + run(shortTokens + extraTokens);
+    }, 0);
+  // A mixed point: the batch prefills and decodes its run, and a probe prompt (two tokens) joins it two steps in.
+  const mixedMs =
+    plan.repeats *
+    plan.mixedPoints.reduce(
+      (sum, point) => sum + probe.flushMs + request(point.promptTokens * point.batch, point.runTokens, point.batch) + probe.requestOverheadMs + prefillMs(point.probeTokens),
+      0,
+    );
+  const streams = (): number => request(32 * SCHEDULING_STREAMS, SCHEDULING_STREAM_TOKENS, SCHEDULING_STREAMS);
+  const schedulingMs =
+    plan.schedulingPromptTokens === null
+      ? 0
+      : streams() + SCHEDULING_PROBES * (streams() + probe.requestOverheadMs + prefillMs(plan.schedulingPromptTokens) + 6 * stepMs(SCHEDULING_STREAMS));
+  return { schedulingMs, batchOneMs, concurrencyMs, mixedMs, totalMs: schedulingMs + batchOneMs + concurrencyMs + mixedMs };
 }
 
 /**
@@ -91,11 +150,6 @@ export function mixedSweepPoints(
     }
   }
   return points;
-}
-
-export function estimateMixedSweepMs(probe: { prefillMs: number; decodeStepMs: number }, repeats: number, points: readonly MixedPoint[]): number {
-  const stepMs = Math.max(probe.decodeStepMs, 0.1);
-  return repeats * points.reduce((sum, point) => sum + stepMs * (point.runTokens + 4) * (1 + point.batch / 128), 0);
 }
 
 /**

@@ -14,6 +14,7 @@ import { shownStages } from '../shown-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 import { countText, PRECISION_METRICS } from '../precision/precision-text.js';
+import { formatPValue } from '../../analysis/sent-process.js';
 import { harnessBoundText, harnessGradeText, harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
 
 export const REPORT_HTML = 'report.html';
@@ -113,6 +114,23 @@ function harnessSection(summary: Summary): string {
 ${warnings}
 ${table(['process', 'event-loop delay p99 / max (ms)', 'CPU (of one core)', 'step lateness p99 (ms)', 'send lag p99 (ms)'], rows)}
 ${notChecked === '' ? '' : `<p class="meta">Not checked (they do not report on themselves yet): ${escapeHtml(notChecked)}.</p>`}</section>`;
+}
+
+/**
+ * How far the instants sent (and received) depart from the scheduled arrival process (docs/metrics.md, "Sent
+ * process"): each source's gaps against the process's law, the send lag and the clumps. Empty where it is not assessed.
+ */
+function sentProcessSection(summary: Summary): string {
+  const report = summary.dataQuality?.sentProcess;
+  if (report === undefined) return '';
+  const rows = report.tests.map((test) => [test.source, String(test.gaps), number(test.statistic, 4), formatPValue(test.pValue), test.passed ? 'passes' : 'fails']);
+  const lag = report.sendLagMs === null ? '' : ` Send lag p50 ${number(report.sendLagMs.p50, 3)} ms, p99 ${number(report.sendLagMs.p99, 3)} ms, max ${number(report.sendLagMs.max, 3)} ms.`;
+  const clumps = report.clumps.pairs === 0 ? '' : ` ${report.clumps.clumped} of ${report.clumps.pairs} requests scheduled ${report.clumps.scheduledGapMs} ms or more after the one before left within ${report.clumps.thresholdMs} ms of it (${number(report.clumps.share * 100, 1)}%).`;
+  const heading = report.departs ? 'Sent process: departs from the schedule' : 'Sent process';
+  const law = report.law === null ? `<p>Gaps not tested: ${escapeHtml(report.skippedReason ?? '')}.</p>` : `<p>Inter-arrival gaps of each source against the ${escapeHtml(report.law)} (the scheduled rate), one-sample Kolmogorov–Smirnov; a p-value below ${report.significance} fails.</p>`;
+  return `<section class="sent-process"><h2>${heading}</h2>
+${law}${rows.length === 0 ? '' : table(['instants', 'gaps', 'D', 'p', 'result'], rows)}
+<p>${escapeHtml(`${lag}${clumps}`.trim())}</p></section>`;
 }
 
 function latencyTable(run: RunData, summary: Summary): string {
@@ -408,6 +426,7 @@ target ${escapeHtml(info.target)}${info.simulated ? ' (virtual time)' : ''} · t
 </header>
 ${verdictSection(summary)}
 ${harnessSection(summary)}
+${sentProcessSection(summary)}
 <section><h2>Overview</h2>${overview(run, summary)}</section>
 ${clocksSection(summary)}
 ${errorsSection(summary)}
