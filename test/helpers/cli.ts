@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The built CLI that `npm test` builds first (tests spawn it as users do). */
@@ -49,4 +51,15 @@ export function isAlive(pid: number): boolean {
 export function pidFromLog(logText: string): number | undefined {
   const match = logText.match(/^# servelab: pid (\d+):/m);
   return match === null ? undefined : Number(match[1]);
+}
+
+/** The pids of every process a run launched, read from the first line of each log in its `logs/` (see pidFromLog). */
+export async function launchedPids(outputDirectory: string): Promise<number[]> {
+  const logs = join(outputDirectory, 'logs');
+  const pids: number[] = [];
+  for (const name of await readdir(logs)) {
+    const pid = pidFromLog(await readFile(join(logs, name), 'utf8'));
+    if (pid !== undefined) pids.push(pid);
+  }
+  return pids;
 }

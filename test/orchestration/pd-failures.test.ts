@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RoutingTest } from '../../src/index.js';
 import { parseCsv } from '../../src/report/csv/csv-format.js';
-import { isAlive, pidFromLog } from '../helpers/cli.js';
+import { isAlive, launchedPids } from '../helpers/cli.js';
 
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
 let workDirectory: string;
@@ -16,17 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(workDirectory, { recursive: true, force: true });
 });
-
-async function launchedPids(outputDirectory: string): Promise<number[]> {
-  const logs = join(outputDirectory, 'logs');
-  const { readdir } = await import('node:fs/promises');
-  const pids: number[] = [];
-  for (const name of await readdir(logs)) {
-    const pid = pidFromLog(await readFile(join(logs, name), 'utf8'));
-    if (pid !== undefined) pids.push(pid);
-  }
-  return pids;
-}
 
 describe('a failure schedule in a PD routing test (sim, builtin router)', () => {
   it('crashes a prefill and then a decode server: failed records, events with roles, later requests on live pairs, recovery judged', async () => {

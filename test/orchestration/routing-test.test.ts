@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RoutingTest } from '../../src/index.js';
 import type { RequestRecord } from '../../src/types/record.js';
-import { isAlive, pidFromLog } from '../helpers/cli.js';
+import { isAlive, launchedPids } from '../helpers/cli.js';
 import { nginxMissing } from '../helpers/require-tool.js';
 
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
@@ -30,17 +30,6 @@ function expectLifecycleOrder(record: RequestRecord): void {
   chain.forEach((value) => expect(value).toBeTypeOf('number'));
   for (let index = 1; index < chain.length; index++) expect(chain[index] as number).toBeGreaterThanOrEqual((chain[index - 1] as number) - slackS);
   expect(record.firstTokenTime as number).toBeLessThanOrEqual(record.finishTime as number);
-}
-
-async function launchedPids(outputDirectory: string): Promise<number[]> {
-  const logs = join(outputDirectory, 'logs');
-  const { readdir } = await import('node:fs/promises');
-  const pids: number[] = [];
-  for (const name of await readdir(logs)) {
-    const pid = pidFromLog(await readFile(join(logs, name), 'utf8'));
-    if (pid !== undefined) pids.push(pid);
-  }
-  return pids;
 }
 
 describe('RoutingTest on loopback', () => {
