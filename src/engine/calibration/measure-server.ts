@@ -161,7 +161,9 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   const flushMs = clock.nowMs() - flushStartedMs;
   const warmAnswer = await generate(prompt(16), decodeTokens);
   const warmProbe = stepTimes(warmAnswer);
-  const longProbeTokens = Math.max(17, Math.min(chunkLimit, longestPrompt));
+  // The longest prompt the sweep itself sends, not the context's limit: a prompt at the limit can count a few tokens over
+  // it once the server adds its own (a 400 from the sim at 8,191 + 2 of 8,192), and the sweep never sends one.
+  const longProbeTokens = Math.max(17, Math.min(chunkLimit, longestPrompt, Math.max(...promptLengths)));
   const longAnswer = await generate(prompt(longProbeTokens), 2);
   const longProbe = stepTimes(longAnswer);
   // The round trip is what a request's wall time has beyond its steps; the smaller of the two probes' (one request on a

@@ -144,6 +144,8 @@ export function mixedSweepPoints(
       const runTokens = Math.ceil((batch * promptTokens) / chunkLimit) + 2 * decodeTokens;
       for (const probeTokens of [...new Set([...[8, 4, 2].map((part) => nearestMeasured(Math.floor(chunkLimit / part))), chunkLimit - batch])]) {
         if (probeTokens < 16) continue;
+        // The probe asks 2 new tokens, and a server refuses (400) a prompt whose tokens and output pass its context.
+        if (probeTokens + Math.max(decodeTokens, 2) + 8 > limits.contextLength) continue;
         if (batch * (promptTokens + 2 * runTokens + 8) + probeTokens > limits.maxTotalTokens * 0.7) continue;
         points.push({ batch, promptTokens, probeTokens, runTokens });
       }

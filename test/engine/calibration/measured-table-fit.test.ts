@@ -74,3 +74,14 @@ describe('measured table from a sweep of a step law that is not servelab\'s form
     }
   });
 });
+
+describe('the mixed sweep\'s probes', () => {
+  test('fit the server\'s context with their output: a chunk as long as the context gives no probe the server would refuse', () => {
+    // The sim's default chunk (8192) equals this context: the probe of "the rest of the chunk" beside one request was
+    // 8191 tokens, which with its 2 new tokens the server refused with a 400, ending the calibration.
+    const limits: ServerLimits = { modelPath: 'known', maxRunningRequests: 256, chunkedPrefillSize: 8192, contextLength: 8192, maxTotalTokens: 500_000 };
+    const points = mixedSweepPoints(powersOfTwo(2, 32), limits, 8192, 8, prefillSweepLengths(8176));
+    expect(points.length).toBeGreaterThan(0);
+    for (const point of points) expect(point.probeTokens + 2).toBeLessThanOrEqual(limits.contextLength);
+  });
+});
