@@ -24,10 +24,11 @@ async function liveJobs(): Promise<string> {
   return (await cluster.command('squeue', ['--noheader', '--format=%i %T'])).trim();
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 90_000): Promise<void> {
+/** Waits for `condition`; on giving up, says what it waited for and what `seen` shows then (the CLI's stderr). */
+async function until(condition: () => boolean | Promise<boolean>, what: string, seen: () => string | Promise<string> = () => '', timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}; seen:\n${(await seen()).slice(-3000)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -105,7 +106,7 @@ describe.skipIf(slurmMissing() !== undefined)('--launcher slurm from a login nod
     await until(() => jobId() !== undefined && /RUNNING/.test(run.stderr()), 'the job to run');
     run.child.kill('SIGKILL');
     await run.done;
-    await until(async () => (await liveJobs()) === '', `job ${jobId()} to leave the queue`, 30_000);
+    await until(async () => (await liveJobs()) === '', `job ${jobId()} to leave the queue`, () => run.stderr(), 30_000);
   }, 150_000);
 
   it('before the time limit, Slurm\'s early warning makes the coordinator write what it measured and stop', async () => {
@@ -128,7 +129,7 @@ describe.skipIf(slurmMissing() !== undefined)('--launcher slurm from a login nod
     const holder = await cluster.allocate(3);
     try {
       const { run, jobId } = startLongRun('pending');
-      await until(() => /job \d+ PENDING/.test(run.stderr()), 'the job to wait in the queue');
+      await until(() => /job \d+ PENDING/.test(run.stderr()), 'the job to wait in the queue', async () => `${run.stderr()}\nqueue: ${await liveJobs()}`);
       run.child.kill('SIGINT');
       const { code } = await run.done;
       expect(run.stderr()).toContain(`servelab: SIGINT received: cancelling job ${jobId()}, which has not started`);
