@@ -91,6 +91,22 @@ describe('servelab route --pd-disaggregation', () => {
     expect(await readFile(join(outputDir, 'summary.json'), 'utf8')).toContain('prefill/decode in virtual time');
   });
 
+  it('counts prefill legs in flight in virtual time, so a load-aware prefill policy spreads over the prefill servers', async () => {
+    // least_load picks the prefill server with the fewest legs in flight; with none counted it always took node-0.
+    const outputDir = join(workDirectory, 'pd-virtual-least-load');
+    const result = await runCli([
+      'route', '--target', 'sim', '--pd-disaggregation', '--num-prefill', '2', '--num-decode', '1', '--prefill-policy', 'least_load', '--decode-policy', 'round_robin',
+      '--virtual-time', '--request-rate', '40', '--num-prompts', '80', '--random-input-len', '512', '--random-output-len', '4', '--seed', '3',
+      '--output-dir', outputDir, '--progress', 'off',
+    ], { timeoutMs: 120_000 });
+    expect(result.code, result.stderr).toBe(0);
+    const rows = parseCsv(await readFile(join(outputDir, 'requests.csv'), 'utf8'));
+    const column = (rows[0] as string[]).indexOf('prefill_host');
+    const onFirst = rows.slice(1).filter((row) => row[column] === 'node-0').length;
+    expect(onFirst).toBeGreaterThan(8);
+    expect(onFirst).toBeLessThan(72);
+  });
+
   it('refuses PD settings without --pd-disaggregation, and PD on a target it does not run yet, before starting anything', async () => {
     const stray = await runCli(['route', '--target', 'sim', '--num-prefill', '2', '--output-dir', join(workDirectory, 'stray')]);
     expect(stray.code).not.toBe(0);

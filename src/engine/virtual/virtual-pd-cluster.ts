@@ -16,6 +16,12 @@ export interface VirtualPdEvents {
   onToken?(decodeIndex: number, request: EngineRequestView, timeMs: Milliseconds): void;
   /** The request finished on its decode server; `phases` once it got its first token there (undefined for an abort before). */
   onFinish(decodeIndex: number, request: EngineRequestView, timeMs: Milliseconds, phases: PdPhases | undefined): void;
+  /**
+   * The prefill server is done with the request: its KV reached the decode server, or it ended without a transfer. A
+   * router counts the prefill leg in flight until here (its answer comes after the transfer), as load-aware policies
+   * read that count.
+   */
+  onPrefillDone?(prefillIndex: number, request: EngineRequestView): void;
 }
 
 export interface VirtualPdClusterOptions {
@@ -152,8 +158,10 @@ export class VirtualPdCluster {
 
   private handleFinish(engineIndex: number, request: EngineRequestView, timeMs: Milliseconds): void {
     if (engineIndex < this.prefillCount) {
-      // The prefill leg's answer is dropped by the router; its KV goes over the link meanwhile.
-      this.#prefill[engineIndex]?.onEngineFinish(request, timeMs, () => undefined);
+      // The prefill leg's answer is dropped by the router; its KV goes over the link meanwhile, and the leg ends when
+      // the transfer does.
+      const done = (): void => this.#events.onPrefillDone?.(engineIndex, request);
+      if (this.#prefill[engineIndex]?.onEngineFinish(request, timeMs, done) !== true) done();
       return;
     }
     const phases = this.#phases.get(request.id);

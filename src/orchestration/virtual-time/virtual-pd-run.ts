@@ -58,6 +58,11 @@ export async function runVirtualPd(options: VirtualRunOptions): Promise<LoadResu
     decode: Array.from({ length: decodeCount }, (_, index) => ({ ...settings, seed: config.seed * 1000 + prefillCount + index })),
     pd,
     events: {
+      // The router's count of prefill legs in flight, which load-aware prefill policies read (cache_aware's balance
+      // check, least_load): a leg is in flight from its dispatch until its KV transfer ends, as the prefill server answers then.
+      onPrefillDone: (prefillIndex) => {
+        (prefillWorkers[prefillIndex] as MutableWorker).inFlight--;
+      },
       ...(keepTokenTimes ? { onToken: (_decode: number, request, timeMs: number) => (request.driverData as InFlight).tokenTimesMs?.push(timeMs) } : {}),
       onFinish: (decodeIndex, request, timeMs, phases) => {
         const state = request.driverData as InFlight;
@@ -114,6 +119,7 @@ export async function runVirtualPd(options: VirtualRunOptions): Promise<LoadResu
       continue;
     }
     (decodeWorkers[pair.decode.index] as MutableWorker).inFlight++;
+    (prefillWorkers[pair.prefill.index] as MutableWorker).inFlight++;
     // Both legs reach their servers the router queue and network after the client sent them, as in a co-located run.
     cluster.submit(pair.prefill.index, pair.decode.index, room, input, atMs);
   }
