@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadProfile } from '../../src/engine/profile/load-profile.js';
 import type { MeasuredProfile, RooflineProfile } from '../../src/types/engine.js';
+import { runCli } from '../helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -49,27 +50,16 @@ async function startBlackBox(args: string[]): Promise<{ url: string; stop: () =>
   return { url, stop: () => child.kill('SIGTERM') };
 }
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe.skipIf(!BUILT)('servelab calibrate validates the twin end to end (built CLI)', () => {
   test('a mixing sim-server: the twin of the recommended profile within 15% at both rates, the error written into the profile files', { timeout: 400_000 }, async () => {
     const server = await startBlackBox(['--max-running-requests', '16', '--chunked-prefill-size', '512', '--enable-mixed-chunk']);
     try {
       const output = join(directory, 'roofline.json');
       const measured = join(directory, 'measured.json');
-      const result = await run([
+      const result = await runCli([
         'calibrate', '--url', server.url, '--output', output, '--measured-output', measured,
         '--repeats', '1', '--decode-tokens', '8', '--kv-prompt-lengths', '32,256', '--validation-seconds', '8', '--quiet',
-      ]);
+      ], { cwd: ROOT, timeoutMs: 380_000 });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(/Validation will take about \d+ s \(--no-validate skips it\)/);
       const recommended = /Recommended: (measured|roofline)/.exec(result.stdout)?.[1];
