@@ -1,3 +1,4 @@
+import { CLOCK_ANCHOR_ENV, clockAnchorEnv } from '../../clock/clock.js';
 import { CONTROL_TOKEN_ENV, runControlToken } from '../../routing/router/control-auth.js';
 
 /**
@@ -15,11 +16,25 @@ export function withholdFromChildren(name: string): void {
 
 /**
  * `process.env` without the withheld variables, plus the run's control token (so the servelab processes it launches
- * trust its requests to their `/_servelab/` endpoints: control-auth.ts), plus `extra` (which may name servelab's own
- * private variables).
+ * trust its requests to their `/_servelab/` endpoints: control-auth.ts), plus this host's clock anchor (so the
+ * servelab processes it launches here stamp times on exactly its epoch: clock.ts), plus `extra` (which may name
+ * servelab's own private variables).
  */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!withheld.has(name)) env[name] = value;
-  return { ...env, [CONTROL_TOKEN_ENV]: runControlToken(), ...extra };
+  return { ...env, [CONTROL_TOKEN_ENV]: runControlToken(), ...clockAnchorEnv(), ...extra };
+}
+
+/**
+ * childEnv for a process started on another host (a Slurm step): without the clock anchor, which holds only on this
+ * host. A node of the allocation may be this very host, but the anchor's boot-id check cannot tell a real second host
+ * from a test cluster's emulated one, whose wall clock is shifted over the same monotonic clock (faketime with
+ * FAKETIME_DONT_FAKE_MONOTONIC); such processes measure their own anchor, and the load generators among them are
+ * measured against this process by clock exchanges (generator-clock.ts).
+ */
+export function remoteChildEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = childEnv(extra);
+  delete env[CLOCK_ANCHOR_ENV];
+  return env;
 }

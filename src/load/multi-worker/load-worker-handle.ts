@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { clockAnchorEnv } from '../../clock/clock.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { LoadProgress, LoadResult } from '../../types/load.js';
 import type { RequestRecord } from '../../types/record.js';
@@ -37,6 +38,9 @@ export class LoadWorkerHandle {
     this.finished.catch(() => undefined);
     this.#worker = new Worker(scriptPath, {
       workerData: data,
+      // The thread's systemClock takes this thread's anchor instead of measuring its own: the pacers of all threads
+      // stamp on one epoch (clock.ts, CLOCK_ANCHOR_ENV).
+      env: { ...process.env, ...clockAnchorEnv() },
       transferList: [data.arrivalOffsetsMs.buffer as ArrayBuffer, data.requestIndices.buffer as ArrayBuffer],
     });
     this.#worker.on('message', (message: FromLoadWorkerMessage) => {

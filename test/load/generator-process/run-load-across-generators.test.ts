@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../src/clock/clock.js';
+import { CLOCK_ANCHOR_ENV, systemClock } from '../../../src/clock/clock.js';
 import { localPlacement } from '../../../src/cluster/placement/local/local-placement.js';
 import { startSimServer } from '../../../src/engine/index.js';
 import type { RunningSimServer } from '../../../src/engine/index.js';
@@ -41,7 +41,8 @@ function workload(count: number): WorkloadRequest[] {
 
 /**
  * The local placement, keeping what it started, and optionally running some processes under Debian's faketime (their
- * wall clock shifted, their monotonic clock not): a generator "on a host whose clock is off".
+ * wall clock shifted, their monotonic clock not): a generator "on a host whose clock is off". Such a process is
+ * given no clock anchor (an empty CLOCK_ANCHOR_ENV), as a process on another host gets none: it measures its own.
  */
 class RecordingPlacement implements ProcessPlacement {
   readonly name = 'local-recording';
@@ -53,7 +54,7 @@ class RecordingPlacement implements ProcessPlacement {
     const placed = localPlacement.spawn(
       shift === undefined
         ? request
-        : { ...request, command: 'faketime', args: ['-f', shift, request.command, ...request.args], env: { ...request.env, FAKETIME_DONT_FAKE_MONOTONIC: '1' } },
+        : { ...request, command: 'faketime', args: ['-f', shift, request.command, ...request.args], env: { ...request.env, FAKETIME_DONT_FAKE_MONOTONIC: '1', [CLOCK_ANCHOR_ENV]: '' } },
     );
     this.started.push(placed);
     return placed;

@@ -1,6 +1,6 @@
 import { ServelabError } from '../../../errors/servelab-error.js';
 import type { PlacedProcess, PlacementRequest, ProcessPlacement } from '../../../types/cluster.js';
-import { childEnv } from '../../process/child-env.js';
+import { remoteChildEnv } from '../../process/child-env.js';
 import { SupervisedProcess } from '../../process/supervised-process.js';
 import { readSlurmAllocation, type SlurmAllocation } from './slurm-allocation.js';
 import { slurmCommand, slurmVariables } from './slurm-commands.js';
@@ -40,12 +40,12 @@ export class SlurmPlacement implements ProcessPlacement {
       name: request.name,
       command: 'srun',
       args: [...this.#stepArgs(node, request.name), 'sh', '-c', STEP_WRAPPER, 'sh', request.command, ...request.args],
-      env: childEnv({ ...slurmVariables(this.env), ...(request.env ?? {}), ...gpuChoice(request.env) }),
+      env: remoteChildEnv({ ...slurmVariables(this.env), ...(request.env ?? {}), ...gpuChoice(request.env) }),
       logPath: request.logPath,
       // srun itself, when the step never started: a second SIGINT-like stop is quick.
       stopGraceMs: 2_000,
     });
-    return new SlurmProcess(srun, this.hostOf(node), childEnv(slurmVariables(this.env)), request.stopGraceMs ?? DEFAULT_STOP_GRACE_MS);
+    return new SlurmProcess(srun, this.hostOf(node), remoteChildEnv(slurmVariables(this.env)), request.stopGraceMs ?? DEFAULT_STOP_GRACE_MS);
   }
 
   /** Asks the node: a one-line step binds port 0 on the node's address and prints the port it got. */
@@ -80,7 +80,7 @@ export class SlurmPlacement implements ProcessPlacement {
   }
 
   #oneLineStep(node: string, name: string, command: string[]): Promise<string> {
-    return slurmCommand('srun', [...this.#stepArgs(node, `servelab ${name}`), ...command], childEnv(slurmVariables(this.env)));
+    return slurmCommand('srun', [...this.#stepArgs(node, `servelab ${name}`), ...command], remoteChildEnv(slurmVariables(this.env)));
   }
 
   #node(node: string | undefined): string {
