@@ -56,14 +56,28 @@ export function measureEpochAnchorMs(): number {
 /** The clocks whose `nowMs()` is `performance.now()` (see readsPerformanceNow). */
 const performanceClocks = new WeakSet<Clock>();
 
-function clockAnchoredAt(epochAtMonotonicZeroMs: number): Clock {
+/** The host anchor each real clock was made from, as CLOCK_ANCHOR_ENV writes it (see clockAnchorOf). */
+const clockAnchors = new WeakMap<Clock, string>();
+
+/** A real clock on the host anchor `hostAnchorMs` (epoch ms at host-monotonic zero). */
+function clockOnHostAnchor(anchorMs: number): Clock {
+  const epochAtMonotonicZeroMs = anchorMs + performanceOriginMs;
   const clock: Clock = {
     nowMs: () => performance.now(),
     nowEpochSeconds: () => (epochAtMonotonicZeroMs + performance.now()) / 1000,
     toEpochSeconds: (monotonicMs) => (epochAtMonotonicZeroMs + monotonicMs) / 1000,
   };
   performanceClocks.add(clock);
+  clockAnchors.set(clock, anchorText(anchorMs));
   return clock;
+}
+
+/**
+ * The host anchor a real clock stamps on (`<boot id> <epoch ms at host-monotonic zero>`), or undefined for any other
+ * clock: two clocks with the same anchor, in any processes, read the same epoch at the same instant, exactly.
+ */
+export function clockAnchorOf(clock: Clock): string | undefined {
+  return clockAnchors.get(clock);
 }
 
 /**
@@ -137,7 +151,11 @@ const WALL_CLOCK_STEP_MS = 2;
 
 /** The variable (CLOCK_ANCHOR_ENV) for a process or thread started on this host now. */
 export function clockAnchorEnv(): Record<string, string> {
-  return { [CLOCK_ANCHOR_ENV]: `${bootId} ${hostAnchorMs}` };
+  return { [CLOCK_ANCHOR_ENV]: anchorText(hostAnchorMs) };
+}
+
+function anchorText(anchorMs: number): string {
+  return `${bootId} ${anchorMs}`;
 }
 
 /**
@@ -147,7 +165,7 @@ export function clockAnchorEnv(): Record<string, string> {
  * Every reading of one process shares one offset to the epoch, so differences between readings are exact monotonic
  * intervals even if the wall clock is stepped mid-run.
  */
-export const systemClock: Clock = clockAnchoredAt(hostAnchorMs + performanceOriginMs);
+export const systemClock: Clock = clockOnHostAnchor(hostAnchorMs);
 
 /**
  * A real clock anchored to the epoch now rather than when the process started: what each run uses, so that a wall
@@ -160,7 +178,7 @@ export function anchoredSystemClock(): Clock {
   const measured = measureEpochAnchor();
   const measuredMs = measured.anchorMs - performanceOriginMs;
   if (Math.abs(measuredMs - hostAnchorMs) > WALL_CLOCK_STEP_MS + measured.widthMs / 2) hostAnchorMs = measuredMs;
-  return clockAnchoredAt(hostAnchorMs + performanceOriginMs);
+  return clockOnHostAnchor(hostAnchorMs);
 }
 
 /** A clock that moves only when told to: for timing logic in tests and for virtual time. */

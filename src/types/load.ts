@@ -172,6 +172,11 @@ export interface GeneratorClockEstimate {
   exchanges: number;
   /** The fastest exchange's round trip less the generator's own time between its two stamps (ms). */
   bestRoundTripMs: number | null;
+  /**
+   * The generator stamps on the coordinator's own host anchor (started on the same host, it inherited it: exactly one
+   * epoch), so `offsetMs` is 0 by construction, not estimated, and `consistent` says whether every exchange bracketed 0.
+   */
+  sharedAnchor: boolean;
 }
 
 /** What a run with several load-generator processes says about each (summary.json `extras.loadGenerators`). */

@@ -43,6 +43,16 @@ export function exchangeSample(sentEpochMs: number, stamps: ClockStamps, receive
 export class GeneratorClock {
   readonly #samples: ClockOffsetSample[] = [];
   #fit: OffsetFit | null = null;
+  #sharedAnchor = false;
+
+  /**
+   * The generator stamps on this process's own host anchor (it was started on this host and inherited it: clock.ts):
+   * the offset is exactly zero and no estimate is applied. The exchanges still run (they watch that the generator is
+   * alive), and each must then bracket zero, or the estimate says it is not consistent.
+   */
+  sharesAnchor(): void {
+    this.#sharedAnchor = true;
+  }
 
   add(sample: ClockOffsetSample): void {
     this.#samples.push(sample);
@@ -56,12 +66,12 @@ export class GeneratorClock {
 
   /** The offset (ms) at a coordinator instant; 0 before any exchange. */
   offsetMsAt(coordinatorTime: EpochSeconds): number {
-    return this.#fit === null ? 0 : offsetAt(this.#fit, coordinatorTime) * 1000;
+    return this.#sharedAnchor || this.#fit === null ? 0 : offsetAt(this.#fit, coordinatorTime) * 1000;
   }
 
   /** A generator instant on the coordinator's clock. */
   toCoordinator(generatorTime: EpochSeconds): EpochSeconds {
-    if (this.#fit === null) return generatorTime;
+    if (this.#sharedAnchor || this.#fit === null) return generatorTime;
     // The fit is a function of coordinator time: the generator instant less the offset is that time to well under a
     // microsecond's worth of drift.
     return generatorTime - offsetAt(this.#fit, generatorTime - this.#fit.offsetSeconds);
@@ -81,7 +91,22 @@ export class GeneratorClock {
     const fit = this.#fit;
     const widths = this.#samples.map((sample) => sample.upper - sample.lower);
     const round = (value: number): number => Math.round(value * 1e4) / 1e4;
+    if (this.#sharedAnchor) {
+      // A microsecond of slack: the stamps travel as float epoch milliseconds.
+      const bracketsZero = this.#samples.every((sample) => sample.lower <= 1e-6 && sample.upper >= -1e-6);
+      return {
+        offsetMs: 0,
+        uncertaintyMs: 0,
+        driftPpm: null,
+        model: 'constant',
+        consistent: bracketsZero,
+        exchanges: this.#samples.length,
+        bestRoundTripMs: widths.length === 0 ? null : round(Math.min(...widths) * 1000),
+        sharedAnchor: true,
+      };
+    }
     return {
+      sharedAnchor: false,
       offsetMs: fit === null ? null : round(fit.offsetSeconds * 1000),
       uncertaintyMs: fit === null ? null : round(fit.uncertaintySeconds * 1000),
       driftPpm: fit === null || fit.model !== 'linear' ? null : round(fit.driftPerSecond * 1e6),

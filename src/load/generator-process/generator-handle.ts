@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { request, type Dispatcher } from 'undici';
-import type { Clock } from '../../clock/clock.js';
+import { clockAnchorOf, type Clock } from '../../clock/clock.js';
 import { DEFAULT_MAX_SSE_EVENT_BYTES, SseParser } from '../../clients/sse/sse-parser.js';
 import { listeningUrl } from '../../cluster/placement/listening-url.js';
 import { ServelabError } from '../../errors/servelab-error.js';
@@ -94,6 +94,7 @@ export class GeneratorHandle {
     const stamps = (await answer.body.json()) as ClockStamps;
     const receivedEpochMs = this.settings.clock.nowEpochSeconds() * 1000;
     if (answer.statusCode !== 200) throw new ServelabError('UNREACHABLE', `${this.label} refused a clock exchange (HTTP ${answer.statusCode})`);
+    if (stamps.clockAnchor !== undefined && stamps.clockAnchor === clockAnchorOf(this.settings.clock)) this.clock.sharesAnchor();
     this.clock.add(exchangeSample(sentEpochMs, stamps, receivedEpochMs));
   }
 

@@ -30,6 +30,11 @@ export const GENERATOR_LISTENING_LINE = /servelab load-generator listening on (h
 export interface ClockStamps {
   receivedEpochMs: number;
   sentEpochMs: number;
+  /**
+   * The host anchor the generator's clock stamps on (clock.ts clockAnchorOf), when it is a real clock: a generator
+   * started on the coordinator's host inherits the coordinator's, and then the offset is exactly zero, not estimated.
+   */
+  clockAnchor?: string;
 }
 
 /**

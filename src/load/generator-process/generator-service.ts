@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { systemClock, type Clock } from '../../clock/clock.js';
+import { clockAnchorOf, systemClock, type Clock } from '../../clock/clock.js';
 import { loadProtocolClient } from '../../clients/registry.js';
 import { isServelabError, ServelabError } from '../../errors/servelab-error.js';
 import { readBody, RequestBodyTooLarge } from '../../routing/proxy/read-body.js';
@@ -118,7 +118,8 @@ export async function startGeneratorService(options: GeneratorServiceOptions): P
     const url = new URL(incoming.url ?? '/', 'http://generator');
     const method = incoming.method ?? 'GET';
     if (url.pathname === GENERATOR_PATHS.clock && method === 'GET') {
-      const stamps: ClockStamps = { receivedEpochMs, sentEpochMs: clock.nowEpochSeconds() * 1000 };
+      const anchor = clockAnchorOf(clock);
+      const stamps: ClockStamps = { receivedEpochMs, sentEpochMs: clock.nowEpochSeconds() * 1000, ...(anchor === undefined ? {} : { clockAnchor: anchor }) };
       return answer(response, 200, stamps);
     }
     if (url.pathname === GENERATOR_PATHS.start && method === 'POST') {

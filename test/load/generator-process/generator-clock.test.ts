@@ -57,4 +57,18 @@ describe('GeneratorClock', () => {
     expect(corrected.serverCreatedTime).toBe(record.serverCreatedTime);
     expect(record.dispatchTime).toBe(1_700_000_012);
   });
+
+  it('applies no offset to a generator on this host\'s anchor, and says so when an exchange fails to bracket zero', () => {
+    const clock = new GeneratorClock();
+    clock.sharesAnchor();
+    const t1 = 1_700_000_000_000;
+    // Asymmetric delays put the midpoint 0.4 ms off zero; with the anchor shared, zero is known, not estimated.
+    clock.add(exchange(t1, 0, 1, 0.1, 0.2));
+    expect(clock.estimate()).toMatchObject({ sharedAnchor: true, offsetMs: 0, uncertaintyMs: 0, consistent: true, exchanges: 1 });
+    expect(clock.toCoordinator(1_700_000_001.5)).toBe(1_700_000_001.5);
+    expect(clock.offsetMsAt(1_700_000_001.5)).toBe(0);
+    // An exchange whose bounds exclude zero contradicts the shared anchor (a clock stepped mid-run, or a bug).
+    clock.add(exchange(t1 + 1_000, 3, 0.1, 0.1, 0.1));
+    expect(clock.estimate().consistent).toBe(false);
+  });
 });
