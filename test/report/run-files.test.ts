@@ -70,7 +70,9 @@ describe('run files', () => {
     expect(header.slice(0, DOCUMENTED_COLUMNS.length)).toEqual(DOCUMENTED_COLUMNS);
     expect(header).toEqual(REQUESTS_CSV_COLUMNS);
     expect(rows).toHaveLength(3);
-    const first = Object.fromEntries(header.map((name, index) => [name, rows[1]?.[index]]));
+    /** Row `index` of the file (0 is the header), its cells by column name. */
+    const row = (index: number) => Object.fromEntries(header.map((name, column) => [name, rows[index]?.[column]]));
+    const first = row(1);
     expect(first.arrival_time).toBe('0.001');
     expect(first.finish_time).toBe('0.25');
     expect(first.ttft).toBe('0.049');
@@ -79,7 +81,7 @@ describe('run files', () => {
     expect(first.session_id).toBe('session, "one"');
     expect(first.success).toBe('true');
     expect(first.prefix_group).toBe('');
-    const failed = Object.fromEntries(header.map((name, index) => [name, rows[2]?.[index]]));
+    const failed = row(2);
     expect(failed.arrival_time).toBe('1.000002');
     expect(failed.finish_time).toBe('');
     expect(failed.total_latency).toBe('');
