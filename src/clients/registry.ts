@@ -1,7 +1,6 @@
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { ServelabError } from '../errors/servelab-error.js';
 import type { ProtocolClient, ProtocolClientFactory, ProtocolClientOptions } from '../types/client.js';
+import { importUserModule } from '../utils/import-user-module.js';
 import { OpenAiChatClient } from './openai-chat/openai-chat-client.js';
 import { OpenAiCompletionsClient } from './openai-completions/openai-completions-client.js';
 import { SglangNativeClient } from './sglang-native/sglang-native-client.js';
@@ -36,18 +35,10 @@ export function createProtocolClient(name: string, options: ProtocolClientOption
  */
 export async function loadProtocolClient(name: string, options: ProtocolClientOptions): Promise<ProtocolClient> {
   if (isProtocolName(name)) return protocolClients[name](options);
-  let loaded: Record<string, unknown>;
-  try {
-    const specifier = name.startsWith('file:') ? name : pathToFileURL(resolve(name)).href;
-    loaded = (await import(specifier)) as Record<string, unknown>;
-  } catch (error) {
-    throw new ServelabError(
-      'MODULE_LOAD_FAILED',
-      `protocol "${name}" is neither built in (${Object.keys(protocolClients).join(', ')}) nor a module that loads: ` +
-        `${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
-  }
+  const loaded = await importUserModule(
+    name,
+    (detail) => `protocol "${name}" is neither built in (${Object.keys(protocolClients).join(', ')}) nor a module that loads: ${detail}`,
+  );
   const factory = loaded['default'] ?? loaded['createProtocolClient'];
   if (typeof factory !== 'function') {
     throw new ServelabError(

@@ -4,11 +4,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCsv } from '../../src/report/csv/csv-format.js';
 import { assertCliBuilt, runCli } from '../helpers/cli.js';
+import { expectPdPairs } from '../helpers/pd-pairs.js';
+import { readRequestRows, type RequestRow } from '../helpers/requests-csv.js';
 
 const fastProfile = fileURLToPath(new URL('../fixtures/profiles/simple-2ms.json', import.meta.url));
 let workDirectory: string;
+
+/** A duration column of requests.csv, in seconds. */
+function seconds(row: RequestRow, column: string): number {
+  return Number(row[column]);
+}
+
+/** A PD request's phases before its first token: prefill queue and forward, the KV transfer, the decode queue. */
+function phasesSeconds(row: RequestRow): number {
+  return seconds(row, 'prefill_queue_time') + seconds(row, 'prefill_forward_time') + seconds(row, 'kv_transfer_time') + seconds(row, 'decode_queue_time');
+}
 
 beforeAll(async () => {
   assertCliBuilt();
@@ -27,33 +38,20 @@ describe('servelab route --pd-disaggregation', () => {
       '--seed', '5', '--output-dir', outputDir, '--progress', 'off', '--kv-transfer-bandwidth', '200Gbit/s', '--kv-transfer-latency-ms', '1',
     ], { timeoutMs: 120_000 });
     expect(result.code, result.stderr).toBe(0);
-    const rows = parseCsv(await readFile(join(outputDir, 'requests.csv'), 'utf8'));
-    const header = rows[0] as string[];
-    const column = (name: string): number => header.indexOf(name);
-    const body = rows.slice(1);
-    expect(body).toHaveLength(12);
-    const rooms = new Set<string>();
-    for (const row of body) {
-      expect(row[column('success')]).toBe('true');
-      const prefillHost = row[column('prefill_host')] as string;
-      const decodeHost = row[column('decode_host')] as string;
-      expect(prefillHost).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      expect(decodeHost).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      expect(prefillHost).not.toBe(decodeHost);
-      expect(row[column('host')]).toBe(decodeHost);
-      expect(row[column('bootstrap_room')]).toMatch(/^\d+$/);
-      rooms.add(row[column('bootstrap_room')] as string);
+    const rows = await readRequestRows(outputDir);
+    expect(rows).toHaveLength(12);
+    expectPdPairs(rows);
+    for (const row of rows) {
+      expect(row['prefill_host']).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(row['decode_host']).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     }
-    expect(rooms.size).toBe(12);
     // The phases come from the simulated servers: every transfer took at least the link's 1 ms latency, and the
     // phases in a row fit inside its TTFT (the rest is the network and the router).
-    for (const row of body) {
-      const seconds = (name: string): number => Number(row[column(name)]);
-      for (const name of ['prefill_queue_time', 'prefill_forward_time', 'kv_transfer_time', 'decode_queue_time', 'kv_transfer_wait_time']) expect(row[column(name)], name).not.toBe('');
-      expect(seconds('kv_transfer_time')).toBeGreaterThanOrEqual(0.001);
-      expect(seconds('prefill_forward_time')).toBeGreaterThan(0);
-      const phases = seconds('prefill_queue_time') + seconds('prefill_forward_time') + seconds('kv_transfer_time') + seconds('decode_queue_time');
-      expect(phases).toBeLessThanOrEqual(seconds('ttft') + 0.001);
+    for (const row of rows) {
+      for (const name of ['prefill_queue_time', 'prefill_forward_time', 'kv_transfer_time', 'decode_queue_time', 'kv_transfer_wait_time']) expect(row[name], name).not.toBe('');
+      expect(seconds(row, 'kv_transfer_time')).toBeGreaterThanOrEqual(0.001);
+      expect(seconds(row, 'prefill_forward_time')).toBeGreaterThan(0);
+      expect(phasesSeconds(row)).toBeLessThanOrEqual(seconds(row, 'ttft') + 0.001);
     }
     // What the sim still does not model is said in the run, not only in the docs.
     const summary = await readFile(join(outputDir, 'summary.json'), 'utf8');
@@ -69,25 +67,16 @@ describe('servelab route --pd-disaggregation', () => {
       '--kv-transfer-bandwidth', '25GB/s', '--kv-transfer-latency-ms', '2', '--output-dir', outputDir, '--progress', 'off',
     ], { timeoutMs: 120_000 });
     expect(result.code, result.stderr).toBe(0);
-    const rows = parseCsv(await readFile(join(outputDir, 'requests.csv'), 'utf8'));
-    const header = rows[0] as string[];
-    const column = (name: string): number => header.indexOf(name);
-    const body = rows.slice(1);
-    expect(body).toHaveLength(40);
-    const prefillHosts = new Set<string>();
-    for (const row of body) {
-      const seconds = (name: string): number => Number(row[column(name)]);
-      expect(row[column('success')]).toBe('true');
-      expect(['node-0', 'node-1']).toContain(row[column('prefill_host')]);
-      expect(['node-2', 'node-3']).toContain(row[column('decode_host')]);
-      expect(row[column('host')]).toBe(row[column('decode_host')]);
-      expect(row[column('bootstrap_room')]).toMatch(/^\d+$/);
-      prefillHosts.add(row[column('prefill_host')] as string);
-      expect(seconds('kv_transfer_time')).toBeGreaterThanOrEqual(0.002);
-      const phases = seconds('prefill_queue_time') + seconds('prefill_forward_time') + seconds('kv_transfer_time') + seconds('decode_queue_time');
-      expect(phases).toBeLessThanOrEqual(seconds('ttft') + 1e-6);
+    const rows = await readRequestRows(outputDir);
+    expect(rows).toHaveLength(40);
+    expectPdPairs(rows);
+    for (const row of rows) {
+      expect(['node-0', 'node-1']).toContain(row['prefill_host']);
+      expect(['node-2', 'node-3']).toContain(row['decode_host']);
+      expect(seconds(row, 'kv_transfer_time')).toBeGreaterThanOrEqual(0.002);
+      expect(phasesSeconds(row)).toBeLessThanOrEqual(seconds(row, 'ttft') + 1e-6);
     }
-    expect(prefillHosts.size).toBe(2);
+    expect(new Set(rows.map((row) => row['prefill_host'])).size).toBe(2);
     expect(await readFile(join(outputDir, 'summary.json'), 'utf8')).toContain('prefill/decode in virtual time');
   });
 
@@ -100,9 +89,7 @@ describe('servelab route --pd-disaggregation', () => {
       '--output-dir', outputDir, '--progress', 'off',
     ], { timeoutMs: 120_000 });
     expect(result.code, result.stderr).toBe(0);
-    const rows = parseCsv(await readFile(join(outputDir, 'requests.csv'), 'utf8'));
-    const column = (rows[0] as string[]).indexOf('prefill_host');
-    const onFirst = rows.slice(1).filter((row) => row[column] === 'node-0').length;
+    const onFirst = (await readRequestRows(outputDir)).filter((row) => row['prefill_host'] === 'node-0').length;
     expect(onFirst).toBeGreaterThan(8);
     expect(onFirst).toBeLessThan(72);
   });

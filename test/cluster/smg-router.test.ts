@@ -6,8 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { smgRouterArgs } from '../../src/cluster/launchers/smg/smg-args.js';
 import { resolveRoutingTestConfig } from '../../src/config/routing-test-config.js';
 import { SMG_POLICIES, SMG_PREFILL_POLICIES } from '../../src/config/smg-policies.js';
-import { parseCsv } from '../../src/report/csv/csv-format.js';
 import { cliPath, runCli } from '../helpers/cli.js';
+import { expectPdPairs } from '../helpers/pd-pairs.js';
+import { readRequestRows } from '../helpers/requests-csv.js';
 
 /**
  * smg cannot be installed here (no PyPI); a stand-in `smg` on PATH (test/fixtures/stand-ins/smg-bin/smg) records its
@@ -114,23 +115,14 @@ describe('smg in PD mode', () => {
     expect(args[args.indexOf('--prefill') + 2]).toBe(new URL(prefillServerUrl).port);
     expect(args[args.indexOf('--prefill') + 1]).not.toBe(prefillServerUrl);
     expect(args[args.indexOf('--prefill-policy') + 1]).toBe('bucket');
-    const rows = parseCsv(await readFile(join(outputDir, 'requests.csv'), 'utf8'));
-    const header = rows[0] as string[];
-    const column = (name: string): number => header.indexOf(name);
-    const body = rows.slice(1);
-    expect(body).toHaveLength(12);
-    const rooms = new Set<string>();
-    for (const row of body) {
-      expect(row[column('success')]).toBe('true');
-      expect(row[column('prefill_host')]).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      expect(row[column('prefill_host')]).not.toBe(row[column('decode_host')]);
-      expect(row[column('host')]).toBe(row[column('decode_host')]);
+    const rows = await readRequestRows(outputDir);
+    expect(rows).toHaveLength(12);
+    expectPdPairs(rows);
+    for (const row of rows) {
+      expect(row['prefill_host']).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       // Both legs go out at once: neither is a retry of the other.
-      expect(row[column('retries')] ?? '').not.toBe('1');
-      expect(row[column('bootstrap_room')]).toMatch(/^\d+$/);
-      rooms.add(row[column('bootstrap_room')] as string);
+      expect(row['retries'] ?? '').not.toBe('1');
     }
-    expect(rooms.size).toBe(12);
   }, 120_000);
 });
 

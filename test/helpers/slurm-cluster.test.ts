@@ -5,17 +5,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { slurmMissing, startSlurmCluster } from './slurm-cluster.js';
+import { isAlive } from './cli.js';
 
 const run = promisify(execFile);
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe.skipIf(slurmMissing() !== undefined)('the test Slurm cluster', () => {
   it('runs steps on each of its nodes, two clusters side by side, and leaves nothing behind', async () => {

@@ -70,23 +70,27 @@ describe('run files', () => {
     expect(header.slice(0, DOCUMENTED_COLUMNS.length)).toEqual(DOCUMENTED_COLUMNS);
     expect(header).toEqual(REQUESTS_CSV_COLUMNS);
     expect(rows).toHaveLength(3);
-    const first = Object.fromEntries(header.map((name, index) => [name, rows[1]?.[index]]));
-    expect(first.arrival_time).toBe('0.001');
-    expect(first.finish_time).toBe('0.25');
-    expect(first.ttft).toBe('0.049');
-    expect(first.tpot).toBe('0.02');
-    expect(first.decode_length).toBe('11');
-    expect(first.session_id).toBe('session, "one"');
-    expect(first.success).toBe('true');
-    expect(first.prefix_group).toBe('');
-    const failed = Object.fromEntries(header.map((name, index) => [name, rows[2]?.[index]]));
-    expect(failed.arrival_time).toBe('1.000002');
-    expect(failed.finish_time).toBe('');
-    expect(failed.total_latency).toBe('');
-    expect(failed.server_ttft).toBe('');
-    expect(failed.send_lag).toBe('0.000002');
-    expect(failed.error).toBe('http_5xx');
-    expect(failed.error_message).toBe('upstream said "no",\nthen hung up');
+    /** Row `index` of the file (0 is the header), its cells by column name. */
+    const row = (index: number) => Object.fromEntries(header.map((name, column) => [name, rows[index]?.[column]]));
+    expect(row(1)).toMatchObject({
+      arrival_time: '0.001',
+      finish_time: '0.25',
+      ttft: '0.049',
+      tpot: '0.02',
+      decode_length: '11',
+      session_id: 'session, "one"',
+      success: 'true',
+      prefix_group: '',
+    });
+    expect(row(2)).toMatchObject({
+      arrival_time: '1.000002',
+      finish_time: '',
+      total_latency: '',
+      server_ttft: '',
+      send_lag: '0.000002',
+      error: 'http_5xx',
+      error_message: 'upstream said "no",\nthen hung up',
+    });
   });
 
   it.skipIf(noPython !== undefined)(`is read back by Python's csv module with the same cells${noPython === undefined ? '' : ` (skipped: ${noPython})`}`, async () => {

@@ -29,6 +29,13 @@ export function sseEvents(name: string): string[] {
   return [1, 2, 3].map((tokens) => `data: ${JSON.stringify({ text: 'x'.repeat(tokens), meta_info: { completion_tokens: tokens, served_by: name } })}\n\n`).concat('data: [DONE]\n\n');
 }
 
+/** `count` scripted upstreams, u0, u1, ..., started side by side; each one's close is added to `closers` (a test's cleanup list). */
+export async function startScriptedUpstreams(count: number, gapMs: number, closers: (() => Promise<void>)[]): Promise<ScriptedUpstream[]> {
+  const started = await Promise.all(Array.from({ length: count }, (_, index) => startScriptedUpstream(`u${index}`, gapMs)));
+  for (const upstream of started) closers.push(() => upstream.close());
+  return started;
+}
+
 /**
  * A tiny SGLang-like server on loopback: `/health`, `/get_load`, `/flush_cache`, and `POST /generate`, which streams
  * `sseEvents(name)` with `gapMs` between events (or answers JSON when the body says `"stream": false`).

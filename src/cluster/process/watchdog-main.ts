@@ -7,6 +7,7 @@
  * is dropped (servelab stopped it, or it ended by itself) and at end-of-file, those are stopped too, each only while
  * its start time still matches the one recorded (a pid can be reused).
  */
+import { readRegistrationLines } from '../../utils/registration-lines.js';
 import { escapedDescendants, groupHasLiveMembers, readProcessTable, startTimeOf } from './process-group.js';
 
 /** How often the process table is read while groups are watched: a /proc scan, a few milliseconds in this process. */
@@ -17,7 +18,6 @@ const KILL_AFTER_MS = 2_000;
 const groups = new Set<number>();
 /** Per group: its escaped descendants, pid to start time. */
 const escaped = new Map<number, Map<number, string>>();
-let buffered = '';
 
 function scan(): void {
   if (groups.size === 0) return;
@@ -46,23 +46,26 @@ function stopEscaped(recorded: ReadonlyMap<number, string> | undefined): void {
 
 setInterval(scan, SCAN_INTERVAL_MS);
 
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk: string) => {
-  buffered += chunk;
-  const lines = buffered.split('\n');
-  buffered = lines.pop() ?? '';
-  for (const line of lines) {
-    const pgid = Number(line.slice(1));
-    if (!Number.isInteger(pgid) || pgid <= 0) continue;
-    if (line.startsWith('+')) groups.add(pgid);
+/** A process group id as the watchdog accepts it: a whole number above 0 (undefined for anything else). */
+function groupId(id: string): number | undefined {
+  const pgid = Number(id);
+  return Number.isInteger(pgid) && pgid > 0 ? pgid : undefined;
+}
+
+readRegistrationLines(process.stdin, {
+  register(id) {
+    const pgid = groupId(id);
+    if (pgid !== undefined) groups.add(pgid);
+  },
+  unregister(id) {
+    const pgid = groupId(id);
     // A group is dropped only once no member is left: a leader that exited first may leave children running.
-    else if (line.startsWith('-') && groups.has(pgid) && !groupHasLiveMembers(pgid)) {
-      scan();
-      groups.delete(pgid);
-      stopEscaped(escaped.get(pgid));
-      escaped.delete(pgid);
-    }
-  }
+    if (pgid === undefined || !groups.has(pgid) || groupHasLiveMembers(pgid)) return;
+    scan();
+    groups.delete(pgid);
+    stopEscaped(escaped.get(pgid));
+    escaped.delete(pgid);
+  },
 });
 process.stdin.on('end', () => {
   scan();

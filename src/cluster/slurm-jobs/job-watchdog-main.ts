@@ -4,22 +4,20 @@
  * the controller as servelab did: it inherits servelab's environment (SLURM_CONF included).
  */
 import { spawn } from 'node:child_process';
+import { readRegistrationLines } from '../../utils/registration-lines.js';
 
 const jobs = new Set<string>();
-let buffered = '';
 
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk: string) => {
-  buffered += chunk;
-  const lines = buffered.split('\n');
-  buffered = lines.pop() ?? '';
-  for (const line of lines) {
-    const jobId = line.slice(1);
-    // Job ids are digits (an array task's `12_3`, a federation's `12;cluster` are never registered).
-    if (!/^\d+$/.test(jobId)) continue;
-    if (line.startsWith('+')) jobs.add(jobId);
-    else if (line.startsWith('-')) jobs.delete(jobId);
-  }
+/** Job ids are digits (an array task's `12_3`, a federation's `12;cluster` are never registered). */
+const isJobId = (id: string): boolean => /^\d+$/.test(id);
+
+readRegistrationLines(process.stdin, {
+  register(jobId) {
+    if (isJobId(jobId)) jobs.add(jobId);
+  },
+  unregister(jobId) {
+    if (isJobId(jobId)) jobs.delete(jobId);
+  },
 });
 process.stdin.on('end', () => {
   if (jobs.size === 0) process.exit(0);

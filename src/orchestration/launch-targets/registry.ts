@@ -1,7 +1,6 @@
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { ServelabError } from '../../errors/servelab-error.js';
 import { didYouMean } from '../../utils/did-you-mean.js';
+import { importUserModule } from '../../utils/import-user-module.js';
 import { attachTarget } from './attach-target.js';
 import { sglangTarget } from './sglang-target.js';
 import { simTarget } from './sim-target.js';
@@ -26,18 +25,12 @@ export async function loadTargetLauncher(name: string): Promise<TargetLauncher> 
   const builtin = builtinTarget(name);
   if (builtin !== undefined) return builtin;
   const names = Object.keys(builtinTargets);
-  let loaded: Record<string, unknown>;
-  try {
-    const specifier = name.startsWith('file:') ? name : pathToFileURL(resolve(name)).href;
-    loaded = (await import(specifier)) as Record<string, unknown>;
-  } catch (error) {
-    throw new ServelabError(
-      'MODULE_LOAD_FAILED',
-      `target "${name}" is neither built in (${names.join(', ')}) nor a module that loads (${error instanceof Error ? error.message : String(error)}); ` +
-        `use one of the built-in targets, or give the path of a module that exports a target launcher.${didYouMean(name, names)}`,
-      { cause: error },
-    );
-  }
+  const loaded = await importUserModule(
+    name,
+    (detail) =>
+      `target "${name}" is neither built in (${names.join(', ')}) nor a module that loads (${detail}); ` +
+      `use one of the built-in targets, or give the path of a module that exports a target launcher.${didYouMean(name, names)}`,
+  );
   const launcher = (loaded['default'] ?? loaded['targetLauncher']) as Partial<TargetLauncher> | undefined;
   const missing = (['launchNode', 'launchClusterNode', 'describeNodeStart', 'describeClusterStart'] as const).filter((method) => typeof launcher?.[method] !== 'function');
   if (launcher === undefined || typeof launcher !== 'object' || missing.length > 0) {

@@ -169,39 +169,31 @@ function openAiUsage(promptTokens: number, totalTokens: number): Record<string, 
   };
 }
 
+/** A body or stream event as SGLang's OpenAI-compatible server writes one: an id and object kind, then choices and usage. */
+function openAiBody(id: string, object: string, choices: unknown[], usage: Record<string, unknown> | null): string {
+  return JSON.stringify({ id, object, created: 1_760_000_000, model: 'test-model', choices, usage });
+}
+
 export const openAiCompletionsWire: ProtocolWire = {
   protocol: 'openai-completions',
   path: '/v1/completions',
   tokenEvent(totalTokens, options = {}) {
-    return JSON.stringify({
-      id: 'cmpl-under-test',
-      object: 'text_completion',
-      created: 1_760_000_000,
-      model: 'test-model',
-      choices: [{ index: 0, text: ' word', logprobs: null, finish_reason: options.finish ?? null, matched_stop: null }],
-      usage: options.withUsage === true ? openAiUsage(PROMPT_TOKENS, totalTokens) : null,
-    });
+    return openAiBody(
+      'cmpl-under-test',
+      'text_completion',
+      [{ index: 0, text: ' word', logprobs: null, finish_reason: options.finish ?? null, matched_stop: null }],
+      options.withUsage === true ? openAiUsage(PROMPT_TOKENS, totalTokens) : null,
+    );
   },
-  trailingEvents: (promptTokens, totalTokens) => [
-    JSON.stringify({
-      id: 'cmpl-under-test',
-      object: 'text_completion',
-      created: 1_760_000_000,
-      model: 'test-model',
-      choices: [],
-      usage: openAiUsage(promptTokens, totalTokens),
-    }),
-  ],
+  trailingEvents: (promptTokens, totalTokens) => [openAiBody('cmpl-under-test', 'text_completion', [], openAiUsage(promptTokens, totalTokens))],
   errorEvent: (message) => JSON.stringify({ error: { message, type: 'InternalServerError', code: 500 } }),
   wholeBody(promptTokens, totalTokens, finish) {
-    return JSON.stringify({
-      id: 'cmpl-under-test',
-      object: 'text_completion',
-      created: 1_760_000_000,
-      model: 'test-model',
-      choices: [{ index: 0, text: ' word'.repeat(totalTokens), logprobs: null, finish_reason: finish }],
-      usage: openAiUsage(promptTokens, totalTokens),
-    });
+    return openAiBody(
+      'cmpl-under-test',
+      'text_completion',
+      [{ index: 0, text: ' word'.repeat(totalTokens), logprobs: null, finish_reason: finish }],
+      openAiUsage(promptTokens, totalTokens),
+    );
   },
   countsTokensWithoutUsage: false,
 };
@@ -210,12 +202,10 @@ export const openAiChatWire: ProtocolWire = {
   protocol: 'openai-chat',
   path: '/v1/chat/completions',
   tokenEvent(totalTokens, options = {}) {
-    return JSON.stringify({
-      id: 'chatcmpl-under-test',
-      object: 'chat.completion.chunk',
-      created: 1_760_000_000,
-      model: 'test-model',
-      choices: [
+    return openAiBody(
+      'chatcmpl-under-test',
+      'chat.completion.chunk',
+      [
         {
           index: 0,
           delta: { role: null, content: ' word', reasoning_content: null, tool_calls: null },
@@ -224,27 +214,16 @@ export const openAiChatWire: ProtocolWire = {
           matched_stop: null,
         },
       ],
-      usage: options.withUsage === true ? openAiUsage(PROMPT_TOKENS, totalTokens) : null,
-    });
+      options.withUsage === true ? openAiUsage(PROMPT_TOKENS, totalTokens) : null,
+    );
   },
-  trailingEvents: (promptTokens, totalTokens) => [
-    JSON.stringify({
-      id: 'chatcmpl-under-test',
-      object: 'chat.completion.chunk',
-      created: 1_760_000_000,
-      model: 'test-model',
-      choices: [],
-      usage: openAiUsage(promptTokens, totalTokens),
-    }),
-  ],
+  trailingEvents: (promptTokens, totalTokens) => [openAiBody('chatcmpl-under-test', 'chat.completion.chunk', [], openAiUsage(promptTokens, totalTokens))],
   errorEvent: (message) => JSON.stringify({ object: 'error', message, type: 'BadRequestError', param: null, code: 400 }),
   wholeBody(promptTokens, totalTokens, finish) {
-    return JSON.stringify({
-      id: 'chatcmpl-under-test',
-      object: 'chat.completion',
-      created: 1_760_000_000,
-      model: 'test-model',
-      choices: [
+    return openAiBody(
+      'chatcmpl-under-test',
+      'chat.completion',
+      [
         {
           index: 0,
           message: { role: 'assistant', content: ' word'.repeat(totalTokens), reasoning_content: null, tool_calls: null },
@@ -253,8 +232,8 @@ export const openAiChatWire: ProtocolWire = {
           matched_stop: null,
         },
       ],
-      usage: openAiUsage(promptTokens, totalTokens),
-    });
+      openAiUsage(promptTokens, totalTokens),
+    );
   },
   countsTokensWithoutUsage: false,
 };

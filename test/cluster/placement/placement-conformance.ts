@@ -5,16 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listeningUrl } from '../../../src/cluster/placement/listening-url.js';
 import { ServelabError } from '../../../src/errors/servelab-error.js';
 import type { ProcessPlacement } from '../../../src/types/cluster.js';
-
-/** Whether a process with this id still runs (a signal 0 reaches it). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { isAlive } from '../../helpers/cli.js';
 
 /** Polls without asserting how long it took: the machine may be loaded. */
 async function eventually(condition: () => boolean, limitMs = 15_000): Promise<boolean> {

@@ -4,6 +4,7 @@ import { ManualClock } from '../../../src/clock/clock.js';
 import { startGeneratorService, type GeneratorService } from '../../../src/load/generator-process/generator-service.js';
 import { GENERATOR_PATHS } from '../../../src/load/generator-process/generator-protocol.js';
 import { CONTROL_TOKEN_HEADER } from '../../../src/routing/router/control-auth.js';
+import { httpStatus } from '../../helpers/http-status.js';
 
 const TOKEN = 'a'.repeat(64);
 
@@ -22,11 +23,7 @@ describe('the load-generator service', () => {
 
   it('answers only the run: no token, a wrong token, a browser page and a generator without a token are refused', async () => {
     const clock = `${service.url}${GENERATOR_PATHS.clock}`;
-    const statusOf = async (url: string, headers: Record<string, string>): Promise<number> => {
-      const answer = await request(url, { headers });
-      await answer.body.dump();
-      return answer.statusCode;
-    };
+    const statusOf = (url: string, headers: Record<string, string>): Promise<number> => httpStatus(url, { headers });
     expect(await statusOf(clock, {})).toBe(401);
     expect(await statusOf(clock, { [CONTROL_TOKEN_HEADER]: 'b'.repeat(64) })).toBe(401);
     expect(await statusOf(clock, { [CONTROL_TOKEN_HEADER]: TOKEN, origin: 'http://example.invalid' })).toBe(403);
@@ -38,11 +35,8 @@ describe('the load-generator service', () => {
     const named = await startGeneratorService({ host: '127.0.0.1', advertisedHost: 'node-a', controlToken: TOKEN });
     try {
       const port = new URL(named.url).port;
-      const statusFor = async (host: string): Promise<number> => {
-        const answer = await request(`${named.url}${GENERATOR_PATHS.clock}`, { headers: { [CONTROL_TOKEN_HEADER]: TOKEN, host: `${host}:${port}` } });
-        await answer.body.dump();
-        return answer.statusCode;
-      };
+      const statusFor = (host: string): Promise<number> =>
+        httpStatus(`${named.url}${GENERATOR_PATHS.clock}`, { headers: { [CONTROL_TOKEN_HEADER]: TOKEN, host: `${host}:${port}` } });
       expect(await statusFor('node-a')).toBe(200);
       expect(await statusFor('rebound.example')).toBe(403);
     } finally {

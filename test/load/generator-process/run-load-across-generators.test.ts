@@ -1,43 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLOCK_ANCHOR_ENV, systemClock } from '../../../src/clock/clock.js';
+import { CLOCK_ANCHOR_ENV } from '../../../src/clock/clock.js';
 import { localPlacement } from '../../../src/cluster/placement/local/local-placement.js';
-import { startSimServer } from '../../../src/engine/index.js';
-import type { RunningSimServer } from '../../../src/engine/index.js';
 import { runLoadAcrossGenerators } from '../../../src/load/generator-process/run-load-across-generators.js';
 import { runLoadAcrossWorkers } from '../../../src/load/multi-worker/run-load-across-workers.js';
 import type { PlacedProcess, PlacementRequest, ProcessPlacement } from '../../../src/types/cluster.js';
 import type { GeneratorLoss, LoadProgress, LoadResult, ProtocolClientSpec } from '../../../src/types/load.js';
 import type { RequestRecord } from '../../../src/types/record.js';
-import type { WorkloadRequest } from '../../../src/types/workload.js';
 import { SeededRandom } from '../../../src/utils/random.js';
 import { createArrivalSchedule } from '../../../src/workload/arrivals/arrival-registry.js';
 import { assertCliBuilt } from '../../helpers/cli.js';
 import { faketimeMissing } from '../../helpers/require-tool.js';
+import { loadOptions, startLoadTarget, withoutMeasuredTimes, wordWorkload, type LoadTarget } from '../helpers/load-fixtures.js';
 
 // The generators are `servelab load-generator` processes from the built CLI in dist/ (`npm run build` first).
-
-/** Fields a run measures; everything else in a record is decided by the workload and the schedule. */
-const MEASURED_FIELDS = [
-  'arrivalTime', 'firstTokenTime', 'finishTime', 'serverCreatedTime', 'queueTimeStart', 'queueTimeEnd', 'serverFirstTokenTime',
-  'serverDispatchTime', 'serverResponseSentTime', 'serverFinishTime', 'prefillWaitingLatency', 'prefillLaunchLatency',
-  'decodeThroughputTokensPerSecond', 'interTokenLatencies', 'dispatchTime', 'scheduledTime',
-] as const;
-
-function withoutMeasuredTimes(record: RequestRecord): Record<string, unknown> {
-  const copy: Record<string, unknown> = { ...record };
-  for (const field of MEASURED_FIELDS) delete copy[field];
-  return copy;
-}
-
-function workload(count: number): WorkloadRequest[] {
-  return Array.from({ length: count }, (_, index) => ({
-    datasetIndex: index,
-    prompt: Array.from({ length: 4 + (index % 5) }, (_, word) => `word${word}`).join(' '),
-    inputLength: 4 + (index % 5),
-    outputLength: 2 + (index % 3),
-    prefixGroup: index % 3,
-  }));
-}
 
 /**
  * The local placement, keeping what it started, and optionally running some processes under Debian's faketime (their
@@ -71,35 +46,31 @@ class RecordingPlacement implements ProcessPlacement {
 }
 
 describe('runLoadAcrossGenerators', () => {
-  let server: RunningSimServer;
+  let target: LoadTarget;
   let clientSpec: ProtocolClientSpec;
 
   beforeAll(async () => {
     assertCliBuilt();
-    // The radix cache is off so that a second run of the same prompts reports the same cached-token counts.
-    server = await startSimServer({ profile: { kind: 'simple', stepMs: 1 }, disableRadixCache: true, maxRunningRequests: 256 });
-    clientSpec = { protocol: 'sglang', options: { baseUrl: server.url, stream: true, sampling: { temperature: 0, ignoreEos: true } } };
+    target = await startLoadTarget();
+    clientSpec = target.clientSpec;
   });
 
   afterAll(async () => {
-    await server.close();
+    await target.server.close();
   });
 
   it('gives the in-process path\'s records (same ids, same content, scheduled exactly at t0 + offset), none lost, each as it arrives', async () => {
-    const requests = workload(40);
+    const requests = wordWorkload(40);
     const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: 100 }, requests.length, new SeededRandom(11));
-    const single = await runLoadAcrossWorkers({ workers: 1, clientSpec, requests, warmupRequests: [], arrivalOffsetsMs: offsetsMs, clock: systemClock, requestIdPrefix: 'same-' });
+    const single = await runLoadAcrossWorkers({ ...loadOptions(clientSpec, requests, offsetsMs), workers: 1, requestIdPrefix: 'same-' });
     const placement = new RecordingPlacement();
     const streamed: RequestRecord[] = [];
     const progress: LoadProgress[] = [];
     const spread = await runLoadAcrossGenerators({
+      ...loadOptions(clientSpec, requests, offsetsMs),
       generators: 3,
       placement,
-      clientSpec,
-      requests,
-      warmupRequests: workload(1),
-      arrivalOffsetsMs: offsetsMs,
-      clock: systemClock,
+      warmupRequests: wordWorkload(1),
       requestIdPrefix: 'same-',
       onRecord: (record) => streamed.push(record),
       onProgress: (snapshot) => progress.push(snapshot),
@@ -131,7 +102,7 @@ describe('runLoadAcrossGenerators', () => {
   });
 
   it('turns a generator SIGKILLed mid-run into one loss event and aborted records for its unfinished requests; the others finish', async () => {
-    const requests = workload(60);
+    const requests = wordWorkload(60);
     // 20 requests a second over about 3 s: generator 1 still has most of its slice ahead when it is killed.
     const offsetsMs = Float64Array.from(requests, (_, index) => index * 50);
     const placement = new RecordingPlacement();
@@ -139,13 +110,9 @@ describe('runLoadAcrossGenerators', () => {
     let killed = false;
     const streamed: RequestRecord[] = [];
     const result = await runLoadAcrossGenerators({
+      ...loadOptions(clientSpec, requests, offsetsMs),
       generators: 2,
       placement,
-      clientSpec,
-      requests,
-      warmupRequests: [],
-      arrivalOffsetsMs: offsetsMs,
-      clock: systemClock,
       requestIdPrefix: 'kill-',
       onGeneratorLost: (loss) => losses.push(loss),
       onRecord: (record) => {
@@ -177,19 +144,15 @@ describe('runLoadAcrossGenerators', () => {
   });
 
   it('gives up a generator that hangs (SIGSTOP): it stops answering clock exchanges, is reported lost and stopped, and the run ends', async () => {
-    const requests = workload(40);
+    const requests = wordWorkload(40);
     const offsetsMs = Float64Array.from(requests, (_, index) => index * 50);
     const placement = new RecordingPlacement();
     const losses: GeneratorLoss[] = [];
     let stopped = false;
     const result = await runLoadAcrossGenerators({
+      ...loadOptions(clientSpec, requests, offsetsMs),
       generators: 2,
       placement,
-      clientSpec,
-      requests,
-      warmupRequests: [],
-      arrivalOffsetsMs: offsetsMs,
-      clock: systemClock,
       requestIdPrefix: 'hang-',
       // Exchanges every second, each waiting 2.5 s: three unanswered in a row take about 8 s.
       clockExchangeIntervalMs: 1_000,
@@ -212,17 +175,13 @@ describe('runLoadAcrossGenerators', () => {
 
   const noFaketime = faketimeMissing();
   it.skipIf(noFaketime !== undefined)('measures a generator whose clock is 5 s ahead and moves its records onto this clock', async () => {
-    const requests = workload(30);
+    const requests = wordWorkload(30);
     const offsetsMs = Float64Array.from(requests, (_, index) => index * 10);
     const placement = new RecordingPlacement((request) => (request.name === 'load-generator 1' ? '+5s' : undefined));
     const result: LoadResult = await runLoadAcrossGenerators({
+      ...loadOptions(clientSpec, requests, offsetsMs),
       generators: 2,
       placement,
-      clientSpec,
-      requests,
-      warmupRequests: [],
-      arrivalOffsetsMs: offsetsMs,
-      clock: systemClock,
       requestIdPrefix: 'shift-',
     });
 

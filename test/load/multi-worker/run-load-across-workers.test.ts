@@ -3,52 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock/clock.js';
 import { createProtocolClient } from '../../../src/clients/registry.js';
 import { startSimServer } from '../../../src/engine/index.js';
-import type { RunningSimServer } from '../../../src/engine/index.js';
 import { isServelabError } from '../../../src/errors/servelab-error.js';
 import { runLoadAcrossWorkers } from '../../../src/load/multi-worker/run-load-across-workers.js';
 import type { LoadProgress, LoadResult, ProtocolClientSpec } from '../../../src/types/load.js';
 import type { RequestRecord } from '../../../src/types/record.js';
-import type { WorkloadRequest } from '../../../src/types/workload.js';
 import { SeededRandom } from '../../../src/utils/random.js';
 import { createArrivalSchedule } from '../../../src/workload/arrivals/arrival-registry.js';
+import { loadOptions, startLoadTarget, withoutMeasuredTimes, wordWorkload, type LoadTarget } from '../helpers/load-fixtures.js';
 
 // These tests start worker threads from the built copy in dist/ (`npm test` builds first; else `npx tsc -p tsconfig.build.json`).
-
-/** Fields a run measures; everything else in a record is decided by the workload and the schedule. */
-const MEASURED_FIELDS = [
-  'arrivalTime',
-  'firstTokenTime',
-  'finishTime',
-  'serverCreatedTime',
-  'queueTimeStart',
-  'queueTimeEnd',
-  'serverFirstTokenTime',
-  'serverDispatchTime',
-  'serverResponseSentTime',
-  'serverFinishTime',
-  'prefillWaitingLatency',
-  'prefillLaunchLatency',
-  'decodeThroughputTokensPerSecond',
-  'interTokenLatencies',
-  'dispatchTime',
-  'scheduledTime',
-] as const;
-
-function withoutMeasuredTimes(record: RequestRecord): Record<string, unknown> {
-  const copy: Record<string, unknown> = { ...record };
-  for (const field of MEASURED_FIELDS) delete copy[field];
-  return copy;
-}
-
-function workload(count: number, outputLength: (index: number) => number): WorkloadRequest[] {
-  return Array.from({ length: count }, (_, index) => ({
-    datasetIndex: index,
-    prompt: Array.from({ length: 4 + (index % 5) }, (_, word) => `word${word}`).join(' '),
-    inputLength: 4 + (index % 5),
-    outputLength: outputLength(index),
-    prefixGroup: index % 3,
-  }));
-}
 
 /** The t0 of a multi-worker run: a whole epoch millisecond, so it is recovered exactly from `startTime`. */
 function originEpochMs(result: LoadResult): number {
@@ -56,42 +19,35 @@ function originEpochMs(result: LoadResult): number {
 }
 
 describe('runLoadAcrossWorkers', () => {
-  let server: RunningSimServer;
+  let target: LoadTarget;
   let clientSpec: ProtocolClientSpec;
 
   beforeAll(async () => {
-    // The radix cache is off so that a second run of the same prompts reports the same cached-token counts.
-    server = await startSimServer({ profile: { kind: 'simple', stepMs: 1 }, disableRadixCache: true, maxRunningRequests: 256 });
-    clientSpec = { protocol: 'sglang', options: { baseUrl: server.url, stream: true, sampling: { temperature: 0, ignoreEos: true } } };
+    target = await startLoadTarget();
+    clientSpec = target.clientSpec;
   });
 
   afterAll(async () => {
-    await server.close();
+    await target.server.close();
   });
 
   it('gives records identical in content to the single-worker path, scheduled exactly at t0 + offset, with summed progress', async () => {
-    const requests = workload(48, (index) => 2 + (index % 4));
+    const requests = wordWorkload(48, (index) => 2 + (index % 4));
     const offsetsMs = createArrivalSchedule({ process: 'poisson', requestRate: 300 }, requests.length, new SeededRandom(7));
-    const warmupRequests = workload(2, () => 2);
+    const warmupRequests = wordWorkload(2, () => 2);
     const singleStartMs = Math.ceil(systemClock.nowEpochSeconds() * 1000 + 100);
     const single = await runLoadAcrossWorkers({
+      ...loadOptions(clientSpec, requests, offsetsMs),
       workers: 1,
-      clientSpec,
-      requests,
       warmupRequests,
-      arrivalOffsetsMs: offsetsMs,
-      clock: systemClock,
       requestIdPrefix: 'same-',
       startAtEpochMs: singleStartMs,
     });
     const progress: LoadProgress[] = [];
     const multi = await runLoadAcrossWorkers({
+      ...loadOptions(clientSpec, requests, offsetsMs),
       workers: 2,
-      clientSpec,
-      requests,
       warmupRequests,
-      arrivalOffsetsMs: offsetsMs,
-      clock: systemClock,
       requestIdPrefix: 'same-',
       onProgress: (snapshot) => progress.push(snapshot),
     });
@@ -118,20 +74,13 @@ describe('runLoadAcrossWorkers', () => {
   });
 
   it('starts every worker from the shared instant: each first request is scheduled at t0 + its offset and never sent early', async () => {
-    const requests = workload(12, () => 2);
+    const requests = wordWorkload(12, () => 2);
     // Offsets 40 ms apart, the first at 25 ms: worker 0's first request is index 0, worker 1's is index 1.
     const offsetsMs = Float64Array.from(requests, (_, index) => 25 + index * 40);
     // A worker thread's performance.now() counts from the thread's start, this thread's from the process's: a worker that
     // read t0 on its own scale would send later by at least this process's age when the workers started.
     const processAgeAtStartMs = performance.now();
-    const result = await runLoadAcrossWorkers({
-      workers: 2,
-      clientSpec,
-      requests,
-      warmupRequests: [],
-      arrivalOffsetsMs: offsetsMs,
-      clock: systemClock,
-    });
+    const result = await runLoadAcrossWorkers({ ...loadOptions(clientSpec, requests, offsetsMs), workers: 2 });
     const t0Ms = originEpochMs(result);
     for (const index of [0, 1]) {
       const record = result.records[index] as RequestRecord;
@@ -144,9 +93,9 @@ describe('runLoadAcrossWorkers', () => {
   });
 
   it('runs the workers side by side: both halves of the workload are sent over the same stretch of time', async () => {
-    const requests = workload(40, () => 30);
+    const requests = wordWorkload(40, () => 30);
     const offsetsMs = createArrivalSchedule({ process: 'constant', requestRate: 400 }, requests.length, new SeededRandom(1));
-    const result = await runLoadAcrossWorkers({ workers: 2, clientSpec, requests, warmupRequests: [], arrivalOffsetsMs: offsetsMs, clock: systemClock });
+    const result = await runLoadAcrossWorkers({ ...loadOptions(clientSpec, requests, offsetsMs), workers: 2 });
     expect(result.records).toHaveLength(40);
     const arrivals = (parity: number): number[] =>
       result.records.filter((_, index) => index % 2 === parity).map((record) => record.arrivalTime as number);
@@ -171,17 +120,13 @@ describe('runLoadAcrossWorkers', () => {
     // A slow server: each request streams for about 10 s. The schedule spans 1.5 s; the run is aborted about 200 ms
     // after t0, long before any request could finish and before the schedule ends, however busy the machine.
     const slowServer = await startSimServer({ profile: { kind: 'simple', stepMs: 10 }, maxRunningRequests: 64 });
-    const requests = workload(30, () => 1000);
+    const requests = wordWorkload(30, () => 1000);
     const offsetsMs = Float64Array.from(requests, (_, index) => index * 50);
     const controller = new AbortController();
     let abortedAtMs = Number.NaN;
     const run = runLoadAcrossWorkers({
+      ...loadOptions({ protocol: 'sglang', options: { ...clientSpec.options, baseUrl: slowServer.url } }, requests, offsetsMs),
       workers: 2,
-      clientSpec: { protocol: 'sglang', options: { ...clientSpec.options, baseUrl: slowServer.url } },
-      requests,
-      warmupRequests: [],
-      arrivalOffsetsMs: offsetsMs,
-      clock: systemClock,
       signal: controller.signal,
       startLeadMs: 100,
       onProgress: (progress) => {
@@ -210,12 +155,9 @@ describe('runLoadAcrossWorkers', () => {
   it('returns at once, interrupted and empty, when the run is aborted before the workers start', async () => {
     const progress: LoadProgress[] = [];
     const result = await runLoadAcrossWorkers({
+      ...loadOptions(clientSpec, wordWorkload(6, () => 2), new Float64Array(6)),
       workers: 2,
-      clientSpec,
-      requests: workload(6, () => 2),
-      warmupRequests: workload(1, () => 2),
-      arrivalOffsetsMs: new Float64Array(6),
-      clock: systemClock,
+      warmupRequests: wordWorkload(1, () => 2),
       signal: AbortSignal.abort(),
       onProgress: (snapshot) => progress.push(snapshot),
     });
@@ -229,15 +171,11 @@ describe('runLoadAcrossWorkers', () => {
 
   it('turns a crashed worker into an error naming it, and stops the others instead of hanging', async () => {
     const crashingClient = fileURLToPath(new URL('./fixtures/crashing-client.mjs', import.meta.url));
-    const requests = workload(8, () => 2);
+    const requests = wordWorkload(8, () => 2);
     const startedMs = systemClock.nowMs();
     const error = await runLoadAcrossWorkers({
+      ...loadOptions({ protocol: crashingClient, options: clientSpec.options }, requests, new Float64Array(8)),
       workers: 2,
-      clientSpec: { protocol: crashingClient, options: clientSpec.options },
-      requests,
-      warmupRequests: [],
-      arrivalOffsetsMs: new Float64Array(8),
-      clock: systemClock,
       requestIdPrefix: 'crash-',
       startLeadMs: 50,
     }).catch((caught: unknown) => caught);
@@ -251,40 +189,24 @@ describe('runLoadAcrossWorkers', () => {
 
   it('reports a worker that cannot build its client, and rejects a closed loop over several workers before starting any', async () => {
     const error = await runLoadAcrossWorkers({
+      ...loadOptions({ protocol: './no-such-protocol-module.mjs', options: clientSpec.options }, wordWorkload(4, () => 2), new Float64Array(4)),
       workers: 2,
-      clientSpec: { protocol: './no-such-protocol-module.mjs', options: clientSpec.options },
-      requests: workload(4, () => 2),
-      warmupRequests: [],
-      arrivalOffsetsMs: new Float64Array(4),
-      clock: systemClock,
     }).catch((caught: unknown) => caught);
     expect(isServelabError(error) && error.code).toBe('MODULE_LOAD_FAILED');
     expect((error as Error).message).toMatch(/^load worker [01] of 2: protocol "\.\/no-such-protocol-module\.mjs"/);
 
-    const closed = runLoadAcrossWorkers({
-      workers: 2,
-      clientSpec,
-      mode: { kind: 'closed', concurrency: 4 },
-      requests: workload(4, () => 2),
-      warmupRequests: [],
-      arrivalOffsetsMs: new Float64Array(4),
-      clock: systemClock,
-    });
+    const closed = runLoadAcrossWorkers({ ...loadOptions(clientSpec, wordWorkload(4, () => 2), new Float64Array(4)), workers: 2, mode: { kind: 'closed', concurrency: 4 } });
     await expect(closed).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringMatching(/closed loop .* set client workers to 1/) });
   });
 
   it('with one worker runs in this thread through the given client', async () => {
     const client = createProtocolClient('sglang', { ...clientSpec.options, clock: systemClock });
     try {
-      const requests = workload(6, () => 2);
+      const requests = wordWorkload(6, () => 2);
       const result = await runLoadAcrossWorkers({
+        ...loadOptions({ protocol: 'no-such-protocol', options: clientSpec.options }, requests, new Float64Array(6)),
         workers: 1,
-        clientSpec: { protocol: 'no-such-protocol', options: clientSpec.options },
         client,
-        requests,
-        warmupRequests: [],
-        arrivalOffsetsMs: new Float64Array(6),
-        clock: systemClock,
         requestIdPrefix: 'one-',
       });
       // The spec's protocol does not exist: only the given client could have sent these.

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createBuiltinRoutingPolicy } from '../../../src/routing/policies/registry.js';
 import { CONTROL_TOKEN_HEADER } from '../../../src/routing/router/control-auth.js';
 import { startRouter, type RouterHandle } from '../../../src/routing/router/index.js';
+import { httpStatus as status } from '../../helpers/http-status.js';
 
 const TOKEN = 'a'.repeat(64);
 const closers: (() => Promise<void>)[] = [];
@@ -15,12 +16,6 @@ async function router(controlToken: string | null = TOKEN): Promise<RouterHandle
   const handle = await startRouter({ workerUrls: [], policy: createBuiltinRoutingPolicy('round_robin'), healthCheckIntervalMs: 60_000, ...(controlToken === null ? {} : { controlToken }) });
   closers.push(() => handle.close());
   return handle;
-}
-
-async function status(url: string, options: Parameters<typeof request>[1] = {}): Promise<number> {
-  const answer = await request(url, options);
-  await answer.body.dump();
-  return answer.statusCode;
 }
 
 const addBody = JSON.stringify({ url: 'http://127.0.0.1:9' });

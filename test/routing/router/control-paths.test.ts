@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, systemClock } from '../../../src/clock/clock.js';
 import { startSimServer } from '../../../src/engine/http/start-sim-server.js';
@@ -8,6 +7,7 @@ import { controlPathKind, normalizeRequestPath } from '../../../src/routing/rout
 import { startRouter, type RouterHandle } from '../../../src/routing/router/index.js';
 import { startTaps } from '../../../src/routing/tap/index.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../scripted-upstream.js';
+import { httpStatus as status } from '../../helpers/http-status.js';
 
 const TOKEN = 'e'.repeat(64);
 const closers: (() => Promise<void>)[] = [];
@@ -31,12 +31,6 @@ async function router(workerUrls: string[]): Promise<RouterHandle> {
   });
   closers.push(() => handle.close());
   return handle;
-}
-
-async function status(url: string, options: Parameters<typeof request>[1] = {}): Promise<number> {
-  const answer = await request(url, options);
-  await answer.body.dump();
-  return answer.statusCode;
 }
 
 /** The spellings of `/flush_cache` a worker behind a proxy still runs (or that a lenient server would). */

@@ -4,18 +4,14 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBuiltinRoutingPolicy } from '../../../src/routing/policies/registry.js';
 import { startRouter, type RouterHandle } from '../../../src/routing/router/index.js';
-import { deadUrl, sseEvents, startScriptedUpstream, type ScriptedUpstream } from '../scripted-upstream.js';
+import { deadUrl, sseEvents, startScriptedUpstreams, type ScriptedUpstream } from '../scripted-upstream.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (closers.length > 0) await closers.pop()?.();
 });
 
-async function upstreams(count: number, gapMs = 0): Promise<ScriptedUpstream[]> {
-  const started = await Promise.all(Array.from({ length: count }, (_, index) => startScriptedUpstream(`u${index}`, gapMs)));
-  for (const upstream of started) closers.push(() => upstream.close());
-  return started;
-}
+const upstreams = (count: number, gapMs = 0): Promise<ScriptedUpstream[]> => startScriptedUpstreams(count, gapMs, closers);
 
 /** The control token these routers are started with; control requests carry it (see control-auth.test.ts). */
 const TOKEN = 'test-control-token';

@@ -6,18 +6,14 @@ import { registerTapsCommand, runTapsCommand } from '../../../src/cli/commands/t
 import { createBuiltinRoutingPolicy } from '../../../src/routing/policies/registry.js';
 import { startRouter } from '../../../src/routing/router/index.js';
 import { clearTapRecords, fetchTapRecords, startTaps } from '../../../src/routing/tap/index.js';
-import { sseEvents, startScriptedUpstream, type ScriptedUpstream } from '../scripted-upstream.js';
+import { sseEvents, startScriptedUpstreams, type ScriptedUpstream } from '../scripted-upstream.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (closers.length > 0) await closers.pop()?.();
 });
 
-async function upstreams(count: number, gapMs = 0): Promise<ScriptedUpstream[]> {
-  const started = await Promise.all(Array.from({ length: count }, (_, index) => startScriptedUpstream(`u${index}`, gapMs)));
-  for (const upstream of started) closers.push(() => upstream.close());
-  return started;
-}
+const upstreams = (count: number, gapMs = 0): Promise<ScriptedUpstream[]> => startScriptedUpstreams(count, gapMs, closers);
 
 const generate = (url: string, requestId: string | undefined, body: Record<string, unknown> = {}) =>
   request(`${url}/generate`, {

@@ -2,6 +2,7 @@ import { ServelabError } from '../../../errors/servelab-error.js';
 import type { PlacedProcess, ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
 import { localPlacement } from '../../placement/local/local-placement.js';
 import { abortedPromise, launchInterrupted } from '../launch-abort.js';
+import { launchedHandle } from '../launched-handle.js';
 import { pollUntilHealthy } from '../../readiness.js';
 import { sglangServerArgs, visibleDevices, type SglangServerSettings } from './sglang-server-args.js';
 
@@ -57,15 +58,8 @@ export async function launchSglangServer(settings: SglangLaunchSettings): Promis
     ready.catch(() => undefined);
     await Promise.race([ready, aborted.promise]);
     return {
-      name: settings.name,
-      url,
-      pid: child.pid,
-      ...(settings.node === undefined ? {} : { node: settings.node }),
-      logPath: child.logPath,
-      exited: child.exited,
+      ...launchedHandle(settings.name, url, child, settings.node),
       ...(settings.requestLogDirectory === undefined ? {} : { requestLogDirectory: settings.requestLogDirectory }),
-      stop: () => child.stop(),
-      signal: (signal) => child.signal(signal),
       // A relaunch (a failure schedule's restore) is not the start-up the signal was for.
       relaunch: () => launchSglangServer({ ...settings, signal: undefined }),
     };

@@ -1,6 +1,7 @@
 import type { EngineRole } from '../../../engine/disaggregation/engine-role.js';
 import { ServelabError } from '../../../errors/servelab-error.js';
 import { abortedPromise, launchInterrupted } from '../launch-abort.js';
+import { launchedHandle } from '../launched-handle.js';
 import type { ProcessPlacement, ServerHandle } from '../../../types/cluster.js';
 import { listeningUrl } from '../../placement/listening-url.js';
 import { listenHostArgs } from '../../placement/listen-host.js';
@@ -88,14 +89,7 @@ export async function launchSimServer(settings: SimServerLaunchSettings): Promis
     await Promise.race([ready, aborted.promise]);
     const port = Number(new URL(url).port);
     return {
-      name: settings.name,
-      url,
-      pid: child.pid,
-      ...(settings.node === undefined ? {} : { node: settings.node }),
-      logPath: child.logPath,
-      exited: child.exited,
-      stop: () => child.stop(),
-      signal: (signal) => child.signal(signal),
+      ...launchedHandle(settings.name, url, child, settings.node),
       // A restored node must come back on the same port: the router (or its tap) still points there.
       // A relaunch (a failure schedule's restore) is not the start-up the signal was for.
       relaunch: () => launchSimServer({ ...settings, port, signal: undefined }),
