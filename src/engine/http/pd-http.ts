@@ -54,6 +54,8 @@ export class PdHttp {
   readonly #roomOfRequest = new Map<string, string>();
   /** Room to request id, on a decode server (to fail the right request when its prefill server is unreachable). */
   readonly #requestOfRoom = new Map<string, string>();
+  /** Decode server: each room's KV waiting timeout, until its KV arrives or its request goes. */
+  readonly #waitingTimers = new Map<string, NodeJS.Timeout>();
   #linkTimer: NodeJS.Timeout | null = null;
   #linkTimerMs = Number.POSITIVE_INFINITY;
   #closed = false;
@@ -70,7 +72,8 @@ export class PdHttp {
       this.prefill = prefill;
     } else if (options.role === 'decode') {
       this.decode = new DecodeRole<BootstrapAddress>(options.engine, options.settings.numReservedDecodeTokens, {
-        register: (source, room) => {
+        register: (source, room, _nowMs, timeoutAtMs) => {
+          this.#armWaitingTimeout(room, timeoutAtMs);
           const url = `http://${source.host.includes(':') ? `[${source.host}]` : source.host}:${source.port}`;
           this.#post(url, PD_KV_DESTINATION_PATH, { bootstrap_room: room, decode_url: options.ownUrl() }).catch((error: unknown) => {
             const requestId = this.#requestOfRoom.get(room);
@@ -81,7 +84,7 @@ export class PdHttp {
           });
         },
         submit: (input, nowMs) => options.submit(input, nowMs),
-      });
+      }, options.settings.kvWaitingTimeoutMs);
     }
   }
 
@@ -102,6 +105,7 @@ export class PdHttp {
     if (room === undefined) return;
     // A decode request that ended before its first token still has its phases entry: drop it.
     this.decode?.cancel(room, requestId);
+    this.#disarmWaitingTimeout(room);
     this.#roomOfRequest.delete(requestId);
     if (this.#requestOfRoom.get(room) === requestId) this.#requestOfRoom.delete(room);
   }
@@ -163,7 +167,7 @@ export class PdHttp {
     const room = body['bootstrap_room'];
     const arrival = arrivalFrom(body);
     if (typeof room !== 'string' || arrival === undefined) return 'bootstrap_room and the prefill phases are required';
-    this.decode.kvArrived(room, arrival, this.#options.clock.nowMs());
+    if (this.decode.kvArrived(room, arrival, this.#options.clock.nowMs())) this.#disarmWaitingTimeout(room);
     return undefined;
   }
 
@@ -171,6 +175,38 @@ export class PdHttp {
     this.#closed = true;
     if (this.#linkTimer !== null) clearTimeout(this.#linkTimer);
     this.#linkTimer = null;
+    for (const timer of this.#waitingTimers.values()) clearTimeout(timer);
+    this.#waitingTimers.clear();
+  }
+
+  /**
+   * Decode server: fails the request of `room` if its KV has not arrived by `timeoutAtMs` (SGLang's waiting timeout,
+   * kv-waiting-timeout.ts), answering it with the error and giving its reserved KV back, so that a prefill server that
+   * died mid-transfer costs its requests a bounded wait, not a hang.
+   */
+  #armWaitingTimeout(room: string, timeoutAtMs: Milliseconds): void {
+    if (this.#closed) return;
+    this.#disarmWaitingTimeout(room);
+    const timer = setTimeout(() => {
+      this.#waitingTimers.delete(room);
+      // The due instant, not the timer's reading: Node may fire a timer up to a millisecond early on the monotonic clock.
+      const failed = this.decode?.expire(room, Math.max(timeoutAtMs, this.#options.clock.nowMs()));
+      if (failed === undefined) return;
+      this.forget(failed.requestId);
+      this.#options.fail(failed.requestId, failed.message);
+      // The reservation given back may let the next request in the prealloc queue in, with no step to prompt it.
+      this.afterStep();
+    }, Math.max(0, timeoutAtMs - this.#options.clock.nowMs()));
+    // A waiting timeout alone does not keep the server's process alive.
+    timer.unref();
+    this.#waitingTimers.set(room, timer);
+  }
+
+  #disarmWaitingTimeout(room: string): void {
+    const timer = this.#waitingTimers.get(room);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.#waitingTimers.delete(room);
   }
 
   /** One timer for the link's next event; a transfer that starts earlier than it moves it. */
