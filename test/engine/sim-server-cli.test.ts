@@ -94,7 +94,9 @@ describe.skipIf(!BUILT)('servelab sim-server (built CLI)', () => {
     const refused = await run(['sim-server', '--disaggregation-waiting-timeout', '0']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/--disaggregation-waiting-timeout must be a positive number/);
-    expect((await run(['sim-server', '--help'])).stdout).toMatch(/--disaggregation-waiting-timeout[\s\S]*default 300 s/);
+    const help = (await run(['sim-server', '--help'])).stdout;
+    expect(help).toMatch(/--disaggregation-waiting-timeout[\s\S]*default 300 s/);
+    expect(help).toMatch(/--disaggregation-bootstrap-timeout[\s\S]*default 300 s/);
     // A prefill server in this process takes the room's registration but never gets the prefill leg, as if it had
     // died mid-transfer; both servers share a control token, as the servers of one run do.
     const token = 'waiting-timeout-test-token';

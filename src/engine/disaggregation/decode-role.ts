@@ -3,7 +3,7 @@ import type { Milliseconds } from '../../types/time.js';
 import { preallocatableCount } from './decode-prealloc.js';
 import type { PreallocEngineState } from './decode-prealloc.js';
 import type { KvArrival, PdPhases } from './pd-phases.js';
-import { kvWaitingTimeoutMessage } from './kv-waiting-timeout.js';
+import { kvWaitingTimeoutMessage } from './pd-timeouts.js';
 
 /** What a decode server's PD half needs from its driver. */
 export interface DecodeRoleHooks<Source> {
@@ -49,7 +49,7 @@ export class DecodeRole<Source> {
   /** Requests in the engine, by engine request id, until their first token (their phases are complete then). */
   readonly #inEngine = new Map<string, DecodeEntry<Source>>();
 
-  /** `waitingTimeoutMs`: how long a preallocated request waits for its KV before it fails (kv-waiting-timeout.ts). */
+  /** `waitingTimeoutMs`: how long a preallocated request waits for its KV before it fails (pd-timeouts.ts). */
   constructor(engine: DecodeRoleEngine, reservedDecodeTokens: number, hooks: DecodeRoleHooks<Source>, waitingTimeoutMs: Milliseconds) {
     if (!(waitingTimeoutMs > 0)) throw new RangeError(`the KV waiting timeout must be positive, not ${waitingTimeoutMs} ms`);
     this.#engine = engine;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DecodeRole } from '../../../src/engine/disaggregation/decode-role.js';
 import type { DecodeRoleEngine } from '../../../src/engine/disaggregation/decode-role.js';
-import { DEFAULT_KV_WAITING_TIMEOUT_MS } from '../../../src/engine/disaggregation/kv-waiting-timeout.js';
+import { DEFAULT_BOOTSTRAP_TIMEOUT_MS, DEFAULT_KV_WAITING_TIMEOUT_MS } from '../../../src/engine/disaggregation/pd-timeouts.js';
 import { resolvePdSettings } from '../../../src/engine/disaggregation/pd-settings.js';
 import { loadProfile } from '../../../src/engine/profile/load-profile.js';
 import type { EngineRequestInput } from '../../../src/types/engine.js';
@@ -64,9 +64,10 @@ describe("a decode server's wait for a request's KV", () => {
     expect(role.expire('room-8', 50)).toBeUndefined();
   });
 
-  it("waits SGLang's 300 s by default, and refuses a timeout that is not positive", () => {
+  it("waits SGLang's 300 s by default (and a prefill server as long for its decode server), and refuses a timeout that is not positive", () => {
     expect(DEFAULT_KV_WAITING_TIMEOUT_MS).toBe(300_000);
-    expect(resolvePdSettings(loadProfile()).kvWaitingTimeoutMs).toBe(300_000);
+    expect(DEFAULT_BOOTSTRAP_TIMEOUT_MS).toBe(300_000);
+    expect(resolvePdSettings(loadProfile())).toMatchObject({ kvWaitingTimeoutMs: 300_000, bootstrapTimeoutMs: 300_000 });
     expect(() => new DecodeRole<string>(kvLedger(10), 0, { register: () => undefined, submit: () => undefined }, 0)).toThrow(/positive/);
   });
 });

@@ -85,6 +85,26 @@ describe('a simulated decode server whose KV never comes', () => {
   });
 });
 
+describe('a simulated prefill server whose decode server never registers the room', () => {
+  it('fails the request with a 500 after its bootstrap timeout (injected: 200 ms) and empties its bootstrap queue', async () => {
+    // SGLang's default is 300 s; this prefill server is given 200 ms. Only the prefill leg is sent: no decode server
+    // ever preallocates for the room, as if it had died before it could.
+    const waiting = await startSimServer({ profile: PROFILE, role: 'prefill', pd: { ...PD, bootstrapTimeoutMs: 200 } });
+    try {
+      const answer = await generate(waiting.url, { rid: 'unpaired', text: 'one two', bootstrap_host: '127.0.0.1', bootstrap_port: waiting.port, bootstrap_room: 5151, sampling_params: { max_new_tokens: 1 } });
+      expect(answer.status).toBe(500);
+      const message = JSON.stringify(answer.json);
+      expect(message).toContain('Prefill bootstrap failed for request rid=unpaired bootstrap_room=5151');
+      expect(message).toContain('in KVPoll.Bootstrapping');
+      const metrics = await (await fetch(`${waiting.url}/metrics`)).text();
+      const bootstrapQueue = metrics.split('\n').find((line) => line.startsWith('sglang:num_prefill_bootstrap_queue_reqs{'));
+      expect(Number(bootstrapQueue?.split(' ').pop())).toBe(0);
+    } finally {
+      await waiting.close();
+    }
+  });
+});
+
 describe("a simulated PD server's queue gauges", () => {
   it("shows a decode request waiting for its KV in num_decode_transfer_queue_reqs, and its room registered on the prefill server, under SGLang's names", async () => {
     // Only the decode leg is sent: the decode server preallocates and registers the room, and the KV never comes.

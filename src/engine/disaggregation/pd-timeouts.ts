@@ -23,3 +23,23 @@ export function kvWaitingTimeoutMessage(requestId: string, room: string, waitedM
     `SGLANG_DISAGGREGATION_WAITING_TIMEOUT, --disaggregation-waiting-timeout on servelab sim-server)`
   );
 }
+
+/**
+ * How long a prefill server keeps a request in its bootstrap queue waiting for its decode server to preallocate and
+ * send the KV indices: SGLang's `SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT`, 300 s by default (environ.py). Its KV
+ * senders start the clock when they are created, as the request enters the bootstrap queue (`init_time`), and a poll
+ * still `Bootstrapping` past it fails the room; the prefill scheduler aborts the request with a 500
+ * (disaggregation/prefill.py, "Prefill bootstrap failed for request").
+ */
+export const DEFAULT_BOOTSTRAP_TIMEOUT_MS: Milliseconds = 300_000;
+
+/** The answer's error for a prefill request whose decode server never said where to send the KV. */
+export function bootstrapTimeoutMessage(requestId: string, room: string, waitedMs: Milliseconds): string {
+  const seconds = (waitedMs / 1000).toFixed(1);
+  return (
+    `Prefill bootstrap failed for request rid=${requestId} bootstrap_room=${room} with exception ` +
+    `KVTransferError(bootstrap_room=${room}): Request ${room} timed out after ${seconds}s in KVPoll.Bootstrapping ` +
+    `(its decode server never preallocated the KV: crashed, hung or full; the wait is SGLang's ` +
+    `SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT, --disaggregation-bootstrap-timeout on servelab sim-server)`
+  );
+}
