@@ -21,6 +21,28 @@ function timePerOutputToken(record: RequestRecord): Seconds | undefined {
   return decodeTime / (outputTokens - 1);
 }
 
+/**
+ * Whether a record is a prefill/decode (PD) request: its router named its prefill server. Its server timestamps are the
+ * decode server's (the one that answered), where SGLang stamps no tokenize end and runs no prefill: the decode
+ * scheduler's waiting queue starts when the KV has arrived (`wait_queue_entry_time`, python/sglang/srt/observability/
+ * req_time_stats.py, SchedulerReqTimeStats: prealloc queue -> transfer queue -> waiting queue -> forward), so
+ * `queue_time_start - server_created_time` there is the whole wait for the prefill half, and the "prefill" from its
+ * `forward_entry_time` to the first token is the prebuilt step that streams the token the prefill server computed.
+ */
+function isPdRecord(record: RequestRecord): boolean {
+  return record.prefillHost !== undefined;
+}
+
+/** tokenize_time: not measured on a PD request (its decode server's interval is the wait for the KV, not a tokenize). */
+function tokenizeTime(record: RequestRecord): Seconds | undefined {
+  return isPdRecord(record) ? undefined : difference(record.queueTimeStart, record.serverCreatedTime);
+}
+
+/** prefill_time: on a PD request, the prefill server's forward (prefill_forward_time), where the prompt was prefilled. */
+function prefillTime(record: RequestRecord): Seconds | undefined {
+  return isPdRecord(record) ? record.prefillForwardTime : difference(record.serverFirstTokenTime, record.queueTimeEnd);
+}
+
 function subtractStall(seconds: Seconds | undefined, record: RequestRecord): Seconds | undefined {
   return seconds === undefined || record.serverStallSeconds === undefined ? seconds : seconds - record.serverStallSeconds;
 }
@@ -43,10 +65,10 @@ export const DERIVED_COLUMNS: readonly DerivedColumnDefinition[] = [
   { name: 'queue_time_in_router', compute: (r) => difference(r.routerSendTime, r.arrivalTime) },
   // A request sent to a hung (stopped) server waits for it to resume: that wait is serverStallSeconds, not the network.
   { name: 'network_time', compute: (r) => subtractStall(difference(r.serverCreatedTime, r.routerSendTime), r) },
-  { name: 'tokenize_time', compute: (r) => difference(r.queueTimeStart, r.serverCreatedTime) },
+  { name: 'tokenize_time', compute: tokenizeTime },
   { name: 'pure_queue_time', compute: (r) => difference(r.queueTimeEnd, r.queueTimeStart) },
   { name: 'queue_time_in_server', compute: (r) => difference(r.serverFirstTokenTime, r.serverCreatedTime) },
-  { name: 'prefill_time', compute: (r) => difference(r.serverFirstTokenTime, r.queueTimeEnd) },
+  { name: 'prefill_time', compute: prefillTime },
   { name: 'decode_time', compute: (r) => difference(r.finishTime, r.firstTokenTime) },
   { name: 'tpot', compute: timePerOutputToken },
   { name: 'send_lag', compute: (r) => difference(r.arrivalTime, r.scheduledTime) },
@@ -110,10 +132,11 @@ export function deriveColumnArrays(records: readonly RequestRecord[], arena?: Fl
     arrays.server_ttft[index] = serverFirstToken - created;
     arrays.queue_time_in_router[index] = routerSend - arrival;
     arrays.network_time[index] = created - routerSend - (record.serverStallSeconds ?? 0);
-    arrays.tokenize_time[index] = queueStart - created;
+    const pd = record.prefillHost !== undefined;
+    arrays.tokenize_time[index] = pd ? MISSING : queueStart - created;
     arrays.pure_queue_time[index] = queueEnd - queueStart;
     arrays.queue_time_in_server[index] = serverFirstToken - created;
-    arrays.prefill_time[index] = serverFirstToken - queueEnd;
+    arrays.prefill_time[index] = pd ? (record.prefillForwardTime ?? MISSING) : serverFirstToken - queueEnd;
     arrays.decode_time[index] = decode;
     arrays.tpot[index] = outputTokens !== undefined && outputTokens > 1 ? decode / (outputTokens - 1) : MISSING;
     arrays.send_lag[index] = arrival - scheduled;

@@ -1,5 +1,5 @@
 import type { RequestRecord } from '../types/record.js';
-import type { PdNodeRow, PdPairBalance, PdPairRow, PdPhaseBreakdownRow, PdPhaseColumn, PdSummary, PdTransferBin } from '../types/summary.js';
+import type { PdNodeRow, PdPairBalance, PdPairRow, PdPhaseBreakdownRow, PdPhaseColumn, PdStageColumn, PdSummary, PdTransferBin } from '../types/summary.js';
 import { DERIVED_COLUMNS } from './derive.js';
 import { coefficientOfVariation, computeStatistics, percentileOfSorted } from './statistics.js';
 
@@ -8,6 +8,15 @@ export const PD_PHASES: readonly { column: PdPhaseColumn; field: 'prefillQueueTi
   { column: 'prefill_queue_time', field: 'prefillQueueTime' },
   { column: 'prefill_forward_time', field: 'prefillForwardTime' },
   { column: 'kv_transfer_time', field: 'kvTransferTime' },
+  { column: 'decode_queue_time', field: 'decodeQueueTime' },
+];
+
+/** The stage columns of the latency tables in a PD run and their record fields: the phases and the decode server's wait. */
+export const PD_STAGES: readonly { column: PdStageColumn; field: (typeof PD_PHASES)[number]['field'] | 'kvTransferWaitTime' }[] = [
+  { column: 'prefill_queue_time', field: 'prefillQueueTime' },
+  { column: 'prefill_forward_time', field: 'prefillForwardTime' },
+  { column: 'kv_transfer_time', field: 'kvTransferTime' },
+  { column: 'kv_transfer_wait_time', field: 'kvTransferWaitTime' },
   { column: 'decode_queue_time', field: 'decodeQueueTime' },
 ];
 
@@ -34,6 +43,7 @@ export function summarizePd(records: readonly RequestRecord[], t0: number): PdSu
     prefillNodes: prefillHosts.map((host) => prefillNodeRow(host, byPrefill.get(host) ?? [], pdRecords)),
     decodeNodes: decodeHosts.map((host) => decodeNodeRow(host, byDecode.get(host) ?? [], pdRecords, derived)),
     ...pairsOf(pdRecords, byPrefill, prefillHosts, decodeHosts),
+    stages: stageStatistics(pdRecords),
   };
   const breakdown = phasesByTtftPercentile(pdRecords, derived.ttft);
   if (breakdown !== undefined) summary.phasesByTtftPercentile = breakdown;
@@ -47,8 +57,16 @@ function orderedHosts(hosts: Iterable<string>): string[] {
   return [...hosts].sort((first, second) => first.localeCompare(second, 'en', { numeric: true }));
 }
 
+/** Each PD stage's statistics over all the PD records (the latency tables' rows for a PD run). */
+function stageStatistics(records: readonly RequestRecord[]): Record<PdStageColumn, ReturnType<typeof computeStatistics>> {
+  const all = Array.from(records, (_, index) => index);
+  const stages = {} as Record<PdStageColumn, ReturnType<typeof computeStatistics>>;
+  for (const { column, field } of PD_STAGES) stages[column] = phaseStatistics(all, records, field);
+  return stages;
+}
+
 /** Statistics of one phase column over the succeeded records at `indices` (a missing value counts for nothing). */
-function phaseStatistics(indices: readonly number[], records: readonly RequestRecord[], field: (typeof PD_PHASES)[number]['field']) {
+function phaseStatistics(indices: readonly number[], records: readonly RequestRecord[], field: (typeof PD_STAGES)[number]['field']) {
   const values = new Float64Array(indices.length);
   let count = 0;
   for (const index of indices) {

@@ -161,7 +161,7 @@ export async function measureRoutingTest(config: RoutingTestConfig, options: Run
  * What a prefill/decode run on the simulated engine still does not model (docs/simulated-engine.md, "Prefill/decode
  * roles"): the queues of both servers, the KV transfer over a shared link and the phase columns are modelled; the
  * prefill server's KV held while it is sent, data-parallel attention ranks and transfer failures other than an
- * unreachable prefill server are not. The phase columns come from the decode server's /generate answer, so other
+ * unreachable peer and SGLang's bootstrap and KV waiting timeouts (pd-timeouts.ts) are not. The phase columns come from the decode server's /generate answer, so other
  * protocols leave them empty.
  */
 export function pdSimNotice(protocol: string): string {
@@ -169,7 +169,7 @@ export function pdSimNotice(protocol: string): string {
     protocol === 'sglang'
       ? 'the phase columns (prefill_queue_time ... kv_transfer_wait_time) are the sim\'s own model times'
       : `the phase columns (prefill_queue_time ... kv_transfer_wait_time) are empty: the simulated decode server reports them on /generate answers (--protocol sglang), not on ${protocol}`;
-  return `prefill/decode on the simulated engine: both servers' queues and the KV transfer over a shared link are modelled and ${columns}; not modelled: the prefill server's KV held during its transfer, data-parallel attention ranks, transfer failures`;
+  return `prefill/decode on the simulated engine: both servers' queues and the KV transfer over a shared link are modelled and ${columns}; not modelled: the prefill server's KV held during its transfer, data-parallel attention ranks, transfer failures other than an unreachable peer and SGLang's 300 s bootstrap and KV waiting timeouts`;
 }
 
 /**

@@ -415,7 +415,16 @@ export interface PdSummary {
   phasesByTtftPercentile?: PdPhaseBreakdownRow[];
   /** Absent when no request has kv_transfer_time. */
   kvTransferOverTime?: PdTransferBin[];
+  /**
+   * Each PD stage over the run's succeeded PD requests (seconds; null where no request has it): the rows the latency
+   * tables show for a PD run in place of the decode server's misleading tokenize and prefill. Absent in a summary.json
+   * written before servelab computed them.
+   */
+  stages?: Record<PdStageColumn, Statistics | null>;
 }
+
+/** The PD stage columns the latency tables show: the four phases and the decode server's wait for the transfer. */
+export type PdStageColumn = PdPhaseColumn | 'kv_transfer_wait_time';
 
 /** One Kolmogorov–Smirnov test of a run's inter-arrival gaps against its arrival process's law (src/analysis/sent-process.ts). */
 export interface GapLawTest {

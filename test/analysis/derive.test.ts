@@ -57,6 +57,42 @@ describe('deriveColumns', () => {
   });
 });
 
+describe('a prefill/decode request', () => {
+  // As a simulated or SGLang decode server stamps it: received at 0.004, its waiting queue entered when the KV arrived
+  // (0.040: the prefill half and the transfer), the prebuilt step at once (forward entry = first token, no prefill).
+  const pd = fullyTracedRecord(0, {
+    prefillHost: 'http://127.0.0.1:30001',
+    decodeHost: 'http://127.0.0.1:30002',
+    host: 'http://127.0.0.1:30002',
+    queueTimeStart: 0.04,
+    queueTimeEnd: 0.042,
+    serverFirstTokenTime: 0.042,
+    prefillQueueTime: 0.005,
+    prefillForwardTime: 0.025,
+    kvTransferTime: 0.004,
+    decodeQueueTime: 0.002,
+  });
+
+  it('counts no decode wait as tokenize and takes its prefill from the prefill server, in both derivations', () => {
+    const derived = deriveColumns(pd);
+    expect(derived.tokenize_time).toBeUndefined();
+    expect(derived.prefill_time).toBeCloseTo(0.025, MICROSECOND_DIGITS);
+    expect(derived.pure_queue_time).toBeCloseTo(0.002, MICROSECOND_DIGITS);
+    const arrays = deriveColumnArrays([pd, fullyTracedRecord(0)]);
+    expect(Number.isNaN(arrays.tokenize_time[0])).toBe(true);
+    expect(arrays.prefill_time[0]).toBeCloseTo(0.025, MICROSECOND_DIGITS);
+    // A co-located record beside it keeps its own.
+    expect(arrays.tokenize_time[1]).toBeCloseTo(0.002, MICROSECOND_DIGITS);
+    expect(arrays.prefill_time[1]).toBeCloseTo(0.03, MICROSECOND_DIGITS);
+  });
+
+  it('leaves prefill_time empty where the prefill server gave no phases (never the decode step in its place)', () => {
+    const unjoined = { ...pd, prefillForwardTime: undefined };
+    expect(deriveColumns(unjoined).prefill_time).toBeUndefined();
+    expect(Number.isNaN(deriveColumnArrays([unjoined]).prefill_time[0])).toBe(true);
+  });
+});
+
 describe('deriveColumnArrays', () => {
   it('agrees with deriveColumns whatever subset of inputs is present', () => {
     const fields = [

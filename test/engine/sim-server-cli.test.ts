@@ -7,6 +7,8 @@ import { describe, expect, test } from 'vitest';
 import { decodeObservation, predictStepMs, prefillObservation } from '../../src/engine/calibration/fit-profile.js';
 import type { StepObservation } from '../../src/engine/calibration/fit-profile.js';
 import type { RooflineCoefficients } from '../../src/types/engine.js';
+import { startSimServer } from '../../src/engine/http/start-sim-server.js';
+import { CONTROL_TOKEN_ENV } from '../../src/routing/router/control-auth.js';
 
 /** The profile the calibrate test's sim-server runs: its step prices are what a fit must give back. */
 const KNOWN_COEFFICIENTS: RooflineCoefficients = { stepOverheadMs: 0.5, weightsFloorMs: 2, prefillPerTokenMs: 0.004, prefillAttentionPerPairMs: 2e-6, decodePerSequenceMs: 0.02, kvReadPerTokenMs: 2e-5 };
@@ -16,8 +18,8 @@ const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const BUILT = existsSync(MAIN) && existsSync(join(ROOT, 'dist', 'src', 'cli', 'commands', 'sim-server.js'));
 const CALIBRATE_BUILT = BUILT && existsSync(join(ROOT, 'dist', 'src', 'cli', 'commands', 'calibrate.js'));
 
-async function startBuiltSimServer(args: string[]): Promise<{ url: string; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, [MAIN, 'sim-server', '--port', '0', ...args], { cwd: ROOT });
+async function startBuiltSimServer(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ url: string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [MAIN, 'sim-server', '--port', '0', ...args], { cwd: ROOT, env });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const lines = createInterface({ input: child.stdout });
   const url = await new Promise<string>((resolve, reject) => {
@@ -86,6 +88,29 @@ describe.skipIf(!BUILT)('servelab sim-server (built CLI)', () => {
     const profile = await run(['sim-server', '--port', '0', '--profile', 'nope']);
     expect(profile.code).toBe(2);
     expect(profile.stderr).toMatch(/unknown profile "nope"/);
+  });
+
+  test('--disaggregation-waiting-timeout bounds a decode request\'s wait for its KV (SGLang\'s 300 s by default)', async () => {
+    const refused = await run(['sim-server', '--disaggregation-waiting-timeout', '0']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--disaggregation-waiting-timeout must be a positive number/);
+    const help = (await run(['sim-server', '--help'])).stdout;
+    expect(help).toMatch(/--disaggregation-waiting-timeout[\s\S]*default 300 s/);
+    expect(help).toMatch(/--disaggregation-bootstrap-timeout[\s\S]*default 300 s/);
+    // A prefill server in this process takes the room's registration but never gets the prefill leg, as if it had
+    // died mid-transfer; both servers share a control token, as the servers of one run do.
+    const token = 'waiting-timeout-test-token';
+    const prefill = await startSimServer({ profile: { kind: 'simple', stepMs: 2 }, role: 'prefill', controlToken: token });
+    const decode = await startBuiltSimServer(['--disaggregation-mode', 'decode', '--profile', '{"kind":"simple","stepMs":2}', '--disaggregation-waiting-timeout', '0.3'], { ...process.env, [CONTROL_TOKEN_ENV]: token });
+    try {
+      const body = { rid: 'never-fed', text: 'one two', bootstrap_host: '127.0.0.1', bootstrap_port: prefill.port, bootstrap_room: 31337, sampling_params: { max_new_tokens: 2 } };
+      const answer = await fetch(`${decode.url}/generate`, { method: 'POST', body: JSON.stringify(body) });
+      expect(answer.status).toBe(500);
+      expect(await answer.text()).toMatch(/Request 31337 timed out after [\d.]+s in KVPoll\.WaitingForInput/);
+    } finally {
+      await decode.stop();
+      await prefill.close();
+    }
   });
 
   test('--help teaches the options', async () => {

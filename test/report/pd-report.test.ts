@@ -55,6 +55,49 @@ describe('a PD run in the report', () => {
     expect(chartDefinitions(run, summary).some((chart) => chart.name.startsWith('pd-'))).toBe(false);
   });
 
+  it("shows the stages across both servers: the decode server's wait for the KV is no tokenize, and prefill is the prefill server's", () => {
+    // As the decode server stamps a PD request: received at 0.004, its waiting queue entered only once the KV arrived
+    // (0.040), its prebuilt first step at once (forward entry = first token): no prefill ran there.
+    const run = runOf(
+      Array.from({ length: 20 }, (_, index) =>
+        fullyTracedRecord(index, {
+          host: DECODE,
+          prefillHost: PREFILL,
+          decodeHost: DECODE,
+          bootstrapRoom: String(2000 + index),
+          queueTimeStart: index + 0.04,
+          queueTimeEnd: index + 0.042,
+          serverFirstTokenTime: index + 0.042,
+          prefillQueueTime: 0.004,
+          prefillForwardTime: 0.025,
+          kvTransferTime: 0.006,
+          kvTransferWaitTime: 0.031,
+          decodeQueueTime: 0.002,
+        }),
+      ),
+    );
+    const summary = summarize(run);
+    expect(summary.latencies.tokenize_time).toBeNull();
+    expect(summary.latencies.prefill_time?.p50).toBeCloseTo(0.025, 6);
+    expect(summary.pd?.stages?.kv_transfer_time?.p50).toBeCloseTo(0.006, 6);
+    const terminal = formatTerminalSummary(run, summary);
+    expect(terminal).not.toMatch(/Tokenize/);
+    expect(terminal).toMatch(/Prefill \(prefill srv forward\) +25\.00 +25\.00 +25\.00/);
+    expect(terminal).toMatch(/Prefill srv queue +4\.00/);
+    expect(terminal).toMatch(/KV transfer \(prefill to decode\) +6\.00/);
+    expect(terminal).toMatch(/Decode srv wait for KV +31\.00/);
+    expect(terminal).toMatch(/Decode srv queue \(KV arrived\) +2\.00/);
+    const html = buildReportHtml(run, summary, []);
+    expect(html).not.toContain('<td>tokenize_time');
+    expect(html).toMatch(/<td>prefill_time \(prefill server&#39;s forward[^<]*<\/td><td>20<\/td><td>25\.000?/);
+    expect(html).toMatch(/<td>kv_transfer_wait_time \(decode server: [^<]*<\/td>/);
+    // The charts stack the prefill half where the decode server waited for it, none of it as tokenize.
+    const breakdown = chartDefinitions(run, summary).find((chart) => chart.name === 'ttft-breakdown');
+    const legend = breakdown?.chart.legends?.[0]?.entries.map((entry) => entry.label) ?? [];
+    expect(legend).toEqual(expect.arrayContaining(['prefill server queue', 'prefill (prefill server)', 'KV transfer', 'first decode step']));
+    expect(legend.some((label) => label.startsWith('tokenize'))).toBe(false);
+  });
+
   it('adds nothing to a co-located run', () => {
     const run = runOf([fullyTracedRecord(0), fullyTracedRecord(1)]);
     const summary = summarize(run);

@@ -8,6 +8,7 @@ import type { EngineRole } from '../../engine/disaggregation/engine-role.js';
 import { parseBandwidth } from '../../utils/parse-bandwidth.js';
 import { DEFAULT_NUM_RESERVED_DECODE_TOKENS } from '../../engine/disaggregation/decode-prealloc.js';
 import { KV_TRANSFER_DEFAULTS } from '../../engine/disaggregation/kv-transfer-link.js';
+import { DEFAULT_BOOTSTRAP_TIMEOUT_MS, DEFAULT_KV_WAITING_TIMEOUT_MS } from '../../engine/disaggregation/pd-timeouts.js';
 import { isServelabError } from '../../errors/servelab-error.js';
 import { applyRealTimeV8Flags } from '../real-time-v8-flags.js';
 
@@ -33,6 +34,8 @@ interface SimServerFlags {
   kvTransferBandwidth?: number;
   kvTransferLatencyMs?: number;
   numReservedDecodeTokens?: number;
+  disaggregationWaitingTimeout?: number;
+  disaggregationBootstrapTimeout?: number;
 }
 
 function integerOption(flag: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
@@ -151,6 +154,16 @@ export function registerSimServerCommand(program: Command): void {
       `PD decode server: KV kept free per request for its coming decode tokens when preallocating (SGLang's flag, default ${DEFAULT_NUM_RESERVED_DECODE_TOKENS})`,
       integerOption('--num-reserved-decode-tokens', 0),
     )
+    .option(
+      '--disaggregation-waiting-timeout <seconds>',
+      `PD decode server: how long a request with its KV space reserved waits for the KV before it fails with a 500, as SGLang's SGLANG_DISAGGREGATION_WAITING_TIMEOUT (default ${DEFAULT_KV_WAITING_TIMEOUT_MS / 1000} s, SGLang's)`,
+      positiveNumberOption('--disaggregation-waiting-timeout'),
+    )
+    .option(
+      '--disaggregation-bootstrap-timeout <seconds>',
+      `PD prefill server: how long a request waits for its decode server to say where to send the KV before it fails with a 500, as SGLang's SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT (default ${DEFAULT_BOOTSTRAP_TIMEOUT_MS / 1000} s, SGLang's)`,
+      positiveNumberOption('--disaggregation-bootstrap-timeout'),
+    )
     .option('--enable-cache-report', 'report cached prompt tokens in OpenAI usage (prompt_tokens_details), as SGLang does only with this flag')
     .addHelpText(
       'after',
@@ -191,6 +204,8 @@ export function registerSimServerCommand(program: Command): void {
           ...(flags.kvTransferBandwidth === undefined ? {} : { kvTransferBandwidthBytesPerSecond: flags.kvTransferBandwidth }),
           ...(flags.kvTransferLatencyMs === undefined ? {} : { kvTransferLatencyMs: flags.kvTransferLatencyMs }),
           ...(flags.numReservedDecodeTokens === undefined ? {} : { numReservedDecodeTokens: flags.numReservedDecodeTokens }),
+          ...(flags.disaggregationWaitingTimeout === undefined ? {} : { kvWaitingTimeoutMs: flags.disaggregationWaitingTimeout * 1000 }),
+          ...(flags.disaggregationBootstrapTimeout === undefined ? {} : { bootstrapTimeoutMs: flags.disaggregationBootstrapTimeout * 1000 }),
         },
       });
       // Handlers first: a launcher may send SIGTERM the moment it reads the ready line.

@@ -3,11 +3,15 @@ import type { Milliseconds } from '../../types/time.js';
 import { preallocatableCount } from './decode-prealloc.js';
 import type { PreallocEngineState } from './decode-prealloc.js';
 import type { KvArrival, PdPhases } from './pd-phases.js';
+import { kvWaitingTimeoutMessage } from './pd-timeouts.js';
 
 /** What a decode server's PD half needs from its driver. */
 export interface DecodeRoleHooks<Source> {
-  /** KV for `room` is reserved: tell its prefill server (`source`) where to send it. */
-  register(source: Source, room: string, nowMs: Milliseconds): void;
+  /**
+   * KV for `room` is reserved: tell its prefill server (`source`) where to send it, and call `expire(room, atMs)` at
+   * `timeoutAtMs` (the KV waiting timeout) unless the KV has arrived by then.
+   */
+  register(source: Source, room: string, nowMs: Milliseconds, timeoutAtMs: Milliseconds): void;
   /** The KV arrived: hand the request to the engine (a prebuilt request, SimEngine.submit). */
   submit(input: EngineRequestInput, nowMs: Milliseconds): void;
 }
@@ -38,15 +42,19 @@ interface DecodeEntry<Source> {
 export class DecodeRole<Source> {
   readonly #engine: DecodeRoleEngine;
   readonly #reservedDecodeTokens: number;
+  readonly #waitingTimeoutMs: Milliseconds;
   readonly #hooks: DecodeRoleHooks<Source>;
   readonly #prealloc: DecodeEntry<Source>[] = [];
   readonly #transferring = new Map<string, DecodeEntry<Source>>();
   /** Requests in the engine, by engine request id, until their first token (their phases are complete then). */
   readonly #inEngine = new Map<string, DecodeEntry<Source>>();
 
-  constructor(engine: DecodeRoleEngine, reservedDecodeTokens: number, hooks: DecodeRoleHooks<Source>) {
+  /** `waitingTimeoutMs`: how long a preallocated request waits for its KV before it fails (pd-timeouts.ts). */
+  constructor(engine: DecodeRoleEngine, reservedDecodeTokens: number, hooks: DecodeRoleHooks<Source>, waitingTimeoutMs: Milliseconds) {
+    if (!(waitingTimeoutMs > 0)) throw new RangeError(`the KV waiting timeout must be positive, not ${waitingTimeoutMs} ms`);
     this.#engine = engine;
     this.#reservedDecodeTokens = reservedDecodeTokens;
+    this.#waitingTimeoutMs = waitingTimeoutMs;
     this.#hooks = hooks;
   }
 
@@ -73,8 +81,23 @@ export class DecodeRole<Source> {
       this.#engine.reserveKv(entry.input.promptTokenIds.length);
       entry.preallocatedMs = nowMs;
       this.#transferring.set(entry.room, entry);
-      this.#hooks.register(entry.source, entry.room, nowMs);
+      this.#hooks.register(entry.source, entry.room, nowMs, nowMs + this.#waitingTimeoutMs);
     }
+  }
+
+  /**
+   * The KV waiting timeout of `room` fell due: a request still waiting for its KV fails (its reservation is given back)
+   * and the error its answer carries is returned, with its request id; undefined when its KV came (or it went) before.
+   */
+  expire(room: string, nowMs: Milliseconds): { requestId: string; message: string } | undefined {
+    const entry = this.#transferring.get(room);
+    if (entry === undefined) return undefined;
+    const waitedMs = nowMs - entry.preallocatedMs;
+    // Not due yet: nothing (a driver whose timer fires early passes the due instant, as the link's timer does).
+    if (waitedMs < this.#waitingTimeoutMs) return undefined;
+    this.#transferring.delete(room);
+    this.#engine.cancelKvReservation(entry.input.promptTokenIds.length);
+    return { requestId: entry.input.id, message: kvWaitingTimeoutMessage(entry.input.id, room, waitedMs) };
   }
 
   /** The prefill server says the KV of `room` is here. False when no request waits for it (cancelled, or unknown). */

@@ -1,6 +1,7 @@
 import type { EngineProfile } from '../../types/engine.js';
 import { DEFAULT_NUM_RESERVED_DECODE_TOKENS } from './decode-prealloc.js';
 import { KV_TRANSFER_DEFAULTS } from './kv-transfer-link.js';
+import { DEFAULT_BOOTSTRAP_TIMEOUT_MS, DEFAULT_KV_WAITING_TIMEOUT_MS } from './pd-timeouts.js';
 import type { KvTransferLinkSettings } from './kv-transfer-link.js';
 
 /**
@@ -14,6 +15,10 @@ export interface PdSettings {
   link: KvTransferLinkSettings;
   kvBytesPerToken: number;
   numReservedDecodeTokens: number;
+  /** Decode server: how long a preallocated request waits for its KV before it fails (SGLang's waiting timeout). */
+  kvWaitingTimeoutMs: number;
+  /** Prefill server: how long a request waits for its decode server's destination before it fails (SGLang's bootstrap timeout). */
+  bootstrapTimeoutMs: number;
 }
 
 /** The PD settings a server gives (flags), each overriding the profile's figure; the profile's, then the defaults, fill the rest. */
@@ -22,6 +27,8 @@ export interface PdSettingsInput {
   kvTransferLatencyMs?: number;
   kvBytesPerToken?: number;
   numReservedDecodeTokens?: number;
+  kvWaitingTimeoutMs?: number;
+  bootstrapTimeoutMs?: number;
 }
 
 export function resolvePdSettings(profile: EngineProfile, input: PdSettingsInput = {}): PdSettings {
@@ -34,5 +41,7 @@ export function resolvePdSettings(profile: EngineProfile, input: PdSettingsInput
     },
     kvBytesPerToken: input.kvBytesPerToken ?? profileBytes ?? DEFAULT_KV_BYTES_PER_TOKEN,
     numReservedDecodeTokens: input.numReservedDecodeTokens ?? DEFAULT_NUM_RESERVED_DECODE_TOKENS,
+    kvWaitingTimeoutMs: input.kvWaitingTimeoutMs ?? DEFAULT_KV_WAITING_TIMEOUT_MS,
+    bootstrapTimeoutMs: input.bootstrapTimeoutMs ?? DEFAULT_BOOTSTRAP_TIMEOUT_MS,
   };
 }

@@ -2,6 +2,7 @@ import type { EngineRequestInput, EngineRequestView } from '../../types/engine.j
 import type { Milliseconds } from '../../types/time.js';
 import type { KvTransferLink } from './kv-transfer-link.js';
 import type { KvArrival } from './pd-phases.js';
+import { bootstrapTimeoutMessage } from './pd-timeouts.js';
 
 /** What a prefill server's PD half needs from its driver (real time: HTTP and timers; virtual time: direct calls). */
 export interface PrefillRoleHooks<Destination> {
@@ -62,6 +63,20 @@ export class PrefillRole<Destination> {
     let count = 0;
     for (const entry of this.#entries.values()) if (entry.onTransferred !== undefined) count++;
     return count;
+  }
+
+  /**
+   * The bootstrap timeout of `room` fell due (`timeoutMs` after its request arrived): a request still waiting for its
+   * decode server's destination fails, and the error its answer carries is returned with its request id; undefined
+   * when the destination came (or the request went) before, or when it is not due by `nowMs`.
+   */
+  expireBootstrap(room: string, nowMs: Milliseconds, timeoutMs: Milliseconds): { requestId: string; message: string } | undefined {
+    const entry = this.#entries.get(room);
+    if (entry?.input === undefined || entry.destination !== undefined) return undefined;
+    const waitedMs = nowMs - entry.arrivedMs;
+    if (waitedMs < timeoutMs) return undefined;
+    this.#entries.delete(room);
+    return { requestId: entry.input.id, message: bootstrapTimeoutMessage(entry.input.id, room, waitedMs) };
   }
 
   /** A request for `room` arrived at this prefill server. */

@@ -39,7 +39,7 @@ export interface PdHttpOptions {
   ownUrl(): string;
   /** Hands a request to the engine and starts the stepper. */
   submit(input: EngineRequestInput, nowMs: Milliseconds): void;
-  /** A request cannot get its KV (its prefill server could not be reached): answer it with this error. */
+  /** A request failed in its PD half (its peer could not be reached, or a PD timeout passed): answer it with this error. */
   fail(requestId: string, message: string): void;
   /** Something went wrong outside any request (a notice for the server's log). */
   log(message: string): void;
@@ -54,6 +54,11 @@ export class PdHttp {
   readonly #roomOfRequest = new Map<string, string>();
   /** Room to request id, on a decode server (to fail the right request when its prefill server is unreachable). */
   readonly #requestOfRoom = new Map<string, string>();
+  /**
+   * Each room's timeout (pd-timeouts.ts): on a prefill server its bootstrap timeout, until its decode server says where
+   * to send the KV; on a decode server its KV waiting timeout, until the KV arrives. Cleared when its request goes.
+   */
+  readonly #timeoutTimers = new Map<string, NodeJS.Timeout>();
   #linkTimer: NodeJS.Timeout | null = null;
   #linkTimerMs = Number.POSITIVE_INFINITY;
   #closed = false;
@@ -70,7 +75,8 @@ export class PdHttp {
       this.prefill = prefill;
     } else if (options.role === 'decode') {
       this.decode = new DecodeRole<BootstrapAddress>(options.engine, options.settings.numReservedDecodeTokens, {
-        register: (source, room) => {
+        register: (source, room, _nowMs, timeoutAtMs) => {
+          this.#armTimeout(room, timeoutAtMs, (dueMs) => this.decode?.expire(room, dueMs));
           const url = `http://${source.host.includes(':') ? `[${source.host}]` : source.host}:${source.port}`;
           this.#post(url, PD_KV_DESTINATION_PATH, { bootstrap_room: room, decode_url: options.ownUrl() }).catch((error: unknown) => {
             const requestId = this.#requestOfRoom.get(room);
@@ -81,7 +87,7 @@ export class PdHttp {
           });
         },
         submit: (input, nowMs) => options.submit(input, nowMs),
-      });
+      }, options.settings.kvWaitingTimeoutMs);
     }
   }
 
@@ -89,7 +95,12 @@ export class PdHttp {
   arrive(room: string, input: EngineRequestInput, source: BootstrapAddress | undefined): void {
     const nowMs = this.#options.clock.nowMs();
     this.#roomOfRequest.set(input.id, room);
-    if (this.prefill !== undefined) this.prefill.arrive(room, input, nowMs);
+    if (this.prefill !== undefined) {
+      const prefill = this.prefill;
+      const timeoutMs = this.#options.settings.bootstrapTimeoutMs;
+      this.#armTimeout(room, nowMs + timeoutMs, (dueMs) => prefill.expireBootstrap(room, dueMs, timeoutMs));
+      prefill.arrive(room, input, nowMs);
+    }
     else if (this.decode !== undefined && source !== undefined) {
       this.#requestOfRoom.set(room, input.id);
       this.decode.arrive(room, input, source, nowMs);
@@ -102,6 +113,7 @@ export class PdHttp {
     if (room === undefined) return;
     // A decode request that ended before its first token still has its phases entry: drop it.
     this.decode?.cancel(room, requestId);
+    this.#disarmTimeout(room);
     this.#roomOfRequest.delete(requestId);
     if (this.#requestOfRoom.get(room) === requestId) this.#requestOfRoom.delete(room);
   }
@@ -153,6 +165,7 @@ export class PdHttp {
     const decodeUrl = body['decode_url'];
     if (this.prefill === undefined) return 'this server is not a prefill server';
     if (typeof room !== 'string' || typeof decodeUrl !== 'string') return 'bootstrap_room and decode_url must be strings';
+    this.#disarmTimeout(room);
     this.prefill.decodeReady(room, decodeUrl, this.#options.clock.nowMs());
     return undefined;
   }
@@ -163,7 +176,7 @@ export class PdHttp {
     const room = body['bootstrap_room'];
     const arrival = arrivalFrom(body);
     if (typeof room !== 'string' || arrival === undefined) return 'bootstrap_room and the prefill phases are required';
-    this.decode.kvArrived(room, arrival, this.#options.clock.nowMs());
+    if (this.decode.kvArrived(room, arrival, this.#options.clock.nowMs())) this.#disarmTimeout(room);
     return undefined;
   }
 
@@ -171,6 +184,39 @@ export class PdHttp {
     this.#closed = true;
     if (this.#linkTimer !== null) clearTimeout(this.#linkTimer);
     this.#linkTimer = null;
+    for (const timer of this.#timeoutTimers.values()) clearTimeout(timer);
+    this.#timeoutTimers.clear();
+  }
+
+  /**
+   * Fails the request of `room` if it is still waiting at `timeoutAtMs` (`expire` says whether it is, and with what
+   * error): SGLang's bootstrap timeout on a prefill server, its KV waiting timeout on a decode server (pd-timeouts.ts).
+   * The request is answered with the error and forgotten, so that a peer that died or hung costs its requests a bounded
+   * wait, not a hang.
+   */
+  #armTimeout(room: string, timeoutAtMs: Milliseconds, expire: (dueMs: Milliseconds) => { requestId: string; message: string } | undefined): void {
+    if (this.#closed) return;
+    this.#disarmTimeout(room);
+    const timer = setTimeout(() => {
+      this.#timeoutTimers.delete(room);
+      // The due instant, not the timer's reading: Node may fire a timer up to a millisecond early on the monotonic clock.
+      const failed = expire(Math.max(timeoutAtMs, this.#options.clock.nowMs()));
+      if (failed === undefined) return;
+      this.forget(failed.requestId);
+      this.#options.fail(failed.requestId, failed.message);
+      // A decode reservation given back may let the next request in the prealloc queue in, with no step to prompt it.
+      this.afterStep();
+    }, Math.max(0, timeoutAtMs - this.#options.clock.nowMs()));
+    // A timeout alone does not keep the server's process alive.
+    timer.unref();
+    this.#timeoutTimers.set(room, timer);
+  }
+
+  #disarmTimeout(room: string): void {
+    const timer = this.#timeoutTimers.get(room);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.#timeoutTimers.delete(room);
   }
 
   /** One timer for the link's next event; a transfer that starts earlier than it moves it. */

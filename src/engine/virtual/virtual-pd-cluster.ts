@@ -100,10 +100,16 @@ export class VirtualPdCluster {
       const pd = resolvePdSettings(loadProfile(settings.profile), options.pd);
       const engineIndex = this.prefillCount + decodeIndex;
       this.#decode.push(
-        new DecodeRole<number>(simulator.engine(engineIndex), pd.numReservedDecodeTokens, {
-          register: (prefillIndex, room, nowMs) => this.#prefill[prefillIndex]?.decodeReady(room, decodeIndex, nowMs),
-          submit: (input, nowMs) => simulator.submit(engineIndex, input, nowMs),
-        }),
+        new DecodeRole<number>(
+          simulator.engine(engineIndex),
+          pd.numReservedDecodeTokens,
+          {
+            // Virtual time models no transfer failure: every KV arrives, so the waiting timeout is not armed here.
+            register: (prefillIndex, room, nowMs) => this.#prefill[prefillIndex]?.decodeReady(room, decodeIndex, nowMs),
+            submit: (input, nowMs) => simulator.submit(engineIndex, input, nowMs),
+          },
+          pd.kvWaitingTimeoutMs,
+        ),
       );
     });
   }

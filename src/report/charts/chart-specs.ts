@@ -67,6 +67,34 @@ const LIFECYCLE_COMPONENTS: readonly [string, (record: RequestRecord) => number 
   ['decode', (r) => diff(r.finishTime, r.firstTokenTime)],
 ];
 
+/**
+ * The decode server's wait for the KV (received to its waiting queue) less the prefill half's phases: the hops between
+ * the servers (the bootstrap handshake, the prefill leg's own trip, the KV's announcement). Undefined unless all are known.
+ */
+function pdHandshake(record: RequestRecord): number | undefined {
+  const wait = diff(record.queueTimeStart, record.serverCreatedTime);
+  if (wait === undefined || record.prefillQueueTime === undefined || record.prefillForwardTime === undefined || record.kvTransferTime === undefined) return undefined;
+  return wait - record.prefillQueueTime - record.prefillForwardTime - record.kvTransferTime;
+}
+
+/**
+ * A PD request's components (docs/metrics.md, "Stages in a PD run"): the record's server instants are the decode
+ * server's, whose received-to-waiting-queue interval is the wait for the prefill half (not a tokenize), split into the
+ * prefill server's queue and forward, the KV transfer, and the hops between; its "prefill" is the prebuilt first step.
+ */
+const PD_LIFECYCLE_COMPONENTS: readonly [string, (record: RequestRecord) => number | undefined][] = [
+  ['router queue', (r) => diff(r.routerSendTime, r.arrivalTime)],
+  ['network (to the decode server)', (r) => diff(r.serverCreatedTime, r.routerSendTime)],
+  ['prefill server queue', (r) => r.prefillQueueTime],
+  ['prefill (prefill server)', (r) => r.prefillForwardTime],
+  ['KV transfer', (r) => r.kvTransferTime],
+  ['handshake and hops between servers', pdHandshake],
+  ['server queue (decode server)', (r) => diff(r.queueTimeEnd, r.queueTimeStart)],
+  ['first decode step', (r) => diff(r.serverFirstTokenTime, r.queueTimeEnd)],
+  ['first token to client', (r) => diff(r.firstTokenTime, r.serverFirstTokenTime)],
+  ['decode', (r) => diff(r.finishTime, r.firstTokenTime)],
+];
+
 function diff(end: number | undefined, start: number | undefined): number | undefined {
   return end === undefined || start === undefined ? undefined : end - start;
 }
@@ -77,6 +105,8 @@ interface Breakdown {
   title: string;
   chartTitle: string;
   components: readonly (readonly [string, (record: RequestRecord) => number | undefined])[];
+  /** The components of a prefill/decode run. */
+  pdComponents: readonly (readonly [string, (record: RequestRecord) => number | undefined])[];
   /** The latency a request is banded by (its percentile band), from the record. */
   bandBy: (record: RequestRecord) => number | undefined;
   bandName: string;
@@ -87,9 +117,9 @@ interface Breakdown {
  * Mean of each component for requests grouped by their percentile band of `bandBy` (bands cut at the summary's p50,
  * p90 and p99: one pass, no sort of a million records).
  */
-function breakdownChart(records: readonly RequestRecord[], statistics: Statistics | null, tokenizeModelled: boolean, breakdown: Breakdown): ChartDefinition | undefined {
+function breakdownChart(records: readonly RequestRecord[], statistics: Statistics | null, tokenizeModelled: boolean, breakdown: Breakdown, pd: boolean): ChartDefinition | undefined {
   if (!statistics) return undefined;
-  const { components } = breakdown;
+  const components = pd ? breakdown.pdComponents : breakdown.components;
   const bandNames = ['p0–p50', 'p50–p90', 'p90–p99', 'p99–p100'];
   const cuts = [statistics.p50, statistics.p90, statistics.p99];
   const sums = bandNames.map(() => components.map(() => 0));
@@ -120,7 +150,8 @@ function breakdownChart(records: readonly RequestRecord[], statistics: Statistic
     let startMs = 0;
     components.forEach(([component], order) => {
       const count = counts[bandIndex]![order]!;
-      if (count === 0) return;
+      // A negative mean (PD hops, where the prefill leg reached its server before the decode leg did) has no bar to stack.
+      if (count === 0 || sums[bandIndex]![order]! < 0) return;
       const endMs = startMs + (sums[bandIndex]![order]! / count) * 1000;
       if (categories[categories.length - 1] !== category) categories.push(category);
       const stage = labelOf(component);
@@ -132,7 +163,9 @@ function breakdownChart(records: readonly RequestRecord[], statistics: Statistic
   return {
     name: breakdown.name,
     title: breakdown.title,
-    description: `${breakdown.description}${tokenizeModelled ? '' : ` The simulated engine does not model tokenization: its tokenize time is 0 by construction (${NOT_MODELLED}), not a measured 0.`}`,
+    description: pd
+      ? `${breakdown.description} Prefill/decode run: the server stages are the decode server's, its wait for the KV split into the prefill server's queue and prefill, the KV transfer and the hops between the servers (a negative mean of those is not drawn); its first step streams the token the prefill server computed.`
+      : `${breakdown.description}${tokenizeModelled ? '' : ` The simulated engine does not model tokenization: its tokenize time is 0 by construction (${NOT_MODELLED}), not a measured 0.`}`,
     chart: {
       title: breakdown.chartTitle,
       plotWidthPx: PLOT_WIDTH_PX,
@@ -150,6 +183,7 @@ const LIFECYCLE_BREAKDOWN: Breakdown = {
   title: 'Lifecycle breakdown by latency percentile',
   chartTitle: 'Where the time goes, by end-to-end latency band',
   components: LIFECYCLE_COMPONENTS,
+  pdComponents: PD_LIFECYCLE_COMPONENTS,
   bandBy: (record) => diff(record.finishTime, record.arrivalTime),
   bandName: 'latency',
   description:
@@ -162,6 +196,7 @@ const TTFT_BREAKDOWN: Breakdown = {
   title: 'TTFT breakdown by TTFT percentile',
   chartTitle: 'Where the time to first token goes, by TTFT band',
   components: LIFECYCLE_COMPONENTS.filter(([component]) => component !== 'decode'),
+  pdComponents: PD_LIFECYCLE_COMPONENTS.filter(([component]) => component !== 'decode'),
   bandBy: (record) => diff(record.firstTokenTime, record.arrivalTime),
   bandName: 'TTFT',
   description:
@@ -194,8 +229,10 @@ function timelineChart(records: readonly RequestRecord[], t0: number, events: re
     }
     push('router queue', record.arrivalTime, record.routerSendTime);
     if (record.queueTimeEnd !== undefined && record.serverFirstTokenTime !== undefined) {
-      push('waiting on server', record.routerSendTime ?? record.arrivalTime, record.queueTimeEnd);
-      push('prefill', record.queueTimeEnd, record.serverFirstTokenTime);
+      // A PD request's server instants are the decode server's: it waits for the prefill half, then takes a first step.
+      const pd = record.prefillHost !== undefined;
+      push(pd ? 'waiting on server (decode server: prefill half, KV, queue)' : 'waiting on server', record.routerSendTime ?? record.arrivalTime, record.queueTimeEnd);
+      push(pd ? 'first decode step' : 'prefill', record.queueTimeEnd, record.serverFirstTokenTime);
       push('first token to client', record.serverFirstTokenTime, record.firstTokenTime);
     } else {
       push('until first token', record.routerSendTime ?? record.arrivalTime, record.firstTokenTime);
@@ -262,8 +299,9 @@ export function chartDefinitions(run: RunData, summary: Summary, serverSamples: 
   charts.push(cdfChart('cdf-itl', 'ITL', gaps, summary.interTokenLatency, 'inter-token gaps'));
   charts.push(cdfChart('cdf-total-latency', 'End-to-end latency', columns.total_latency, summary.latencies.total_latency));
   const tokenizeModelled = !unmodelledColumns(run).has('tokenize_time');
-  charts.push(breakdownChart(records, summary.latencies.total_latency, tokenizeModelled, LIFECYCLE_BREAKDOWN));
-  charts.push(breakdownChart(records, summary.latencies.ttft, tokenizeModelled, TTFT_BREAKDOWN));
+  const pd = summary.pd !== undefined;
+  charts.push(breakdownChart(records, summary.latencies.total_latency, tokenizeModelled, LIFECYCLE_BREAKDOWN, pd));
+  charts.push(breakdownChart(records, summary.latencies.ttft, tokenizeModelled, TTFT_BREAKDOWN, pd));
   charts.push(timelineChart(records, t0, events));
 
   const series = concurrencyTimeSeries(run.records);

@@ -16,6 +16,11 @@ const STAGE_COLOURS: Readonly<Record<string, string>> = {
   waiting_in_server_queue: '#ff7f0e',
   prefill: '#2ca02c',
   running: '#2ca02c',
+  // Prefill/decode runs: the prefill half's stages and the decode server's first step.
+  'prefill server queue': '#ffbb78',
+  'KV transfer': '#8c6d31',
+  'handshake and hops between servers': '#c5b0d5',
+  'first decode step': '#98df8a',
   'first token to client': '#17becf',
   'until first token': '#bcbd22',
   decode: '#1f77b4',

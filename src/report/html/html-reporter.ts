@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { ReportContext, Reporter } from '../../types/reporter.js';
 import type { DurationSummary } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
-import type { IntervalEstimate, LittlesLawCheck, Statistics, Summary } from '../../types/summary.js';
+import type { IntervalEstimate, LittlesLawCheck, Summary } from '../../types/summary.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import { renderedCharts, type RenderedChart } from '../charts/rendered-charts.js';
 import { arrivalRatesText } from '../rate-text.js';
@@ -11,6 +11,7 @@ import { eventRecoveryText, eventStallText, recoveryText } from '../recovery-tex
 import { NOT_MODELLED, unmodelledColumns } from '../unmodelled-stages.js';
 import { nodesInIndexOrder } from '../nodes/node-order.js';
 import { shownStages } from '../shown-stages.js';
+import { reportLatencyRows } from '../latency-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 import { countText, PRECISION_METRICS } from '../precision/precision-text.js';
@@ -136,12 +137,13 @@ ${law}${rows.length === 0 ? '' : table(['instants', 'gaps', 'D', 'p', 'result'],
 function latencyTable(run: RunData, summary: Summary): string {
   const rows: string[][] = [];
   const unmodelled: ReadonlySet<string> = unmodelledColumns(run);
-  const add = (name: string, statistics: Statistics | null): void => {
-    if (!statistics) return;
+  for (const { name, meaning, statistics } of reportLatencyRows(summary)) {
+    if (!statistics) continue;
     const flagged = summary.harness?.stages_flagged[name];
     const bound = summary.harness?.errorBounds?.[name];
+    const qualifier = meaning ?? (unmodelled.has(name) ? NOT_MODELLED : undefined);
     rows.push([
-      unmodelled.has(name) ? `${name} (${NOT_MODELLED})` : name,
+      qualifier === undefined ? name : `${name} (${qualifier})`,
       String(statistics.count),
       ms(statistics.mean),
       ms(statistics.std),
@@ -153,9 +155,7 @@ function latencyTable(run: RunData, summary: Summary): string {
       ms(statistics.max),
       `${bound === undefined ? '' : harnessBoundText(bound)}${flagged === undefined ? '' : ` affected: ${flagged.join(', ')}`}`,
     ]);
-  };
-  for (const [name, statistics] of Object.entries(summary.latencies)) add(name, statistics);
-  add('itl', summary.interTokenLatency);
+  }
   return table(['column (ms)', 'count', 'mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max', 'harness error bound'], rows);
 }
 
@@ -430,7 +430,7 @@ ${sentProcessSection(summary)}
 <section><h2>Overview</h2>${overview(run, summary)}</section>
 ${clocksSection(summary)}
 ${errorsSection(summary)}
-<section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.</p>${latencyTable(run, summary)}</section>
+<section><h2>Latencies</h2><p>Over succeeded requests (send lag over every sent request). Definitions: docs/metrics.md.${summary.pd === undefined ? '' : ' Prefill/decode run: the server columns are the decode server’s (it answered), the prefill half comes from the PD phase columns, and each server stage says what it measures; the decode server’s tokenize is not measured (docs/metrics.md, “Stages in a PD run”).'}</p>${latencyTable(run, summary)}</section>
 ${precisionSection(summary)}
 <section><h2>Concurrency by stage</h2>${stagesTable(run, summary)}</section>
 ${nodesSection(summary)}

@@ -2,11 +2,12 @@ import { pdTextSections } from '../pd-text.js';
 import { terminalSafe } from '../../utils/terminal-text.js';
 import type { TapOverhead } from '../../types/routing.js';
 import type { RunData } from '../../types/run.js';
-import type { DerivedColumnName, Statistics, Summary } from '../../types/summary.js';
+import type { Summary } from '../../types/summary.js';
 import { arrivalRatesText } from '../rate-text.js';
 import { eventRecoveryText, eventStallText, recoveryText } from '../recovery-text.js';
 import { unmodelledColumns } from '../unmodelled-stages.js';
 import { shownStages } from '../shown-stages.js';
+import { terminalLatencyRows } from '../latency-stages.js';
 import { nodesInIndexOrder } from '../nodes/node-order.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { intervalMsText, p99BasisText, PRECISION_METRICS } from '../precision/precision-text.js';
@@ -22,21 +23,6 @@ export interface TerminalSummaryOptions {
 
 const WIDTH = 64;
 const LABEL_WIDTH = 34;
-
-/** Latency rows in lifecycle order: label, source. */
-const LATENCY_ROWS: readonly [string, DerivedColumnName | 'itl'][] = [
-  ['TTFT', 'ttft'],
-  ['TPOT', 'tpot'],
-  ['ITL', 'itl'],
-  ['E2E latency', 'total_latency'],
-  ['Queue in router', 'queue_time_in_router'],
-  ['Network (router to server)', 'network_time'],
-  ['Tokenize', 'tokenize_time'],
-  ['Pure queue (server)', 'pure_queue_time'],
-  ['Queue in server (to 1st token)', 'queue_time_in_server'],
-  ['Prefill', 'prefill_time'],
-  ['Decode', 'decode_time'],
-];
 
 /** Characters of an error message the terminal prints (the summary keeps 200; report.html shows them all). */
 const TERMINAL_MESSAGE_CHARACTERS = 100;
@@ -152,15 +138,14 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   }
 
   heading('Latency (ms)', '-');
-  const unmodelled = unmodelledColumns(run);
+  const unmodelled: ReadonlySet<string> = unmodelledColumns(run);
   lines.push(`${''.padEnd(LABEL_WIDTH)} ${'mean'.padStart(9)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}`);
-  for (const [label, source] of LATENCY_ROWS) {
-    const statistics: Statistics | null = source === 'itl' ? summary.interTokenLatency : summary.latencies[source];
+  for (const { name: source, label, statistics } of terminalLatencyRows(summary)) {
     if (!statistics) continue;
     const flagged = summary.harness?.stages_flagged[source];
     const bound = summary.harness?.errorBounds?.[source];
     // A stage the engine does not model is 0 by construction: the label says so (the chart's words, shortened to fit).
-    const shown = source !== 'itl' && unmodelled.has(source) ? `${label} (not modelled by sim)` : label;
+    const shown = unmodelled.has(source) ? `${label} (not modelled by sim)` : label;
     lines.push(
       `${shown.padEnd(LABEL_WIDTH)} ${milliseconds(statistics.mean).padStart(9)} ${milliseconds(statistics.p50).padStart(9)} ${milliseconds(
         statistics.p99,

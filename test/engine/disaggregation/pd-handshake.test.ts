@@ -58,6 +58,53 @@ describe('simulated prefill and decode servers meet through the bootstrap endpoi
   });
 });
 
+describe('a simulated decode server whose KV never comes', () => {
+  it('fails the request with a 500 after its waiting timeout (injected: 200 ms), gives its KV back and serves the next', async () => {
+    // SGLang's default wait is 300 s; this decode server is given 200 ms. Its prefill server registers the room, but
+    // the prefill leg never arrives there: as if that server had died between the handshake and the transfer.
+    const waiting = await startSimServer({ profile: PROFILE, role: 'decode', pd: { ...PD, kvWaitingTimeoutMs: 200 } });
+    try {
+      const body = { rid: 'orphan', text: 'one two', bootstrap_host: '127.0.0.1', bootstrap_port: prefill.port, bootstrap_room: 4242, sampling_params: { max_new_tokens: 2 } };
+      const answer = await generate(waiting.url, body);
+      expect(answer.status).toBe(500);
+      const message = JSON.stringify(answer.json);
+      expect(message).toContain('Decode transfer failed for request rid=orphan bootstrap_room=4242');
+      expect(message).toContain('in KVPoll.WaitingForInput');
+      const metrics = await (await fetch(`${waiting.url}/metrics`)).text();
+      const transferQueue = metrics.split('\n').find((line) => line.startsWith('sglang:num_decode_transfer_queue_reqs{'));
+      expect(Number(transferQueue?.split(' ').pop())).toBe(0);
+      // A streamed request gets the same error as its abort event, and the server still serves a whole pair after.
+      const streamed = await fetch(`${waiting.url}/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, rid: 'orphan-2', bootstrap_room: 4243, stream: true }) });
+      expect(await streamed.text()).toMatch(/"finish_reason":\{"type":"abort","message":"Decode transfer failed[^"]*timed out after [\d.]+s in KVPoll\.WaitingForInput/);
+      const pair = { rid: 'pair-after', text: 'one two three', bootstrap_host: '127.0.0.1', bootstrap_port: prefill.port, bootstrap_room: 4244, sampling_params: { max_new_tokens: 3 } };
+      const [, decoded] = await Promise.all([generate(prefill.url, pair), generate(waiting.url, pair)]);
+      expect(decoded.status).toBe(200);
+    } finally {
+      await waiting.close();
+    }
+  });
+});
+
+describe('a simulated prefill server whose decode server never registers the room', () => {
+  it('fails the request with a 500 after its bootstrap timeout (injected: 200 ms) and empties its bootstrap queue', async () => {
+    // SGLang's default is 300 s; this prefill server is given 200 ms. Only the prefill leg is sent: no decode server
+    // ever preallocates for the room, as if it had died before it could.
+    const waiting = await startSimServer({ profile: PROFILE, role: 'prefill', pd: { ...PD, bootstrapTimeoutMs: 200 } });
+    try {
+      const answer = await generate(waiting.url, { rid: 'unpaired', text: 'one two', bootstrap_host: '127.0.0.1', bootstrap_port: waiting.port, bootstrap_room: 5151, sampling_params: { max_new_tokens: 1 } });
+      expect(answer.status).toBe(500);
+      const message = JSON.stringify(answer.json);
+      expect(message).toContain('Prefill bootstrap failed for request rid=unpaired bootstrap_room=5151');
+      expect(message).toContain('in KVPoll.Bootstrapping');
+      const metrics = await (await fetch(`${waiting.url}/metrics`)).text();
+      const bootstrapQueue = metrics.split('\n').find((line) => line.startsWith('sglang:num_prefill_bootstrap_queue_reqs{'));
+      expect(Number(bootstrapQueue?.split(' ').pop())).toBe(0);
+    } finally {
+      await waiting.close();
+    }
+  });
+});
+
 describe("a simulated PD server's queue gauges", () => {
   it("shows a decode request waiting for its KV in num_decode_transfer_queue_reqs, and its room registered on the prefill server, under SGLang's names", async () => {
     // Only the decode leg is sent: the decode server preallocates and registers the room, and the KV never comes.

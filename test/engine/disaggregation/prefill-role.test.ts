@@ -29,3 +29,33 @@ describe('PrefillRole driven in real time', () => {
     expect(delivered).toEqual([['a', 120], ['b', 140]]);
   });
 });
+
+describe("a prefill server's wait for its decode server", () => {
+  it('is bounded: past the bootstrap timeout from its arrival a request with no destination fails with a clear error', () => {
+    const link = new KvTransferLink({ bandwidthBytesPerSecond: 1000, latencyMs: 0 });
+    const submitted: string[] = [];
+    const role = new PrefillRole<string>(link, 1, { submit: (input) => submitted.push(input.id), scheduleLinkEvent: () => undefined, deliver: () => undefined });
+    role.arrive('lonely', { id: 'rid-lonely', promptTokenIds: [1, 2], maxNewTokens: 1 }, 10);
+    expect(role.bootstrapQueueLength).toBe(1);
+    // Not due yet (an injected 50 ms; SGLang's default is 300 s): nothing happens.
+    expect(role.expireBootstrap('lonely', 59, 50)).toBeUndefined();
+    const failed = role.expireBootstrap('lonely', 60, 50);
+    expect(failed?.requestId).toBe('rid-lonely');
+    expect(failed?.message).toContain('Prefill bootstrap failed for request rid=rid-lonely bootstrap_room=lonely');
+    expect(failed?.message).toContain('Request lonely timed out after 0.1s in KVPoll.Bootstrapping');
+    expect(role.bootstrapQueueLength).toBe(0);
+    // A destination that comes after the request failed does not submit it.
+    role.decodeReady('lonely', 'decode', 70);
+    expect(submitted).toEqual([]);
+  });
+
+  it('does not fail a request whose decode server said where to send its KV in time', () => {
+    const link = new KvTransferLink({ bandwidthBytesPerSecond: 1000, latencyMs: 0 });
+    const submitted: string[] = [];
+    const role = new PrefillRole<string>(link, 1, { submit: (input) => submitted.push(input.id), scheduleLinkEvent: () => undefined, deliver: () => undefined });
+    role.arrive('paired', { id: 'rid-paired', promptTokenIds: [1, 2], maxNewTokens: 1 }, 0);
+    role.decodeReady('paired', 'decode', 49);
+    expect(submitted).toEqual(['rid-paired']);
+    expect(role.expireBootstrap('paired', 50, 50)).toBeUndefined();
+  });
+});
