@@ -45,12 +45,20 @@ function report(label: string, pages: (index: number) => string): void {
   const whole = bytesPerScrape(pages, true);
   const changed = bytesPerScrape(pages, false);
   const perHourMb = (bytes: number): string => ((bytes * scrapesPerHour) / 1e6).toFixed(bytes * scrapesPerHour < 1e7 ? 2 : 0);
-  // The budget's pace: the wait after a round is what its rows take at the budget's rate (src/scrape/scrape-budget.ts).
-  const pacedMs = (servers: number): string => Math.max(INTERVAL_MS, ((changed.bytes * servers) / DEFAULT_SCRAPE_BUDGET.bytesPerHour) * 3_600_000).toFixed(0);
+  // The budget's pace (src/scrape/scrape-budget.ts): every round at the base interval until the burst is spent, then
+  // each round waits what its rows take at the rate.
+  const { bytesPerHour, burstBytes } = DEFAULT_SCRAPE_BUDGET;
+  const pace = (servers: number): string => {
+    const roundBytes = changed.bytes * servers;
+    const pacedMs = Math.max(INTERVAL_MS, (roundBytes / bytesPerHour) * 3_600_000);
+    if (pacedMs === INTERVAL_MS) return `every ${INTERVAL_MS} ms with ${servers}`;
+    const burstS = burstBytes / (roundBytes / (INTERVAL_MS / 1000) - bytesPerHour / 3600);
+    return `every ${INTERVAL_MS} ms for ${burstS.toFixed(0)} s then every ${pacedMs.toFixed(0)} ms with ${servers}`;
+  };
   process.stdout.write(
     `${label}: ${whole.series} series; written whole ${(whole.bytes / 1024).toFixed(1)} KiB per scrape (${perHourMb(whole.bytes)} MB/h per server ` +
       `every ${INTERVAL_MS} ms, the table before); changes only ${(changed.bytes / 1024).toFixed(2)} KiB (${perHourMb(changed.bytes)} MB/h); ` +
-      `under the ${DEFAULT_SCRAPE_BUDGET.bytesPerHour / 1e6} MB/h budget scraped every ${pacedMs(1)} ms with 1 server, ${pacedMs(4)} ms with 4\n`,
+      `under the ${bytesPerHour / 1e6} MB/h budget (${burstBytes / 1e6} MB ahead) scraped ${pace(1)} server, ${pace(4)}\n`,
   );
 }
 

@@ -5,11 +5,11 @@ import { field, labelsText, nodeOfMetricsUrl, valueText } from './server-metrics
 /**
  * Turns scrapes into partial-file rows (every column of server-metrics.csv but `time_s`), writing only what changed.
  *
- * Each scrape opens with one scrape row (no metric: its instant, `scrape_ms`, and `error` when it failed). Then, for
- * each metric name, all of that name's series (every label set) when any of them differs from the node's previous
- * scrape, or none when they are all as they were: a value holds until the next row of its name. A name the server no
- * longer serves gets one row with neither labels nor value. After a failed scrape the node's next answer is written
- * whole. Whole names, not single series: every row time of a name carries all its label sets, so a sum over tp ranks
+ * Each scrape opens with one scrape row (no metric: its instant, `scrape_ms`, and `error` when it failed or the page
+ * was empty). Then, for each metric name, all of that name's series (every label set) when any of them differs from
+ * the node's previous scrape, or none when they are all as they were: a value holds until the next row of its name. A
+ * name the server no longer serves gets one row with neither labels nor value. After a failed scrape the node's next
+ * answer is written whole. Whole names, not single series: every row time of a name carries all its label sets, so a sum over tp ranks
  * at that time is true without filling anything forward.
  *
  * Why: a SGLang page holds ~180 series, most of them histogram buckets; written whole twice a second that was 240 MB
@@ -25,10 +25,11 @@ export class ChangedRows {
     const nodeName = nodeOfMetricsUrl(sample.url);
     const node = field(nodeName);
     const scrapeMs = (Math.round(sample.durationMs * 1000) / 1000).toString();
-    if (!sample.ok) {
-      // Nothing is known of the node's series now: its next answer is written whole.
+    if (!sample.ok || sample.metrics.length === 0) {
+      // Nothing is known of the node's series now (an empty page counts as a failure, as it always has): its next
+      // answer is written whole.
       this.#lastByNode.delete(nodeName);
-      return { text: `${timestamp},${node},,,,${scrapeMs},${field(sample.error ?? 'failed')}\n`, rows: 1 };
+      return { text: `${timestamp},${node},,,,${scrapeMs},${field(sample.error ?? (sample.ok ? 'no samples' : 'failed'))}\n`, rows: 1 };
     }
     let text = `${timestamp},${node},,,,${scrapeMs},\n`;
     let rows = 1;

@@ -25,7 +25,7 @@ export function startSpooledScraper(options: SpooledScraperOptions): { scraper: 
     urls: options.urls,
     clock: options.clock,
     intervalMs: options.budget.baseIntervalMs,
-    nextIntervalMs: () => budget.nextIntervalMs(),
+    nextIntervalMs: () => budget.nextIntervalMs(options.clock.nowMs()),
     onSample: (sample) => spool.append(sample),
   });
   return { scraper, spool };

@@ -90,4 +90,17 @@ describe('server-metrics.csv written as changes', () => {
       [['sglang:num_running_reqs', 4]],
     ]);
   });
+
+  it('counts an empty page as a failed scrape, as before, and writes the next answer whole', async () => {
+    const runDirectory = await mkdtemp(join(directory, 'run-'));
+    const spool = new ServerMetricsSpool(join(runDirectory, SERVER_METRICS_PARTIAL));
+    spool.append(answer(1, 3, 0));
+    spool.append({ time: T0 + 1.5, url: URL, ok: true, durationMs: 1, metrics: [] });
+    spool.append(answer(2, 3, 0));
+    spool.close();
+    await finishServerMetricsTable(runDirectory, T0);
+    const rows = parseCsv(await readFile(join(runDirectory, 'server-metrics.csv'), 'utf8')).slice(1);
+    expect(rows.filter((row) => row[0] === '1.5').map((row) => [row[3], row[7]])).toEqual([['', 'no samples']]);
+    expect(rows.filter((row) => row[0] === '2')).toHaveLength(5);
+  });
 });
