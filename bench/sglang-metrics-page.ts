@@ -4,8 +4,9 @@
  * (test/scrape/server-metrics-budget.test.ts).
  *
  * Where it comes from: the families are those SGLang's metrics reference lists as registered by default
- * (sgl-project/sglang docs/references/production_metrics.md: request metrics with `model_name`, scheduler metrics with
- * `model_name`, `engine_type`, `tp_rank`, `pp_rank`, `moe_ep_rank`; feature-gated families left out); the bucket
+ * (sgl-project/sglang docs/references/production_metrics.md, the "Metrics Reference" tables of its 2026 version:
+ * request metrics with `model_name`, scheduler metrics with `model_name`, `engine_type`, `tp_rank`, `pp_rank`,
+ * `moe_ep_rank`; feature-gated families left out); the bucket
  * bounds of the four latency histograms are SGLang's defaults (python/sglang/srt/observability/metrics_collector.py,
  * as the simulator serves them: src/engine/metrics/sglang-metrics.ts), and `func_latency_seconds` has the 18 bounds
  * of the reference's example page. The values are made up. It lacks what no reference lists (Python's own process

@@ -39,8 +39,9 @@ export interface ServerMetricsCollection {
  * Polls the servers' (and router's) `/metrics` during a run on the run's clock. Every scrape goes to disk as it comes
  * (the partial file), so memory stays flat over a run of hours and a scraper that fails keeps everything it scraped;
  * only what changed is written, at a pace that keeps the file under its budget (ScrapeBudget: 100 MB an hour, 1 GB a
- * run, by default), so a run of days cannot fill the disk with it; at the end the partial file becomes server-metrics.csv, with times relative to the run's `t0` (known only once the
- * measured load starts, after the first scrapes).
+ * run, by default), so a run of days cannot fill the disk with it. At the end the partial file becomes
+ * server-metrics.csv, with times relative to the run's `t0` (known only once the measured load starts, after the first
+ * scrapes).
  *
  * The polling runs on a worker thread, away from the event loop that sends requests and times their tokens; on this
  * thread only where no worker can run (a clock that does not read `performance.now()`, such as a test's manual clock,
