@@ -6,11 +6,11 @@
  * Where it comes from: the families are those SGLang's metrics reference lists as registered by default
  * (sgl-project/sglang docs/references/production_metrics.md, the "Metrics Reference" tables of its 2026 version:
  * request metrics with `model_name`, scheduler metrics with `model_name`, `engine_type`, `tp_rank`, `pp_rank`,
- * `moe_ep_rank`; feature-gated families left out); the bucket
- * bounds of the four latency histograms are SGLang's defaults (python/sglang/srt/observability/metrics_collector.py,
- * as the simulator serves them: src/engine/metrics/sglang-metrics.ts), and `func_latency_seconds` has the 18 bounds
- * of the reference's example page. The values are made up. It lacks what no reference lists (Python's own process
- * and GC series, extra stages of `per_stage_req_latency_seconds`), so a real page is at least this large.
+ * `moe_ep_rank`; feature-gated families left out); the bucket bounds of the four latency histograms are SGLang's
+ * defaults (python/sglang/srt/observability/metrics_collector.py, as the simulator serves them:
+ * src/engine/metrics/sglang-metrics.ts), and `func_latency_seconds` has the 18 bounds of the reference's example page.
+ * The values are made up. It leaves out `per_stage_req_latency_seconds` (the reference does not list its stages) and
+ * the Python client's own process and GC series, so a real page is at least this large.
  *
  * `loaded`: every value moves between two scrapes (a server under steady load, where every latency histogram takes
  * new observations in every bucket above its smallest: the worst case for a table that writes only what changed).
