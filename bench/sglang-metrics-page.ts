@@ -10,7 +10,7 @@
  * defaults (python/sglang/srt/observability/metrics_collector.py, as the simulator serves them:
  * src/engine/metrics/sglang-metrics.ts), and `func_latency_seconds` has the 18 bounds of the reference's example page.
  * The values are made up. It leaves out `per_stage_req_latency_seconds` (the reference does not list its stages) and
- * the Python client's own process and GC series, so a real page is at least this large.
+ * prometheus_client's own process and GC series, so a real page is at least this large.
  *
  * `loaded`: every value moves between two scrapes (a server under steady load, where every latency histogram takes
  * new observations in every bucket above its smallest: the worst case for a table that writes only what changed).

@@ -69,7 +69,6 @@ export class ScrapeBudget {
     this.#allowanceBytes -= bytes;
     if (this.#capReached || this.#totalBytes < this.limits.capBytes) return;
     this.#capReached = true;
-    this.#allowanceBytes = Math.min(this.#allowanceBytes, this.#burstBytes());
     this.#onCapReached?.(
       `the server metrics reached their cap of ${megabytes(this.limits.capBytes)}: from now on they grow by at most ` +
         `${megabytes(this.limits.bytesPerHourAfterCap)} an hour (scraped less often), and the latest samples are still kept`,
