@@ -30,6 +30,12 @@ const benchmarks: { name: string; file: string; args: string[]; what: string; no
     what: 'calibrate -> real runs at 20-95% of capacity -> virtual-time twin on three black-box engines (sim-server with and without mixed chunks, a Python engine): the error table beside the 15% target',
   },
   { name: 'analysis-million', file: 'analysis-million.js', args: [], what: 'analysis and report of 1,000,000 records' },
+  {
+    name: 'server-metrics-size',
+    file: 'server-metrics-size.js',
+    args: [],
+    what: 'server-metrics.csv bytes a scrape and an hour for a whole SGLang page, written whole (as before) and as changes, and the pace its budget sets',
+  },
 ];
 
 const selected = process.argv.slice(2);

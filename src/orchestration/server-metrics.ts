@@ -2,22 +2,25 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { readsPerformanceNow } from '../clock/clock.js';
 import type { Clock } from '../clock/clock.js';
-import { startScraper } from '../scrape/scraper.js';
+import { DEFAULT_SCRAPE_BUDGET, type ScrapeBudgetLimits } from '../scrape/scrape-budget.js';
 import type { FromScraperWorker, ScraperWorkerData } from '../scrape/scraper-worker-data.js';
 import { finishServerMetricsTable } from '../scrape/server-metrics-file.js';
 import { SERVER_METRICS_CSV, SERVER_METRICS_PARTIAL } from '../scrape/server-metrics-rows.js';
-import { ServerMetricsSpool } from '../scrape/server-metrics-spool.js';
+import { startSpooledScraper } from '../scrape/spooled-scraper.js';
 import type { RunNotice } from '../types/run.js';
 import type { EpochSeconds } from '../types/time.js';
 import { workerScript } from '../utils/worker-script.js';
 
-const SCRAPE_INTERVAL_MS = 500;
-
 export interface ServerMetricsOptions {
   /** The run directory: scrapes are appended to its partial file as they come, and server-metrics.csv ends there. */
   directory: string;
-  /** Told at once when scraping stops early (the thread died, the disk filled): what was scraped before is kept. */
+  /**
+   * Told at once when scraping stops early (the thread died, the disk filled: what was scraped before is kept) and
+   * when the table reaches its cap (scraping goes on, less often).
+   */
   onNotice?: (notice: RunNotice) => void;
+  /** How much disk the table may take, which paces the scraping; DEFAULT_SCRAPE_BUDGET when absent. */
+  budget?: ScrapeBudgetLimits;
   /** A heap limit for the scraper's thread (MB); Node's default when absent. */
   maxOldGenerationSizeMb?: number;
 }
@@ -35,8 +38,10 @@ export interface ServerMetricsCollection {
 /**
  * Polls the servers' (and router's) `/metrics` during a run on the run's clock. Every scrape goes to disk as it comes
  * (the partial file), so memory stays flat over a run of hours and a scraper that fails keeps everything it scraped;
- * at the end the partial file becomes server-metrics.csv, with times relative to the run's `t0` (known only once the
- * measured load starts, after the first scrapes).
+ * only what changed is written, at a pace that keeps the file under its budget (ScrapeBudget: 100 MB an hour, 1 GB a
+ * run, by default), so a run of days cannot fill the disk with it. At the end the partial file becomes
+ * server-metrics.csv, with times relative to the run's `t0` (known only once the measured load starts, after the first
+ * scrapes).
  *
  * The polling runs on a worker thread, away from the event loop that sends requests and times their tokens; on this
  * thread only where no worker can run (a clock that does not read `performance.now()`, such as a test's manual clock,
@@ -47,7 +52,7 @@ export async function collectServerMetrics(metricsUrls: string[], clock: Clock, 
   const partialPath = join(options.directory, SERVER_METRICS_PARTIAL);
   const startStop = metricsUrls.length === 0 ? undefined : await startPolling(metricsUrls, clock, partialPath, options);
   // Once: finish and stop may both be called (stop from a run's cleanup).
-  let stopping: Promise<string | undefined> | undefined;
+  let stopping: Promise<void> | undefined;
   const stop = startStop === undefined ? undefined : () => (stopping ??= startStop());
   return {
     async stop() {
@@ -55,29 +60,26 @@ export async function collectServerMetrics(metricsUrls: string[], clock: Clock, 
     },
     async finish(t0) {
       if (stop === undefined) return 0;
-      const appendFailure = await stop();
-      if (appendFailure !== undefined) {
-        options.onNotice?.({ source: 'scraper', message: `server metrics stopped being saved: ${appendFailure} (in ${SERVER_METRICS_CSV})`, time: clock.nowEpochSeconds() });
-      }
+      await stop();
       return finishServerMetricsTable(options.directory, t0);
     },
   };
 }
 
-/** Starts the scraper; the function it returns stops it and says why appending stopped early, if it did. */
-async function startPolling(urls: string[], clock: Clock, partialPath: string, options: ServerMetricsOptions): Promise<() => Promise<string | undefined>> {
+/** Starts the scraper; the function it returns stops it. */
+async function startPolling(urls: string[], clock: Clock, partialPath: string, options: ServerMetricsOptions): Promise<() => Promise<void>> {
+  const budget = options.budget ?? DEFAULT_SCRAPE_BUDGET;
   const script = workerScript(import.meta.url, '../scrape/scraper-worker-entry.js').path;
   if (script === null || !readsPerformanceNow(clock)) {
-    const spool = new ServerMetricsSpool(partialPath);
-    const scraper = startScraper({ urls, clock, intervalMs: SCRAPE_INTERVAL_MS, onSample: (sample) => spool.append(sample) });
+    const notify = (message: string): void => options.onNotice?.({ source: 'scraper', message, time: clock.nowEpochSeconds() });
+    const { scraper, spool } = startSpooledScraper({ urls, clock, partialPath, budget, notify });
     await scraper.firstRound;
     return async () => {
       await scraper.stop();
       spool.close();
-      return spool.failure;
     };
   }
-  const data: ScraperWorkerData = { urls, intervalMs: SCRAPE_INTERVAL_MS, partialPath, epochAtMainZeroMs: clock.toEpochSeconds(0) * 1000, mainTimeOrigin: performance.timeOrigin };
+  const data: ScraperWorkerData = { urls, budget, partialPath, epochAtMainZeroMs: clock.toEpochSeconds(0) * 1000, mainTimeOrigin: performance.timeOrigin };
   const worker = new Worker(script, {
     workerData: data,
     ...(options.maxOldGenerationSizeMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb } }),
@@ -98,30 +100,34 @@ async function startPolling(urls: string[], clock: Clock, partialPath: string, o
       time: clock.nowEpochSeconds(),
     });
   };
-  const stopped = new Promise<string | undefined>((resolve) => {
+  const stopped = new Promise<void>((resolve) => {
     worker.on('message', (message: FromScraperWorker) => {
       if (message.type === 'ready') {
         markReady();
         return;
       }
+      if (message.type === 'notice') {
+        options.onNotice?.({ source: 'scraper', message: message.message, time: message.time });
+        return;
+      }
       // Its thread exits next: that is the end of a finished scrape, not a failure.
       failed = true;
-      resolve(message.appendFailure);
+      resolve();
     });
     worker.once('error', (error) => {
       failure((error as NodeJS.ErrnoException).code ?? error.message);
-      resolve(undefined);
+      resolve();
     });
     worker.once('exit', (code) => {
       failure(`exit code ${code}`);
-      resolve(undefined);
+      resolve();
     });
   });
   await ready;
   return async () => {
     if (!failed) worker.postMessage('stop');
     try {
-      return await stopped;
+      await stopped;
     } finally {
       failed = true;
       await worker.terminate();

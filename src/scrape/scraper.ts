@@ -20,6 +20,12 @@ export interface ScraperOptions {
   /** Full URLs of the `/metrics` endpoints (each server, and the router's Prometheus port). */
   urls: readonly string[];
   intervalMs?: Milliseconds;
+  /**
+   * The wait before the next round, asked as each round starts (default: `intervalMs` every time); a round that
+   * comes due while a URL's previous scrape is in flight still skips that URL. servelab's runs pace it by what the
+   * rows weigh on disk (ScrapeBudget).
+   */
+  nextIntervalMs?: () => Milliseconds;
   /** The run's clock: sample times are its readings, so they line up with the records. */
   clock: Clock;
   /** Per-scrape deadline; default: the interval (a slow endpoint skips ticks rather than piling up requests). */
@@ -36,6 +42,8 @@ export interface ScraperOptions {
 export interface Scraper {
   /** Settles once every URL's first scrape has answered, failed or timed out. */
   readonly firstRound: Promise<void>;
+  /** Settles once the scrapes in flight now have answered (or failed) and been handed to `onSample`. */
+  settled(): Promise<void>;
   /** Stops polling and waits for the scrapes in flight (each handed to `onSample`); returns how many samples there were. */
   stop(): Promise<number>;
 }
@@ -63,9 +71,9 @@ async function scrapeOnce(url: string, clock: Clock, timeoutMs: Milliseconds, ke
 }
 
 /**
- * Polls every URL every `intervalMs` (default 500) until stopped. Ticks follow an absolute schedule on the clock; a tick
- * that comes due while the previous scrape of a URL is still in flight is skipped for that URL, and missed ticks are
- * not replayed in a burst. A failing endpoint yields samples with `ok: false`, never an exception.
+ * Polls every URL every `intervalMs` (default 500), or at the pace `nextIntervalMs` sets, until stopped. Ticks follow
+ * an absolute schedule on the clock; a tick that comes due while the previous scrape of a URL is still in flight is
+ * skipped for that URL, and missed ticks are not replayed in a burst. A failing endpoint yields samples with `ok: false`, never an exception.
  */
 export function startScraper(options: ScraperOptions): Scraper {
   const intervalMs = options.intervalMs ?? 500;
@@ -88,7 +96,7 @@ export function startScraper(options: ScraperOptions): Scraper {
       });
       inFlight.set(url, scrape);
     }
-    nextDueMs = Math.max(nextDueMs + intervalMs, clock.nowMs());
+    nextDueMs = Math.max(nextDueMs + (options.nextIntervalMs?.() ?? intervalMs), clock.nowMs());
     timer = setTimeout(tick, Math.max(0, nextDueMs - clock.nowMs()));
     // Scraping must never keep a finished process alive.
     timer.unref();
@@ -98,6 +106,9 @@ export function startScraper(options: ScraperOptions): Scraper {
 
   return {
     firstRound,
+    async settled(): Promise<void> {
+      await Promise.all(inFlight.values());
+    },
     async stop(): Promise<number> {
       stopped = true;
       if (timer) clearTimeout(timer);

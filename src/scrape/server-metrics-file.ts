@@ -134,36 +134,77 @@ export async function finishServerMetricsTable(directory: string, t0: number): P
 }
 
 /**
- * Adds one CSV row to the samples being gathered: a scrape's rows are contiguous (one append), so a row whose node
- * and time match the last sample joins it; only metrics `keep` accepts are kept, summed over their label sets.
+ * Rebuilds every scrape's values, row by row, for the metrics `keep` accepts (summed over their label sets). A scrape
+ * of today's table opens with its scrape row (no metric) and lists only the names whose series moved (ChangedRows):
+ * a name's rows in a scrape replace what it had, a row with neither labels nor value ends it, and the rest hold from
+ * the node's scrapes before. A scrape of an older table lists every series and opens with its first: nothing carries
+ * over into it. A failed scrape carries nothing over either (its node's next answer is written whole).
  */
-function addRow(samples: StoredSample[], fields: readonly string[], time: number, keep: (name: string) => boolean): void {
-  const [, , node = '', metric = '', , valueField = '', , error = ''] = fields;
-  let sample = samples.at(-1);
-  if (sample === undefined || sample.url !== node || sample.time !== time) {
-    if (metric !== '' && !keep(metric)) return;
-    sample = { time, url: node, ok: error === '', metrics: [] };
-    if (error !== '') sample.error = error;
-    samples.push(sample);
+class ScrapeRebuilder {
+  readonly samples: StoredSample[] = [];
+  readonly #keep: (name: string) => boolean;
+  /** Per node, per kept metric name, per label set (as written): the value it holds. */
+  readonly #held = new Map<string, Map<string, Map<string, number>>>();
+  #scrape: { node: string; time: number; error: string; names: Set<string> } | undefined;
+
+  constructor(keep: (name: string) => boolean) {
+    this.#keep = keep;
   }
-  if (metric === '' || !keep(metric)) return;
-  const value = valueField === 'inf' ? Infinity : valueField === '-inf' ? -Infinity : Number(valueField);
-  const summed = sample.metrics.find((candidate) => candidate.name === metric);
-  if (summed) summed.value += value;
-  else sample.metrics.push({ name: metric, labels: {}, value });
+
+  /** Adds one row (every column, `time_s` first, as numbers: `time` seconds after t0). */
+  add(fields: readonly string[], time: number): void {
+    const [, , node = '', metric = '', labels = '', valueField = '', , error = ''] = fields;
+    if (this.#scrape === undefined || this.#scrape.node !== node || this.#scrape.time !== time) {
+      this.finish();
+      if (metric !== '' || error !== '') this.#held.delete(node);
+      this.#scrape = { node, time, error, names: new Set() };
+    }
+    if (metric === '' || !this.#keep(metric)) return;
+    let held = this.#held.get(node);
+    if (held === undefined) this.#held.set(node, (held = new Map()));
+    if (!this.#scrape.names.has(metric)) {
+      this.#scrape.names.add(metric);
+      held.set(metric, new Map());
+    }
+    if (labels === '' && valueField === '') {
+      held.delete(metric);
+      return;
+    }
+    const value = valueField === 'inf' ? Infinity : valueField === '-inf' ? -Infinity : Number(valueField);
+    held.get(metric)?.set(labels, value);
+  }
+
+  /** Closes the scrape being read: a failed one is a sample with its error; an answer, one if it holds a kept metric. */
+  finish(): void {
+    const scrape = this.#scrape;
+    this.#scrape = undefined;
+    if (scrape === undefined) return;
+    if (scrape.error !== '') {
+      this.samples.push({ time: scrape.time, url: scrape.node, ok: false, error: scrape.error, metrics: [] });
+      return;
+    }
+    const metrics: MetricSample[] = [];
+    for (const [name, series] of this.#held.get(scrape.node) ?? []) {
+      let value = 0;
+      for (const seriesValue of series.values()) value += seriesValue;
+      if (series.size > 0) metrics.push({ name, labels: {}, value });
+    }
+    if (metrics.length > 0) this.samples.push({ time: scrape.time, url: scrape.node, ok: true, metrics });
+  }
 }
 
 /**
- * Reads a run's scraped metrics back for its charts, keeping only the metrics `keep` accepts (summed over label sets,
- * e.g. tp ranks): memory grows with the charted points, not with everything scraped. From server-metrics.csv; else
+ * Reads a run's scraped metrics back for its charts, one sample per scrape, keeping only the metrics `keep` accepts
+ * (summed over label sets, e.g. tp ranks), each scrape with the values it saw, written then or held from before
+ * (ScrapeRebuilder): memory grows with the charted points, not with everything scraped. From server-metrics.csv; else
  * from the partial file a killed run left (times made relative to `t0`); else from an old run's server-metrics.jsonl.
  */
 export async function readServerMetrics(directory: string, t0: number, keep: (name: string) => boolean): Promise<StoredSample[]> {
-  const samples: StoredSample[] = [];
   const csvPath = join(directory, SERVER_METRICS_CSV);
   const partialPath = join(directory, SERVER_METRICS_PARTIAL);
   if (existsSync(csvPath) || existsSync(partialPath)) {
     const partial = !existsSync(csvPath);
+    const rebuilder = new ScrapeRebuilder(keep);
     let header = !partial;
     for await (const line of completeLines(partial ? partialPath : csvPath)) {
       if (header) {
@@ -174,10 +215,12 @@ export async function readServerMetrics(directory: string, t0: number, keep: (na
       const fields = partial ? ['', ...splitCsvRow(line)] : splitCsvRow(line);
       const time = partial ? Number(fields[1]) - t0 : Number(fields[0]);
       if (!Number.isFinite(time)) continue;
-      addRow(samples, fields, time, keep);
+      rebuilder.add(fields, time);
     }
-    return samples;
+    rebuilder.finish();
+    return rebuilder.samples;
   }
+  const samples: StoredSample[] = [];
   const jsonlPath = join(directory, SERVER_METRICS_JSONL);
   if (!existsSync(jsonlPath)) return samples;
   for await (const line of completeLines(jsonlPath)) {

@@ -1,9 +1,8 @@
-import type { Sample } from './scraper.js';
-
 /**
- * server-metrics.csv, the tidy table of scraped `/metrics`: one row per sample and series, so that
- * `pandas.read_csv('server-metrics.csv')` loads it in one call. A failed scrape is one row with `error` set and no
- * metric. Documented in docs/metrics.md ("Server metrics").
+ * server-metrics.csv, the tidy table of scraped `/metrics`, so that `pandas.read_csv('server-metrics.csv')` loads it in
+ * one call: per scrape, one scrape row (no metric; `error` set when it failed), then one row per series of each metric
+ * name whose values moved since the node's previous scrape (ChangedRows). Documented in docs/metrics.md ("Server
+ * metrics").
  */
 export const SERVER_METRICS_CSV = 'server-metrics.csv';
 export const SERVER_METRICS_COLUMNS = ['time_s', 'timestamp', 'node', 'metric', 'labels', 'value', 'scrape_ms', 'error'] as const;
@@ -15,8 +14,13 @@ export const SERVER_METRICS_COLUMNS = ['time_s', 'timestamp', 'node', 'metric', 
  */
 export const SERVER_METRICS_PARTIAL = 'server-metrics.partial.csv';
 
+/** The notice when appending to the partial file stopped (a full disk): what was appended before is kept. */
+export function appendStoppedMessage(reason: string): string {
+  return `server metrics stopped being saved: ${reason} (${SERVER_METRICS_CSV} holds what was scraped until then; the run goes on)`;
+}
+
 /** RFC 4180 quoting where needed (labels are JSON, so they always are). */
-function field(text: string): string {
+export function field(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
@@ -38,21 +42,6 @@ export function labelsText(labels: Record<string, string>): string {
   const sorted: Record<string, string> = {};
   for (const name of Object.keys(labels).sort()) sorted[name] = labels[name] as string;
   return JSON.stringify(sorted);
-}
-
-/** A scrape as partial-file rows (every column but `time_s`), each ending in a line break. */
-export function partialRows(sample: Sample): string {
-  const timestamp = sample.time.toFixed(6);
-  const node = field(nodeOfMetricsUrl(sample.url));
-  const scrapeMs = (Math.round(sample.durationMs * 1000) / 1000).toString();
-  if (!sample.ok || sample.metrics.length === 0) {
-    return `${timestamp},${node},,,,${scrapeMs},${field(sample.error ?? (sample.ok ? 'no samples' : 'failed'))}\n`;
-  }
-  let rows = '';
-  for (const metric of sample.metrics) {
-    rows += `${timestamp},${node},${metric.name},${field(labelsText(metric.labels))},${valueText(metric.value)},${scrapeMs},\n`;
-  }
-  return rows;
 }
 
 /** Seconds after t0 with microsecond precision, no trailing zeros. */

@@ -67,15 +67,17 @@ describe('metrics scraper', () => {
     for (let index = 1; index < samples.length; index++) expect(samples[index]?.time).toBeGreaterThan(samples[index - 1]?.time as number);
     expect(samples.every((sample) => sample.ok && sample.metrics.every((metric) => metric.name === 'sglang:num_running_reqs'))).toBe(true);
 
-    expect(await finishServerMetricsTable(runDirectory, t0)).toBe(2 * samples.length);
+    // Per scrape, its scrape row, then both tp ranks' rows: rank 0 moves every scrape, and a name that moved is written
+    // whole (rank 1, always 1, with it).
+    expect(await finishServerMetricsTable(runDirectory, t0)).toBe(3 * samples.length);
     const rows = parseCsv(await readFile(join(runDirectory, 'server-metrics.csv'), 'utf8'));
     expect(rows[0]).toEqual(['time_s', 'timestamp', 'node', 'metric', 'labels', 'value', 'scrape_ms', 'error']);
-    // One row per series and scrape: both tp ranks, each with its labels.
-    expect(rows.slice(1, 3).map((row) => [row[2], row[3], JSON.parse(row[4] as string)])).toEqual([
+    expect(rows[1]?.slice(2)).toEqual([baseUrl, '', '', '', rows[1]?.[6], '']);
+    expect(rows.slice(2, 4).map((row) => [row[2], row[3], JSON.parse(row[4] as string)])).toEqual([
       [baseUrl, 'sglang:num_running_reqs', { tp_rank: '0' }],
       [baseUrl, 'sglang:num_running_reqs', { tp_rank: '1' }],
     ]);
-    expect(Number(rows[1]?.[0])).toBeCloseTo((samples[0]?.time as number) - t0, 5);
+    expect(Number(rows[2]?.[0])).toBeCloseTo((samples[0]?.time as number) - t0, 5);
     expect(existsSync(join(runDirectory, SERVER_METRICS_PARTIAL))).toBe(false);
     // Summed over tp ranks: the first scrape of this test saw running = n + 1 for its scrape count n.
     const stored = await readServerMetrics(runDirectory, t0, () => true);
@@ -140,8 +142,9 @@ describe('metrics scraper', () => {
       const written = await collection.finish(t0);
       const finishedAt = clock.nowEpochSeconds();
       const samples = await readServerMetrics(runDirectory, t0, () => true);
-      expect(written).toBe(samples.length);
       const good = samples.filter((sample) => sample.url === url.replace(/\/metrics$/, ''));
+      // Each answer is its scrape row and the one series (its value moved every time); a failure is its scrape row.
+      expect(written).toBe(samples.length + good.length);
       expect(samples.filter((sample) => !sample.ok && sample.error !== undefined).length).toBeGreaterThan(0);
       expect(good.length).toBe(answeredAt.length);
       good.forEach((sample, index) => {
@@ -211,7 +214,8 @@ describe('metrics scraper', () => {
       const rows = await collection.finish(t0);
       const samples = await readServerMetrics(runDirectory, t0, () => true);
       // A machine busy with other tests may turn a scrape into a timeout (an error row): the answers are what count.
-      expect(rows).toBe(samples.length);
+      // Each answer is its scrape row and its series; a timeout, its scrape row.
+      expect(rows).toBe(samples.length + samples.filter((sample) => sample.ok).length);
       expect(samples.filter((sample) => sample.ok).map((sample) => sample.metrics[0]?.value)).toEqual([1, 2]);
     } finally {
       await new Promise<void>((resolve) => endpoint.close(() => resolve()));
