@@ -93,8 +93,10 @@ export class DecodeRole<Source> {
     const entry = this.#transferring.get(room);
     if (entry === undefined) return undefined;
     const waitedMs = nowMs - entry.preallocatedMs;
-    // Not due yet: nothing (a driver whose timer fires early passes the due instant, as the link's timer does).
-    if (waitedMs < this.#waitingTimeoutMs) return undefined;
+    // Not due yet: nothing (a driver whose timer fires early passes the due instant, as the link's timer does). The
+    // due instant is compared as register() was given it: `nowMs - preallocatedMs < timeout` can hold at that very
+    // instant by float rounding ((a + 200) - a is 199.99999999999997 for some a), and the request would wait forever.
+    if (nowMs < entry.preallocatedMs + this.#waitingTimeoutMs) return undefined;
     this.#transferring.delete(room);
     this.#engine.cancelKvReservation(entry.input.promptTokenIds.length);
     return { requestId: entry.input.id, message: kvWaitingTimeoutMessage(entry.input.id, room, waitedMs) };

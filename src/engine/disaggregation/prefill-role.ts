@@ -74,7 +74,8 @@ export class PrefillRole<Destination> {
     const entry = this.#entries.get(room);
     if (entry?.input === undefined || entry.destination !== undefined) return undefined;
     const waitedMs = nowMs - entry.arrivedMs;
-    if (waitedMs < timeoutMs) return undefined;
+    // Compared as the driver computed the due instant (arrival + timeout): the difference can fall a rounding short.
+    if (nowMs < entry.arrivedMs + timeoutMs) return undefined;
     this.#entries.delete(room);
     return { requestId: entry.input.id, message: bootstrapTimeoutMessage(entry.input.id, room, waitedMs) };
   }

@@ -55,6 +55,17 @@ describe("a decode server's wait for a request's KV", () => {
     expect(role.kvArrived('room-7', ARRIVAL, 70)).toBe(false);
   });
 
+  it('fails at the very instant it was told to call, whatever float rounding does to the difference', () => {
+    // (16363.180031939972 + 50) - 16363.180031939972 is 49.99999999999818: measured as a difference, the wait at the
+    // due instant is a rounding short of the timeout, and a driver that calls only then would never see it fail.
+    const start = 16363.180031939972;
+    expect(start + 50 - start).toBeLessThan(50);
+    const { role, registered } = decodeRole(kvLedger(1000));
+    role.arrive('room-9', INPUT, 'prefill-0', start);
+    const due = registered[0]?.timeoutAtMs as number;
+    expect(role.expire('room-9', due)?.requestId).toBe('rid-1');
+  });
+
   it('does not fail a request whose KV arrived in time', () => {
     const engine = kvLedger(1000);
     const { role, submitted } = decodeRole(engine);
