@@ -16,8 +16,11 @@ afterAll(async () => {
   await Promise.all([prefill.close(), decode.close()]);
 });
 
+/** Each request gets 10 s (the test's 30 s would hide which one hung: a hang fails at its own line). */
+const REQUEST_DEADLINE_MS = 10_000;
+
 async function generate(url: string, body: Record<string, unknown>): Promise<{ status: number; json: Record<string, unknown> }> {
-  const response = await fetch(`${url}/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${url}/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_DEADLINE_MS) });
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
 
@@ -74,7 +77,7 @@ describe('a simulated decode server whose KV never comes', () => {
       const transferQueue = metrics.split('\n').find((line) => line.startsWith('sglang:num_decode_transfer_queue_reqs{'));
       expect(Number(transferQueue?.split(' ').pop())).toBe(0);
       // A streamed request gets the same error as its abort event, and the server still serves a whole pair after.
-      const streamed = await fetch(`${waiting.url}/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, rid: 'orphan-2', bootstrap_room: 4243, stream: true }) });
+      const streamed = await fetch(`${waiting.url}/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, rid: 'orphan-2', bootstrap_room: 4243, stream: true }), signal: AbortSignal.timeout(REQUEST_DEADLINE_MS) });
       expect(await streamed.text()).toMatch(/"finish_reason":\{"type":"abort","message":"Decode transfer failed[^"]*timed out after [\d.]+s in KVPoll\.WaitingForInput/);
       const pair = { rid: 'pair-after', text: 'one two three', bootstrap_host: '127.0.0.1', bootstrap_port: prefill.port, bootstrap_room: 4244, sampling_params: { max_new_tokens: 3 } };
       const [, decoded] = await Promise.all([generate(prefill.url, pair), generate(waiting.url, pair)]);
