@@ -45,7 +45,7 @@ export async function launchSmg(settings: SmgLaunchSettings): Promise<ServerHand
       if (performance.now() > deadline) throw child.failure('NOT_READY', `smg did not list all ${settings.workerUrls.length} workers as healthy in time`);
       await sleep(250);
     }
-    return { name: 'smg', url, pid: child.pid, logPath: child.logPath, stop: () => child.stop(), signal: (signal) => child.signal(signal) };
+    return { name: 'smg', url, pid: child.pid, logPath: child.logPath, exited: child.exited, stop: () => child.stop(), signal: (signal) => child.signal(signal) };
   } catch (error) {
     await child.stop();
     const tail = child.logTail();
