@@ -207,6 +207,12 @@ export const runSettingsSchema = z.object({
   virtualTime: z.boolean().default(false),
   /** Live progress: `auto` draws a bar on a terminal and prints plain lines otherwise. */
   progress: z.enum(['auto', 'bar', 'lines', 'off']).default('auto'),
+  /**
+   * The disk server-metrics.csv may take per hour of run, all servers together, in MB (src/scrape/scrape-budget.ts):
+   * the scrape interval backs off from 500 ms to stay under it. A routing study of many servers that wants every
+   * scrape raises it; the 1 GB-a-run cap after which it grows by a tenth of the rate stays.
+   */
+  serverMetricsMbPerHour: z.number().positive().default(100),
   /** Print the terminal summary at the end. */
   quiet: z.boolean().default(false),
   /**

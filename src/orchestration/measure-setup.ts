@@ -22,6 +22,7 @@ import { createRunDirectory, type RunDirectory } from './run-directory.js';
 import { RunLog } from './run-log.js';
 import { collectServerMetrics } from './server-metrics.js';
 import { joinRunRequestLogs } from './server-request-logs.js';
+import { scrapeBudgetForRate } from '../scrape/scrape-budget.js';
 
 /** Reports a phase change with no request counts yet. */
 export function phaseReporter(options: RunOptions, clock: Clock, startedMs: number, totalRequests: number) {
@@ -131,7 +132,8 @@ export class RunSetup<Config extends NodeTestConfig = NodeTestConfig> {
   async scrape(metricsUrls: string[]): Promise<ScrapedMetrics> {
     // Samples go to the run directory as they come (server-metrics.partial.csv): a scraper that dies keeps what it
     // scraped, and says so in a notice.
-    this.#scraped = await collectServerMetrics(metricsUrls, this.clock, { directory: this.directory.path, onNotice: (notice) => this.log.notice(notice) });
+    const budget = scrapeBudgetForRate(this.config.serverMetricsMbPerHour);
+    this.#scraped = await collectServerMetrics(metricsUrls, this.clock, { directory: this.directory.path, budget, onNotice: (notice) => this.log.notice(notice) });
     return this.#scraped;
   }
 

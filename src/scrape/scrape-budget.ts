@@ -31,6 +31,15 @@ export const DEFAULT_SCRAPE_BUDGET: ScrapeBudgetLimits = {
   bytesPerHourAfterCap: 10e6,
 };
 
+/**
+ * The budget for `mbPerHour` MB an hour (`--server-metrics-mb-per-hour`): the defaults' shape scaled with the rate —
+ * a tenth of an hour's rate ahead (6 minutes), and a tenth of the rate past the 1 GB cap.
+ */
+export function scrapeBudgetForRate(mbPerHour: number): ScrapeBudgetLimits {
+  const bytesPerHour = mbPerHour * 1e6;
+  return { ...DEFAULT_SCRAPE_BUDGET, bytesPerHour, burstBytes: bytesPerHour / 10, bytesPerHourAfterCap: bytesPerHour / 10 };
+}
+
 const MS_PER_HOUR = 3_600_000;
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ScrapeBudget, type ScrapeBudgetLimits } from '../../src/scrape/scrape-budget.js';
+import { resolveNodeTestConfig } from '../../src/config/node-test-config.js';
+import { DEFAULT_SCRAPE_BUDGET, ScrapeBudget, scrapeBudgetForRate, type ScrapeBudgetLimits } from '../../src/scrape/scrape-budget.js';
 
 const LIMITS: ScrapeBudgetLimits = { baseIntervalMs: 500, bytesPerHour: 3.6e6, burstBytes: 10_000, capBytes: 1e12, bytesPerHourAfterCap: 0.36e6 };
 
@@ -51,5 +52,18 @@ describe('scrape budget', () => {
     const heavy = scrape(budget, idle.endMs, 600_000, 2_000);
     expect(heavy.bytes).toBeLessThanOrEqual(LIMITS.burstBytes / 10 + rateAfterPerMs * (heavy.endMs - idle.endMs) + 2_000);
     expect(messages).toHaveLength(1);
+  });
+});
+
+describe('--server-metrics-mb-per-hour', () => {
+  it("is the default budget at its default, and scales the rate, what may go ahead of it and the rate past the cap", () => {
+    expect(scrapeBudgetForRate(resolveNodeTestConfig({}).serverMetricsMbPerHour)).toEqual(DEFAULT_SCRAPE_BUDGET);
+    expect(scrapeBudgetForRate(1_000)).toEqual({ ...DEFAULT_SCRAPE_BUDGET, bytesPerHour: 1e9, burstBytes: 1e8, bytesPerHourAfterCap: 1e8 });
+    // A small budget paces a short run too: its allowance ahead is a tenth of the hour's, not the default's 10 MB.
+    expect(scrapeBudgetForRate(5).burstBytes).toBe(5e5);
+  });
+
+  it('refuses a budget that is not positive, naming the setting', () => {
+    expect(() => resolveNodeTestConfig({ serverMetricsMbPerHour: 0 })).toThrow(/serverMetricsMbPerHour/);
   });
 });
