@@ -106,8 +106,11 @@ interface Metrics {
   tpotP50: number;
   e2eP50: number;
   e2eP90: number;
+  /** Diagnostic, not in the target: the server's TTFT (queue entry to first token), without the client's path. */
+  serverTtftP90: number;
 }
-const METRIC_NAMES: Record<keyof Metrics, string> = { throughput: 'thr', ttftP50: 'TTFT p50', ttftP90: 'TTFT p90', tpotP50: 'TPOT p50', e2eP50: 'E2E p50', e2eP90: 'E2E p90' };
+/** The metrics of the 15% target. */
+const METRIC_NAMES: Record<Exclude<keyof Metrics, 'serverTtftP90'>, string> = { throughput: 'thr', ttftP50: 'TTFT p50', ttftP90: 'TTFT p90', tpotP50: 'TPOT p50', e2eP50: 'E2E p50', e2eP90: 'E2E p90' };
 
 function readMetrics(directory: string): Metrics {
   const metrics = (JSON.parse(readFileSync(join(directory, 'summary.json'), 'utf8')) as { metrics: Record<string, unknown> }).metrics;
@@ -119,6 +122,7 @@ function readMetrics(directory: string): Metrics {
     tpotP50: (latencies['tpotSeconds'] as { p50: number }).p50 * 1000,
     e2eP50: (latencies['totalLatencySeconds'] as { p50: number }).p50 * 1000,
     e2eP90: (latencies['totalLatencySeconds'] as { p90: number }).p90 * 1000,
+    serverTtftP90: ((latencies['serverTtftSeconds'] as { p90: number } | undefined)?.p90 ?? Number.NaN) * 1000,
   };
 }
 
@@ -200,26 +204,33 @@ async function twinPhase(engineName: string, directory: string, plan: Plan): Pro
 }
 
 function printTable(rows: Row[], root: string): void {
-  const keys = Object.keys(METRIC_NAMES) as (keyof Metrics)[];
-  const header = ['engine', 'twin', 'load', ...keys.map((key) => METRIC_NAMES[key]), 'worst'];
+  const keys = Object.keys(METRIC_NAMES) as (keyof typeof METRIC_NAMES)[];
+  const percent = (twin: number, real: number): number => ((twin - real) / real) * 100;
+  const signed = (error: number): string => `${error >= 0 ? '+' : ''}${error.toFixed(1)}%`;
+  // The server's TTFT p90 beside the target's columns: where it agrees and the client's TTFT p90 does not, the miss is
+  // the path between client and server (on a loaded host, its tail), not the engine's model.
+  const header = ['engine', 'twin', 'load', ...keys.map((key) => METRIC_NAMES[key]), 'worst', 'server TTFT p90'];
   const lines: string[][] = [];
   const csv = ['engine,twin_profile,fraction,rate_rps,metric,real,twin,error_percent'];
   for (const row of rows) {
-    const errors = keys.map((key) => ((row.twinMetrics[key] - row.real[key]) / row.real[key]) * 100);
+    const errors = keys.map((key) => percent(row.twinMetrics[key], row.real[key]));
     const worst = Math.max(...errors.map(Math.abs));
     lines.push([
       row.engine,
       row.twin,
       `${row.fraction.toFixed(2)}x ${row.rate.toFixed(1)}/s`,
-      ...errors.map((error) => `${error >= 0 ? '+' : ''}${error.toFixed(1)}%${Math.abs(error) > TARGET_PERCENT ? '!' : ''}`),
+      ...errors.map((error) => `${signed(error)}${Math.abs(error) > TARGET_PERCENT ? '!' : ''}`),
       `${worst.toFixed(1)}%`,
+      signed(percent(row.twinMetrics.serverTtftP90, row.real.serverTtftP90)),
     ]);
-    keys.forEach((key, index) => csv.push([row.engine, row.twin, row.fraction, row.rate.toFixed(3), key, row.real[key].toFixed(3), row.twinMetrics[key].toFixed(3), (errors[index] as number).toFixed(2)].join(',')));
+    for (const key of [...keys, 'serverTtftP90'] as const) {
+      csv.push([row.engine, row.twin, row.fraction, row.rate.toFixed(3), key, row.real[key].toFixed(3), row.twinMetrics[key].toFixed(3), percent(row.twinMetrics[key], row.real[key]).toFixed(2)].join(','));
+    }
   }
   const widths = header.map((cell, index) => Math.max(cell.length, ...lines.map((line) => (line[index] as string).length)));
-  process.stdout.write(`\nTwin error against the real engine (twin - real) / real; "!" marks a miss of the ${TARGET_PERCENT}% target.\n`);
+  process.stdout.write(`\nTwin error against the real engine (twin - real) / real; "!" marks a miss of the ${TARGET_PERCENT}% target (server TTFT p90: a diagnostic, not in the target).\n`);
   for (const line of [header, ...lines]) process.stdout.write(`${line.map((cell, index) => cell.padEnd(widths[index] as number)).join('  ')}\n`);
-  const within = rows.filter((row) => keys.every((key) => Math.abs((row.twinMetrics[key] - row.real[key]) / row.real[key]) * 100 <= TARGET_PERCENT)).length;
+  const within = rows.filter((row) => keys.every((key) => Math.abs(percent(row.twinMetrics[key], row.real[key])) <= TARGET_PERCENT)).length;
   process.stdout.write(`${within} of ${rows.length} rows within ${TARGET_PERCENT}% on every metric.\n`);
   writeFileSync(join(root, 'twin-engines.csv'), `${csv.join('\n')}\n`);
 }
