@@ -88,6 +88,16 @@ async function lateness(url: string): Promise<{ lawS: number; lateS: number } | 
   return lawS === undefined || lateS === undefined ? null : { lawS, lateS };
 }
 
+/**
+ * How often a sim-server's real-time stepper fell more than 200 ms behind its model and restarted its timeline at the
+ * wall clock (src/engine/http/real-time-stepper.ts): each is a stall of this host that the server's requests paid and
+ * the twin cannot; null for engines without the count.
+ */
+async function reanchors(url: string): Promise<number | null> {
+  const info = (await (await fetch(`${url}/server_info`)).json()) as { servelab_step_lateness_ms?: { reanchors?: number } };
+  return info.servelab_step_lateness_ms?.reanchors ?? null;
+}
+
 function servelab(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -168,11 +178,16 @@ async function realPhase(engine: Engine, directory: string): Promise<Plan> {
     });
     for (const point of points) {
       const before = await lateness(server.url);
+      const reanchorsBefore = await reanchors(server.url);
       await run(directory, `real-${point.fraction}`, point.rate.toFixed(4), point.prompts, point.seed, attach);
       const after = await lateness(server.url);
+      const reanchorsAfter = await reanchors(server.url);
       if (before !== null && after !== null) {
         const overPercent = ((after.lateS - before.lateS) / Math.max(after.lawS - before.lawS, 1e-9)) * 100;
         process.stdout.write(`  ${engine.name} at ${point.fraction}x: its steps ended ${overPercent.toFixed(1)}% later than its law (this machine's load)\n`);
+      }
+      if (reanchorsBefore !== null && reanchorsAfter !== null) {
+        process.stdout.write(`  ${engine.name} at ${point.fraction}x: the server fell more than 200 ms behind its model ${reanchorsAfter - reanchorsBefore} times (this machine's stalls)\n`);
       }
     }
     const plan = { limits, capacityRps, points };
