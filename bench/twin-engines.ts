@@ -166,8 +166,16 @@ async function realPhase(engine: Engine, directory: string): Promise<Plan> {
       '--max-total-tokens', String(info['max_total_num_tokens'] ?? info['max_total_tokens']),
     ];
     const calibrationStartedMs = performance.now();
+    const lateBeforeCalibration = await lateness(server.url);
     const calibration = await servelab(['calibrate', '--url', server.url, '--output', join(directory, 'roofline.json'), '--measured-output', join(directory, 'measured.json'), '--quiet']);
-    process.stdout.write(`  ${engine.name}: calibrated in ${((performance.now() - calibrationStartedMs) / 1000).toFixed(0)} s\n${calibration.replace(/^/gm, '    ').trimEnd()}\n`);
+    const lateAfterCalibration = await lateness(server.url);
+    // The same share as each real run's below: a calibration made while the host slowed the engine more (or less) than
+    // during the runs prices every step dear (or cheap), and near capacity queueing multiplies that.
+    const calibrationLate =
+      lateBeforeCalibration === null || lateAfterCalibration === null
+        ? ''
+        : `; its steps ended ${(((lateAfterCalibration.lateS - lateBeforeCalibration.lateS) / Math.max(lateAfterCalibration.lawS - lateBeforeCalibration.lawS, 1e-9)) * 100).toFixed(1)}% later than its law meanwhile`;
+    process.stdout.write(`  ${engine.name}: calibrated in ${((performance.now() - calibrationStartedMs) / 1000).toFixed(0)} s${calibrationLate}\n${calibration.replace(/^/gm, '    ').trimEnd()}\n`);
     const attach = ['--target', 'attach', '--url', server.url];
     await run(directory, 'burst', 'inf', 200, 1, attach);
     const capacityRps = readMetrics(join(directory, 'burst')).throughput;
