@@ -86,6 +86,19 @@ describe('virtual time', () => {
     }
   });
 
+  // The twin is compared with real runs of the same seed (bench/twin-engines.ts, calibrate's validation), which send
+  // warmups first. A generated dataset draws its warmups as extra requests, all input lengths before all output
+  // lengths, so a virtual run that drew none had every output length two places early against --warmup-requests 2.
+  it('measures the same requests as a real-time run of the same seed that sent warmups first', async () => {
+    const settings = { datasetName: 'random-ids', requestRate: 100, numPrompts: 30, randomInputLen: 64, randomOutputLen: 24, randomRangeRatio: 0.25, seed: 13, warmupRequests: 2, progress: 'off' } as const;
+    const virtual = await new NodeTest({ ...settings, virtualTime: true, outputDir: join(workDirectory, 'warmups-virtual') }).run();
+    const real = await new NodeTest({ ...settings, outputDir: join(workDirectory, 'warmups-real') }).run();
+    const shape = (records: RequestRecord[]): string[] =>
+      [...records].sort((a, b) => a.datasetIndex - b.datasetIndex).map((record) => `${record.datasetIndex}: ${record.inputLength} in, ${record.expectedOutputLength} out`);
+    expect(real.run.records).toHaveLength(30);
+    expect(shape(virtual.run.records)).toEqual(shape(real.run.records));
+  });
+
   it('runs a closed loop of N users as N requests in flight', async () => {
     const result = await new NodeTest({ virtualTime: true, concurrency: 4, numPrompts: 200, randomInputLen: 64, randomOutputLen: 16, outputDir: join(workDirectory, 'closed'), progress: 'off' }).run();
     expect(result.metrics.concurrency.stages?.in_system?.peak).toBe(4);

@@ -151,7 +151,7 @@ export async function identifyScheduling(options: SchedulingProbeOptions): Promi
   }
   if (samples.length === 0) return { mixedChunk: null, samples, evidence: 'the probe could not be read: the running streams did not decode through the prompt' };
   const mixedVotes = samples.filter((sample) => sample.mixed).length;
-  const mixedChunk = mixedVotes * 2 > samples.length;
+  const { mixedChunk, clientDecided } = schedulingVerdict(samples);
   const gap = median(samples.map((sample) => sample.decodeGapMs));
   const nearest = median(samples.map((sample) => sample.nearestTokenMs));
   const stall = median(samples.map((sample) => sample.stallMs));
@@ -163,7 +163,8 @@ export async function identifyScheduling(options: SchedulingProbeOptions): Promi
       ? ''
       : `the streams' decode spans grew by ${median(serverSamples.map((sample) => sample.serverStallMs as number)).toFixed(2)} ms against the prompt's ` +
         `${prefill.toFixed(2)} ms prefill step (their decode step alone ${median(serverSamples.map((sample) => sample.serverDecodeStepMs as number)).toFixed(2)} ms; ` +
-        `the whole step: apart, the step less one decode step: mixed${unexplained === 0 ? '' : `; in ${unexplained} probes neither explained the stall, and the client's reading decided`}); `;
+        `the whole step: apart, the step less one decode step: mixed${unexplained === 0 ? '' : `; in ${unexplained} probes neither explained the stall, and the client's reading decided`}` +
+        `${clientDecided ? "; the probes' stalls disagreed, so the client's reading, the same in every probe, decided" : ''}); `;
   const coincidences = samples.filter((sample) => sample.coincided).length;
   const seen =
     `a ${promptTokens}-token prompt sent while ${streams} streams decoded, ${samples.length} probes, ${mixedVotes} read as mixed: ${serverLine}` +
@@ -174,6 +175,24 @@ export async function identifyScheduling(options: SchedulingProbeOptions): Promi
     samples,
     evidence: mixedChunk ? `${seen}: prefill chunks share steps with decoding` : `${seen}: prefill runs in steps of its own`,
   };
+}
+
+/**
+ * The verdict over the probes: their majority, except where the server-side readings disagree among themselves and
+ * the client's reading is the same in every probe; then the client's decides. The stall reading tells the two
+ * schedulings apart by one decode step, which a jittery engine's step times can cover: bench/foreign-engine (lognormal
+ * jitter, decode-first mixed steps) once read 1 probe of 3 as mixed by the stall (median growth 20.4 ms against a
+ * 22.5 ms prompt step and a 6.4 ms decode step) while every probe's streams had a token 0.08 ms from the prompt's
+ * first (a step's tokens leave together, so only a mixing server does that); the profile then said apart, and the
+ * twin priced the engine's mixed steps as prefill steps alone (0.95x TTFT p90 -88%). One probe's merged client reads
+ * (a busy host) still cannot outvote its server reading: that needs every probe's client reading against a split server.
+ */
+export function schedulingVerdict(samples: readonly SchedulingProbeSample[]): { mixedChunk: boolean; clientDecided: boolean } {
+  const byServer = samples.filter((sample) => sample.serverExplained === true);
+  const serverSplit = byServer.some((sample) => sample.mixed) && byServer.some((sample) => !sample.mixed);
+  const coincidences = samples.filter((sample) => sample.coincided).length;
+  if (serverSplit && (coincidences === 0 || coincidences === samples.length)) return { mixedChunk: coincidences === samples.length, clientDecided: true };
+  return { mixedChunk: samples.filter((sample) => sample.mixed).length * 2 > samples.length, clientDecided: false };
 }
 
 /** The median decode span (prefill_finished_time to request_finished_ts, ms) of answers; null without server timestamps. */

@@ -20,8 +20,11 @@ type VirtualTestConfig = NodeTestConfig &
  */
 export async function measureVirtualTest(config: VirtualTestConfig, testLevel: TestLevel, clock: Clock, onProgress?: (progress: RunProgress) => void): Promise<MeasuredRun> {
   const startedMs = clock.nowMs();
-  // Warmup requests have no purpose in virtual time (there is nothing to warm up), so none are drawn.
-  const planned = await buildWorkload({ ...config, warmupRequests: 0 });
+  // Warmup requests have no purpose in virtual time (there is nothing to warm up), so none are sent; they are still
+  // drawn, because a generated dataset draws its warmups as extra requests (every input length, then every output
+  // length): drawn without them, the measured requests' output lengths came two places early against a real run with
+  // --warmup-requests 2 on the same seed, and the twin ran another workload than the server it was compared with.
+  const planned = await buildWorkload(config);
   // A closed loop of N users with no think time is, in virtual time, every request arriving at once under a cap of N.
   const workload = config.concurrency === undefined ? planned : { ...planned, arrivalOffsetsMs: new Float64Array(planned.requests.length) };
   const directory = await createRunDirectory({ outputDir: config.outputDir, resultsRoot: config.resultsRoot, runId: config.runId, testLevel });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { calibrateProfile } from '../../../src/engine/calibration/calibrate-profile.js';
-import { readSchedulingProbe } from '../../../src/engine/calibration/identify-scheduling.js';
+import { readSchedulingProbe, type SchedulingProbeSample, schedulingVerdict } from '../../../src/engine/calibration/identify-scheduling.js';
 import { startSimServer } from '../../../src/engine/http/start-sim-server.js';
 import type { RooflineProfile } from '../../../src/types/engine.js';
 
@@ -80,5 +80,33 @@ describe('reading one probe', () => {
 
   test('streams that ended before the prompt\'s first token cannot be read', () => {
     expect(readSchedulingProbe([[0, 10, 20, 30]], 35, 60, 10)).toBeNull();
+  });
+});
+
+describe('the verdict over the probes', () => {
+  /** A probe read from the server's stall (mixed or apart) and from the client (coincided or not). */
+  const probe = (mixedByServer: boolean, coincided: boolean, serverExplained = true): SchedulingProbeSample => ({
+    decodeGapMs: 6.4,
+    nearestTokenMs: coincided ? 0.08 : 6.4,
+    stallMs: 23,
+    prefillMs: 22.5,
+    serverStallMs: mixedByServer ? 16 : 21,
+    serverDecodeStepMs: 6.4,
+    serverExplained,
+    coincided,
+    mixed: serverExplained ? mixedByServer : coincided,
+  });
+
+  test("stalls that disagree across probes leave the verdict to a client reading that is the same in every probe", () => {
+    // bench/foreign-engine once: 1 of 3 stalls read mixed, every probe's streams had a token with the prompt's first.
+    expect(schedulingVerdict([probe(true, true), probe(false, true), probe(false, true)])).toEqual({ mixedChunk: true, clientDecided: true });
+    expect(schedulingVerdict([probe(true, false), probe(true, false), probe(false, false)])).toEqual({ mixedChunk: false, clientDecided: true });
+  });
+
+  test('stalls that agree decide, whatever the client read; so does the majority when the client is split too', () => {
+    expect(schedulingVerdict([probe(false, true), probe(false, true), probe(false, true)])).toEqual({ mixedChunk: false, clientDecided: false });
+    expect(schedulingVerdict([probe(true, true), probe(false, false), probe(false, true)])).toEqual({ mixedChunk: false, clientDecided: false });
+    // A probe whose stall neither scheduling explains is the client's vote already, not a split of the server's.
+    expect(schedulingVerdict([probe(true, true), probe(true, true, false), probe(true, true)])).toEqual({ mixedChunk: true, clientDecided: false });
   });
 });
