@@ -9,6 +9,8 @@ import { buildWorkload, targetRateOf } from '../build-workload.js';
 import type { MeasuredRun } from '../measured-run.js';
 import type { RunProgress } from '../progress.js';
 import { createRunDirectory } from '../run-directory.js';
+import { SENSITIVITY_REQUEST_LIMIT, bandMetricsOf, sensitivityBand, stepErrorFor } from './twin-sensitivity.js';
+import type { TwinSensitivity } from './twin-sensitivity.js';
 import { runVirtualTime } from './virtual-time-run.js';
 
 type VirtualTestConfig = NodeTestConfig &
@@ -33,8 +35,14 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
     onProgress?.({ phase, message, totalRequests: total, sent: completed, inFlight: 0, completed, failed: 0, elapsedMs: clock.nowMs() - startedMs });
   report('running', 0);
   let region: RegionReport | undefined;
+  const profile = loadProfile(config.profile);
+  const virtualConfig = { ...config, numGpus: config.numGpus ?? 1, routingPolicy: config.routingPolicy ?? 'round_robin', maxConcurrency: config.concurrency ?? config.maxConcurrency };
+  const stepError = config.twinSensitivity === 'off' ? null : stepErrorFor(profile, config.twinSensitivity);
+  const banded = stepError !== null && total <= SENSITIVITY_REQUEST_LIMIT;
+  // The main run lets each request go once it is sent; the band's runs need the same requests again, in their order.
+  const bandRequests = banded ? workload.requests.slice() : [];
   const load = await runVirtualTime({
-    config: { ...config, numGpus: config.numGpus ?? 1, routingPolicy: config.routingPolicy ?? 'round_robin', maxConcurrency: config.concurrency ?? config.maxConcurrency },
+    config: virtualConfig,
     workload,
     routed: testLevel === 'routing',
     clock,
@@ -44,8 +52,36 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
       region = found;
     },
   });
+  let sensitivity: TwinSensitivity | undefined;
+  if (stepError !== null && !banded) {
+    sensitivity = {
+      stepErrorPercent: stepError.percent,
+      source: stepError.source,
+      sourceDetail: stepError.detail,
+      skipped: `not run: ${total} requests, above the ${SENSITIVITY_REQUEST_LIMIT} the band runs for (it is two more runs of the whole workload); run a shorter workload to see it`,
+    };
+  } else if (stepError !== null) {
+    report('writing', total, `twin sensitivity: step times -${stepError.percent}% and +${stepError.percent}%`);
+    const requestRate = targetRateOf(config) ?? Infinity;
+    const atScale = async (scale: number) =>
+      bandMetricsOf(
+        await runVirtualTime({
+          config: virtualConfig,
+          workload: { ...workload, requests: bandRequests.slice() },
+          routed: testLevel === 'routing',
+          clock,
+          runId: directory.runId,
+          stepTimeScale: scale,
+          keepTokenTimes: false,
+        }),
+        testLevel,
+        requestRate,
+      );
+    const minus = await atScale(1 - stepError.percent / 100);
+    const plus = await atScale(1 + stepError.percent / 100);
+    sensitivity = sensitivityBand(stepError, minus, bandMetricsOf(load, testLevel, requestRate), plus);
+  }
   report('writing', total, `writing ${directory.path}`);
-  const profile = loadProfile(config.profile);
   const regionNotice = region === undefined ? null : describeRegionReport(region);
   const schedulingNotice = schedulingContradictionNotice(profile, config);
   const notices = [
@@ -59,6 +95,7 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
   const extras: Record<string, unknown> = {
     ...(notices.length > 0 ? { notices } : {}),
     ...(region === undefined ? {} : { twinRegion: region }),
+    ...(sensitivity === undefined ? {} : { twinSensitivity: sensitivity }),
   };
   return {
     runId: directory.runId,
