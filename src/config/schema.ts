@@ -171,6 +171,8 @@ export const clientSettingsSchema = z.object({
   httpTransport: z.enum(['socket', 'undici']).optional(),
 });
 
+
+const TWIN_SENSITIVITY_RULE = 'must be auto, off, or a percentage above 0 and below 100 (the step error of the twin\'s sensitivity band)';
 export const runSettingsSchema = z.object({
   target: targetSchema.default('sim'),
   /**
@@ -211,7 +213,7 @@ export const runSettingsSchema = z.object({
    * 1 + e times as long (src/orchestration/virtual-time/twin-sensitivity.ts).
    */
   twinSensitivity: z
-    .union([z.literal('auto'), z.literal('off'), z.number().gt(0).lt(100)], { message: 'must be auto, off, or a percentage above 0 and below 100' })
+    .union([z.literal('auto'), z.literal('off'), z.number().gt(0, { message: TWIN_SENSITIVITY_RULE }).lt(100, { message: TWIN_SENSITIVITY_RULE })], { message: TWIN_SENSITIVITY_RULE })
     .default('auto'),
   /** Live progress: `auto` draws a bar on a terminal and prints plain lines otherwise. */
   progress: z.enum(['auto', 'bar', 'lines', 'off']).default('auto'),
