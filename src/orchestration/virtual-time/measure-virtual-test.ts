@@ -6,10 +6,11 @@ import type { RegionReport } from '../../engine/profile/region-watch.js';
 import { schedulingContradictionNotice } from '../../engine/profile/scheduling-notice.js';
 import type { TestLevel } from '../../types/run.js';
 import { buildWorkload, targetRateOf } from '../build-workload.js';
+import type { PlannedWorkload } from '../build-workload.js';
 import type { MeasuredRun } from '../measured-run.js';
 import type { RunProgress } from '../progress.js';
 import { createRunDirectory } from '../run-directory.js';
-import { SENSITIVITY_REQUEST_LIMIT, bandMetricsOf, sensitivityBand, stepErrorFor } from './twin-sensitivity.js';
+import { bandMetricsOf, sensitivityBand, skippedBand, stepErrorFor } from './twin-sensitivity.js';
 import type { TwinSensitivity } from './twin-sensitivity.js';
 import { runVirtualTime } from './virtual-time-run.js';
 
@@ -38,7 +39,8 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
   const profile = loadProfile(config.profile);
   const virtualConfig = { ...config, numGpus: config.numGpus ?? 1, routingPolicy: config.routingPolicy ?? 'round_robin', maxConcurrency: config.concurrency ?? config.maxConcurrency };
   const stepError = config.twinSensitivity === 'off' ? null : stepErrorFor(profile, config.twinSensitivity);
-  const banded = stepError !== null && total <= SENSITIVITY_REQUEST_LIMIT;
+  const skipped = stepError === null ? null : skippedBand(stepError, total);
+  const banded = stepError !== null && skipped === null;
   // The main run lets each request go once it is sent; the band's runs need the same requests again, in their order.
   const bandRequests = banded ? workload.requests.slice() : [];
   const load = await runVirtualTime({
@@ -52,22 +54,16 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
       region = found;
     },
   });
-  let sensitivity: TwinSensitivity | undefined;
-  if (stepError !== null && !banded) {
-    sensitivity = {
-      stepErrorPercent: stepError.percent,
-      source: stepError.source,
-      sourceDetail: stepError.detail,
-      skipped: `not run: ${total} requests, above the ${SENSITIVITY_REQUEST_LIMIT} the band runs for (it is two more runs of the whole workload); run a shorter workload to see it`,
-    };
-  } else if (stepError !== null) {
+  let sensitivity: TwinSensitivity | undefined = skipped ?? undefined;
+  if (stepError !== null && banded) {
     report('writing', total, `twin sensitivity: step times -${stepError.percent}% and +${stepError.percent}%`);
     const requestRate = targetRateOf(config) ?? Infinity;
-    const atScale = async (scale: number) =>
+    // Each run consumes the requests it is given (as the main run did): the first gets a copy, the last the list itself.
+    const atScale = async (scale: number, requests: PlannedWorkload['requests']) =>
       bandMetricsOf(
         await runVirtualTime({
           config: virtualConfig,
-          workload: { ...workload, requests: bandRequests.slice() },
+          workload: { ...workload, requests },
           routed: testLevel === 'routing',
           clock,
           runId: directory.runId,
@@ -77,8 +73,8 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
         testLevel,
         requestRate,
       );
-    const minus = await atScale(1 - stepError.percent / 100);
-    const plus = await atScale(1 + stepError.percent / 100);
+    const minus = await atScale(1 - stepError.percent / 100, bandRequests.slice());
+    const plus = await atScale(1 + stepError.percent / 100, bandRequests);
     sensitivity = sensitivityBand(stepError, minus, bandMetricsOf(load, testLevel, requestRate), plus);
   }
   report('writing', total, `writing ${directory.path}`);

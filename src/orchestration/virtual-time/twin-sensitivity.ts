@@ -92,6 +92,20 @@ export function stepErrorFor(profile: EngineProfile, setting: number | 'auto'): 
   };
 }
 
+/**
+ * Whether a run of `requestCount` requests gets its band: null when it does, else what summary.json says instead (a run
+ * above SENSITIVITY_REQUEST_LIMIT requests, where the band's two runs and the workload's copy would cost too much).
+ */
+export function skippedBand(error: StepError, requestCount: number): TwinSensitivity | null {
+  if (requestCount <= SENSITIVITY_REQUEST_LIMIT) return null;
+  return {
+    stepErrorPercent: error.percent,
+    source: error.source,
+    sourceDetail: error.detail,
+    skipped: `not run: ${requestCount} requests, above the ${SENSITIVITY_REQUEST_LIMIT} the band runs for (it is two more runs of the whole workload); run a shorter workload with the same settings to see it`,
+  };
+}
+
 /** The headline metrics of a virtual run's load, through the same summary as summary.json's. */
 export function bandMetricsOf(load: LoadResult, testLevel: TestLevel, requestRate: number): Record<SensitivityMetricKey, number | null> {
   const run: RunData = {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeTest } from '../../../src/index.js';
-import { stepErrorFor } from '../../../src/orchestration/virtual-time/twin-sensitivity.js';
+import { SENSITIVITY_REQUEST_LIMIT, skippedBand, stepErrorFor } from '../../../src/orchestration/virtual-time/twin-sensitivity.js';
+import { twinSensitivityLines, twinSensitivityWarning } from '../../../src/report/twin-sensitivity-text.js';
 import type { TwinSensitivity } from '../../../src/orchestration/virtual-time/twin-sensitivity.js';
 import { summarize } from '../../../src/analysis/summarize.js';
 import { formatTerminalSummary } from '../../../src/report/terminal/format-terminal-summary.js';
@@ -128,5 +129,18 @@ describe('stepErrorFor', () => {
     expect(stepErrorFor(noHeldOut, 'auto')).toMatchObject({ percent: 5, source: 'assumed' });
     expect(stepErrorFor(PROFILE, 'auto')).toMatchObject({ percent: 5, source: 'assumed' });
     expect(stepErrorFor(calibrated, 3.5)).toMatchObject({ percent: 3.5, source: 'flag' });
+  });
+});
+
+describe('skippedBand', () => {
+  const error = { percent: 2, source: 'flag', detail: '--twin-sensitivity' } as const;
+
+  it('runs the band up to the request limit and says why not above it', () => {
+    expect(skippedBand(error, SENSITIVITY_REQUEST_LIMIT)).toBeNull();
+    const skipped = skippedBand(error, SENSITIVITY_REQUEST_LIMIT + 1);
+    expect(skipped).toMatchObject({ stepErrorPercent: 2, source: 'flag', skipped: expect.stringMatching(/not run: 200001 requests, above the 200000 the band runs for/) as unknown });
+    const text = twinSensitivityLines(skipped as TwinSensitivity);
+    expect(text).toEqual([`Twin sensitivity: ${(skipped as { skipped: string }).skipped}`]);
+    expect(twinSensitivityWarning(skipped as TwinSensitivity)).toBeNull();
   });
 });
