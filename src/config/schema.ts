@@ -171,6 +171,8 @@ export const clientSettingsSchema = z.object({
   httpTransport: z.enum(['socket', 'undici']).optional(),
 });
 
+
+const TWIN_SENSITIVITY_RULE = 'must be auto, off, or a percentage above 0 and below 100 (the step error of the twin\'s sensitivity band)';
 export const runSettingsSchema = z.object({
   target: targetSchema.default('sim'),
   /**
@@ -205,6 +207,14 @@ export const runSettingsSchema = z.object({
   onProcessExit: z.enum(['continue', 'stop']).default('continue'),
   /** Run as a discrete-event simulation in virtual time (sim target only): no sockets, seconds for hours of load. */
   virtualTime: z.boolean().default(false),
+  /**
+   * Virtual time: the sensitivity band's step error in percent. `auto` takes the profile's own held-out step error (an
+   * assumed 5% where it records none); `off` runs no band. The same workload is run again with every step 1 - e and
+   * 1 + e times as long (src/orchestration/virtual-time/twin-sensitivity.ts).
+   */
+  twinSensitivity: z
+    .union([z.literal('auto'), z.literal('off'), z.number().gt(0, { message: TWIN_SENSITIVITY_RULE }).lt(100, { message: TWIN_SENSITIVITY_RULE })], { message: TWIN_SENSITIVITY_RULE })
+    .default('auto'),
   /** Live progress: `auto` draws a bar on a terminal and prints plain lines otherwise. */
   progress: z.enum(['auto', 'bar', 'lines', 'off']).default('auto'),
   /**

@@ -53,6 +53,9 @@ export function rejectIgnoredSettings(input: Record<string, unknown>, config: No
   }
   if (config.virtualTime && config.protocol !== 'sglang') throw invalid(`--virtual-time simulates SGLang's native protocol; drop --protocol ${config.protocol}`);
   if (config.virtualTime && !config.stream) throw invalid('--virtual-time simulates streamed requests; drop --no-stream');
+  if (given('twinSensitivity') && !config.virtualTime) {
+    throw invalid(`${flag('twinSensitivity')} sizes the sensitivity band a --virtual-time run adds; a real-time run has none: add --virtual-time, or drop it`);
+  }
   if (config.target === 'sim' || config.virtualTime) {
     const realServerOnly = REAL_SERVER_SETTINGS.filter((key) => given(key));
     if (realServerOnly.length > 0) {

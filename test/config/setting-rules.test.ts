@@ -23,6 +23,8 @@ describe('settings that would be silently ignored are refused', () => {
     ['token ids over chat completions', { datasetName: 'random-ids', protocol: 'openai-chat' }, /cannot take/],
     ['virtual time over an OpenAI protocol', { virtualTime: true, protocol: 'openai-completions' }, /--virtual-time simulates SGLang's native protocol/],
     ['virtual time without streaming', { virtualTime: true, stream: false }, /drop --no-stream/],
+    ['a sensitivity band in real time, which has none', { twinSensitivity: 2 }, /--twin-sensitivity sizes the sensitivity band a --virtual-time run adds; a real-time run has none/],
+    ['no sensitivity band in real time, which has none anyway', { twinSensitivity: 'off' }, /--twin-sensitivity sizes the sensitivity band a --virtual-time run adds/],
     ['stopping at EOS on the simulated engine, which has no EOS', { ignoreEos: false }, /--no-ignore-eos .* the simulated engine has none/],
     ['Slurm placement in virtual time, which launches nothing', { launcher: 'slurm', virtualTime: true }, /--virtual-time launches nothing, so there is nothing for --launcher slurm to place/],
     ['Slurm placement for an attached server', { launcher: 'slurm', target: 'attach', url: 'http://127.0.0.1:1' }, /--target attach launches no server/],

@@ -52,6 +52,25 @@ describe('VirtualTimeSimulator', () => {
     expect(sim.nextEventMs()).toBe(Number.POSITIVE_INFINITY);
   });
 
+  test('a step-time scale lengthens or shortens every step by that factor (the sensitivity band), and 0 is refused', async () => {
+    const timeline = async (stepTimeScale: number): Promise<number[]> => {
+      const tokens: number[] = [];
+      const sim = await VirtualTimeSimulator.create({
+        engines: 1,
+        settings: { profile: { kind: 'simple', stepMs: 10 } },
+        stepTimeScale,
+        events: { onToken: (_engine, _view, timeMs) => tokens.push(timeMs), onFinish: () => undefined },
+      });
+      sim.submit(0, { id: 'a', promptTokenIds: tokenIds(4), maxNewTokens: 3 }, 100);
+      sim.runUntilIdle();
+      return tokens;
+    };
+    expect(await timeline(1)).toEqual([110, 120, 130]);
+    expect(await timeline(1.5)).toEqual([115, 130, 145]);
+    expect(await timeline(0.5)).toEqual([105, 110, 115]);
+    await expect(timeline(0)).rejects.toThrow(/step-time scale must be a finite number above 0/);
+  });
+
   test('a request arriving exactly when a step ends joins the next step', async () => {
     const finished: Finished[] = [];
     const sim = await VirtualTimeSimulator.create({

@@ -9,6 +9,18 @@ function parseTotalTimeout(raw: string): number | 'by-size' {
   return value;
 }
 
+/** `--twin-sensitivity`: auto, off, or a step error in percent (`2.5` or `2.5%`). */
+export function parseTwinSensitivity(raw: string): number | 'auto' | 'off' {
+  const text = raw.trim();
+  if (text === 'auto' || text === 'off') return text;
+  const number = text.endsWith('%') ? text.slice(0, -1).trim() : text;
+  const value = Number(number);
+  if (number === '' || !Number.isFinite(value) || value <= 0 || value >= 100) {
+    throw new InvalidArgumentError('expected a step error in percent above 0 and below 100 (e.g. 2.5 or 2.5%), auto (the profile\'s own) or off.');
+  }
+  return value;
+}
+
 const TARGET = 'Target:';
 const SERVER = 'Server settings (sim and sglang targets):';
 const WORKLOAD = 'Workload:';
@@ -18,6 +30,7 @@ const OUTPUT = 'Output:';
 export const targetFlags: FlagSpec[] = [
   { flag: 'target', key: 'target', kind: 'value', valueName: 'kind', choices: ['sim', 'sglang', 'attach'], defaultText: 'sim, or sglang when --model-path or --gpu-id is given', group: TARGET, description: 'sim: servelab\'s simulated SGLang engine on loopback (no GPU); sglang: launch python -m sglang.launch_server; attach: a server that already runs (--url)' },
   { flag: 'virtual-time', key: 'virtualTime', kind: 'boolean', group: TARGET, description: 'sim only: run as a discrete-event simulation in virtual time (no sockets; a million requests in seconds), same files, marked simulated' },
+  { flag: 'twin-sensitivity', key: 'twinSensitivity', kind: 'value', valueName: 'percent|auto|off', parse: parseTwinSensitivity, defaultText: "auto: the profile's held-out step error, else an assumed 5%", group: TARGET, description: 'virtual time: run the same workload again with every step e% shorter and e% longer and report how far each headline metric moves (summary.json extras.twinSensitivity, terminal, report.html), warning where one moves by more than 15%; off runs no band (docs/simulated-engine.md, "How far to trust the twin")' },
   { flag: 'url', key: 'url', kind: 'value', valueName: 'url', group: TARGET, description: 'attach: the running server, e.g. http://127.0.0.1:30000' },
   { flag: 'launcher', key: 'launcher', kind: 'value', valueName: 'where', choices: ['local', 'slurm'], defaultText: 'local', group: TARGET, description: 'where launched servers, the router and load generators run: local (this host) or slurm (inside an allocation, e.g. under salloc: job steps in it; elsewhere, a login node: one batch job submitted with sbatch and followed, --dry-run prints it; docs/slurm.md)' },
   { flag: 'gpus-per-node', key: 'gpusPerNode', kind: 'value', valueName: 'n', parse: parseInteger, group: TARGET, description: 'slurm: servers per node (SGLang servers take GPU ids per node); default: the servers spread over every node of the allocation' },

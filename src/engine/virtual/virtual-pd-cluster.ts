@@ -31,6 +31,8 @@ export interface VirtualPdClusterOptions {
   /** The link, KV size and decode reservation (each overriding the profile's figure). */
   pd?: PdSettingsInput;
   events: VirtualPdEvents;
+  /** Every server's steps scaled (VirtualTimeSimulatorOptions.stepTimeScale); the KV link's times are not. */
+  stepTimeScale?: number;
 }
 
 /**
@@ -61,6 +63,7 @@ export class VirtualPdCluster {
         onFinish: (engineIndex, request, timeMs) => handlers.onFinish?.(engineIndex, request, timeMs),
         onStepCompleted: (engineIndex, timeMs) => handlers.onStep?.(engineIndex, timeMs),
       },
+      ...(options.stepTimeScale === undefined ? {} : { stepTimeScale: options.stepTimeScale }),
     });
     const cluster = new VirtualPdCluster(simulator, options);
     handlers.onToken = (engineIndex, request, timeMs) => cluster.handleToken(engineIndex, request, timeMs);

@@ -8,6 +8,7 @@ import { resolveSchedulingPolicy } from '../policy/load-policy.js';
 import { costModelFor } from '../profile/cost-model.js';
 import { mergeRegionReports, RegionWatch } from '../profile/region-watch.js';
 import type { RegionReport } from '../profile/region-watch.js';
+import { ScaledStepTimes } from './step-time-scale.js';
 
 /** What the orchestrator hears from the simulated engines; times are virtual milliseconds. */
 export interface VirtualEngineEvents {
@@ -31,6 +32,11 @@ export interface VirtualTimeSimulatorOptions {
   engines: number | EngineSettings[];
   settings?: EngineSettings;
   events: VirtualEngineEvents;
+  /**
+   * Every step of every engine lasts this many times what its profile says (default 1): the twin's sensitivity band
+   * (src/orchestration/virtual-time/twin-sensitivity.ts) runs at 1 - e and 1 + e of the profile's step error.
+   */
+  stepTimeScale?: number;
 }
 
 const IDLE = Number.POSITIVE_INFINITY;
@@ -81,10 +87,10 @@ export class VirtualTimeSimulator {
       }
       setups.push(resolveEngineSetup({ ...settings, schedulePolicy: policy }));
     }
-    return new VirtualTimeSimulator(setups, options.events);
+    return new VirtualTimeSimulator(setups, options.events, options.stepTimeScale);
   }
 
-  constructor(setups: ResolvedEngineSetup[], events: VirtualEngineEvents) {
+  constructor(setups: ResolvedEngineSetup[], events: VirtualEngineEvents, stepTimeScale = 1) {
     if (setups.length === 0) throw new ServelabError('INVALID_CONFIG', 'a virtual-time simulation needs at least one engine');
     const onToken = events.onToken;
     this.#onStepCompleted = events.onStepCompleted;
@@ -97,6 +103,8 @@ export class VirtualTimeSimulator {
         this.#regionWatches.push(watch);
         costModel = watch;
       }
+      // Outermost, so the region is counted on the steps' work alike at every scale.
+      if (stepTimeScale !== 1) costModel = new ScaledStepTimes(costModel, stepTimeScale);
       return createEngine(
         setup,
         {

@@ -6,9 +6,12 @@ import type { RegionReport } from '../../engine/profile/region-watch.js';
 import { schedulingContradictionNotice } from '../../engine/profile/scheduling-notice.js';
 import type { TestLevel } from '../../types/run.js';
 import { buildWorkload, targetRateOf } from '../build-workload.js';
+import type { PlannedWorkload } from '../build-workload.js';
 import type { MeasuredRun } from '../measured-run.js';
 import type { RunProgress } from '../progress.js';
 import { createRunDirectory } from '../run-directory.js';
+import { bandMetricsOf, sensitivityBand, skippedBand, stepErrorFor } from './twin-sensitivity.js';
+import type { TwinSensitivity } from './twin-sensitivity.js';
 import { runVirtualTime } from './virtual-time-run.js';
 
 type VirtualTestConfig = NodeTestConfig &
@@ -33,8 +36,15 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
     onProgress?.({ phase, message, totalRequests: total, sent: completed, inFlight: 0, completed, failed: 0, elapsedMs: clock.nowMs() - startedMs });
   report('running', 0);
   let region: RegionReport | undefined;
+  const profile = loadProfile(config.profile);
+  const virtualConfig = { ...config, numGpus: config.numGpus ?? 1, routingPolicy: config.routingPolicy ?? 'round_robin', maxConcurrency: config.concurrency ?? config.maxConcurrency };
+  const stepError = config.twinSensitivity === 'off' ? null : stepErrorFor(profile, config.twinSensitivity);
+  const skipped = stepError === null ? null : skippedBand(stepError, total);
+  const banded = stepError !== null && skipped === null;
+  // The main run lets each request go once it is sent; the band's runs need the same requests again, in their order.
+  const bandRequests = banded ? workload.requests.slice() : [];
   const load = await runVirtualTime({
-    config: { ...config, numGpus: config.numGpus ?? 1, routingPolicy: config.routingPolicy ?? 'round_robin', maxConcurrency: config.concurrency ?? config.maxConcurrency },
+    config: virtualConfig,
     workload,
     routed: testLevel === 'routing',
     clock,
@@ -44,8 +54,30 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
       region = found;
     },
   });
+  let sensitivity: TwinSensitivity | undefined = skipped ?? undefined;
+  if (stepError !== null && banded) {
+    report('writing', total, `twin sensitivity: step times -${stepError.percent}% and +${stepError.percent}%`);
+    const requestRate = targetRateOf(config) ?? Infinity;
+    // Each run consumes the requests it is given (as the main run did): the first gets a copy, the last the list itself.
+    const atScale = async (scale: number, requests: PlannedWorkload['requests']) =>
+      bandMetricsOf(
+        await runVirtualTime({
+          config: virtualConfig,
+          workload: { ...workload, requests },
+          routed: testLevel === 'routing',
+          clock,
+          runId: directory.runId,
+          stepTimeScale: scale,
+          keepTokenTimes: false,
+        }),
+        testLevel,
+        requestRate,
+      );
+    const minus = await atScale(1 - stepError.percent / 100, bandRequests.slice());
+    const plus = await atScale(1 + stepError.percent / 100, bandRequests);
+    sensitivity = sensitivityBand(stepError, minus, bandMetricsOf(load, testLevel, requestRate), plus);
+  }
   report('writing', total, `writing ${directory.path}`);
-  const profile = loadProfile(config.profile);
   const regionNotice = region === undefined ? null : describeRegionReport(region);
   const schedulingNotice = schedulingContradictionNotice(profile, config);
   const notices = [
@@ -59,6 +91,7 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
   const extras: Record<string, unknown> = {
     ...(notices.length > 0 ? { notices } : {}),
     ...(region === undefined ? {} : { twinRegion: region }),
+    ...(sensitivity === undefined ? {} : { twinSensitivity: sensitivity }),
   };
   return {
     runId: directory.runId,

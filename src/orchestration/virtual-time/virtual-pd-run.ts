@@ -36,7 +36,7 @@ export async function runVirtualPd(options: VirtualRunOptions): Promise<LoadResu
   }
   const prefillCount = config.numPrefill ?? 1;
   const decodeCount = config.numDecode ?? 1;
-  const keepTokenTimes = workload.requests.length <= VIRTUAL_ITL_REQUEST_LIMIT;
+  const keepTokenTimes = options.keepTokenTimes !== false && workload.requests.length <= VIRTUAL_ITL_REQUEST_LIMIT;
   const originEpochS = options.clock.nowEpochSeconds();
   const toEpoch = (timeMs: number): number => originEpochS + timeMs / 1000;
   const records: RequestRecord[] = new Array<RequestRecord>(workload.requests.length);
@@ -57,6 +57,7 @@ export async function runVirtualPd(options: VirtualRunOptions): Promise<LoadResu
     prefill: Array.from({ length: prefillCount }, (_, index) => ({ ...settings, seed: config.seed * 1000 + index })),
     decode: Array.from({ length: decodeCount }, (_, index) => ({ ...settings, seed: config.seed * 1000 + prefillCount + index })),
     pd,
+    ...(options.stepTimeScale === undefined ? {} : { stepTimeScale: options.stepTimeScale }),
     events: {
       // The router's count of prefill legs in flight, which load-aware prefill policies read (cache_aware's balance
       // check, least_load): a leg is in flight from its dispatch until its KV transfer ends, as the prefill server answers then.

@@ -74,6 +74,10 @@ export interface VirtualRunOptions {
   onProgress?: (finished: number) => void;
   /** Called once at the end with the steps simulated outside the profile's measured region (profiles that record one). */
   onRegionReport?: (report: RegionReport) => void;
+  /** Every step lasts this many times what the profile says (default 1): the sensitivity band's runs (twin-sensitivity.ts). */
+  stepTimeScale?: number;
+  /** False: keep no per-token times (no ITL), whatever the run's size; the band's runs need none. */
+  keepTokenTimes?: boolean;
 }
 
 /**
@@ -99,7 +103,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
   if (options.routed && options.config.pdDisaggregation === true) return runVirtualPd(options);
   const { config, workload } = options;
   const engineCount = options.routed ? config.numGpus : 1;
-  const keepTokenTimes = workload.requests.length <= VIRTUAL_ITL_REQUEST_LIMIT;
+  const keepTokenTimes = options.keepTokenTimes !== false && workload.requests.length <= VIRTUAL_ITL_REQUEST_LIMIT;
   const originEpochS = options.clock.nowEpochSeconds();
   const records: RequestRecord[] = new Array<RequestRecord>(workload.requests.length);
   const workers: MutableWorker[] = Array.from({ length: engineCount }, (_, index) => ({ url: `sim://node-${index}`, index, healthy: true, drained: false, inFlight: 0 }));
@@ -133,6 +137,7 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
   const simulator = await VirtualTimeSimulator.create({
     engines: engineCount,
     settings: { ...simEngineSettings(config), seed: config.seed },
+    ...(options.stepTimeScale === undefined ? {} : { stepTimeScale: options.stepTimeScale }),
     events: {
       ...(keepTokenTimes ? { onToken: (_engine: number, request: EngineRequestView, timeMs: number) => (request.driverData as InFlight).tokenTimesMs?.push(timeMs) } : {}),
       onFinish: (engineIndex, request, timeMs) => {

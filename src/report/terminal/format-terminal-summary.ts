@@ -12,6 +12,7 @@ import { nodesInIndexOrder } from '../nodes/node-order.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { intervalMsText, p99BasisText, PRECISION_METRICS } from '../precision/precision-text.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
+import { twinSensitivityLines, twinSensitivityOf, twinSensitivityWarning } from '../twin-sensitivity-text.js';
 import { harnessBoundText, harnessGradeText, harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
 
 export interface TerminalSummaryOptions {
@@ -227,6 +228,12 @@ export function formatTerminalSummary(run: RunData, summary: Summary, options: T
   }
   const recoveryRule = summary.events?.find((impact) => impact.recoveryRule !== undefined)?.recoveryRule;
   if (recoveryRule !== undefined) lines.push(`  (${recoveryRule})`);
+  const sensitivity = twinSensitivityOf(run.extras);
+  if (sensitivity !== undefined) {
+    for (const line of twinSensitivityLines(sensitivity)) lines.push(terminalSafe(line));
+    const warning = twinSensitivityWarning(sensitivity);
+    if (warning !== null) lines.push(paint('33', `Warning: ${terminalSafe(warning)}`));
+  }
   const notices = run.extras?.['notices'];
   if (Array.isArray(notices)) for (const notice of notices) lines.push(`Note: ${terminalSafe(String(notice))}`);
   for (const notice of run.notices ?? []) {
