@@ -129,8 +129,10 @@ export async function validateProfiles(options: ValidationOptions): Promise<Vali
     progress: 'off',
     quiet: true,
   } as const;
+  // No sensitivity band: validation compares the twin's point values with the server's, and the band would triple its
+  // virtual-time cost for figures nobody reads here.
   const twin = (profile: CalibratedProfile, name: string, requestRate: number, numPrompts: number) =>
-    new NodeTest({ ...workload, virtualTime: true, profile: JSON.stringify(profile), requestRate, numPrompts, outputDir: join(options.outputDir, name) }).run();
+    new NodeTest({ ...workload, virtualTime: true, twinSensitivity: 'off', profile: JSON.stringify(profile), requestRate, numPrompts, outputDir: join(options.outputDir, name) }).run();
 
   // The capacity each profile predicts: a burst's throughput in virtual time (seconds of CPU, no load on the server).
   const capacities: number[] = [];
