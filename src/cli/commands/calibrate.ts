@@ -158,7 +158,7 @@ export function registerCalibrateCommand(program: Command): void {
           ? []
           : [
               `  mixed steps: ${mixed.length} measured; the roofline profile is off by ${mixedError((o) => predictStepMs(c, o))} on them` +
-                (table === undefined ? '' : `, the measured table by ${mixedError((o) => predictFromTable(table, o))}`),
+                (table === undefined ? '' : `, the measured table by ${mixedError((o) => predictFromTable(table, o, result.measuredProfile?.fallback))}`),
             ];
       const m = result.measuredQuality;
       const latency = result.measurements.servingLatency;

@@ -82,10 +82,13 @@ export function fitBothForms(observations: readonly StepObservation[]): {
     if (partial === null || (!partial.solved && fit?.solved === true)) return null;
     return (o) => predictStepMs(partial.coefficients, o);
   });
-  const table = buildMeasuredTable(observations);
+  // The table is read with the fitted form's floor (floor-lift.ts), as the twin reads it; a held-out check fits the
+  // form again without the held-out points, so that they reach neither.
+  const table = buildMeasuredTable(observations, fit?.coefficients);
   const measuredQuality = quality(observations, (points) => {
-    const partial = buildMeasuredTable(points);
-    return partial === null ? null : (o) => predictFromTable(partial, o);
+    const form = fitRooflineProfile(points)?.coefficients;
+    const partial = buildMeasuredTable(points, form);
+    return partial === null ? null : (o) => predictFromTable(partial, o, form);
   });
   return { fit, rooflineQuality, table, measuredQuality };
 }
@@ -172,7 +175,7 @@ export async function calibrateProfile(
           hardware: 'measured',
           derivation: [
             measuredLine,
-            'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points, past the last at their mean slope); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that, interpolated over prompt tokens and KV tokens.',
+            'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points, past the last at their mean slope); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that, interpolated over prompt tokens and KV tokens. Between points the table is read less the fitted form\'s floor lift (max(0, floor - work)) and the lift added back, so that a line between a step on the floor and one past its knee bends at the knee.',
             `${describeQuality(measuredQuality)} The table passes through its own points, so the held-out error is the one that tells.`,
             'Past the table\'s last point on an axis, a step is the table at its edge plus what the fitted roofline form (fallback) adds from the edge to the step.',
             ...notes,
