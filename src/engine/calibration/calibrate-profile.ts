@@ -1,4 +1,4 @@
-import type { MeasuredProfile, RooflineProfile } from '../../types/engine.js';
+import type { MeasuredProfile, RooflineProfile, ServingPathDistribution } from '../../types/engine.js';
 import { fitRooflineProfile, predictStepMs } from './fit-profile.js';
 import type { ProfileFit, StepObservation } from './fit-profile.js';
 import { measureServer } from './measure-server.js';
@@ -127,7 +127,7 @@ export async function calibrateProfile(
     measurements.servingLatency === undefined
       ? []
       : [
-          `Serving latency on the idle server (medians of the batch-1 sweep): ingress ${measurements.servingLatency.ingressMs.toFixed(2)} ms (request_received_ts to forward_entry_time), delivery ${measurements.servingLatency.deliveryMs.toFixed(2)} ms (the client's request time beyond the server's request_received_ts to request_finished_ts: HTTP, detokenizer hops, network). The virtual-time twin adds both to every request.`,
+          `Serving latency on the idle server (medians of the batch-1 sweep): ingress ${measurements.servingLatency.ingressMs.toFixed(2)} ms (request_received_ts to forward_entry_time), delivery ${measurements.servingLatency.deliveryMs.toFixed(2)} ms (the client's request time beyond the server's request_received_ts to request_finished_ts: HTTP, detokenizer hops, network). ${describePathDistribution(measurements.servingLatency.distribution)}`,
         ];
   const stalls = describeSlowRepeats(measurements.observations);
   const notes = [...latencyLine, ...(stalls === null ? [] : [`Slow repeats: ${stalls}.`])];
@@ -189,6 +189,17 @@ export async function calibrateProfile(
           ...calibratedParts,
         };
   return { profile, fit, rooflineQuality, measuredProfile, measuredQuality, measurements };
+}
+
+/** What the twin does with the path: a constant, or each request's delivery drawn from the measured quantiles. */
+export function describePathDistribution(distribution: ServingPathDistribution | undefined): string {
+  if (distribution === undefined) return 'The virtual-time twin adds both to every request.';
+  const at = (values: readonly number[]): string =>
+    distribution.quantiles.map((p, index) => `p${Math.round(p * 100)} ${(values[index] as number).toFixed(2)}`).join(', ');
+  return (
+    `Delivery over ${distribution.deliverySamples} requests of the batch-1 and concurrency sweeps: ${at(distribution.deliveryMs)} ms; ` +
+    `ingress over ${distribution.ingressSamples}: ${at(distribution.ingressMs)} ms. The virtual-time twin of a node test draws each request's delivery from these quantiles (seeded by the run's seed) and adds ingress's median.`
+  );
 }
 
 /** "32-, 128- and 512-token prompts"; files from before the lengths were recorded say only "several prompt lengths". */

@@ -7,9 +7,10 @@ import { SeededRandom } from '../../utils/random.js';
 import { flushCache, readLimits, type ServerLimits, streamGenerate, type StreamResult } from './calibration-client.js';
 import { decodeObservation, mixedObservation, prefillObservation } from './fit-profile.js';
 import type { StepObservation } from './fit-profile.js';
-import { median, repeatsDisagree, robustMedian } from './robust-statistics.js';
+import { repeatsDisagree, robustMedian } from './robust-statistics.js';
 import { batchPointTokens, type CalibrationForecast, CONCURRENCY_PROMPT_TOKENS, forecastCalibrationMs, type MixedPoint, mixedSweepPoints, powersOfTwo, prefillSweepLengths } from './sweep-plan.js';
 import { decodedTogether, lastPrefilledSpanMs, mixedSample, type MixedSample, stepTimes } from './answer-timings.js';
+import { servingLatencyFromSamples } from '../profile/path-distribution.js';
 
 export interface CalibrationOptions {
   /** Base URL of an SGLang server (or a servelab sim-server). */
@@ -122,10 +123,16 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       .map((batch) => ({ promptTokens, batch })),
   );
   const mixedPoints = options.mixedSweep === false ? [] : mixedSweepPoints(batchSizes, limits, chunkLimit, decodeTokens, promptLengths.filter((length) => length <= chunkLimit));
+  const loadedDeliverySamplesMs: number[] = [];
   /** `batch` requests at once, each generating `tokens`; null unless all of them were decoding together at some time. */
   const runBatch = async (batch: number, promptTokens: number, tokens: number): Promise<StreamResult[] | null> => {
     await flushCache(baseUrl);
     const results = await Promise.all(Array.from({ length: batch }, () => generate(prompt(promptTokens), tokens)));
+    // Each request's path is a sample of it with others in flight, as in a run (the batch-1 sweep's are on an idle server).
+    for (const result of results) {
+      const sample = deliverySampleMs(result);
+      if (sample !== null) loadedDeliverySamplesMs.push(sample);
+    }
     const timings = results.map(stepTimes);
     serverTimestamps &&= timings.every((timing) => timing.fromServer);
     return decodedTogether(results) ? results : null;
@@ -237,7 +244,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       const finished = result.meta['request_finished_ts'];
       if (typeof received === 'number' && typeof forward === 'number' && typeof finished === 'number') {
         ingressSamplesMs.push((forward - received) * 1000);
-        deliverySamplesMs.push(result.lastEventMs - result.sentMs - (finished - received) * 1000);
+        deliverySamplesMs.push(deliverySampleMs(result) as number);
       }
       const timing = stepTimes(result);
       serverTimestamps &&= timing.fromServer;
@@ -325,6 +332,14 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     ...(scheduling === undefined ? {} : { scheduling }),
     ...(ingressSamplesMs.length === 0
       ? {}
-      : { servingLatency: { ingressMs: Math.max(0, median(ingressSamplesMs)), deliveryMs: Math.max(0, median(deliverySamplesMs)) } }),
+      : { servingLatency: servingLatencyFromSamples(ingressSamplesMs, deliverySamplesMs, loadedDeliverySamplesMs) }),
   };
+}
+
+/** The client's time for a request beyond the server's request_received_ts to request_finished_ts; null without them. */
+function deliverySampleMs(result: StreamResult): number | null {
+  const received = result.meta['request_received_ts'];
+  const finished = result.meta['request_finished_ts'];
+  if (typeof received !== 'number' || typeof finished !== 'number') return null;
+  return result.lastEventMs - result.sentMs - (finished - received) * 1000;
 }
