@@ -187,7 +187,7 @@ export function registerCalibrateCommand(program: Command): void {
             : [`  serving latency (idle server): ingress ${latency.ingressMs.toFixed(2)} ms, delivery ${latency.deliveryMs.toFixed(2)} ms; ${
                 latency.distribution === undefined
                   ? 'the virtual-time twin adds both'
-                  : `delivery p50 ${pathAt(latency.distribution, 0.5)} ms, p90 ${pathAt(latency.distribution, 0.9)} ms, p99 ${pathAt(latency.distribution, 0.99)} ms over ${latency.distribution.deliverySamples} requests of the sweeps; the virtual-time twin draws each request's delivery from them`
+                  : `delivery p50 ${pathAt(latency.distribution, 0.5)} ms, p90 ${pathAt(latency.distribution, 0.9)} ms, p99 ${pathAt(latency.distribution, 0.99)} ms over ${latency.distribution.deliverySamples} requests; the virtual-time twin draws each request's delivery from them`
               }`]),
           ...stallLine,
           ...(flags.measuredOutput === undefined || result.measuredProfile === null ? [] : [`Measured profile written to ${flags.measuredOutput}`]),

@@ -127,7 +127,7 @@ export async function calibrateProfile(
     measurements.servingLatency === undefined
       ? []
       : [
-          `Serving latency on the idle server (medians of the batch-1 sweep): ingress ${measurements.servingLatency.ingressMs.toFixed(2)} ms (request_received_ts to forward_entry_time), delivery ${measurements.servingLatency.deliveryMs.toFixed(2)} ms (the client's request time beyond the server's request_received_ts to request_finished_ts: HTTP, detokenizer hops, network). ${describePathDistribution(measurements.servingLatency.distribution)}`,
+          `Serving latency on the idle server (medians of the path probe and the batch-1 sweep, one request at a time): ingress ${measurements.servingLatency.ingressMs.toFixed(2)} ms (request_received_ts to forward_entry_time), delivery ${measurements.servingLatency.deliveryMs.toFixed(2)} ms (the client's request time beyond the server's request_received_ts to request_finished_ts: HTTP, detokenizer hops, network). ${describePathDistribution(measurements.servingLatency.distribution)}`,
         ];
   const stalls = describeSlowRepeats(measurements.observations);
   const notes = [...latencyLine, ...(stalls === null ? [] : [`Slow repeats: ${stalls}.`])];
@@ -197,7 +197,7 @@ export function describePathDistribution(distribution: ServingPathDistribution |
   const at = (values: readonly number[]): string =>
     distribution.quantiles.map((p, index) => `p${Math.round(p * 100)} ${(values[index] as number).toFixed(2)}`).join(', ');
   return (
-    `Delivery over ${distribution.deliverySamples} requests of the batch-1 and concurrency sweeps: ${at(distribution.deliveryMs)} ms; ` +
+    `Delivery over ${distribution.deliverySamples} requests: ${at(distribution.deliveryMs)} ms; ` +
     `ingress over ${distribution.ingressSamples}: ${at(distribution.ingressMs)} ms. The virtual-time twin of a node test draws each request's delivery from these quantiles (seeded by the run's seed) and adds ingress's median.`
   );
 }

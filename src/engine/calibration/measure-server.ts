@@ -70,7 +70,8 @@ export interface CalibrationMeasurements {
   forecastByPartMs?: CalibrationForecast;
   elapsedByPartMs?: Record<string, number>;
   /**
-   * Medians over the batch-1 sweep (an idle server): ingress = forward_entry_time - request_received_ts; delivery = the
+   * Medians over the path probe and the batch-1 sweep (an idle server, one request at a time; with their quantiles
+   * where enough were timed, path-distribution.ts): ingress = forward_entry_time - request_received_ts; delivery = the
    * client's request time less the server's request_received_ts to request_finished_ts. Absent without server timestamps.
    */
   servingLatency?: ServingLatency;
@@ -123,16 +124,10 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       .map((batch) => ({ promptTokens, batch })),
   );
   const mixedPoints = options.mixedSweep === false ? [] : mixedSweepPoints(batchSizes, limits, chunkLimit, decodeTokens, promptLengths.filter((length) => length <= chunkLimit));
-  const loadedDeliverySamplesMs: number[] = [];
   /** `batch` requests at once, each generating `tokens`; null unless all of them were decoding together at some time. */
   const runBatch = async (batch: number, promptTokens: number, tokens: number): Promise<StreamResult[] | null> => {
     await flushCache(baseUrl);
     const results = await Promise.all(Array.from({ length: batch }, () => generate(prompt(promptTokens), tokens)));
-    // Each request's path is a sample of it with others in flight, as in a run (the batch-1 sweep's are on an idle server).
-    for (const result of results) {
-      const sample = deliverySampleMs(result);
-      if (sample !== null) loadedDeliverySamplesMs.push(sample);
-    }
     const timings = results.map(stepTimes);
     serverTimestamps &&= timings.every((timing) => timing.fromServer);
     return decodedTogether(results) ? results : null;
@@ -233,6 +228,12 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   enterPhase('batchOneMs');
   const ingressSamplesMs: number[] = [];
   const deliverySamplesMs: number[] = [];
+  // The path's spread needs more requests than the sweep's few: short ones, one at a time on the idle server (a
+  // prefill step each). Not the concurrency sweep's: a batch's requests finish in one step and wait for each other's
+  // answers, which put the sim server's path at 4.45 ms median against 1.76 in a run at 0.2x of its capacity.
+  const pathSamplesMs = await measurePath(PATH_PROBE_REQUESTS, () => generate(prompt(16), 1));
+  ingressSamplesMs.push(...pathSamplesMs.ingressMs);
+  deliverySamplesMs.push(...pathSamplesMs.deliveryMs);
   for (const length of promptLengths) {
     const prefillMs: number[] = [];
     const decodeMs: number[] = [];
@@ -332,8 +333,27 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     ...(scheduling === undefined ? {} : { scheduling }),
     ...(ingressSamplesMs.length === 0
       ? {}
-      : { servingLatency: servingLatencyFromSamples(ingressSamplesMs, deliverySamplesMs, loadedDeliverySamplesMs) }),
+      : { servingLatency: servingLatencyFromSamples(ingressSamplesMs, deliverySamplesMs) }),
   };
+}
+
+/** Requests the path probe sends before the batch-1 sweep (a prefill step of 16 tokens and one token each). */
+const PATH_PROBE_REQUESTS = 64;
+
+/** `count` requests one after another: each one's ingress and delivery (those the server stamped). */
+async function measurePath(count: number, send: () => Promise<StreamResult>): Promise<{ ingressMs: number[]; deliveryMs: number[] }> {
+  const ingressMs: number[] = [];
+  const deliveryMs: number[] = [];
+  for (let index = 0; index < count; index++) {
+    const result = await send();
+    const received = result.meta['request_received_ts'];
+    const forward = result.meta['forward_entry_time'];
+    const delivery = deliverySampleMs(result);
+    if (typeof received !== 'number' || typeof forward !== 'number' || delivery === null) return { ingressMs, deliveryMs };
+    ingressMs.push((forward - received) * 1000);
+    deliveryMs.push(delivery);
+  }
+  return { ingressMs, deliveryMs };
 }
 
 /** The client's time for a request beyond the server's request_received_ts to request_finished_ts; null without them. */

@@ -61,16 +61,14 @@ export class PathDraws {
 }
 
 /**
- * The constants are the idle server's medians (the batch-1 sweep), as before; the distribution keeps the path's
- * quantiles, ingress over the batch-1 sweep (under concurrency forward_entry_time would include queueing) and delivery
- * over every request of the batch-1 and concurrency sweeps, where enough were timed.
+ * The idle server's path: the constants are the medians, as before; the distribution keeps the quantiles where enough
+ * requests were timed (the path probe's and the batch-1 sweep's, one at a time on the idle server).
  */
-export function servingLatencyFromSamples(ingressSamplesMs: readonly number[], idleDeliveryMs: readonly number[], loadedDeliveryMs: readonly number[]): ServingLatency {
-  const constants = { ingressMs: Math.max(0, medianOf(ingressSamplesMs)), deliveryMs: Math.max(0, medianOf(idleDeliveryMs)) };
-  const allDeliveryMs = [...idleDeliveryMs, ...loadedDeliveryMs];
+export function servingLatencyFromSamples(ingressSamplesMs: readonly number[], deliverySamplesMs: readonly number[]): ServingLatency {
+  const constants = { ingressMs: Math.max(0, medianOf(ingressSamplesMs)), deliveryMs: Math.max(0, medianOf(deliverySamplesMs)) };
   const ingressQuantiles = quantilesOf(ingressSamplesMs);
-  const deliveryQuantiles = quantilesOf(allDeliveryMs);
-  if (ingressQuantiles === null || deliveryQuantiles === null || allDeliveryMs.length < MIN_PATH_SAMPLES) return constants;
+  const deliveryQuantiles = quantilesOf(deliverySamplesMs);
+  if (ingressQuantiles === null || deliveryQuantiles === null || deliverySamplesMs.length < MIN_PATH_SAMPLES) return constants;
   return {
     ...constants,
     distribution: {
@@ -78,7 +76,7 @@ export function servingLatencyFromSamples(ingressSamplesMs: readonly number[], i
       ingressMs: ingressQuantiles,
       deliveryMs: deliveryQuantiles,
       ingressSamples: ingressSamplesMs.length,
-      deliverySamples: allDeliveryMs.length,
+      deliverySamples: deliverySamplesMs.length,
     },
   };
 }

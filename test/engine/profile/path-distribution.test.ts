@@ -40,16 +40,15 @@ describe('the serving path as a distribution', () => {
     expect(new PathDraws(7).deliveryMs(2.27, undefined)).toBe(2.27);
   });
 
-  test('keeps the idle medians as the constants and the quantiles of every timed request, once there are enough', () => {
-    const idle = [1, 1, 1.2, 0.9];
-    const loaded = Array.from({ length: 40 }, (_, index) => (index % 10 === 9 ? 12 : 1.5));
-    const latency = servingLatencyFromSamples([0.02, 0.03, 0.02, 0.04], idle, loaded);
+  test('keeps the medians as the constants and the quantiles, once enough requests were timed', () => {
+    const deliveryMs = Array.from({ length: 40 }, (_, index) => (index % 10 === 9 ? 12 : 1.5));
+    const latency = servingLatencyFromSamples([0.02, 0.03, 0.02, 0.04], deliveryMs);
     expect(latency.ingressMs).toBeCloseTo(0.025, 9);
-    expect(latency.deliveryMs).toBeCloseTo(1, 9);
-    expect(latency.distribution?.deliverySamples).toBe(44);
+    expect(latency.deliveryMs).toBeCloseTo(1.5, 9);
+    expect(latency.distribution?.deliverySamples).toBe(40);
     expect(latency.distribution?.deliveryMs[PATH_QUANTILES.indexOf(0.95)]).toBe(12);
     // Too few requests for a tail: the constants alone, as before.
-    expect(servingLatencyFromSamples([0.02], idle, []).distribution).toBeUndefined();
+    expect(servingLatencyFromSamples([0.02], deliveryMs.slice(0, 10)).distribution).toBeUndefined();
   });
 
   test('a profile loads with the distribution or without it (older profiles), and refuses a malformed one', () => {
