@@ -95,7 +95,7 @@ export function buildMeasuredTable(observations: readonly StepObservation[], for
   };
   const sumOfParts = (batch: number, prefill: number, kv: number): number =>
     interpolateStepMs(partsTable, batch, 0, kv, form) + interpolateStepMs(partsTable, 0, prefill, 0, form) - fixedMs;
-  const excess = mixingExcess(observations.filter((o) => o.kind === 'mixed'), sumOfParts);
+  const excess = mixingExcess(observations.filter((o) => o.kind === 'mixed'), sumOfParts, form);
   if (excess === null) return partsTable;
   const stepMs = partsTable.stepMs.map((plane, batchIndex) =>
     plane.map((row, prefillIndex) =>
@@ -133,6 +133,7 @@ export function buildMeasuredTable(observations: readonly StepObservation[], for
 export function mixingExcess(
   mixed: readonly StepObservation[],
   sumOfParts: (batch: number, prefillTokens: number, kvTokens: number) => number,
+  form?: RooflineCoefficients,
 ): ((batch: number, prefillTokens: number, kvTokens: number) => number) | null {
   if (mixed.length === 0) return null;
   const points = mixed
@@ -140,7 +141,7 @@ export function mixingExcess(
     .filter((point) => point.prefill > 0 && point.batch > 0);
   if (points.length === 0) return null;
   const batches = [...new Set(points.map((point) => point.batch))].sort((a, b) => a - b);
-  const levels = batches.map((batch) => ({ batch, excess: excessOverPromptAndKv(points.filter((point) => point.batch === batch)) }));
+  const levels = batches.map((batch) => ({ batch, excess: excessOverPromptAndKv(points.filter((point) => point.batch === batch), form) }));
   return (batch, prefillTokens, kvTokens) => {
     const first = levels[0] as (typeof levels)[number];
     if (batch <= first.batch) return (first.excess(prefillTokens, kvTokens) * batch) / first.batch;
@@ -156,8 +157,17 @@ export function mixingExcess(
   };
 }
 
-/** One batch level's excess over P and KV (see mixingExcess). */
-function excessOverPromptAndKv(points: readonly { prefill: number; kv: number; excessMs: number }[]): (prefillTokens: number, kvTokens: number) => number {
+/**
+ * One batch level's excess over P and KV (see mixingExcess). With the fitted form, the excess is interpolated over P
+ * less the shape the floor alone gives it, and that shape added back: where a step costs `max(F, p + d)` and its parts
+ * `max(F, p)` and a decode step on the floor F, the excess is `max(F, p + d) - max(F, p)` (p the form's prefill work,
+ * d the excess at the largest prompt level, past the knee), which bends twice between prompt levels. Where the form has
+ * no floor the shape is d at every P and the excess is interpolated as before.
+ */
+function excessOverPromptAndKv(
+  points: readonly { prefill: number; kv: number; excessMs: number }[],
+  form?: RooflineCoefficients,
+): (prefillTokens: number, kvTokens: number) => number {
   const sorted = [...points].sort((left, right) => left.prefill - right.prefill);
   const groups: (typeof sorted)[] = [];
   for (const point of sorted) {
@@ -169,19 +179,32 @@ function excessOverPromptAndKv(points: readonly { prefill: number; kv: number; e
     prefill: group.reduce((sum, point) => sum + point.prefill, 0) / group.length,
     line: dedupe(group.map((point) => [point.kv, point.excessMs] as const)),
   }));
-  const atLevel = (index: number, kv: number): number => flatOutside(levels[index]?.line ?? [], kv);
+  const measuredAt = (index: number, kv: number): number => flatOutside(levels[index]?.line ?? [], kv);
   return (prefillTokens, kvTokens) => {
+    const shape = floorShapedExcess(form, Math.max(0, measuredAt(levels.length - 1, kvTokens)));
+    const atLevel = (index: number, kv: number): number => measuredAt(index, kv) - shape((levels[index] as (typeof levels)[number]).prefill);
     const first = levels[0] as (typeof levels)[number];
-    if (prefillTokens <= first.prefill) return (atLevel(0, kvTokens) * prefillTokens) / first.prefill;
+    // Below the smallest prompt level the excess shrinks to none (a plain decode step), as before.
+    if (prefillTokens <= first.prefill) return (measuredAt(0, kvTokens) * prefillTokens) / first.prefill;
     for (let index = 1; index < levels.length; index++) {
       const low = levels[index - 1] as (typeof levels)[number];
       const high = levels[index] as (typeof levels)[number];
       if (prefillTokens <= high.prefill) {
         const weight = (prefillTokens - low.prefill) / (high.prefill - low.prefill);
-        return (1 - weight) * atLevel(index - 1, kvTokens) + weight * atLevel(index, kvTokens);
+        return (1 - weight) * atLevel(index - 1, kvTokens) + weight * atLevel(index, kvTokens) + shape(prefillTokens);
       }
     }
-    return atLevel(levels.length - 1, kvTokens);
+    return atLevel(levels.length - 1, kvTokens) + shape(prefillTokens);
+  };
+}
+
+/** `max(F, p + d) - max(F, p)` over prompt tokens (see excessOverPromptAndKv); 0 without a form. */
+function floorShapedExcess(form: RooflineCoefficients | undefined, decodeMs: number): (prefillTokens: number) => number {
+  if (form === undefined) return () => 0;
+  const floorMs = form.weightsFloorMs;
+  return (prefillTokens) => {
+    const prefillMs = prefillTokens * form.prefillPerTokenMs + ((prefillTokens * (prefillTokens + 1)) / 2) * form.prefillAttentionPerPairMs;
+    return Math.max(floorMs, prefillMs + decodeMs) - Math.max(floorMs, prefillMs);
   };
 }
 
