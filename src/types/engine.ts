@@ -67,6 +67,24 @@ export interface ServingLatency {
   routed?: RoutedServingLatency;
   /** How these figures were measured: what setup, what run, which statistic. */
   source?: string;
+  /**
+   * The direct path's spread, where calibration measured one (profiles from before have only the constants): the
+   * virtual-time twin draws each request's delivery from these quantiles instead of adding `deliveryMs` to all.
+   */
+  distribution?: ServingPathDistribution;
+}
+
+/** Quantiles of the direct path's stages as calibration measured them (src/engine/profile/path-distribution.ts). */
+export interface ServingPathDistribution {
+  /** Probabilities, strictly increasing within [0, 1] (e.g. 0.1 ... 0.99). */
+  quantiles: number[];
+  /** `ingressMs` at each probability (non-decreasing). */
+  ingressMs: number[];
+  /** `deliveryMs` at each probability (non-decreasing). */
+  deliveryMs: number[];
+  /** How many requests each stage's quantiles were read from. */
+  ingressSamples: number;
+  deliverySamples: number;
 }
 
 /** What a request's path costs through a router (routing tests). */

@@ -129,6 +129,36 @@ describe('virtual time', () => {
     });
   });
 
+  it("draws each request's delivery from a profile's measured path (its quantiles), the same for one seed", async () => {
+    const profile = JSON.parse(await readFile(new URL('../../profiles/llama-3-8b-h100.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    // A loaded host's path: 1 ms at the median, a tail of 4-20 ms (src/engine/profile/path-distribution.ts).
+    const distribution = { quantiles: [0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99], ingressMs: [0, 0, 0, 0, 0, 0, 0], deliveryMs: [0.8, 0.9, 1, 1.3, 4, 8, 20], ingressSamples: 16, deliverySamples: 400 };
+    const run = (name: string) =>
+      new NodeTest({
+        requestRate: 40,
+        numPrompts: 300,
+        randomInputLen: 128,
+        randomOutputLen: 4,
+        seed: 5,
+        warmupRequests: 0,
+        progress: 'off',
+        virtualTime: true,
+        profile: JSON.stringify({ ...profile, name: 'drawn', servingLatency: { ingressMs: 0, deliveryMs: 2.27, distribution } }),
+        outputDir: join(workDirectory, name),
+      }).run();
+    const deliveriesMs = (records: RequestRecord[]): number[] =>
+      [...records].sort((a, b) => a.datasetIndex - b.datasetIndex).map((record) => ((record.firstTokenTime as number) - (record.serverFirstTokenTime as number)) * 1000);
+    const first = deliveriesMs((await run('path-drawn')).run.records);
+    expect(deliveriesMs((await run('path-drawn-again')).run.records)).toEqual(first);
+    // With the constant alone (profiles from before) every request's delivery was 2.27 ms.
+    const sorted = sortedFiniteValues(first);
+    expect(percentileOfSorted(sorted, 50)).toBeGreaterThan(0.9);
+    expect(percentileOfSorted(sorted, 50)).toBeLessThan(1.15);
+    expect(percentileOfSorted(sorted, 90)).toBeGreaterThan(3);
+    expect(percentileOfSorted(sorted, 90)).toBeLessThan(5.5);
+    expect(Math.max(...first)).toBeLessThanOrEqual(20);
+  });
+
   it('gives a closed loop the round trip: each user sends again when it has read the last token, not when the engine made it', async () => {
     const profile = JSON.parse(await readFile(new URL('../../profiles/llama-3-8b-h100.json', import.meta.url), 'utf8')) as Record<string, unknown>;
     const result = await new NodeTest({

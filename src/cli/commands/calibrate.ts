@@ -10,6 +10,8 @@ import { ServelabError } from '../../errors/servelab-error.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import type { CalibrationForecast } from '../../engine/calibration/sweep-plan.js';
 import { describeValidation, forecastValidationSeconds, validateProfiles } from '../../experiments/validate-profiles.js';
+import { valueAt } from '../../engine/profile/path-distribution.js';
+import type { ServingPathDistribution } from '../../types/engine.js';
 
 interface CalibrateFlags {
   url?: string;
@@ -158,7 +160,7 @@ export function registerCalibrateCommand(program: Command): void {
           ? []
           : [
               `  mixed steps: ${mixed.length} measured; the roofline profile is off by ${mixedError((o) => predictStepMs(c, o))} on them` +
-                (table === undefined ? '' : `, the measured table by ${mixedError((o) => predictFromTable(table, o))}`),
+                (table === undefined ? '' : `, the measured table by ${mixedError((o) => predictFromTable(table, o, result.measuredProfile?.fallback))}`),
             ];
       const m = result.measuredQuality;
       const latency = result.measurements.servingLatency;
@@ -182,7 +184,11 @@ export function registerCalibrateCommand(program: Command): void {
           ...mixedLine,
           ...(latency === undefined
             ? []
-            : [`  serving latency (idle server): ingress ${latency.ingressMs.toFixed(2)} ms, delivery ${latency.deliveryMs.toFixed(2)} ms; the virtual-time twin adds both`]),
+            : [`  serving latency (idle server): ingress ${latency.ingressMs.toFixed(2)} ms, delivery ${latency.deliveryMs.toFixed(2)} ms; ${
+                latency.distribution === undefined
+                  ? 'the virtual-time twin adds both'
+                  : `delivery p50 ${pathAt(latency.distribution, 0.5)} ms, p90 ${pathAt(latency.distribution, 0.9)} ms, p99 ${pathAt(latency.distribution, 0.99)} ms over ${latency.distribution.deliverySamples} requests; the virtual-time twin draws each request's delivery from them`
+              }`]),
           ...stallLine,
           ...(flags.measuredOutput === undefined || result.measuredProfile === null ? [] : [`Measured profile written to ${flags.measuredOutput}`]),
           `  ${result.measurements.observations.length} steps in ${(result.measurements.elapsedMs / 1000).toFixed(1)} s ` +
@@ -237,4 +243,9 @@ function partsLine(measurements: { forecastByPartMs?: CalibrationForecast; elaps
     .filter((part) => elapsed[part] !== undefined && ((forecast[part] ?? 0) > 0 || (elapsed[part] as number) >= 50))
     .map((part) => `${PART_NAMES[part]} ${((elapsed[part] as number) / 1000).toFixed(1)} s (forecast ${((forecast[part] ?? 0) / 1000).toFixed(1)})`);
   return parts.length === 0 ? [] : [`  by part: ${parts.join(', ')}`];
+}
+
+/** The measured delivery at probability `p`, for the terminal. */
+function pathAt(distribution: ServingPathDistribution, p: number): string {
+  return valueAt(distribution.quantiles, distribution.deliveryMs, p).toFixed(2);
 }

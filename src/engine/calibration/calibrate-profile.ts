@@ -1,4 +1,4 @@
-import type { MeasuredProfile, RooflineProfile } from '../../types/engine.js';
+import type { MeasuredProfile, RooflineProfile, ServingPathDistribution } from '../../types/engine.js';
 import { fitRooflineProfile, predictStepMs } from './fit-profile.js';
 import type { ProfileFit, StepObservation } from './fit-profile.js';
 import { measureServer } from './measure-server.js';
@@ -82,10 +82,13 @@ export function fitBothForms(observations: readonly StepObservation[]): {
     if (partial === null || (!partial.solved && fit?.solved === true)) return null;
     return (o) => predictStepMs(partial.coefficients, o);
   });
-  const table = buildMeasuredTable(observations);
+  // The table is read with the fitted form's floor (floor-lift.ts), as the twin reads it; a held-out check fits the
+  // form again without the held-out points, so that they reach neither.
+  const table = buildMeasuredTable(observations, fit?.coefficients);
   const measuredQuality = quality(observations, (points) => {
-    const partial = buildMeasuredTable(points);
-    return partial === null ? null : (o) => predictFromTable(partial, o);
+    const form = fitRooflineProfile(points)?.coefficients;
+    const partial = buildMeasuredTable(points, form);
+    return partial === null ? null : (o) => predictFromTable(partial, o, form);
   });
   return { fit, rooflineQuality, table, measuredQuality };
 }
@@ -124,7 +127,7 @@ export async function calibrateProfile(
     measurements.servingLatency === undefined
       ? []
       : [
-          `Serving latency on the idle server (medians of the batch-1 sweep): ingress ${measurements.servingLatency.ingressMs.toFixed(2)} ms (request_received_ts to forward_entry_time), delivery ${measurements.servingLatency.deliveryMs.toFixed(2)} ms (the client's request time beyond the server's request_received_ts to request_finished_ts: HTTP, detokenizer hops, network). The virtual-time twin adds both to every request.`,
+          `Serving latency on the idle server (medians of the path probe and the batch-1 sweep, one request at a time): ingress ${measurements.servingLatency.ingressMs.toFixed(2)} ms (request_received_ts to forward_entry_time), delivery ${measurements.servingLatency.deliveryMs.toFixed(2)} ms (the client's request time beyond the server's request_received_ts to request_finished_ts: HTTP, detokenizer hops, network). ${describePathDistribution(measurements.servingLatency.distribution)}`,
         ];
   const stalls = describeSlowRepeats(measurements.observations);
   const notes = [...latencyLine, ...(stalls === null ? [] : [`Slow repeats: ${stalls}.`])];
@@ -172,7 +175,7 @@ export async function calibrateProfile(
           hardware: 'measured',
           derivation: [
             measuredLine,
-            'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points, past the last at their mean slope); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that, interpolated over prompt tokens and KV tokens.',
+            'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points, past the last at their mean slope); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that, interpolated over prompt tokens and KV tokens. Between points the table is read less the fitted form\'s floor lift (max(0, floor - work)) and the lift added back, so that a line between a step on the floor and one past its knee bends at the knee.',
             `${describeQuality(measuredQuality)} The table passes through its own points, so the held-out error is the one that tells.`,
             'Past the table\'s last point on an axis, a step is the table at its edge plus what the fitted roofline form (fallback) adds from the edge to the step.',
             ...notes,
@@ -186,6 +189,17 @@ export async function calibrateProfile(
           ...calibratedParts,
         };
   return { profile, fit, rooflineQuality, measuredProfile, measuredQuality, measurements };
+}
+
+/** What the twin does with the path: a constant, or each request's delivery drawn from the measured quantiles. */
+export function describePathDistribution(distribution: ServingPathDistribution | undefined): string {
+  if (distribution === undefined) return 'The virtual-time twin adds both to every request.';
+  const at = (values: readonly number[]): string =>
+    distribution.quantiles.map((p, index) => `p${Math.round(p * 100)} ${(values[index] as number).toFixed(2)}`).join(', ');
+  return (
+    `Delivery over ${distribution.deliverySamples} requests: ${at(distribution.deliveryMs)} ms; ` +
+    `ingress over ${distribution.ingressSamples}: ${at(distribution.ingressMs)} ms. The virtual-time twin of a node test draws each request's delivery from these quantiles (seeded by the run's seed) and adds ingress's median.`
+  );
 }
 
 /** "32-, 128- and 512-token prompts"; files from before the lengths were recorded say only "several prompt lengths". */

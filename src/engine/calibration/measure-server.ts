@@ -7,9 +7,10 @@ import { SeededRandom } from '../../utils/random.js';
 import { flushCache, readLimits, type ServerLimits, streamGenerate, type StreamResult } from './calibration-client.js';
 import { decodeObservation, mixedObservation, prefillObservation } from './fit-profile.js';
 import type { StepObservation } from './fit-profile.js';
-import { median, repeatsDisagree, robustMedian } from './robust-statistics.js';
+import { repeatsDisagree, robustMedian } from './robust-statistics.js';
 import { batchPointTokens, type CalibrationForecast, CONCURRENCY_PROMPT_TOKENS, forecastCalibrationMs, type MixedPoint, mixedSweepPoints, powersOfTwo, prefillSweepLengths } from './sweep-plan.js';
 import { decodedTogether, lastPrefilledSpanMs, mixedSample, type MixedSample, stepTimes } from './answer-timings.js';
+import { servingLatencyFromSamples } from '../profile/path-distribution.js';
 
 export interface CalibrationOptions {
   /** Base URL of an SGLang server (or a servelab sim-server). */
@@ -69,7 +70,8 @@ export interface CalibrationMeasurements {
   forecastByPartMs?: CalibrationForecast;
   elapsedByPartMs?: Record<string, number>;
   /**
-   * Medians over the batch-1 sweep (an idle server): ingress = forward_entry_time - request_received_ts; delivery = the
+   * Medians over the path probe and the batch-1 sweep (an idle server, one request at a time; with their quantiles
+   * where enough were timed, path-distribution.ts): ingress = forward_entry_time - request_received_ts; delivery = the
    * client's request time less the server's request_received_ts to request_finished_ts. Absent without server timestamps.
    */
   servingLatency?: ServingLatency;
@@ -226,6 +228,12 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   enterPhase('batchOneMs');
   const ingressSamplesMs: number[] = [];
   const deliverySamplesMs: number[] = [];
+  // The path's spread needs more requests than the sweep's few: short ones, one at a time on the idle server (a
+  // prefill step each). Not the concurrency sweep's: a batch's requests finish in one step and wait for each other's
+  // answers, which put the sim server's path at 4.45 ms median against 1.76 in a run at 0.2x of its capacity.
+  const pathSamplesMs = await measurePath(PATH_PROBE_REQUESTS, () => generate(prompt(16), 1));
+  ingressSamplesMs.push(...pathSamplesMs.ingressMs);
+  deliverySamplesMs.push(...pathSamplesMs.deliveryMs);
   for (const length of promptLengths) {
     const prefillMs: number[] = [];
     const decodeMs: number[] = [];
@@ -237,7 +245,7 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       const finished = result.meta['request_finished_ts'];
       if (typeof received === 'number' && typeof forward === 'number' && typeof finished === 'number') {
         ingressSamplesMs.push((forward - received) * 1000);
-        deliverySamplesMs.push(result.lastEventMs - result.sentMs - (finished - received) * 1000);
+        deliverySamplesMs.push(deliverySampleMs(result) as number);
       }
       const timing = stepTimes(result);
       serverTimestamps &&= timing.fromServer;
@@ -325,6 +333,33 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     ...(scheduling === undefined ? {} : { scheduling }),
     ...(ingressSamplesMs.length === 0
       ? {}
-      : { servingLatency: { ingressMs: Math.max(0, median(ingressSamplesMs)), deliveryMs: Math.max(0, median(deliverySamplesMs)) } }),
+      : { servingLatency: servingLatencyFromSamples(ingressSamplesMs, deliverySamplesMs) }),
   };
+}
+
+/** Requests the path probe sends before the batch-1 sweep (a prefill step of 16 tokens and one token each). */
+const PATH_PROBE_REQUESTS = 64;
+
+/** `count` requests one after another: each one's ingress and delivery (those the server stamped). */
+async function measurePath(count: number, send: () => Promise<StreamResult>): Promise<{ ingressMs: number[]; deliveryMs: number[] }> {
+  const ingressMs: number[] = [];
+  const deliveryMs: number[] = [];
+  for (let index = 0; index < count; index++) {
+    const result = await send();
+    const received = result.meta['request_received_ts'];
+    const forward = result.meta['forward_entry_time'];
+    const delivery = deliverySampleMs(result);
+    if (typeof received !== 'number' || typeof forward !== 'number' || delivery === null) return { ingressMs, deliveryMs };
+    ingressMs.push((forward - received) * 1000);
+    deliveryMs.push(delivery);
+  }
+  return { ingressMs, deliveryMs };
+}
+
+/** The client's time for a request beyond the server's request_received_ts to request_finished_ts; null without them. */
+function deliverySampleMs(result: StreamResult): number | null {
+  const received = result.meta['request_received_ts'];
+  const finished = result.meta['request_finished_ts'];
+  if (typeof received !== 'number' || typeof finished !== 'number') return null;
+  return result.lastEventMs - result.sentMs - (finished - received) * 1000;
 }

@@ -1,4 +1,5 @@
-import type { MeasuredStepTable } from '../../types/engine.js';
+import type { MeasuredStepTable, RooflineCoefficients } from '../../types/engine.js';
+import { floorLiftMs } from '../profile/floor-lift.js';
 import { interpolateStepMs } from '../profile/measured-table.js';
 import type { StepObservation } from './fit-profile.js';
 
@@ -20,8 +21,13 @@ import type { StepObservation } from './fit-profile.js';
  *   fixed cost, so the fixed cost is paid once; plus, where the sweep measured mixed steps, what they cost beyond
  *   that sum, interpolated over prompt tokens and KV tokens (`mixingExcess`). A mixed step never costs less than its
  *   decode part or its prefill part alone.
+ *
+ * With the fitted roofline form of the same sweep (`form`), every value read between measured points (a prompt size,
+ * KV length or batch size the grid holds for another family's sake) is interpolated less the form's floor lift and
+ * the lift added back (floor-lift.ts), as the twin reads the table between its cells: a line across the floor's knee
+ * runs above the step's `max(floor, work)`.
  */
-export function buildMeasuredTable(observations: readonly StepObservation[]): MeasuredStepTable | null {
+export function buildMeasuredTable(observations: readonly StepObservation[], form?: RooflineCoefficients): MeasuredStepTable | null {
   const prefill = observations.filter((o) => o.kind === 'prefill').sort((a, b) => a.size - b.size);
   const decode = observations.filter((o) => o.kind === 'decode');
   if (prefill.length === 0 || decode.length === 0) return null;
@@ -33,7 +39,8 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
   // interpolate it), so that the table holds their excess at the prompt size it was measured at.
   const mixedPrompts = observations.filter((o) => o.kind === 'mixed' && (o.prefillTokens ?? 0) > 0).map((o) => o.prefillTokens as number);
   const prefillTokens = [...new Set([...measuredPrefill.map(([tokens]) => tokens), ...mixedPrompts])].sort((a, b) => a - b);
-  const prefillMs = prefillTokens.map((tokens) => linearThrough(measuredPrefill, tokens));
+  const liftAt = (batch: number, prefill: number, kv: number): number => (form === undefined ? 0 : floorLiftMs(form, batch, prefill, kv));
+  const prefillMs = prefillTokens.map((tokens) => lifted(measuredPrefill, tokens, (x) => liftAt(0, x, 0), linearThrough));
 
   const batches = [...new Set(decode.map((o) => o.size))].sort((a, b) => a - b);
   const lines = batches.map((batch) => dedupe(decode.filter((o) => o.size === batch).map((o) => [o.secondary, o.stepMs] as const)));
@@ -43,7 +50,7 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
   const kvTokens = [...measuredKv, 2 * (measuredKv[measuredKv.length - 1] as number)].filter((v, i, all) => i === 0 || v > (all[i - 1] as number));
   const decodeAt = (batchIndex: number, kv: number): number => {
     const points = lines[batchIndex] as (readonly [number, number])[];
-    if (points.length >= 2) return piecewise(points, kv);
+    if (points.length >= 2) return lifted(points, kv, (x) => liftAt(batches[batchIndex] as number, 0, x), piecewise);
     // One point: borrow the KV slope of the nearest batch size measured at two KV lengths or more.
     let slope = 0;
     for (let distance = 1; distance < lines.length; distance++) {
@@ -65,7 +72,8 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
     const low = batches[above - 1] as number;
     const high = batches[above] as number;
     const weight = (batch - low) / (high - low);
-    return (1 - weight) * decodeAt(above - 1, kv) + weight * decodeAt(above, kv);
+    const lift = (b: number): number => liftAt(b, 0, kv);
+    return (1 - weight) * (decodeAt(above - 1, kv) - lift(low)) + weight * (decodeAt(above, kv) - lift(high)) + lift(batch);
   };
   // Mixed steps' batch sizes are grid points too, so that the table holds their excess at the batch it was measured at.
   const mixedBatches = observations.filter((o) => o.kind === 'mixed' && (o.prefillTokens ?? 0) > 0).map((o) => o.size);
@@ -86,8 +94,8 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
     ),
   };
   const sumOfParts = (batch: number, prefill: number, kv: number): number =>
-    interpolateStepMs(partsTable, batch, 0, kv) + interpolateStepMs(partsTable, 0, prefill, 0) - fixedMs;
-  const excess = mixingExcess(observations.filter((o) => o.kind === 'mixed'), sumOfParts);
+    interpolateStepMs(partsTable, batch, 0, kv, form) + interpolateStepMs(partsTable, 0, prefill, 0, form) - fixedMs;
+  const excess = mixingExcess(observations.filter((o) => o.kind === 'mixed'), sumOfParts, form);
   if (excess === null) return partsTable;
   const stepMs = partsTable.stepMs.map((plane, batchIndex) =>
     plane.map((row, prefillIndex) =>
@@ -125,6 +133,7 @@ export function buildMeasuredTable(observations: readonly StepObservation[]): Me
 export function mixingExcess(
   mixed: readonly StepObservation[],
   sumOfParts: (batch: number, prefillTokens: number, kvTokens: number) => number,
+  form?: RooflineCoefficients,
 ): ((batch: number, prefillTokens: number, kvTokens: number) => number) | null {
   if (mixed.length === 0) return null;
   const points = mixed
@@ -132,7 +141,7 @@ export function mixingExcess(
     .filter((point) => point.prefill > 0 && point.batch > 0);
   if (points.length === 0) return null;
   const batches = [...new Set(points.map((point) => point.batch))].sort((a, b) => a - b);
-  const levels = batches.map((batch) => ({ batch, excess: excessOverPromptAndKv(points.filter((point) => point.batch === batch)) }));
+  const levels = batches.map((batch) => ({ batch, excess: excessOverPromptAndKv(points.filter((point) => point.batch === batch), form) }));
   return (batch, prefillTokens, kvTokens) => {
     const first = levels[0] as (typeof levels)[number];
     if (batch <= first.batch) return (first.excess(prefillTokens, kvTokens) * batch) / first.batch;
@@ -148,8 +157,17 @@ export function mixingExcess(
   };
 }
 
-/** One batch level's excess over P and KV (see mixingExcess). */
-function excessOverPromptAndKv(points: readonly { prefill: number; kv: number; excessMs: number }[]): (prefillTokens: number, kvTokens: number) => number {
+/**
+ * One batch level's excess over P and KV (see mixingExcess). With the fitted form, the excess is interpolated over P
+ * less the shape the floor alone gives it, and that shape added back: where a step costs `max(F, p + d)` and its parts
+ * `max(F, p)` and a decode step on the floor F, the excess is `max(F, p + d) - max(F, p)` (p the form's prefill work,
+ * d the excess at the largest prompt level, past the knee), which bends twice between prompt levels. Where the form has
+ * no floor the shape is d at every P and the excess is interpolated as before.
+ */
+function excessOverPromptAndKv(
+  points: readonly { prefill: number; kv: number; excessMs: number }[],
+  form?: RooflineCoefficients,
+): (prefillTokens: number, kvTokens: number) => number {
   const sorted = [...points].sort((left, right) => left.prefill - right.prefill);
   const groups: (typeof sorted)[] = [];
   for (const point of sorted) {
@@ -161,19 +179,32 @@ function excessOverPromptAndKv(points: readonly { prefill: number; kv: number; e
     prefill: group.reduce((sum, point) => sum + point.prefill, 0) / group.length,
     line: dedupe(group.map((point) => [point.kv, point.excessMs] as const)),
   }));
-  const atLevel = (index: number, kv: number): number => flatOutside(levels[index]?.line ?? [], kv);
+  const measuredAt = (index: number, kv: number): number => flatOutside(levels[index]?.line ?? [], kv);
   return (prefillTokens, kvTokens) => {
+    const shape = floorShapedExcess(form, Math.max(0, measuredAt(levels.length - 1, kvTokens)));
+    const atLevel = (index: number, kv: number): number => measuredAt(index, kv) - shape((levels[index] as (typeof levels)[number]).prefill);
     const first = levels[0] as (typeof levels)[number];
-    if (prefillTokens <= first.prefill) return (atLevel(0, kvTokens) * prefillTokens) / first.prefill;
+    // Below the smallest prompt level the excess shrinks to none (a plain decode step), as before.
+    if (prefillTokens <= first.prefill) return (measuredAt(0, kvTokens) * prefillTokens) / first.prefill;
     for (let index = 1; index < levels.length; index++) {
       const low = levels[index - 1] as (typeof levels)[number];
       const high = levels[index] as (typeof levels)[number];
       if (prefillTokens <= high.prefill) {
         const weight = (prefillTokens - low.prefill) / (high.prefill - low.prefill);
-        return (1 - weight) * atLevel(index - 1, kvTokens) + weight * atLevel(index, kvTokens);
+        return (1 - weight) * atLevel(index - 1, kvTokens) + weight * atLevel(index, kvTokens) + shape(prefillTokens);
       }
     }
-    return atLevel(levels.length - 1, kvTokens);
+    return atLevel(levels.length - 1, kvTokens) + shape(prefillTokens);
+  };
+}
+
+/** `max(F, p + d) - max(F, p)` over prompt tokens (see excessOverPromptAndKv); 0 without a form. */
+function floorShapedExcess(form: RooflineCoefficients | undefined, decodeMs: number): (prefillTokens: number) => number {
+  if (form === undefined) return () => 0;
+  const floorMs = form.weightsFloorMs;
+  return (prefillTokens) => {
+    const prefillMs = prefillTokens * form.prefillPerTokenMs + ((prefillTokens * (prefillTokens + 1)) / 2) * form.prefillAttentionPerPairMs;
+    return Math.max(floorMs, prefillMs + decodeMs) - Math.max(floorMs, prefillMs);
   };
 }
 
@@ -194,10 +225,25 @@ function flatOutside(points: readonly (readonly [number, number])[], x: number):
   return y0 + ((y1 - y0) * (x - x0)) / (x1 - x0);
 }
 
-/** The table's prediction for one observed step. */
-export function predictFromTable(table: MeasuredStepTable, observation: StepObservation): number {
-  if (observation.kind === 'prefill') return interpolateStepMs(table, 0, observation.size, 0);
-  return interpolateStepMs(table, observation.size, observation.kind === 'mixed' ? (observation.prefillTokens ?? 0) : 0, observation.secondary);
+/** The table's prediction for one observed step, read as the twin reads it (with the profile's fitted form, if any). */
+export function predictFromTable(table: MeasuredStepTable, observation: StepObservation, form?: RooflineCoefficients): number {
+  if (observation.kind === 'prefill') return interpolateStepMs(table, 0, observation.size, 0, form);
+  return interpolateStepMs(table, observation.size, observation.kind === 'mixed' ? (observation.prefillTokens ?? 0) : 0, observation.secondary, form);
+}
+
+/**
+ * `read` (a line through points) applied to the points less the floor lift, the lift at `x` added back: exact across
+ * the floor's knee where the form is, and the plain line wherever the lift is 0. Below the first point, where the
+ * lines hold their first value, the lift is held too.
+ */
+function lifted(
+  points: readonly (readonly [number, number])[],
+  x: number,
+  liftAt: (x: number) => number,
+  read: (points: readonly (readonly [number, number])[], x: number) => number,
+): number {
+  const firstX = (points[0] as readonly [number, number])[0];
+  return read(points.map(([px, py]) => [px, py - liftAt(px)] as const), x) + liftAt(Math.max(x, firstX));
 }
 
 /** Sorted by x, equal x averaged. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { ProfileScheduling, ServingLatency } from '../../types/engine.js';
-import { schedulingSchema } from '../profile/profile-schema.js';
+import { schedulingSchema, servingPathDistributionSchema } from '../profile/profile-schema.js';
 import type { StepObservation } from './fit-profile.js';
 import type { CalibrationMeasurements } from './measure-server.js';
 
@@ -68,5 +68,8 @@ function servingLatencyOf(value: unknown): { servingLatency: ServingLatency } | 
   if (value === null || typeof value !== 'object') return undefined;
   const { ingressMs, deliveryMs } = value as Record<string, unknown>;
   const valid = (ms: unknown): ms is number => typeof ms === 'number' && Number.isFinite(ms) && ms >= 0;
-  return valid(ingressMs) && valid(deliveryMs) ? { servingLatency: { ingressMs, deliveryMs } } : undefined;
+  if (!valid(ingressMs) || !valid(deliveryMs)) return undefined;
+  // The path's quantiles, in files written since calibration kept them; a malformed one is left out, not refused.
+  const distribution = servingPathDistributionSchema.safeParse((value as Record<string, unknown>)['distribution']);
+  return { servingLatency: { ingressMs, deliveryMs, ...(distribution.success ? { distribution: distribution.data } : {}) } };
 }

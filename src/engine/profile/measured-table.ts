@@ -1,5 +1,6 @@
 import type { CostModel, MeasuredStepTable, RooflineCoefficients, StepWork } from '../../types/engine.js';
 import type { Milliseconds } from '../../types/time.js';
+import { floorLiftMs } from './floor-lift.js';
 import { rooflineStepMs } from './roofline-step.js';
 
 /**
@@ -35,7 +36,7 @@ export class MeasuredTableCostModel implements CostModel {
     const edge = this.#edge;
     const beyond = work.decodeSequences > edge.decodeSequences || work.prefillTokens > edge.prefillTokens || work.decodeKvTokens > edge.kvTokens;
     if (!beyond || this.#fallback === undefined) {
-      return Math.max(0, interpolateStepMs(this.#table, work.decodeSequences, work.prefillTokens, work.decodeKvTokens));
+      return Math.max(0, interpolateStepMs(this.#table, work.decodeSequences, work.prefillTokens, work.decodeKvTokens, this.#fallback));
     }
     this.#fallbackSteps++;
     const prefillTokens = Math.min(work.prefillTokens, edge.prefillTokens);
@@ -46,7 +47,7 @@ export class MeasuredTableCostModel implements CostModel {
       prefillAttentionPairs: work.prefillTokens === 0 ? 0 : work.prefillAttentionPairs * (prefillTokens / work.prefillTokens),
       decodeKvTokens: Math.min(work.decodeKvTokens, edge.kvTokens),
     };
-    const edgeMs = interpolateStepMs(this.#table, clamped.decodeSequences, clamped.prefillTokens, clamped.decodeKvTokens);
+    const edgeMs = interpolateStepMs(this.#table, clamped.decodeSequences, clamped.prefillTokens, clamped.decodeKvTokens, this.#fallback);
     const beyondEdgeMs = rooflineStepMs(this.#fallback, work) - rooflineStepMs(this.#fallback, clamped);
     return Math.max(0, edgeMs + Math.max(0, beyondEdgeMs));
   }
@@ -62,7 +63,20 @@ function locate(axis: readonly number[], value: number): { index: number; weight
   return { index, weight: (value - low) / (high - low) };
 }
 
-export function interpolateStepMs(table: MeasuredStepTable, decodeSequences: number, prefillTokens: number, kvTokens: number): number {
+/**
+ * The table's step time at a point: multilinear between grid points. With the fitted form (`form`, a profile's
+ * `fallback`), what is interpolated is each cell less the form's floor lift (floor-lift.ts), and the lift at the point
+ * is added back, so that a line between a cell on the floor and one past its knee bends at the knee instead of
+ * cutting across it; grid points read their cells either way.
+ */
+export function interpolateStepMs(
+  table: MeasuredStepTable,
+  decodeSequences: number,
+  prefillTokens: number,
+  kvTokens: number,
+  form?: RooflineCoefficients,
+): number {
+  const lift = (batch: number, prefill: number, kv: number): number => (form === undefined ? 0 : floorLiftMs(form, batch, prefill, kv));
   const a = locate(table.decodeSequences, decodeSequences);
   const b = locate(table.prefillTokens, prefillTokens);
   const c = locate(table.kvTokens, kvTokens);
@@ -78,9 +92,13 @@ export function interpolateStepMs(table: MeasuredStepTable, decodeSequences: num
       for (let dc = 0; dc <= 1; dc++) {
         const wc = dc === 0 ? 1 - c.weight : c.weight;
         if (wc === 0 || (dc === 1 && table.kvTokens.length === 1)) continue;
-        total += wa * wb * wc * (row[c.index + dc] as number);
+        const cellMs = row[c.index + dc] as number;
+        const liftMs = lift(table.decodeSequences[a.index + da] as number, table.prefillTokens[b.index + db] as number, table.kvTokens[c.index + dc] as number);
+        total += wa * wb * wc * (cellMs - liftMs);
       }
     }
   }
-  return total;
+  // Below an axis's first point the table holds its value, and so does the lift.
+  const held = (axis: readonly number[], value: number): number => Math.max(value, axis[0] as number);
+  return total + lift(held(table.decodeSequences, decodeSequences), held(table.prefillTokens, prefillTokens), held(table.kvTokens, kvTokens));
 }

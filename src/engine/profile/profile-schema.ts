@@ -18,6 +18,24 @@ export const simpleProfileSchema = z
   })
   .strict();
 
+const ascending = (values: readonly number[], strictly: boolean): boolean =>
+  values.every((value, index) => index === 0 || (strictly ? value > (values[index - 1] as number) : value >= (values[index - 1] as number)));
+
+export const servingPathDistributionSchema = z
+  .object({
+    quantiles: z.array(z.number().finite().min(0).max(1)).min(1),
+    ingressMs: z.array(positiveMs).min(1),
+    deliveryMs: z.array(positiveMs).min(1),
+    ingressSamples: z.number().int().nonnegative(),
+    deliverySamples: z.number().int().nonnegative(),
+  })
+  .strict()
+  .refine((d) => ascending(d.quantiles, true), { message: 'distribution.quantiles must be strictly increasing probabilities' })
+  .refine((d) => d.ingressMs.length === d.quantiles.length && d.deliveryMs.length === d.quantiles.length, {
+    message: 'distribution.ingressMs and distribution.deliveryMs need one value per quantile',
+  })
+  .refine((d) => ascending(d.ingressMs, false) && ascending(d.deliveryMs, false), { message: 'distribution values must not decrease with the quantile' });
+
 export const servingLatencySchema = z
   .object({
     ingressMs: positiveMs,
@@ -25,6 +43,7 @@ export const servingLatencySchema = z
     networkMs: positiveMs.optional(),
     routed: z.object({ routerQueueMs: positiveMs, networkMs: positiveMs, deliveryMs: positiveMs }).strict().optional(),
     source: z.string().optional(),
+    distribution: servingPathDistributionSchema.optional(),
   })
   .strict();
 

@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock/clock.js';
 import type { RoutingTestConfig } from '../../config/schema.js';
 import { VIRTUAL_ITL_REQUEST_LIMIT } from '../../analysis/data-quality-cautions.js';
+import { PathDraws } from '../../engine/profile/path-distribution.js';
 import type { RegionReport } from '../../engine/profile/region-watch.js';
 import { VirtualTimeSimulator } from '../../engine/virtual/virtual-time-simulator.js';
 import { ServelabError } from '../../errors/servelab-error.js';
@@ -133,6 +134,8 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
   };
   const held: number[] = [];
   let heldHead = 0;
+  // A node test's delivery is drawn per request where the profile measured the path's spread (path-distribution.ts).
+  const pathDraws = new PathDraws(config.seed);
 
   const simulator = await VirtualTimeSimulator.create({
     engines: engineCount,
@@ -144,7 +147,12 @@ export async function runVirtualTime(options: VirtualRunOptions): Promise<LoadRe
         const state = request.driverData as InFlight;
         const worker = workers[engineIndex] as MutableWorker;
         worker.inFlight--;
-        const latency = pathOf(simulator.servingLatency(engineIndex), options.routed);
+        const servingLatency = simulator.servingLatency(engineIndex);
+        const constantPath = pathOf(servingLatency, options.routed);
+        const latency =
+          options.routed || servingLatency.distribution === undefined
+            ? constantPath
+            : { ...constantPath, deliveryMs: pathDraws.deliveryMs(constantPath.deliveryMs, servingLatency.distribution) };
         const roundTripMs = roundTripMsOf(latency);
         if (cap === Infinity || roundTripMs === 0) inFlightCount--;
         else insertSorted(slotReturnsMs, slotReturnsHead, timeMs + roundTripMs);

@@ -1,9 +1,12 @@
 import { describe, expect, test } from 'vitest';
-import { decodeObservation, mixedObservation, prefillObservation, type StepObservation } from '../../../src/engine/calibration/fit-profile.js';
+import { decodeObservation, fitRooflineProfile, mixedObservation, prefillObservation, type StepObservation } from '../../../src/engine/calibration/fit-profile.js';
 import { buildMeasuredTable } from '../../../src/engine/calibration/measured-table-fit.js';
 import { batchPointTokens, CONCURRENCY_PROMPT_TOKENS, mixedSweepPoints, powersOfTwo, prefillSweepLengths } from '../../../src/engine/calibration/sweep-plan.js';
 import type { ServerLimits } from '../../../src/engine/calibration/calibration-client.js';
-import { interpolateStepMs } from '../../../src/engine/profile/measured-table.js';
+import { interpolateStepMs, MeasuredTableCostModel } from '../../../src/engine/profile/measured-table.js';
+import { attentionPairs } from '../../../src/engine/profile/cost-model.js';
+import { rooflineStepMs } from '../../../src/engine/profile/roofline-step.js';
+import type { RooflineCoefficients, StepWork } from '../../../src/types/engine.js';
 
 /**
  * bench/foreign-engine's step law without its jitter: a step computing `tokens` tokens for `sequences` requests that
@@ -21,24 +24,34 @@ const DECODE_TOKENS = 16;
 
 /** What calibration's sweeps (sweep-plan.ts, at its defaults) would read off an engine that follows the law exactly. */
 function sweepOfTheLaw(): StepObservation[] {
+  return sweepOf((work) => (work.prefillTokens > 0 && work.decodeSequences > 0
+    ? mixedLawMs(work.decodeSequences, work.prefillTokens, work.decodeKvTokens)
+    : lawMs(work.prefillTokens + work.decodeSequences, Math.max(1, work.decodeSequences), work.prefillTokens + work.decodeKvTokens)));
+}
+
+/** What calibration's sweeps would read off an engine whose step takes `stepMs(work)`. */
+function sweepOf(stepMs: (work: StepWork) => number): StepObservation[] {
+  const prefill = (tokens: number): StepWork => ({ prefillTokens: tokens, prefillAttentionPairs: attentionPairs(0, tokens), decodeSequences: 0, decodeKvTokens: 0 });
+  const decode = (batch: number, kvTokens: number): StepWork => ({ prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: batch, decodeKvTokens: kvTokens });
   const observations: StepObservation[] = [];
   for (const length of prefillSweepLengths(LIMITS.chunkedPrefillSize)) {
-    observations.push(prefillObservation(length, lawMs(length, 1, length)));
+    observations.push(prefillObservation(length, stepMs(prefill(length))));
     const kvPerSequence = length + DECODE_TOKENS / 2;
-    observations.push(decodeObservation(1, kvPerSequence, lawMs(1, 1, kvPerSequence)));
+    observations.push(decodeObservation(1, kvPerSequence, stepMs(decode(1, kvPerSequence))));
   }
   const batchSizes = [...new Set([...powersOfTwo(2, LIMITS.maxRunningRequests), LIMITS.maxRunningRequests])];
   for (const promptTokens of CONCURRENCY_PROMPT_TOKENS) {
     for (const batch of batchSizes) {
       const { prefillSteps, shortTokens, extraTokens } = batchPointTokens(batch, promptTokens, LIMITS.chunkedPrefillSize, DECODE_TOKENS);
       const kvPerSequence = promptTokens + shortTokens - prefillSteps / 2 + extraTokens / 2;
-      observations.push(decodeObservation(batch, kvPerSequence, lawMs(batch, batch, batch * kvPerSequence)));
+      observations.push(decodeObservation(batch, kvPerSequence, stepMs(decode(batch, batch * kvPerSequence))));
     }
   }
   for (const point of mixedSweepPoints(batchSizes, LIMITS, LIMITS.chunkedPrefillSize, DECODE_TOKENS, prefillSweepLengths(LIMITS.chunkedPrefillSize))) {
     // The probe arrives two decode steps after the batch's last first token: each member holds its prompt and a few tokens.
     const decodeKvTokens = point.batch * (point.promptTokens + 4);
-    observations.push(mixedObservation(point.batch, decodeKvTokens, point.probeTokens, mixedLawMs(point.batch, point.probeTokens, decodeKvTokens)));
+    const work: StepWork = { ...decode(point.batch, decodeKvTokens), prefillTokens: point.probeTokens, prefillAttentionPairs: attentionPairs(0, point.probeTokens) };
+    observations.push(mixedObservation(point.batch, decodeKvTokens, point.probeTokens, stepMs(work)));
   }
   return observations;
 }
@@ -83,5 +96,64 @@ describe('the mixed sweep\'s probes', () => {
     const points = mixedSweepPoints(powersOfTwo(2, 32), limits, 8192, 8, prefillSweepLengths(8176));
     expect(points.length).toBeGreaterThan(0);
     for (const point of points) expect(point.probeTokens + 2).toBeLessThanOrEqual(limits.contextLength);
+  });
+});
+
+describe('measured table across the roofline floor\'s knee', () => {
+  // The sim engine's own prefill law (profiles/llama-3.2-1b-l4.json): a prefill step leaves the 8.2 ms floor at about
+  // 195 tokens, between the sweep's 192- and 256-token points. KV reads ten times dearer than there, so that decode
+  // batches leave the floor too, between the batch sizes and KV lengths the sweep measured.
+  const LAW: RooflineCoefficients = {
+    stepOverheadMs: 1,
+    weightsFloorMs: 8.2,
+    prefillPerTokenMs: 0.041,
+    prefillAttentionPerPairMs: 2.7e-6,
+    decodePerSequenceMs: 0.045,
+    kvReadPerTokenMs: 0.0012,
+  };
+  const observations = sweepOf((work) => rooflineStepMs(LAW, work));
+  const form = fitRooflineProfile(observations)!.coefficients;
+  const twin = new MeasuredTableCostModel(buildMeasuredTable(observations, form)!, form);
+  const within = (work: StepWork, label: string): void => {
+    const truthMs = rooflineStepMs(LAW, work);
+    const tableMs = twin.stepDurationMs(work);
+    expect(Math.abs(tableMs / truthMs - 1), `${label}: ${tableMs.toFixed(3)} ms against ${truthMs.toFixed(3)}`).toBeLessThan(0.005);
+  };
+
+  test('prices a prefill step between points either side of the knee within 0.5% of the law', () => {
+    // Read straight across max(floor, work) from 192 to 256 tokens, a 200-token step came out 2.6% dear.
+    for (let tokens = 130; tokens <= 320; tokens += 5) {
+      within({ prefillTokens: tokens, prefillAttentionPairs: attentionPairs(0, tokens), decodeSequences: 0, decodeKvTokens: 0 }, `prefill ${tokens} tokens`);
+    }
+  });
+
+  test('and a mixed step beside a decode batch on the floor within 4.5%, its excess shaped by the floor', () => {
+    // The sim engine's own law (its decode steps never leave the floor, so the fitted form's decode terms are 0). A
+    // mixed step's excess over its parts bends where prefill + decode and where prefill alone cross the floor: read
+    // straight over prompt tokens a 200-token prompt beside 15 sequences at 540 KV tokens each was 4.8% cheap, and with
+    // the prefill part read at the knee but the excess still straight, 7.1%.
+    const simLaw: RooflineCoefficients = { ...LAW, kvReadPerTokenMs: 0.000128 };
+    const sweep = sweepOf((work) => rooflineStepMs(simLaw, work));
+    const simForm = fitRooflineProfile(sweep)!.coefficients;
+    const simTwin = new MeasuredTableCostModel(buildMeasuredTable(sweep, simForm)!, simForm);
+    for (const batch of [1, 3, 6, 12, 15]) {
+      for (const tokens of [100, 150, 180, 200, 230, 300, 400]) {
+        for (const kvPerSequence of [40, 300, 540]) {
+          const work: StepWork = { prefillTokens: tokens, prefillAttentionPairs: attentionPairs(0, tokens), decodeSequences: batch, decodeKvTokens: batch * kvPerSequence };
+          const truthMs = rooflineStepMs(simLaw, work);
+          const tableMs = simTwin.stepDurationMs(work);
+          expect(Math.abs(tableMs / truthMs - 1), `${tokens} prompt tokens beside ${batch} at ${kvPerSequence} KV tokens each: ${tableMs.toFixed(3)} ms against ${truthMs.toFixed(3)}`).toBeLessThan(0.045);
+        }
+      }
+    }
+  });
+
+  test('and a decode step between batch sizes and KV lengths either side of it', () => {
+    // Straight across, a batch of 12 at 500 KV tokens each came out 5.8% dear and one of 14 at 500, 4.8%.
+    for (const batch of [1, 3, 5, 6, 7, 9, 10, 12, 14]) {
+      for (const kvPerSequence of [40, 300, 500]) {
+        within({ prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: batch, decodeKvTokens: batch * kvPerSequence }, `decode batch ${batch} at ${kvPerSequence} KV tokens each`);
+      }
+    }
   });
 });
