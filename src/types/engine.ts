@@ -160,11 +160,23 @@ export interface ProfileValidation {
   rmsErrorPercent?: number;
 }
 
+/** How far the profile's step times were off the steps calibrate measured (percent of the measured step time). */
+export interface ProfileStepError {
+  /** Over every measured step (a measured table's is near 0: it passes through its points). */
+  fitRmsPercent: number;
+  fitMaxPercent: number;
+  /** Over the steps held out of a fit made without them: the error met between points; null when none could be held out. */
+  heldOutRmsPercent: number | null;
+  heldOutMaxPercent: number | null;
+  heldOutSteps: number;
+}
+
 /** What calibration adds to a roofline or measured profile. */
 export interface CalibratedProfileParts {
   scheduling?: ProfileScheduling;
   region?: ProfileRegion;
   validation?: ProfileValidation;
+  stepError?: ProfileStepError;
 }
 
 /** Every step lasts exactly `stepMs`: for tests with exact timing expectations. */
@@ -202,6 +214,7 @@ export interface RooflineProfile {
   scheduling?: ProfileScheduling;
   region?: ProfileRegion;
   validation?: ProfileValidation;
+  stepError?: ProfileStepError;
 }
 
 /**
@@ -239,6 +252,7 @@ export interface MeasuredProfile {
   scheduling?: ProfileScheduling;
   region?: ProfileRegion;
   validation?: ProfileValidation;
+  stepError?: ProfileStepError;
 }
 
 export type EngineProfile = SimpleProfile | RooflineProfile | MeasuredProfile;

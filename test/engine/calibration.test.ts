@@ -292,6 +292,11 @@ describe('calibrating through injected noise', () => {
       expect(result.measuredProfile?.kind).toBe('measured');
       expect(result.measuredQuality!.heldOutCount).toBeGreaterThan(0);
       expect(result.measuredProfile!.derivation.join(' ')).toMatch(/held-out/);
+      // The same errors, as fields the twin's sensitivity band reads (stepErrorFor), rounded to 1e-4 %.
+      expect(result.profile.stepError?.heldOutRmsPercent).toBeCloseTo(result.rooflineQuality.heldOutRmsPercent, 3);
+      expect(result.profile.stepError?.heldOutSteps).toBe(result.rooflineQuality.heldOutCount);
+      expect(result.measuredProfile!.stepError?.heldOutRmsPercent).toBeCloseTo(result.measuredQuality!.heldOutRmsPercent, 3);
+      expect(result.measuredProfile!.stepError?.fitRmsPercent).toBeCloseTo(result.measuredQuality!.fitRmsPercent, 3);
     } finally {
       await proxy.close();
       await server.close();

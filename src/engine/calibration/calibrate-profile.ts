@@ -1,4 +1,4 @@
-import type { MeasuredProfile, RooflineProfile, ServingPathDistribution } from '../../types/engine.js';
+import type { MeasuredProfile, ProfileStepError, RooflineProfile, ServingPathDistribution } from '../../types/engine.js';
 import { fitRooflineProfile, predictStepMs } from './fit-profile.js';
 import type { ProfileFit, StepObservation } from './fit-profile.js';
 import { measureServer } from './measure-server.js';
@@ -93,6 +93,19 @@ export function fitBothForms(observations: readonly StepObservation[]): {
   return { fit, rooflineQuality, table, measuredQuality };
 }
 
+/** The profile's own record of its step error (what describeQuality says in prose), for the twin's sensitivity band. */
+function stepErrorOf(quality: FitQuality): ProfileStepError {
+  const round = (value: number): number => Math.round(value * 1e4) / 1e4;
+  const heldOut = quality.heldOutCount > 0 && Number.isFinite(quality.heldOutRmsPercent);
+  return {
+    fitRmsPercent: round(quality.fitRmsPercent),
+    fitMaxPercent: round(quality.fitMaxPercent),
+    heldOutRmsPercent: heldOut ? round(quality.heldOutRmsPercent) : null,
+    heldOutMaxPercent: heldOut ? round(quality.heldOutMaxPercent) : null,
+    heldOutSteps: quality.heldOutCount,
+  };
+}
+
 function describeQuality(quality: FitQuality): string {
   const heldOut =
     quality.heldOutCount === 0
@@ -163,6 +176,7 @@ export async function calibrateProfile(
     contextLength: measurements.limits.contextLength,
     ...latency,
     ...calibratedParts,
+    stepError: stepErrorOf(rooflineQuality),
   };
   const measuredProfile: MeasuredProfile | null =
     table === null || measuredQuality === null
@@ -187,6 +201,7 @@ export async function calibrateProfile(
           contextLength: measurements.limits.contextLength,
           ...latency,
           ...calibratedParts,
+          stepError: stepErrorOf(measuredQuality),
         };
   return { profile, fit, rooflineQuality, measuredProfile, measuredQuality, measurements };
 }

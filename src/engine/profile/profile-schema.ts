@@ -94,6 +94,18 @@ export const validationSchema = z
   })
   .strict();
 
+const nonNegativePercent = z.number().finite().nonnegative();
+
+export const stepErrorSchema = z
+  .object({
+    fitRmsPercent: nonNegativePercent,
+    fitMaxPercent: nonNegativePercent,
+    heldOutRmsPercent: nonNegativePercent.nullable(),
+    heldOutMaxPercent: nonNegativePercent.nullable(),
+    heldOutSteps: z.number().int().nonnegative(),
+  })
+  .strict();
+
 export const rooflineCoefficientsSchema = z
   .object({
     stepOverheadMs: positiveMs,
@@ -126,6 +138,7 @@ export const rooflineProfileSchema = z
     scheduling: schedulingSchema.optional(),
     region: regionSchema.optional(),
     validation: validationSchema.optional(),
+    stepError: stepErrorSchema.optional(),
   })
   .strict();
 
@@ -176,6 +189,7 @@ export const measuredProfileSchema = z
     scheduling: schedulingSchema.optional(),
     region: regionSchema.optional(),
     validation: validationSchema.optional(),
+    stepError: stepErrorSchema.optional(),
   })
   .strict();
 

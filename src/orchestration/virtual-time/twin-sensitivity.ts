@@ -68,16 +68,21 @@ export type TwinSensitivity =
   | { stepErrorPercent: number; source: StepErrorSource; sourceDetail: string; skipped: string };
 
 /**
- * calibrate writes each profile's held-out error as a derivation line (src/engine/calibration/calibrate-profile.ts,
- * describeQuality): "...; 2.10% RMS (4.00% at worst) on 12 held-out steps.". The profile has no field of its own for
- * it, so the line is read. The held-out RMS is the one used: the fit error of a measured table is near 0 by
- * construction (it passes through its points), and the held-out error is the step error the twin meets between them.
+ * calibrate records each profile's step error in its `stepError` field (src/engine/calibration/calibrate-profile.ts).
+ * The held-out RMS is the one used: the fit error of a measured table is near 0 by construction (it passes through its
+ * points), and the held-out error is the step error the twin meets between them. Profiles calibrated before that field
+ * say it only in a derivation line (describeQuality: "...; 2.10% RMS (4.00% at worst) on 12 held-out steps."), which
+ * is read for them.
  */
 const HELD_OUT_LINE = /(\d+(?:\.\d+)?)% RMS \(\d+(?:\.\d+)?% at worst\) on (\d+) held-out steps/;
 
 /** e for a run: the flag's, else the profile's held-out RMS step error, else an assumed default (said so). */
 export function stepErrorFor(profile: EngineProfile, setting: number | 'auto'): StepError {
   if (setting !== 'auto') return { percent: setting, source: 'flag', detail: '--twin-sensitivity' };
+  const recorded = profile.kind === 'simple' ? undefined : profile.stepError;
+  if (recorded?.heldOutRmsPercent !== undefined && recorded.heldOutRmsPercent !== null && recorded.heldOutRmsPercent > 0) {
+    return { percent: recorded.heldOutRmsPercent, source: 'profile held-out', detail: `profile ${profile.name}'s held-out RMS step error (${recorded.heldOutSteps} steps calibrate left out of its fit)` };
+  }
   const derivation = profile.kind === 'simple' ? [] : profile.derivation;
   for (const line of derivation) {
     const found = HELD_OUT_LINE.exec(line);

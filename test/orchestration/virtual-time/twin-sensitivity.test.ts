@@ -124,6 +124,14 @@ describe('stepErrorFor', () => {
     expect(stepErrorFor(calibrated, 'auto').detail).toMatch(/held-out RMS step error \(12 steps/);
   });
 
+  it("reads calibrate's stepError field first, and the derivation line only for profiles calibrated before it", () => {
+    const recorded: RooflineProfile = { ...calibrated, stepError: { fitRmsPercent: 1.2, fitMaxPercent: 3.4, heldOutRmsPercent: 3.3, heldOutMaxPercent: 6, heldOutSteps: 9 } };
+    expect(stepErrorFor(recorded, 'auto')).toMatchObject({ percent: 3.3, source: 'profile held-out' });
+    expect(stepErrorFor(recorded, 'auto').detail).toMatch(/\(9 steps/);
+    const noneHeldOut: RooflineProfile = { ...calibrated, derivation: [], stepError: { fitRmsPercent: 1.2, fitMaxPercent: 3.4, heldOutRmsPercent: null, heldOutMaxPercent: null, heldOutSteps: 0 } };
+    expect(stepErrorFor(noneHeldOut, 'auto')).toMatchObject({ percent: 5, source: 'assumed' });
+  });
+
   it('assumes 5% for a profile without one (no points held out, or not calibrated), and the flag wins over the profile', () => {
     const noHeldOut = { ...calibrated, derivation: ['Fit error over all steps: 1.20% RMS, 3.40% at worst; no points could be held out.'] };
     expect(stepErrorFor(noHeldOut, 'auto')).toMatchObject({ percent: 5, source: 'assumed' });
