@@ -11,16 +11,26 @@ import type { Milliseconds } from '../../types/time.js';
 export const DEFAULT_KV_WAITING_TIMEOUT_MS: Milliseconds = 300_000;
 
 /**
- * The answer's error for a request whose KV did not come in time: SGLang's words (the decode scheduler's prefix, the
- * receiver's KVTransferError), then what it means here and the setting that bounds it.
+ * A PD timeout's error, in SGLang's words (the scheduler's prefix, the KV manager's KVTransferError with the poll state
+ * the room was stuck in), then what it means here and the setting that bounds it.
  */
-export function kvWaitingTimeoutMessage(requestId: string, room: string, waitedMs: Milliseconds): string {
+function pdTimeoutMessage(prefix: string, requestId: string, room: string, waitedMs: Milliseconds, pollState: string, meaning: string): string {
   const seconds = (waitedMs / 1000).toFixed(1);
   return (
-    `Decode transfer failed for request rid=${requestId} bootstrap_room=${room} with exception ` +
-    `KVTransferError(bootstrap_room=${room}): Request ${room} timed out after ${seconds}s in KVPoll.WaitingForInput ` +
-    `(its prefill server never delivered the KV: crashed, hung or overloaded; the wait is SGLang's ` +
-    `SGLANG_DISAGGREGATION_WAITING_TIMEOUT, --disaggregation-waiting-timeout on servelab sim-server)`
+    `${prefix} for request rid=${requestId} bootstrap_room=${room} with exception ` +
+    `KVTransferError(bootstrap_room=${room}): Request ${room} timed out after ${seconds}s in KVPoll.${pollState} (${meaning})`
+  );
+}
+
+/** The answer's error for a request whose KV did not come in time (decode.py's prefix). */
+export function kvWaitingTimeoutMessage(requestId: string, room: string, waitedMs: Milliseconds): string {
+  return pdTimeoutMessage(
+    'Decode transfer failed',
+    requestId,
+    room,
+    waitedMs,
+    'WaitingForInput',
+    "its prefill server never delivered the KV: crashed, hung or overloaded; the wait is SGLang's SGLANG_DISAGGREGATION_WAITING_TIMEOUT, --disaggregation-waiting-timeout on servelab sim-server",
   );
 }
 
@@ -33,13 +43,14 @@ export function kvWaitingTimeoutMessage(requestId: string, room: string, waitedM
  */
 export const DEFAULT_BOOTSTRAP_TIMEOUT_MS: Milliseconds = 300_000;
 
-/** The answer's error for a prefill request whose decode server never said where to send the KV. */
+/** The answer's error for a prefill request whose decode server never said where to send the KV (prefill.py's prefix). */
 export function bootstrapTimeoutMessage(requestId: string, room: string, waitedMs: Milliseconds): string {
-  const seconds = (waitedMs / 1000).toFixed(1);
-  return (
-    `Prefill bootstrap failed for request rid=${requestId} bootstrap_room=${room} with exception ` +
-    `KVTransferError(bootstrap_room=${room}): Request ${room} timed out after ${seconds}s in KVPoll.Bootstrapping ` +
-    `(its decode server never preallocated the KV: crashed, hung or full; the wait is SGLang's ` +
-    `SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT, --disaggregation-bootstrap-timeout on servelab sim-server)`
+  return pdTimeoutMessage(
+    'Prefill bootstrap failed',
+    requestId,
+    room,
+    waitedMs,
+    'Bootstrapping',
+    "its decode server never preallocated the KV: crashed, hung or full; the wait is SGLang's SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT, --disaggregation-bootstrap-timeout on servelab sim-server",
   );
 }
