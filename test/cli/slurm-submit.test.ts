@@ -129,10 +129,15 @@ describe.skipIf(slurmMissing() !== undefined)('--launcher slurm from a login nod
 
   it('on Ctrl-C while the job waits in the queue, cancels it: nothing ran, nothing is left', async () => {
     // Every node held by another allocation: the submitted job waits (PENDING, Resources).
-    const holder = await cluster.allocate(3);
+    // --exclusive: an allocation of one CPU a node left the submitted job room beside it, and the test passed only when
+    // it caught the job's moment of PENDING before the scheduler started it (in one clean CI run it never did).
+    const holder = await cluster.allocate(3, 10, { exclusive: true });
     try {
       const { run, jobId } = startLongRun('pending');
       await until(() => /job \d+ PENDING/.test(run.stderr()), 'the job to wait in the queue', async () => `${run.stderr()}\nqueue: ${await liveJobs()}`);
+      // Waiting because the scheduler looked and found no room (reason Resources), not only because it had not looked yet.
+      const reason = async (): Promise<string> => (await cluster.command('squeue', ['--noheader', '--jobs', jobId() as string, '--format=%T %r'])).trim();
+      await until(async () => (await reason()) === 'PENDING Resources', 'the scheduler to find no room for the job', reason, 30_000);
       run.child.kill('SIGINT');
       const { code } = await run.done;
       expect(run.stderr()).toContain(`servelab: SIGINT received: cancelling job ${jobId()}, which has not started`);

@@ -33,9 +33,10 @@ export interface SlurmTestCluster {
   /**
    * What `salloc` does before it starts a shell: an allocation of `nodeCount` nodes (`salloc --no-shell`), with a time
    * limit (null: none, the partition's unlimited). The environment a shell inside it would have: SLURM_CONF,
-   * SLURM_JOB_ID and SLURM_JOB_NODELIST.
+   * SLURM_JOB_ID and SLURM_JOB_NODELIST. `exclusive`: the whole nodes (`--exclusive`), so that no other job fits
+   * beside it; without it the allocation takes one CPU a node of 16 (select/cons_tres, CR_CPU) and other jobs run there too.
    */
-  allocate(nodeCount: number, timeLimitMinutes?: number | null): Promise<SlurmAllocation>;
+  allocate(nodeCount: number, timeLimitMinutes?: number | null, options?: { exclusive?: boolean }): Promise<SlurmAllocation>;
   /** Job steps still running in this cluster (`squeue --steps`), as `JOBID.STEPID`. */
   runningSteps(): Promise<string[]>;
   /** Ends every job, every daemon it started (by process id) and removes the directory. Safe to call twice. */
@@ -133,9 +134,10 @@ export async function startSlurmCluster(nodeCount = 3, options: SlurmTestCluster
     nodes,
     env,
     command,
-    async allocate(count, timeLimitMinutes = 10) {
+    async allocate(count, timeLimitMinutes = 10, options = {}) {
       const limit = timeLimitMinutes === null ? [] : [`--time=${timeLimitMinutes}`];
-      const { stderr } = await run('salloc', ['--no-shell', `--nodes=${count}`, ...limit, '--job-name=servelab-test', '--immediate=20'], { env, timeout: 30_000 });
+      const exclusive = options.exclusive === true ? ['--exclusive'] : [];
+      const { stderr } = await run('salloc', ['--no-shell', `--nodes=${count}`, ...exclusive, ...limit, '--job-name=servelab-test', '--immediate=20'], { env, timeout: 30_000 });
       const jobId = /Granted job allocation (\d+)/.exec(stderr)?.[1];
       if (jobId === undefined) throw new Error(`salloc granted no allocation: ${stderr}`);
       const nodeList = (await command('squeue', ['--noheader', '--jobs', jobId, '--format=%N'])).trim();
