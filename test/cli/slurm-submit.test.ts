@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli } from '../helpers/cli.js';
 import { slurmMissing, startSlurmCluster, type SlurmTestCluster } from '../helpers/slurm-cluster.js';
 
@@ -70,10 +70,18 @@ describe.skipIf(slurmMissing() !== undefined)('--launcher slurm from a login nod
     expect(await liveJobs()).toBe('');
   }, 180_000);
 
+  /** The long runs started; a test that fails before it stops its own leaves it to afterEach. */
+  const longRuns: ReturnType<typeof startCli>[] = [];
+  afterEach(() => {
+    // SIGKILL: servelab's job watchdog then cancels its job (the SIGKILL test shows it), and no CLI outlives the test.
+    for (const run of longRuns.splice(0)) if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+  });
+
   /** A run long enough to be stopped mid-way: 3,000 requests at 20 req/s (150 s of load). */
   const startLongRun = (name: string): { run: ReturnType<typeof startCli>; outputDir: string; jobId: () => string | undefined } => {
     const outputDir = join(workDirectory, name);
     const run = startCli(['node', '--launcher', 'slurm', '--num-prompts', '3000', '--request-rate', '20', ...smallRun, '--output-dir', outputDir], { env: loginEnv, cwd: workDirectory });
+    longRuns.push(run);
     return { run, outputDir, jobId: () => /submitted job (\d+)/.exec(run.stderr())?.[1] };
   };
   const measuring = (run: ReturnType<typeof startCli>): boolean => /\d+\/3000 done/.test(run.stderr());
