@@ -110,12 +110,14 @@ interface DerivedPair {
   tpot: Float64Array;
 }
 
+/** What every PD node row has: its requests, how many failed and its share of the run's. */
+function nodeRowBase(host: string, indices: readonly number[], records: readonly RequestRecord[]): PdNodeRow {
+  return { host, requests: indices.length, failed: failedAt(indices, records), share: indices.length / records.length };
+}
+
 function prefillNodeRow(host: string, indices: readonly number[], records: readonly RequestRecord[]): PdNodeRow {
   return {
-    host,
-    requests: indices.length,
-    failed: failedAt(indices, records),
-    share: indices.length / records.length,
+    ...nodeRowBase(host, indices, records),
     prefillQueueTimeSeconds: phaseStatistics(indices, records, 'prefillQueueTime'),
     prefillForwardTimeSeconds: phaseStatistics(indices, records, 'prefillForwardTime'),
     kvTransferTimeSeconds: phaseStatistics(indices, records, 'kvTransferTime'),
@@ -127,10 +129,7 @@ function decodeNodeRow(host: string, indices: readonly number[], records: readon
   // computeStatistics keeps the finite values: a missing TTFT or TPOT (NaN) counts for nothing.
   const column = (values: Float64Array) => computeStatistics(Float64Array.from(succeeded, (index) => values[index] as number));
   return {
-    host,
-    requests: indices.length,
-    failed: failedAt(indices, records),
-    share: indices.length / records.length,
+    ...nodeRowBase(host, indices, records),
     decodeQueueTimeSeconds: phaseStatistics(indices, records, 'decodeQueueTime'),
     ttftSeconds: column(derived.ttft),
     tpotSeconds: column(derived.tpot),
