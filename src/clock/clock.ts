@@ -92,9 +92,10 @@ export function readsPerformanceNow(clock: Clock): boolean {
  * The variable that carries this process's host anchor to the processes and threads it starts on the same host:
  * `<boot id> <epoch ms at host-monotonic zero>`.
  *
- * Why: each process measuring its own epoch anchor (measureEpochAnchorMs) is right to tens of microseconds on a quiet
- * machine but, under load, two processes of one host were seen to disagree by 0.3–2 ms (a tap's router-send stamp
- * before the client's arrival stamp in a routing test). Every process of one host reads the same monotonic clock
+ * Why: each process measuring its own epoch anchor (measureEpochAnchor) agrees with its neighbours to a microsecond
+ * when its brackets are tight, but under load a process may find none tight in its ~60 ms search, and before the
+ * bracket was fixed two processes of one host disagreed by 0.3–11 ms (a tap's router-send stamp before the client's
+ * arrival stamp in a routing test). Every process of one host reads the same monotonic clock
  * (`process.hrtime`, CLOCK_MONOTONIC on Linux), so one anchor measured once and handed down makes all their epoch
  * readings agree exactly; only the anchor's own error against the wall clock remains, and it is shared.
  */
@@ -170,9 +171,9 @@ export const systemClock: Clock = clockOnHostAnchor(hostAnchorMs);
 /**
  * A real clock anchored to the epoch now rather than when the process started: what each run uses, so that a wall
  * clock stepped (by NTP or by hand) between two runs of one process — a long sweep — moves no later run's times
- * against the servers' clocks. An anchor within WALL_CLOCK_STEP_MS (and its bracket) of the one in use is the same anchor measured
- * again, and the one in use is kept (the processes this one started still share it). Within the run, readings stay
- * monotonic intervals as with `systemClock`.
+ * against the servers' clocks. An anchor within WALL_CLOCK_STEP_MS (and its bracket) of the one in use is the same
+ * anchor measured again, and the one in use is kept (the processes this one started still share it). Within the run,
+ * readings stay monotonic intervals as with `systemClock`.
  */
 export function anchoredSystemClock(): Clock {
   const measured = measureEpochAnchor();
