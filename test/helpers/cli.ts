@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,13 +37,24 @@ export async function runCli(args: string[], options: { cwd?: string; env?: Node
   return { code, stdout: run.stdout(), stderr: run.stderr() };
 }
 
-/** True while a process with this pid exists. */
+/**
+ * True while a process with this pid runs. A zombie (ended, not yet reaped) is not alive: an orphan's zombie waits for
+ * the machine's init to reap it, which in this project's sandbox can take seconds, and signal 0 still reaches it. The
+ * product's own check skips zombies likewise (groupHasLiveMembers in src/cluster/process/process-group.ts).
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    // No /proc (not Linux), or gone between the two reads.
+    return existsSync('/proc') ? false : true;
   }
 }
 
