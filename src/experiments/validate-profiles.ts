@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { TWIN_HEADLINE_METRICS, type TwinHeadlineMetricKey } from '../analysis/twin-headline-metrics.js';
 import type { MeasuredProfile, ProfileValidation, RooflineProfile } from '../types/engine.js';
 import type { Summary } from '../types/summary.js';
 import { NodeTest } from './node-test.js';
@@ -33,17 +34,10 @@ export interface ValidationOptions {
   onProgress?: (message: string) => void;
 }
 
-/** The metrics compared, each as summary.json has it (seconds; requests per second). */
-const METRICS = [
-  ['throughputErrorPercent', 'throughput', (s: Summary) => s.throughput.requestsPerSecond],
-  ['ttftP50ErrorPercent', 'TTFT p50', (s: Summary) => s.latencies.ttft?.p50],
-  ['ttftP90ErrorPercent', 'TTFT p90', (s: Summary) => s.latencies.ttft?.p90],
-  ['tpotP50ErrorPercent', 'TPOT p50', (s: Summary) => s.latencies.tpot?.p50],
-  ['e2eP50ErrorPercent', 'E2E p50', (s: Summary) => s.latencies.total_latency?.p50],
-  ['e2eP90ErrorPercent', 'E2E p90', (s: Summary) => s.latencies.total_latency?.p90],
-] as const;
+/** The metrics compared: the twin's headline metrics, each keyed as the profile's `validation` names its error. */
+const METRICS = TWIN_HEADLINE_METRICS.map(([key, name, read]) => [`${key}ErrorPercent` as const, name, read] as const);
 
-export type ValidationMetricKey = (typeof METRICS)[number][0];
+export type ValidationMetricKey = `${TwinHeadlineMetricKey}ErrorPercent`;
 
 /** One profile's comparison at one rate: each metric real and twin, and the twin's signed error. */
 export interface ValidationRow {

@@ -1,8 +1,8 @@
 import { summarize } from '../../analysis/summarize.js';
+import { TWIN_HEADLINE_METRICS, type TwinHeadlineMetricKey } from '../../analysis/twin-headline-metrics.js';
 import type { EngineProfile } from '../../types/engine.js';
 import type { LoadResult } from '../../types/load.js';
 import type { RunData, TestLevel } from '../../types/run.js';
-import type { Summary } from '../../types/summary.js';
 import { servelabVersion } from '../../utils/version.js';
 
 /**
@@ -32,17 +32,8 @@ export interface StepError {
   detail: string;
 }
 
-/** The metrics the band reports: as summary.json has them (requests per second; seconds). */
-const METRICS = [
-  ['throughput', 'throughput', (summary: Summary) => summary.throughput.requestsPerSecond],
-  ['ttftP50', 'TTFT p50', (summary: Summary) => summary.latencies.ttft?.p50],
-  ['ttftP90', 'TTFT p90', (summary: Summary) => summary.latencies.ttft?.p90],
-  ['tpotP50', 'TPOT p50', (summary: Summary) => summary.latencies.tpot?.p50],
-  ['e2eP50', 'E2E p50', (summary: Summary) => summary.latencies.total_latency?.p50],
-  ['e2eP90', 'E2E p90', (summary: Summary) => summary.latencies.total_latency?.p90],
-] as const;
-
-export type SensitivityMetricKey = (typeof METRICS)[number][0];
+/** The metrics the band reports: the twin's headline metrics, as summary.json has them (requests per second; seconds). */
+export type SensitivityMetricKey = TwinHeadlineMetricKey;
 
 /** One metric at -e, 0 and +e, and its change at each side against 0 (percent; null where a value is missing or 0). */
 export interface SensitivityMetric {
@@ -121,7 +112,7 @@ export function bandMetricsOf(load: LoadResult, testLevel: TestLevel, requestRat
   };
   const summary = summarize(run);
   const values = {} as Record<SensitivityMetricKey, number | null>;
-  for (const [key, , read] of METRICS) {
+  for (const [key, , read] of TWIN_HEADLINE_METRICS) {
     const value = read(summary);
     values[key] = value === undefined || !Number.isFinite(value) ? null : value;
   }
@@ -142,7 +133,7 @@ export function sensitivityBand(
 ): TwinSensitivity {
   const metrics = {} as Record<SensitivityMetricKey, SensitivityMetric>;
   const untrusted: { metric: SensitivityMetricKey; name: string; worstChangePercent: number }[] = [];
-  for (const [key, name] of METRICS) {
+  for (const [key, name] of TWIN_HEADLINE_METRICS) {
     const minusChangePercent = changePercent(minus[key], zero[key]);
     const plusChangePercent = changePercent(plus[key], zero[key]);
     metrics[key] = { name, atMinus: minus[key], atZero: zero[key], atPlus: plus[key], minusChangePercent, plusChangePercent };
