@@ -27,8 +27,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = ["--dataset-name", "random-ids", "--random-input-len", os.environ.get("HARNESS_INPUT_LEN", "512"),
             "--random-range-ratio", "0.25", "--random-output-len", os.environ.get("HARNESS_OUTPUT_LEN", "48"),
             "--seed", os.environ.get("HARNESS_SEED", "3"), "--warmup-requests", "2"]
-FRACTIONS = [0.2, 0.5, 0.8, 1.1]
-PROTOCOLS = ["sglang", "openai-completions"]
+# Shares of the burst's capacity the node tests run at, and their protocols (HARNESS_FRACTIONS="0.2,0.5,0.8,0.95",
+# HARNESS_PROTOCOLS="sglang" to fit a shorter call).
+FRACTIONS = [float(share) for share in os.environ.get("HARNESS_FRACTIONS", "0.2,0.5,0.8,1.1").split(",")]
+PROTOCOLS = os.environ.get("HARNESS_PROTOCOLS", "sglang,openai-completions").split(",")
 BURST_PROMPTS = int(os.environ.get("HARNESS_BURST_PROMPTS", "160"))
 RUN_SECONDS = float(os.environ.get("HARNESS_RUN_SECONDS", "20"))
 # Light-load runs last RUN_SECONDS at most a few dozen requests; their p90 wants more (HARNESS_MIN_PROMPTS).
@@ -108,7 +110,10 @@ def real(args) -> None:
         calib = ["calibrate", "--url", url, "--output", os.path.join(args.out, "calibrated-roofline.json"),
                  "--measured-output", os.path.join(args.out, "calibrated-measured.json"),
                  "--measurements-output", os.path.join(args.out, "calibration-measurements.json"),
-                 "--decode-tokens", "16", "--repeats", os.environ.get("HARNESS_CALIBRATE_REPEATS", "3"), "--max-batch", str(limits["max_running_requests"])]
+                 "--decode-tokens", "16", "--repeats", os.environ.get("HARNESS_CALIBRATE_REPEATS", "3"), "--max-batch", str(limits["max_running_requests"]),
+                 # e.g. "--kv-prompt-lengths 32,512 --validation-seconds 12" (calibrate's own validation runs too)
+                 "--validation-dir", os.path.join(args.out, "calibrate-validation"),
+                 *shlex.split(os.environ.get("HARNESS_CALIBRATE_ARGS", ""))]
         if os.environ.get("HARNESS_SKIP_CALIBRATION") != "1":
             servelab(args.servelab, calib)
         # Capacity: every request at once.
@@ -142,8 +147,10 @@ def real(args) -> None:
 def twin(args) -> None:
     plan = json.load(open(os.path.join(args.out, "plan.json")))
     limits = json.load(open(os.path.join(args.out, "server_info.json")))
-    extra = ["--target", "sim", "--virtual-time", "--profile", args.profile,
-             *twin_server_args(limits, args.mixed_chunk, args.chunked_prefill_size)]
+    # "profile" (the default): the profile alone, as calibrate's validation runs the twin; it carries the engine's
+    # limits and the scheduling calibrate identified. "on"/"off": the limits as flags and the mixing forced.
+    scheduler = [] if args.mixed_chunk == "profile" else twin_server_args(limits, args.mixed_chunk, args.chunked_prefill_size)
+    extra = ["--target", "sim", "--virtual-time", "--twin-sensitivity", "off", "--profile", args.profile, *scheduler]
     runs = os.path.join(args.out, "runs")
     workload = plan["workload"]
     servelab(args.servelab, node_test_args(workload, None, "sglang", plan["burst_prompts"],
@@ -228,9 +235,10 @@ def main() -> None:
                         help="arguments for face.py; CUDA graphs on by default (without them the engine's step time depends on the arrival pattern: see README)")
     parser.add_argument("--profile")
     parser.add_argument("--label", default="twin")
-    parser.add_argument("--mixed-chunk", choices=["on", "off"], default="on",
-                        help="twin: run the simulated engine with --enable-mixed-chunk (on: the engine mixes decode "
-                             "tokens into prefill steps; off: SGLang's default, prefill pauses decoding)")
+    parser.add_argument("--mixed-chunk", choices=["profile", "on", "off"], default="profile",
+                        help="twin: profile (default) takes the limits and scheduling the profile records; on/off give "
+                             "the engine's limits as flags and force --enable-mixed-chunk on (prefill chunks share steps "
+                             "with decoding) or off (SGLang's default, prefill pauses decoding)")
     parser.add_argument("--chunked-prefill-size", type=int,
                         help="twin: tokens per step (default: the engine's max_batch_tokens from server_info.json)")
     args = parser.parse_args()

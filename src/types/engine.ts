@@ -228,6 +228,14 @@ export interface MeasuredStepTable {
   prefillTokens: number[];
   kvTokens: number[];
   stepMs: number[][][];
+  /**
+   * 'step': a mixed step's prompt part is priced at the step's own tokens, its prompt tokens plus one per decoding
+   * sequence, read off the prefill row (prefill 0 decode, 0 KV), and the cell holds the rest. An engine that pads a
+   * step's tokens to a captured shape pays the padding on all of them: transformers' continuous batching ran a
+   * 512-token prompt beside one decoding request (513 tokens) at its 544-token prefill's cost, 60 ms against 44 ms
+   * (bench/real-engine/results). 'prompt' (or absent, as in tables written before it): the prompt tokens alone.
+   */
+  mixedPrefillTokens?: 'prompt' | 'step';
 }
 
 /** A profile read off a calibration sweep instead of a formula: for engines the roofline form does not describe. */

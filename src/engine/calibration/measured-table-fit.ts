@@ -1,6 +1,6 @@
 import type { MeasuredStepTable, RooflineCoefficients } from '../../types/engine.js';
 import { floorLiftMs } from '../profile/floor-lift.js';
-import { interpolateStepMs } from '../profile/measured-table.js';
+import { interpolateStepMs, tableStepMs } from '../profile/measured-table.js';
 import type { StepObservation } from './fit-profile.js';
 
 /**
@@ -32,8 +32,9 @@ export function buildMeasuredTable(observations: readonly StepObservation[], for
   const decode = observations.filter((o) => o.kind === 'decode');
   if (prefill.length === 0 || decode.length === 0) return null;
 
-  const prefillPoints = dedupe(prefill.map((o) => [o.size, o.stepMs] as const));
-  const fixedMs = Math.max(0, fixedCost(prefillPoints));
+  const measuredPoints = dedupe(prefill.map((o) => [o.size, o.stepMs] as const));
+  const fixedMs = Math.max(0, fixedCost(measuredPoints));
+  const prefillPoints = withPaddingSteps(measuredPoints);
   const measuredPrefill: (readonly [number, number])[] = [[0, fixedMs], ...prefillPoints.filter(([tokens]) => tokens > 0)];
   // Mixed steps' prompt sizes are grid points too (their prefill part read off the prefill steps as the table would
   // interpolate it), so that the table holds their excess at the prompt size it was measured at.
@@ -92,9 +93,12 @@ export function buildMeasuredTable(observations: readonly StepObservation[], for
         }),
       ),
     ),
+    mixedPrefillTokens: 'step',
   };
+  // A mixed step's parts: its decode step, and a prefill step of the step's tokens (one per decoding sequence besides
+  // the prompt's), read as the twin reads it (tableStepMs), so that the excess left is what mixing costs beyond padding.
   const sumOfParts = (batch: number, prefill: number, kv: number): number =>
-    interpolateStepMs(partsTable, batch, 0, kv, form) + interpolateStepMs(partsTable, 0, prefill, 0, form) - fixedMs;
+    interpolateStepMs(partsTable, batch, 0, kv, form) + interpolateStepMs(partsTable, 0, prefill + batch, 0, form) - fixedMs;
   const excess = mixingExcess(observations.filter((o) => o.kind === 'mixed'), sumOfParts, form);
   if (excess === null) return partsTable;
   const stepMs = partsTable.stepMs.map((plane, batchIndex) =>
@@ -103,13 +107,45 @@ export function buildMeasuredTable(observations: readonly StepObservation[], for
         const tokens = prefillTokens[prefillIndex] as number;
         if (batchIndex === 0 || tokens === 0) return partsMs;
         const kv = kvTokens[kvIndex] as number;
-        // The cell's decode part alone is this plane's prefill-0 row; its prefill part alone, the prefill row.
-        const floorMs = Math.max(plane[0]?.[kvIndex] as number, prefillMs[prefillIndex] as number);
-        return Math.max(floorMs, partsMs + excess(decodeSequences[batchIndex] as number, tokens, kv));
+        // The cell's decode part alone is this plane's prefill-0 row; its prefill part alone, a prefill step of the
+        // step's tokens. The twin adds the prompt part's move to the step's tokens (`shiftMs`) to the cell, so the
+        // floor is held less that move.
+        const batch = decodeSequences[batchIndex] as number;
+        const shiftMs = interpolateStepMs(partsTable, 0, tokens + batch, 0, form) - (prefillMs[prefillIndex] as number);
+        const floorMs = Math.max(plane[0]?.[kvIndex] as number, prefillMs[prefillIndex] as number + shiftMs) - shiftMs;
+        return Math.max(floorMs, partsMs + excess(batch, tokens, kv));
       }),
     ),
   );
-  return { decodeSequences, prefillTokens, kvTokens, stepMs };
+  return { decodeSequences, prefillTokens, kvTokens, stepMs, mixedPrefillTokens: 'step' };
+}
+
+/**
+ * The prefill points with a step placed where the engine pads: where one segment rises by more than 5% of its start
+ * and four times as steeply as its neighbours, the cost is taken to jump right after the segment's first point (a
+ * point at x + 1 with the segment's end value), as padding to the next captured or tuned shape does, instead of a line
+ * across the segment. The sweep measures a point just above each power of two for this: transformers' continuous
+ * batching (CUDA graphs on) took 44.2 ms at 512 tokens and 59.5 ms at 544, and a 513-token step cost the latter
+ * (bench/real-engine/results). A smooth law (a floor's knee too: its neighbour past the knee is as steep) has none.
+ */
+export function withPaddingSteps(points: readonly (readonly [number, number])[]): (readonly [number, number])[] {
+  const slope = (index: number): number | undefined => {
+    const from = points[index];
+    const to = points[index + 1];
+    return from === undefined || to === undefined ? undefined : (to[1] - from[1]) / (to[0] - from[0]);
+  };
+  const result: (readonly [number, number])[] = [];
+  for (const [index, point] of points.entries()) {
+    result.push(point);
+    const next = points[index + 1];
+    const rise = slope(index);
+    if (next === undefined || rise === undefined || next[0] - point[0] < 2) continue;
+    const neighbours = [slope(index - 1), slope(index + 1)].filter((value): value is number => value !== undefined);
+    if (neighbours.length === 0) continue;
+    const steepest = Math.max(...neighbours, 0);
+    if (next[1] - point[1] > 0.05 * point[1] && rise > 4 * steepest) result.push([point[0] + 1, next[1]]);
+  }
+  return result;
 }
 
 /**
@@ -227,8 +263,8 @@ function flatOutside(points: readonly (readonly [number, number])[], x: number):
 
 /** The table's prediction for one observed step, read as the twin reads it (with the profile's fitted form, if any). */
 export function predictFromTable(table: MeasuredStepTable, observation: StepObservation, form?: RooflineCoefficients): number {
-  if (observation.kind === 'prefill') return interpolateStepMs(table, 0, observation.size, 0, form);
-  return interpolateStepMs(table, observation.size, observation.kind === 'mixed' ? (observation.prefillTokens ?? 0) : 0, observation.secondary, form);
+  if (observation.kind === 'prefill') return tableStepMs(table, 0, observation.size, 0, form);
+  return tableStepMs(table, observation.size, observation.kind === 'mixed' ? (observation.prefillTokens ?? 0) : 0, observation.secondary, form);
 }
 
 /**

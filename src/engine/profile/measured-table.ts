@@ -36,7 +36,7 @@ export class MeasuredTableCostModel implements CostModel {
     const edge = this.#edge;
     const beyond = work.decodeSequences > edge.decodeSequences || work.prefillTokens > edge.prefillTokens || work.decodeKvTokens > edge.kvTokens;
     if (!beyond || this.#fallback === undefined) {
-      return Math.max(0, interpolateStepMs(this.#table, work.decodeSequences, work.prefillTokens, work.decodeKvTokens, this.#fallback));
+      return Math.max(0, tableStepMs(this.#table, work.decodeSequences, work.prefillTokens, work.decodeKvTokens, this.#fallback));
     }
     this.#fallbackSteps++;
     const prefillTokens = Math.min(work.prefillTokens, edge.prefillTokens);
@@ -47,10 +47,28 @@ export class MeasuredTableCostModel implements CostModel {
       prefillAttentionPairs: work.prefillTokens === 0 ? 0 : work.prefillAttentionPairs * (prefillTokens / work.prefillTokens),
       decodeKvTokens: Math.min(work.decodeKvTokens, edge.kvTokens),
     };
-    const edgeMs = interpolateStepMs(this.#table, clamped.decodeSequences, clamped.prefillTokens, clamped.decodeKvTokens, this.#fallback);
+    const edgeMs = tableStepMs(this.#table, clamped.decodeSequences, clamped.prefillTokens, clamped.decodeKvTokens, this.#fallback);
     const beyondEdgeMs = rooflineStepMs(this.#fallback, work) - rooflineStepMs(this.#fallback, clamped);
     return Math.max(0, edgeMs + Math.max(0, beyondEdgeMs));
   }
+}
+
+/**
+ * A step's time as the table prices it: the cell interpolated (interpolateStepMs), and for a mixed step of a table
+ * whose `mixedPrefillTokens` is 'step', its prompt part moved from the prompt's tokens to the step's (prompt tokens
+ * plus one per decoding sequence) along the prefill row, so that a step crossing a padded shape pays it
+ * (MeasuredStepTable). The one reading of a table: the twin's cost model and calibrate's errors both use it.
+ */
+export function tableStepMs(
+  table: MeasuredStepTable,
+  decodeSequences: number,
+  prefillTokens: number,
+  kvTokens: number,
+  form?: RooflineCoefficients,
+): number {
+  const cellMs = interpolateStepMs(table, decodeSequences, prefillTokens, kvTokens, form);
+  if (table.mixedPrefillTokens !== 'step' || decodeSequences <= 0 || prefillTokens <= 0) return cellMs;
+  return cellMs + interpolateStepMs(table, 0, prefillTokens + decodeSequences, 0, form) - interpolateStepMs(table, 0, prefillTokens, 0, form);
 }
 
 /** Where `value` falls on `axis`: the lower index and the weight of the next point (outside [0, 1] past the last point). */

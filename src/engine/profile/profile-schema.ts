@@ -156,6 +156,7 @@ export const measuredStepTableSchema = z
     prefillTokens: increasingAxis('prefillTokens'),
     kvTokens: increasingAxis('kvTokens'),
     stepMs: z.array(z.array(z.array(z.number().finite().nonnegative()))),
+    mixedPrefillTokens: z.enum(['prompt', 'step']).optional(),
   })
   .strict()
   .superRefine((table, context) => {
