@@ -16,7 +16,8 @@
  * Run: npm run bench -- twin-engines   (about 10 minutes on a quiet machine)
  *   TWIN_ENGINES=sim-separate,sim-mixed,foreign picks engines; BENCH_RUN_SECONDS (default 12) sets each real run's
  *   length (at least 40, at most 240 requests); BENCH_KEEP=1 keeps the run directories (printed);
- *   TWIN_ENGINES_REUSE=DIR redoes only the twin's part (refit and virtual-time runs) on the real runs a kept DIR holds.
+ *   TWIN_ENGINES_REUSE=DIR redoes only the twin's part (refit and virtual-time runs) on the real runs a kept DIR holds
+ *   (each engine's measurements.json lets a newer servelab refit its profiles first: calibrate --from-measurements).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -167,7 +168,7 @@ async function realPhase(engine: Engine, directory: string): Promise<Plan> {
     ];
     const calibrationStartedMs = performance.now();
     const lateBeforeCalibration = await lateness(server.url);
-    const calibration = await servelab(['calibrate', '--url', server.url, '--output', join(directory, 'roofline.json'), '--measured-output', join(directory, 'measured.json'), '--quiet']);
+    const calibration = await servelab(['calibrate', '--url', server.url, '--output', join(directory, 'roofline.json'), '--measured-output', join(directory, 'measured.json'), '--measurements-output', join(directory, 'measurements.json'), '--quiet']);
     const lateAfterCalibration = await lateness(server.url);
     // The same share as each real run's below: a calibration made while the host slowed the engine more (or less) than
     // during the runs prices every step dear (or cheap), and near capacity queueing multiplies that.

@@ -19,8 +19,11 @@ import type { StepObservation } from './fit-profile.js';
  *   prefill points taken back to zero tokens, the step's fixed cost.
  * - mixed steps (decode and prefill together, which engines with mixed batches run): decode step + prefill step - the
  *   fixed cost, so the fixed cost is paid once; plus, where the sweep measured mixed steps, what they cost beyond
- *   that sum, interpolated over prompt tokens and KV tokens (`mixingExcess`). A mixed step never costs less than its
- *   decode part or its prefill part alone.
+ *   that sum, interpolated over the batch, prompt tokens and KV tokens (`mixingExcess`). The prefill part is a
+ *   prefill step of the step's own tokens (the prompt's and one per decoding sequence: `mixedPrefillTokens: 'step'`,
+ *   added where the table is read, tableStepMs), so that a step crossing a padded shape pays it where it crosses.
+ *   A mixed step never costs less than its decode part or its prefill part alone.
+ * - padding: the prefill row steps up right after a point where the engine pads (withPaddingSteps).
  *
  * With the fitted roofline form of the same sweep (`form`), every value read between measured points (a prompt size,
  * KV length or batch size the grid holds for another family's sake) is interpolated less the form's floor lift and
@@ -121,8 +124,8 @@ export function buildMeasuredTable(observations: readonly StepObservation[], for
 }
 
 /**
- * The prefill points with a step placed where the engine pads: where one segment rises by more than 5% of its start
- * and four times as steeply as its neighbours, the cost is taken to jump right after the segment's first point (a
+ * The prefill points with a step placed where the engine pads: where a segment shorter than both its neighbours rises
+ * by more than 5% of its start and four times as steeply as either of them, the cost is taken to jump right after the segment's first point (a
  * point at x + 1 with the segment's end value), as padding to the next captured or tuned shape does, instead of a line
  * across the segment. The sweep measures a point just above each power of two for this: transformers' continuous
  * batching (CUDA graphs on) took 44.2 ms at 512 tokens and 59.5 ms at 544, and a 513-token step cost the latter
@@ -140,10 +143,16 @@ export function withPaddingSteps(points: readonly (readonly [number, number])[])
     const next = points[index + 1];
     const rise = slope(index);
     if (next === undefined || rise === undefined || next[0] - point[0] < 2) continue;
-    const neighbours = [slope(index - 1), slope(index + 1)].filter((value): value is number => value !== undefined);
-    if (neighbours.length === 0) continue;
-    const steepest = Math.max(...neighbours, 0);
-    if (next[1] - point[1] > 0.05 * point[1] && rise > 4 * steepest) result.push([point[0] + 1, next[1]]);
+    // A jump is a short steep segment between two ordinary ones (the sweep's p and p + p/16 between p/2 + ... and
+    // 3p/2); the first and last segments are never judged: a row's end rising off a flat floor is a knee, not a jump.
+    const before = points[index - 1];
+    const after = points[index + 2];
+    const slopeBefore = slope(index - 1);
+    const slopeAfter = slope(index + 1);
+    if (before === undefined || after === undefined || slopeBefore === undefined || slopeAfter === undefined) continue;
+    const span = next[0] - point[0];
+    const short = span < point[0] - before[0] && span < after[0] - next[0];
+    if (short && next[1] - point[1] > 0.05 * point[1] && rise > 4 * Math.max(slopeBefore, slopeAfter, 0)) result.push([point[0] + 1, next[1]]);
   }
   return result;
 }

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { decodeObservation, fitRooflineProfile, mixedObservation, prefillObservation, type StepObservation } from '../../../src/engine/calibration/fit-profile.js';
-import { buildMeasuredTable } from '../../../src/engine/calibration/measured-table-fit.js';
+import { buildMeasuredTable, withPaddingSteps } from '../../../src/engine/calibration/measured-table-fit.js';
 import { batchPointTokens, CONCURRENCY_PROMPT_TOKENS, mixedSweepPoints, powersOfTwo, prefillSweepLengths } from '../../../src/engine/calibration/sweep-plan.js';
 import type { ServerLimits } from '../../../src/engine/calibration/calibration-client.js';
-import { interpolateStepMs, MeasuredTableCostModel } from '../../../src/engine/profile/measured-table.js';
+import { interpolateStepMs, MeasuredTableCostModel, tableStepMs } from '../../../src/engine/profile/measured-table.js';
 import { attentionPairs } from '../../../src/engine/profile/cost-model.js';
 import { rooflineStepMs } from '../../../src/engine/profile/roofline-step.js';
 import type { RooflineCoefficients, StepWork } from '../../../src/types/engine.js';
@@ -30,24 +30,24 @@ function sweepOfTheLaw(): StepObservation[] {
 }
 
 /** What calibration's sweeps would read off an engine whose step takes `stepMs(work)`. */
-function sweepOf(stepMs: (work: StepWork) => number): StepObservation[] {
+function sweepOf(stepMs: (work: StepWork) => number, limits: ServerLimits = LIMITS): StepObservation[] {
   const prefill = (tokens: number): StepWork => ({ prefillTokens: tokens, prefillAttentionPairs: attentionPairs(0, tokens), decodeSequences: 0, decodeKvTokens: 0 });
   const decode = (batch: number, kvTokens: number): StepWork => ({ prefillTokens: 0, prefillAttentionPairs: 0, decodeSequences: batch, decodeKvTokens: kvTokens });
   const observations: StepObservation[] = [];
-  for (const length of prefillSweepLengths(LIMITS.chunkedPrefillSize)) {
+  for (const length of prefillSweepLengths(limits.chunkedPrefillSize)) {
     observations.push(prefillObservation(length, stepMs(prefill(length))));
     const kvPerSequence = length + DECODE_TOKENS / 2;
     observations.push(decodeObservation(1, kvPerSequence, stepMs(decode(1, kvPerSequence))));
   }
-  const batchSizes = [...new Set([...powersOfTwo(2, LIMITS.maxRunningRequests), LIMITS.maxRunningRequests])];
+  const batchSizes = [...new Set([...powersOfTwo(2, limits.maxRunningRequests), limits.maxRunningRequests])];
   for (const promptTokens of CONCURRENCY_PROMPT_TOKENS) {
     for (const batch of batchSizes) {
-      const { prefillSteps, shortTokens, extraTokens } = batchPointTokens(batch, promptTokens, LIMITS.chunkedPrefillSize, DECODE_TOKENS);
+      const { prefillSteps, shortTokens, extraTokens } = batchPointTokens(batch, promptTokens, limits.chunkedPrefillSize, DECODE_TOKENS);
       const kvPerSequence = promptTokens + shortTokens - prefillSteps / 2 + extraTokens / 2;
       observations.push(decodeObservation(batch, kvPerSequence, stepMs(decode(batch, batch * kvPerSequence))));
     }
   }
-  for (const point of mixedSweepPoints(batchSizes, LIMITS, LIMITS.chunkedPrefillSize, DECODE_TOKENS, prefillSweepLengths(LIMITS.chunkedPrefillSize))) {
+  for (const point of mixedSweepPoints(batchSizes, limits, limits.chunkedPrefillSize, DECODE_TOKENS, prefillSweepLengths(limits.chunkedPrefillSize))) {
     // The probe arrives two decode steps after the batch's last first token: each member holds its prompt and a few tokens.
     const decodeKvTokens = point.batch * (point.promptTokens + 4);
     const work: StepWork = { ...decode(point.batch, decodeKvTokens), prefillTokens: point.probeTokens, prefillAttentionPairs: attentionPairs(0, point.probeTokens) };
@@ -69,7 +69,7 @@ describe('measured table from a sweep of a step law that is not servelab\'s form
         for (const prefillTokens of [64, 192, 320]) {
           const decodeKvTokens = batch * kvPerSequence;
           const truthMs = mixedLawMs(batch, prefillTokens, decodeKvTokens);
-          const tableMs = interpolateStepMs(table, batch, prefillTokens, decodeKvTokens);
+          const tableMs = tableStepMs(table, batch, prefillTokens, decodeKvTokens);
           expect(Math.abs(tableMs / truthMs - 1), `batch ${batch}, ${prefillTokens} prompt tokens, ${decodeKvTokens} KV: ${tableMs.toFixed(2)} ms against ${truthMs.toFixed(2)}`).toBeLessThan(0.05);
         }
       }
@@ -81,10 +81,56 @@ describe('measured table from a sweep of a step law that is not servelab\'s form
       for (const prefillTokens of [64, 192, 320]) {
         const decodeKvTokens = batch * 220;
         const truthMs = mixedLawMs(batch, prefillTokens, decodeKvTokens);
-        const tableMs = interpolateStepMs(table, batch, prefillTokens, decodeKvTokens);
+        const tableMs = tableStepMs(table, batch, prefillTokens, decodeKvTokens);
         expect(Math.abs(tableMs / truthMs - 1), `batch ${batch}, ${prefillTokens} prompt tokens: ${tableMs.toFixed(2)} ms against ${truthMs.toFixed(2)}`).toBeLessThan(0.05);
       }
     }
+  });
+});
+
+/**
+ * An engine that pads a step's tokens (prompt chunks and one per decoding sequence together) to a captured shape: past
+ * 512 tokens a step runs the next, dearer shape. Shaped after transformers' continuous batching with CUDA graphs on
+ * (bench/real-engine/results/2026-11-26-four-rates): prefill 44.2 ms at 512 tokens, 59.5 ms at 544, and a 512-token
+ * prompt beside one decoding request (513 tokens) 59.8 ms.
+ */
+const paddedMs = (work: StepWork): number => {
+  const tokens = work.prefillTokens + work.decodeSequences;
+  return 30 + 0.03 * tokens + (tokens > 512 ? 15 : 0) + 0.0004 * work.decodeKvTokens;
+};
+const PADDED_LIMITS: ServerLimits = { modelPath: 'padded', maxRunningRequests: 64, chunkedPrefillSize: 1024, contextLength: 8192, maxTotalTokens: 65_536 };
+
+describe('measured table of an engine that pads a step to its shape', () => {
+  const table = buildMeasuredTable(sweepOf(paddedMs, PADDED_LIMITS))!;
+  const step = (batch: number, prefillTokens: number): StepWork => ({ prefillTokens, prefillAttentionPairs: attentionPairs(0, prefillTokens), decodeSequences: batch, decodeKvTokens: batch * 400 });
+
+  test('prices a mixed step below the padded shape as the smaller shape, though the sweep probed a prompt that crossed it', () => {
+    // The mixed sweep's half-chunk probe (512 tokens) beside a decoding batch crosses 512; read as prompt tokens, its
+    // jump was spread over 256-512-token prompts, and the GPU twin's TTFT p50 came out 15% high at 0.2x.
+    for (const [batch, prefillTokens] of [[1, 384], [4, 300], [4, 480], [15, 400]] as const) {
+      const truthMs = paddedMs(step(batch, prefillTokens));
+      const tableMs = tableStepMs(table, batch, prefillTokens, batch * 400);
+      expect(Math.abs(tableMs / truthMs - 1), `batch ${batch}, ${prefillTokens} prompt tokens: ${tableMs.toFixed(2)} ms against ${truthMs.toFixed(2)}`).toBeLessThan(0.03);
+    }
+  });
+
+  test('and a step whose prompt and decoding sequences together pass the shape as the larger one', () => {
+    for (const [batch, prefillTokens] of [[4, 510], [15, 500], [31, 600]] as const) {
+      const truthMs = paddedMs(step(batch, prefillTokens));
+      const tableMs = tableStepMs(table, batch, prefillTokens, batch * 400);
+      expect(Math.abs(tableMs / truthMs - 1), `batch ${batch}, ${prefillTokens} prompt tokens: ${tableMs.toFixed(2)} ms against ${truthMs.toFixed(2)}`).toBeLessThan(0.03);
+    }
+  });
+
+  test('places the jump right after the last point before it, and finds none in a smooth row or at a knee', () => {
+    const gpu = [[256, 37.64], [384, 41.07], [512, 44.2], [544, 59.49], [768, 63.5], [1024, 70.39]] as const;
+    expect(withPaddingSteps(gpu).map(([tokens]) => tokens)).toEqual([256, 384, 512, 513, 544, 768, 1024]);
+    expect(withPaddingSteps(gpu).find(([tokens]) => tokens === 513)?.[1]).toBe(59.49);
+    const smooth = [64, 128, 136, 192, 256, 272, 384, 512].map((tokens) => [tokens, 4 + 0.6 * Math.sqrt(tokens)] as const);
+    expect(withPaddingSteps(smooth)).toEqual(smooth);
+    // A floor, then the work past its knee: the row's last segment rises off the flat, and is not a jump.
+    const knee = [[64, 2.5], [256, 2.5], [1024, 8]] as const;
+    expect(withPaddingSteps(knee)).toEqual(knee);
   });
 });
 
