@@ -3,7 +3,7 @@ import { decodeObservation, fitRooflineProfile, mixedObservation, prefillObserva
 import { buildMeasuredTable, withPaddingSteps } from '../../../src/engine/calibration/measured-table-fit.js';
 import { batchPointTokens, CONCURRENCY_PROMPT_TOKENS, mixedSweepPoints, powersOfTwo, prefillSweepLengths } from '../../../src/engine/calibration/sweep-plan.js';
 import type { ServerLimits } from '../../../src/engine/calibration/calibration-client.js';
-import { interpolateStepMs, MeasuredTableCostModel, tableStepMs } from '../../../src/engine/profile/measured-table.js';
+import { MeasuredTableCostModel, tableStepMs } from '../../../src/engine/profile/measured-table.js';
 import { attentionPairs } from '../../../src/engine/profile/cost-model.js';
 import { rooflineStepMs } from '../../../src/engine/profile/roofline-step.js';
 import type { RooflineCoefficients, StepWork } from '../../../src/types/engine.js';
