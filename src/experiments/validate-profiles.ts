@@ -3,6 +3,7 @@ import { TWIN_HEADLINE_METRICS, type TwinHeadlineMetricKey } from '../analysis/t
 import type { MeasuredProfile, ProfileValidation, RooflineProfile } from '../types/engine.js';
 import type { Summary } from '../types/summary.js';
 import { NodeTest } from './node-test.js';
+import { metricVerdict, runNoise, VALIDATION_TARGET_PERCENT, validationVerdict, type RunNoise } from './validation-noise.js';
 
 /**
  * calibrate's end-to-end check: the server under a short open-loop load at two rates (light, and near the capacity the
@@ -35,14 +36,27 @@ export interface ValidationOptions {
 }
 
 /** The metrics compared: the twin's headline metrics, each keyed as the profile's `validation` names its error. */
-const METRICS = TWIN_HEADLINE_METRICS.map(([key, name, read]) => [`${key}ErrorPercent` as const, name, read] as const);
+const METRICS = TWIN_HEADLINE_METRICS.map(([key, name, read]) => [`${key}ErrorPercent` as const, name, read, key] as const);
+
+/** `ttftP90ErrorPercent` -> `ttftP90`. */
+function headlineKeyOf(key: ValidationMetricKey): TwinHeadlineMetricKey {
+  return key.slice(0, -'ErrorPercent'.length) as TwinHeadlineMetricKey;
+}
 
 export type ValidationMetricKey = `${TwinHeadlineMetricKey}ErrorPercent`;
 
 /** One profile's comparison at one rate: each metric real and twin, and the twin's signed error. */
 export interface ValidationRow {
   requestRate: number;
-  metrics: { key: ValidationMetricKey; name: string; real: number; twin: number; errorPercent: number }[];
+  metrics: {
+    key: ValidationMetricKey;
+    name: string;
+    real: number;
+    twin: number;
+    errorPercent: number;
+    /** The server run's own 95% interval for the metric (validation-noise.ts); absent where it has none (throughput). */
+    noise?: RunNoise;
+  }[];
   /**
    * The twin's error on the server's TTFT p90 (queue entry to first token): not in the target, printed beside it. Where
    * it is close and the client's TTFT p90 is not, the miss is the path between server and client, which the twin
@@ -159,10 +173,11 @@ export async function validateProfiles(options: ValidationOptions): Promise<Vali
       rows.push({
         requestRate: rate,
         serverTtftP90ErrorPercent: (100 * (twinServerTtft - realServerTtft)) / realServerTtft,
-        metrics: METRICS.map(([key, name, read]) => {
+        metrics: METRICS.map(([key, name, read, headline]) => {
           const realValue = read(realSummary) ?? Number.NaN;
           const twinValue = read(result.metrics) ?? Number.NaN;
-          return { key, name, real: realValue, twin: twinValue, errorPercent: (100 * (twinValue - realValue)) / realValue };
+          const noise = runNoise(realSummary, headline);
+          return { key, name, real: realValue, twin: twinValue, errorPercent: (100 * (twinValue - realValue)) / realValue, ...(noise === undefined ? {} : { noise }) };
         }),
       });
     }
@@ -174,7 +189,16 @@ export async function validateProfiles(options: ValidationOptions): Promise<Vali
         `servelab calibrate's validation: random token ids (prompts ${Math.round(settings.inputTokens * (1 - settings.rangeRatio))}-${settings.inputTokens} tokens, ` +
         `outputs ${Math.round(settings.outputTokens * (1 - settings.rangeRatio))}-${settings.outputTokens}), seed ${settings.seed}, Poisson arrivals at ${rates.join(' and ')} req/s ` +
         `(${settings.loadShares.map((share) => `${share}x`).join(' and ')} the predicted ${predictedCapacity.toFixed(2)} req/s); error = (twin - server) / server`,
-      rates: rows.map((row) => ({ requestRate: row.requestRate, ...Object.fromEntries(row.metrics.map((metric) => [metric.key, round2(metric.errorPercent)])) }) as ProfileValidation['rates'][number]),
+      rates: rows.map(
+        (row) =>
+          ({
+            requestRate: row.requestRate,
+            ...Object.fromEntries(row.metrics.map((metric) => [metric.key, round2(metric.errorPercent)])),
+            verdicts: Object.fromEntries(
+              row.metrics.map((metric) => [headlineKeyOf(metric.key), metricVerdict(validationVerdict(metric.errorPercent, metric.twin, metric.noise), metric.noise)]),
+            ),
+          }) as ProfileValidation['rates'][number],
+      ),
       // Not JSON-safe when a metric was missing on one side; a finite stand-in keeps the file loadable.
       worstErrorPercent: Number.isFinite(worstErrorPercent) ? round2(worstErrorPercent) : 1e9,
       rmsErrorPercent: Number.isFinite(rmsErrorPercent) ? round2(rmsErrorPercent) : 1e9,
@@ -200,22 +224,53 @@ function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
 }
 
-/** The comparison as terminal lines: one table per profile, the recommendation last. */
-export function describeValidation(result: ValidationResult, targetPercent = 15): string[] {
+/**
+ * The comparison as terminal lines: one table per profile, the recommendation last. A figure outside the target is
+ * marked `~` where the twin's value lies inside the server run's own 95% interval (a run that short cannot tell them
+ * apart) and `!` where it does not; under the table, for each rate with such a figure, that run's intervals.
+ */
+export function describeValidation(result: ValidationResult, targetPercent = VALIDATION_TARGET_PERCENT): string[] {
   const lines: string[] = [`Validation against the server (twin - server) / server; target within ${targetPercent}%:`];
   for (const profile of result.profiles) {
+    const verdictOf = (metric: ValidationRow['metrics'][number]) => validationVerdict(metric.errorPercent, metric.twin, metric.noise, targetPercent);
+    const mark = { 'within target': ' ', 'within noise': '~', miss: '!' } as const;
     lines.push(`  ${profile.label}:`);
     lines.push(`    ${'req/s'.padStart(8)}  ${METRICS.map(([, name]) => name.padStart(11)).join(' ')}`);
     for (const row of profile.rows) {
-      lines.push(`    ${String(row.requestRate).padStart(8)}  ${row.metrics.map((metric) => formatError(metric.errorPercent).padStart(11)).join(' ')}`);
+      lines.push(`    ${String(row.requestRate).padStart(8)}  ${row.metrics.map((metric) => `${formatError(metric.errorPercent).padStart(10)}${mark[verdictOf(metric)]}`).join(' ')}`.trimEnd());
     }
-    lines.push(
-      `    worst ${profile.validation.worstErrorPercent.toFixed(1)}%${profile.validation.worstErrorPercent <= targetPercent ? ' (within the target)' : ' (outside the target)'}, RMS ${(profile.validation.rmsErrorPercent ?? 0).toFixed(1)}%`,
-    );
+    const verdicts = profile.rows.flatMap((row) => row.metrics.map(verdictOf));
+    const outside = verdicts.filter((verdict) => verdict !== 'within target').length;
+    const withinNoise = verdicts.filter((verdict) => verdict === 'within noise').length;
+    lines.push(`    worst ${profile.validation.worstErrorPercent.toFixed(1)}% (${targetText(outside, withinNoise)}), RMS ${(profile.validation.rmsErrorPercent ?? 0).toFixed(1)}%`);
+    for (const row of profile.rows) {
+      if (!row.metrics.some((metric) => verdictOf(metric) !== 'within target')) continue;
+      const noises = row.metrics.flatMap((metric) => (metric.noise === undefined ? [] : [`${metric.name} ${formatNoise(metric.noise.lowPercent)}/${formatNoise(metric.noise.highPercent)}`]));
+      if (noises.length > 0) lines.push(`    server's own noise at ${row.requestRate} req/s (95%, over its requests): ${noises.join(', ')}`);
+    }
     lines.push(...serverSideLines(profile.rows, targetPercent));
   }
   lines.push(`Recommended: ${result.recommended} (the smallest RMS error over every metric and rate).`);
   return lines;
+}
+
+/** The worst figure's parenthesis: the target, and how many figures outside it the server runs' own noise covers. */
+function targetText(outside: number, withinNoise: number): string {
+  if (outside === 0) return 'within the target';
+  const runs = outside === 1 ? "run's" : "runs'";
+  const covered =
+    withinNoise === 0
+      ? `none within the ${runs} own noise (!)`
+      : withinNoise === outside
+        ? `${outside === 1 ? '' : 'all '}within the ${runs} own noise (~)`
+        : `${withinNoise} within the ${runs} own noise (~), ${outside - withinNoise} not (!)`;
+  return `outside the target: ${outside} figure${outside === 1 ? '' : 's'}, ${covered}`;
+}
+
+/** An interval's end as signed percent, whole above 1% ("-9%", "+15%": finer reads as more precise than a bootstrap is). */
+function formatNoise(percent: number): string {
+  const magnitude = Math.abs(percent) < 1 ? Math.abs(percent).toFixed(1) : Math.abs(percent).toFixed(0);
+  return `${percent < 0 ? '-' : '+'}${magnitude}%`;
 }
 
 /** The server's TTFT p90 beside the client's, and which side a TTFT p90 miss is on. */

@@ -141,6 +141,23 @@ export interface ProfileRegion {
   mixedSteps: { decodeSequences: MeasuredRange; prefillTokens: MeasuredRange } | null;
 }
 
+/**
+ * `within target`: |error| within the target (15%); `within noise`: outside the target, but the twin's value lies inside
+ * the server run's own 95% bootstrap interval over its requests, so a run of that length cannot tell the twin from the
+ * server; `miss`: neither (a metric without an interval, throughput, misses whenever it is outside the target).
+ */
+export type ValidationVerdict = 'within target' | 'within noise' | 'miss';
+
+export interface ValidationMetricVerdict {
+  verdict: ValidationVerdict;
+  /**
+   * The server run's 95% bootstrap interval over its requests for this metric, as signed percent of its estimate
+   * (docs/statistics.md); absent where the run has none (throughput: one run, one value).
+   */
+  noiseLowPercent?: number;
+  noiseHighPercent?: number;
+}
+
 /** The twin against the server under an open-loop load, as calibrate's validation measured it (signed percent). */
 export interface ProfileValidation {
   /** When and how: the workload, rates and seed. */
@@ -153,6 +170,11 @@ export interface ProfileValidation {
     tpotP50ErrorPercent: number;
     e2eP50ErrorPercent: number;
     e2eP90ErrorPercent: number;
+    /**
+     * Each metric's verdict against the target, weighed with the server run's own sampling noise. Absent in profiles
+     * validated before servelab weighed it.
+     */
+    verdicts?: Record<'throughput' | 'ttftP50' | 'ttftP90' | 'tpotP50' | 'e2eP50' | 'e2eP90', ValidationMetricVerdict>;
   }[];
   /** The largest absolute error over every rate and metric. */
   worstErrorPercent: number;

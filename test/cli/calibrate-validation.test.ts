@@ -75,6 +75,12 @@ describe.skipIf(!BUILT)('servelab calibrate validates the twin end to end (built
       const printedWorst = new RegExp(`${recommended}:[\\s\\S]*?worst ${validation!.worstErrorPercent.toFixed(1)}%`);
       expect(result.stdout).toMatch(printedWorst);
       expect(validation!.worstErrorPercent, `${result.stdout}\n${JSON.stringify(validation)}`).toBeLessThanOrEqual(15);
+      // Each figure's verdict, with the server run's own interval where it has one (latencies; not throughput).
+      for (const rate of validation!.rates) {
+        expect(rate.verdicts?.throughput).toEqual({ verdict: 'within target' });
+        expect(rate.verdicts?.ttftP90.noiseLowPercent).toBeLessThan(0);
+        expect(rate.verdicts?.ttftP90.noiseHighPercent).toBeGreaterThan(0);
+      }
       // Both profiles carry their own validation.
       const other = loadProfile(recommended === 'measured' ? output : measured) as RooflineProfile | MeasuredProfile;
       expect(other.validation?.rates).toHaveLength(2);

@@ -73,6 +73,14 @@ export const regionSchema = z
 
 const signedPercent = z.number().finite();
 
+const metricVerdictSchema = z
+  .object({
+    verdict: z.enum(['within target', 'within noise', 'miss']),
+    noiseLowPercent: signedPercent.optional(),
+    noiseHighPercent: signedPercent.optional(),
+  })
+  .strict();
+
 export const validationSchema = z
   .object({
     description: z.string(),
@@ -86,6 +94,17 @@ export const validationSchema = z
           tpotP50ErrorPercent: signedPercent,
           e2eP50ErrorPercent: signedPercent,
           e2eP90ErrorPercent: signedPercent,
+          verdicts: z
+            .object({
+              throughput: metricVerdictSchema,
+              ttftP50: metricVerdictSchema,
+              ttftP90: metricVerdictSchema,
+              tpotP50: metricVerdictSchema,
+              e2eP50: metricVerdictSchema,
+              e2eP90: metricVerdictSchema,
+            })
+            .strict()
+            .optional(),
         })
         .strict(),
     ),
