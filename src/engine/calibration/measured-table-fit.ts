@@ -124,12 +124,13 @@ export function buildMeasuredTable(observations: readonly StepObservation[], for
 }
 
 /**
- * The prefill points with a step placed where the engine pads: where a segment shorter than both its neighbours rises
- * by more than 5% of its start and four times as steeply as either of them, the cost is taken to jump right after the segment's first point (a
- * point at x + 1 with the segment's end value), as padding to the next captured or tuned shape does, instead of a line
- * across the segment. The sweep measures a point just above each power of two for this: transformers' continuous
- * batching (CUDA graphs on) took 44.2 ms at 512 tokens and 59.5 ms at 544, and a 513-token step cost the latter
- * (bench/real-engine/results). A smooth law (a floor's knee too: its neighbour past the knee is as steep) has none.
+ * The prefill points with a step placed where the engine pads. A segment shorter than both its neighbours that rises
+ * by more than 5% of its start, and four times as steeply as either neighbour, is read as a jump right after its first
+ * point (a point at x + 1 with the segment's end value), as padding to the next captured or tuned shape makes it;
+ * a line across the segment would be wrong. The sweep measures a point just above each power of two for this:
+ * transformers' continuous batching (CUDA graphs on) took 44.2 ms at 512 tokens and 59.5 ms at 544, and a 513-token
+ * step cost the latter (bench/real-engine/results/2026-11-26-four-rates). A smooth law has no such segment, nor has a
+ * floor's knee (the segment past it is as steep as the ones after).
  */
 export function withPaddingSteps(points: readonly (readonly [number, number])[]): (readonly [number, number])[] {
   const slope = (index: number): number | undefined => {
@@ -143,8 +144,8 @@ export function withPaddingSteps(points: readonly (readonly [number, number])[])
     const next = points[index + 1];
     const rise = slope(index);
     if (next === undefined || rise === undefined || next[0] - point[0] < 2) continue;
-    // A jump is a short steep segment between two ordinary ones (the sweep's p and p + p/16 between p/2 + ... and
-    // 3p/2); the first and last segments are never judged: a row's end rising off a flat floor is a knee, not a jump.
+    // A jump is a short steep segment between two ordinary ones (the sweep's p to p + p/16). The first and last
+    // segments are never judged: a row's end rising off a flat floor is a knee, not a jump.
     const before = points[index - 1];
     const after = points[index + 2];
     const slopeBefore = slope(index - 1);
