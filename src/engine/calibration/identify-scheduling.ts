@@ -50,7 +50,10 @@ export interface SchedulingProbeSample {
   unreadable?: string;
   /** Whether the streams' tokens arrived with the prompt's first token (the client-side reading). */
   coincided: boolean;
-  /** Whether this reading says the server mixes: the server-side reading where there is one, else coincidence. */
+  /**
+   * Whether this reading says the server mixes: the server-side reading where there is one, else coincidence (also
+   * where the server-side stall is unreadable: shown, but that probe does not vote).
+   */
   mixed: boolean;
 }
 
@@ -98,7 +101,7 @@ export function readSchedulingProbe(
     }
     stalls.push(stall);
     const spanMs = serverSpansMs?.[stream];
-    if (spanMs !== undefined) {
+    if (spanMs !== undefined && outsideGaps > 0) {
       // The span's steps are priced at this stream's own step in this probe, outside the prompt's window: a span
       // measured in another run cannot stand in, as an engine's step time moves between runs (transformers without
       // CUDA graphs decoded 4 streams at 66 ms a step alone and at 26 ms in the probe after, which read the stall as
@@ -135,8 +138,8 @@ export function readSchedulingProbe(
 
 /**
  * Why a stall no scheduling allows cannot be read, or undefined when it can: a stream cannot decode faster because a
- * prompt arrived (shrinking beyond `floorMs`, half a step's jitter below the least either scheduling allows), and a
- * prompt of one step cannot hold the streams for more than that step, again, and a decode step.
+ * prompt arrived (below `floorMs`: half a step's jitter below the least either scheduling allows), and a prompt's step
+ * holds the streams up by that step at most (apart), so twice it and a decode step is no jitter of either reading.
  */
 function unreadableStall(stallMs: number, prefillMs: number, decodeStepMs: number, floorMs: number): string | undefined {
   if (stallMs < floorMs) return `the streams' decode spans came out ${(-stallMs).toFixed(2)} ms shorter than their own steps add up to`;
