@@ -53,7 +53,7 @@ export interface CalibrationForecast {
   totalMs: number;
 }
 
-/** Streams and probes of the scheduling probe (identify-scheduling.ts): 4 streams of 32-token prompts, 40 tokens each, alone then beside 3 prompts. */
+/** Streams and probes of the scheduling probe (identify-scheduling.ts): 4 streams of 32-token prompts, 40 tokens each, beside 3 prompts. */
 const SCHEDULING_STREAMS = 4;
 const SCHEDULING_STREAM_TOKENS = 40;
 const SCHEDULING_PROBES = 3;
@@ -93,7 +93,7 @@ export function forecastCalibrationMs(probe: ProbeCosts, plan: CalibrationPlan):
   const schedulingMs =
     plan.schedulingPromptTokens === null
       ? 0
-      : streams() + SCHEDULING_PROBES * (streams() + probe.requestOverheadMs + prefillMs(plan.schedulingPromptTokens) + 6 * stepMs(SCHEDULING_STREAMS));
+      : SCHEDULING_PROBES * (streams() + probe.requestOverheadMs + prefillMs(plan.schedulingPromptTokens) + 6 * stepMs(SCHEDULING_STREAMS));
   return { schedulingMs, batchOneMs, concurrencyMs, mixedMs, totalMs: schedulingMs + batchOneMs + concurrencyMs + mixedMs };
 }
 
