@@ -20,6 +20,9 @@ const WRONG: RooflineProfile = {
   coefficients: { stepOverheadMs: 2, weightsFloorMs: 10, prefillPerTokenMs: 0.08, prefillAttentionPerPairMs: 2e-7, decodePerSequenceMs: 0.1, kvReadPerTokenMs: 0.0003 },
   maxTotalTokens: 20000,
   contextLength: 8192,
+  // What calibrate writes into a profile it made: both describe these (wrong) coefficients, not a refit's.
+  stepError: { fitRmsPercent: 1, fitMaxPercent: 2, heldOutRmsPercent: 3, heldOutMaxPercent: 4, heldOutSteps: 10 },
+  validation: { description: 'calibrate validation of the wrong coefficients', rates: [], worstErrorPercent: 1, rmsErrorPercent: 1 },
 };
 
 let workDirectory: string;
@@ -66,6 +69,10 @@ describe('servelab calibrate --from-runs', () => {
     const refit = JSON.parse(readFileSync(output, 'utf8')) as RooflineProfile;
     expect(refit.kind).toBe('roofline');
     expect(refit.derivation.join(' ')).toContain('Refit by calibrate --from-runs');
+    // The start profile's validation and step error were of its own coefficients: a refit does not carry them.
+    expect(refit.validation).toBeUndefined();
+    expect(refit.stepError).toBeUndefined();
+    expect(refit.derivation.join(' ')).toContain("The start profile's end-to-end validation and held-out step error are not carried over");
     // The records carry the serving path of the run (the built-in profile's direct path: 0.62 ms network).
     expect(refit.servingLatency?.networkMs).toBeCloseTo(0.62, 2);
   });

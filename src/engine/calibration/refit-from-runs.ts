@@ -274,10 +274,15 @@ export function refitFromRuns(options: RefitOptions): RefitResult {
       : [`Held out ${heldOut.directory} (${heldOut.requests} requests, not fitted): worst server-side metric error ${describeWorst(heldOut.startErrorsPercent)} before, ${describeWorst(heldOut.refitErrorsPercent)} after.`]),
     ...(latency === undefined ? [] : [`Serving latency from the runs' records: ingress ${latency.ingressMs.toFixed(2)} ms, delivery ${latency.deliveryMs.toFixed(2)} ms${latency.networkMs === undefined ? '' : `, network ${latency.networkMs.toFixed(2)} ms`} (medians).`]),
   ];
-  const withNotes = (profile: EngineProfile): EngineProfile =>
-    profile.kind === 'simple'
-      ? profile
-      : { ...profile, name, derivation: [...profile.derivation, ...derivationLines], ...(latency === undefined ? {} : { servingLatency: { ...profile.servingLatency, ...latency } }) };
+  // The start profile's end-to-end validation and held-out step error describe its step costs, not the refit's: kept,
+  // they would have calibrate's recommendation and the twin's sensitivity band speak of another profile.
+  const withNotes = (profile: EngineProfile): EngineProfile => {
+    if (profile.kind === 'simple') return profile;
+    const { validation: _validation, stepError: _stepError, ...rest } = profile;
+    const dropped = [profile.validation === undefined ? '' : 'end-to-end validation', profile.stepError === undefined ? '' : 'held-out step error'].filter((what) => what !== '');
+    const droppedLine = dropped.length === 0 ? [] : [`The start profile's ${dropped.join(' and ')} are not carried over: they describe its step costs before this refit.`];
+    return { ...rest, name, derivation: [...profile.derivation, ...derivationLines, ...droppedLine], ...(latency === undefined ? {} : { servingLatency: { ...profile.servingLatency, ...latency } }) };
+  };
   return {
     profile: withNotes(refit),
     startProfile: start,
