@@ -6,9 +6,10 @@ import { NodeTest } from './node-test.js';
 import { metricVerdict, runNoise, VALIDATION_TARGET_PERCENT, validationVerdict, type RunNoise } from './validation-noise.js';
 
 /**
- * calibrate's end-to-end check: the server under a short open-loop load at two rates (light, and near the capacity the
- * profiles predict), through the node test a user would run (`--target attach`), then the twin on the same workload,
- * seed and rates in virtual time, for each profile; the twin's error on the metrics users read. A step-time fit can
+ * calibrate's end-to-end check: the server under a short open-loop load at a few rates (by default two: light, and
+ * near the capacity the profiles predict; `--validation-loads` sets others), through the node test a user would run
+ * (`--target attach`), then the twin on the same workload, seed and rates in virtual time, for each profile; the
+ * twin's error on the metrics users read. A step-time fit can
  * be good while the twin schedules otherwise than the server (issue 26: held-out step error 2-5%, TPOT 22-38% off):
  * only this comparison shows that.
  */

@@ -57,5 +57,10 @@ describe('servelab calibrate --from-measurements', () => {
     const badLengths = await runCli(['calibrate', '--url', 'http://127.0.0.1:9', '--output', join(workDirectory, 'z.json'), '--kv-prompt-lengths', '32,,abc']);
     expect(badLengths.code).toBe(2);
     expect(badLengths.stderr).toContain('--kv-prompt-lengths must be whole token counts >= 1 separated by commas');
+    for (const loads of ['0.2,,0.8', '0', '0.5,2']) {
+      const badLoads = await runCli(['calibrate', '--url', 'http://127.0.0.1:9', '--output', join(workDirectory, 'w.json'), '--validation-loads', loads]);
+      expect(badLoads.code, loads).toBe(2);
+      expect(badLoads.stderr).toContain(`--validation-loads must be shares of the predicted capacity above 0 and at most 1.5, separated by commas (e.g. 0.2,0.5,0.8,0.95), got "${loads}"`);
+    }
   });
 });

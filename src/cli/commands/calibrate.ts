@@ -32,6 +32,7 @@ interface CalibrateFlags {
   mixedSweep: boolean;
   validate: boolean;
   validationSeconds: number;
+  validationLoads: number[];
   validationDir?: string;
   quiet?: boolean;
 }
@@ -54,6 +55,19 @@ function tokenList(flag: string) {
     }
     return parts.map(Number);
   };
+}
+
+/**
+ * `--validation-loads`: shares of the predicted capacity, each above 0 and at most 1.5 (past the capacity a twin and a
+ * server both pile up a queue as long as the run, which says little of either).
+ */
+function loadShares(value: string): number[] {
+  const parts = value.split(',').map((part) => part.trim());
+  const shares = parts.map(Number);
+  if (parts.length === 0 || parts.some((part) => part === '') || shares.some((share) => !Number.isFinite(share) || share <= 0 || share > 1.5)) {
+    throw new InvalidArgumentError(`--validation-loads must be shares of the predicted capacity above 0 and at most 1.5, separated by commas (e.g. 0.2,0.5,0.8,0.95), got "${value}".`);
+  }
+  return shares;
 }
 
 /** `servelab calibrate`: measure a running server and fit a profile for the simulated engine. */
@@ -98,7 +112,13 @@ export function registerCalibrateCommand(program: Command): void {
       '--no-validate',
       'skip the end-to-end check (after fitting, the server under a short open-loop load at a light rate and near the predicted capacity, the twin on the same workload in virtual time, its error per profile)',
     )
-    .option('--validation-seconds <n>', 'seconds of arrivals at each of the validation\'s two rates', integerAtLeast('--validation-seconds', 2), 15)
+    .option('--validation-seconds <n>', 'seconds of arrivals at each of the validation\'s rates', integerAtLeast('--validation-seconds', 2), 15)
+    .option(
+      '--validation-loads <shares>',
+      'the validation\'s rates as shares of the capacity the profiles predict, comma-separated; each adds a run against the server (e.g. 0.2,0.5,0.8,0.95 checks the range a twin is most often used over; near 1 a twin is as good as its step times to about 1%)',
+      loadShares,
+      [0.2, 0.8],
+    )
     .option('--validation-dir <dir>', 'where the validation\'s runs go (default: beside --output, named after it with -validation)')
     .option('--quiet', 'print only the summary')
     .addHelpText(
@@ -204,7 +224,7 @@ export function registerCalibrateCommand(program: Command): void {
         { label: 'roofline', profile: result.profile, file: flags.output },
       ];
       const validationDir = flags.validationDir ?? `${flags.output.replace(/\.json$/i, '')}-validation`;
-      const validationForecastS = forecastValidationSeconds({ secondsPerRate: flags.validationSeconds, profiles: profiles.length });
+      const validationForecastS = forecastValidationSeconds({ secondsPerRate: flags.validationSeconds, loadShares: flags.validationLoads, profiles: profiles.length });
       process.stdout.write(`Validation will take about ${validationForecastS} s (--no-validate skips it); runs in ${validationDir}\n`);
       const validationStartedMs = performance.now();
       const validation = await validateProfiles({
@@ -212,6 +232,7 @@ export function registerCalibrateCommand(program: Command): void {
         profiles,
         outputDir: validationDir,
         secondsPerRate: flags.validationSeconds,
+        loadShares: flags.validationLoads,
         onProgress: flags.quiet === true ? undefined : (message) => process.stdout.write(`  ${message}\n`),
       });
       for (const { label, validation: measured } of validation.profiles) {
