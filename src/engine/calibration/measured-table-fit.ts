@@ -21,7 +21,8 @@ import type { StepObservation } from './fit-profile.js';
  *   fixed cost, so the fixed cost is paid once; plus, where the sweep measured mixed steps, what they cost beyond
  *   that sum, interpolated over the batch, prompt tokens and KV tokens (`mixingExcess`). The prefill part is a
  *   prefill step of the step's own tokens (the prompt's and one per decoding sequence: `mixedPrefillTokens: 'step'`,
- *   added where the table is read, tableStepMs), so that a step crossing a padded shape pays it where it crosses.
+ *   added where the table is read, tableStepMs), so that a step crossing a padded shape pays it where it crosses;
+ *   where no mixed step was measured, the plain sum of a decode step and a prefill step of the prompt.
  *   A mixed step never costs less than its decode part or its prefill part alone.
  * - padding: the prefill row steps up right after a point where the engine pads (withPaddingSteps).
  *
@@ -96,13 +97,15 @@ export function buildMeasuredTable(observations: readonly StepObservation[], for
         }),
       ),
     ),
-    mixedPrefillTokens: 'step',
   };
   // A mixed step's parts: its decode step, and a prefill step of the step's tokens (one per decoding sequence besides
   // the prompt's), read as the twin reads it (tableStepMs), so that the excess left is what mixing costs beyond padding.
   const sumOfParts = (batch: number, prefill: number, kv: number): number =>
     interpolateStepMs(partsTable, batch, 0, kv, form) + interpolateStepMs(partsTable, 0, prefill + batch, 0, form) - fixedMs;
   const excess = mixingExcess(observations.filter((o) => o.kind === 'mixed'), sumOfParts, form);
+  // No mixed step measured: the plain sum of a decode step and a prefill step of the prompt (mixedPrefillTokens absent).
+  // Read at the step's tokens it would count the decoding sequences' tokens twice (a decode step already computes
+  // them), with no measured step to say whether the engine pads them.
   if (excess === null) return partsTable;
   const stepMs = partsTable.stepMs.map((plane, batchIndex) =>
     plane.map((row, prefillIndex) =>
