@@ -64,7 +64,7 @@ function tokenList(flag: string) {
 function loadShares(value: string): number[] {
   const parts = value.split(',').map((part) => part.trim());
   const shares = parts.map(Number);
-  if (parts.length === 0 || parts.some((part) => part === '') || shares.some((share) => !Number.isFinite(share) || share <= 0 || share > 1.5)) {
+  if (parts.some((part) => part === '') || shares.some((share) => !Number.isFinite(share) || share <= 0 || share > 1.5)) {
     throw new InvalidArgumentError(`--validation-loads must be shares of the predicted capacity above 0 and at most 1.5, separated by commas (e.g. 0.2,0.5,0.8,0.95), got "${value}".`);
   }
   return shares;

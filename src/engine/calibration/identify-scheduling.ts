@@ -237,7 +237,8 @@ export function schedulingEvidence(samples: readonly SchedulingProbeSample[], pr
     unreadable.length === 0
       ? ''
       : `${unreadable.length} ${unreadable.length === 1 ? 'probe' : 'probes'} unreadable, not voting (${unreadable.map((sample) => sample.unreadable).join('; ')}: ` +
-        `no scheduling does that; the engine's step time moved within the probe, or a stream was preempted); `;
+        `no scheduling does that; the engine's step time moved within the probe, or a stream was preempted` +
+        `${voting.length === 0 && clientDecided ? "; so the client's reading, the same in every probe, decided" : ''}); `;
   const coincidences = samples.filter((sample) => sample.coincided).length;
   const seen =
     `a ${promptTokens}-token prompt sent while ${streams} streams decoded, ${samples.length} probes, ${mixedVotes} of ${voting.length} voting read as mixed: ` +
@@ -251,8 +252,8 @@ export function schedulingEvidence(samples: readonly SchedulingProbeSample[], pr
 /**
  * The verdict over the probes that vote (those whose server-side stall is unreadable do not): their majority, except
  * where the server-side readings disagree among themselves and the client's reading is the same in every voting probe;
- * then the client's decides. A tie (two voting probes of three) reads as apart, SGLang's default. Null when no probe
- * votes. The stall reading tells the two schedulings apart by one decode step, which a jittery engine's step times can
+ * then the client's decides. A tie (two voting probes of three) reads as apart, SGLang's default. When no probe votes,
+ * a client reading the same in every probe decides; null when it is split too. The stall reading tells the two schedulings apart by one decode step, which a jittery engine's step times can
  * cover: bench/foreign-engine (lognormal jitter, decode-first mixed steps) once read 1 probe of 3 as mixed by the stall
  * (median growth 20.4 ms against a 22.5 ms prompt step and a 6.4 ms decode step) while every probe's streams had a
  * token 0.08 ms from the prompt's first (a step's tokens leave together, so only a mixing server does that); the
@@ -262,7 +263,12 @@ export function schedulingEvidence(samples: readonly SchedulingProbeSample[], pr
  */
 export function schedulingVerdict(samples: readonly SchedulingProbeSample[]): { mixedChunk: boolean | null; clientDecided: boolean } {
   const voting = samples.filter((sample) => sample.unreadable === undefined);
-  if (voting.length === 0) return { mixedChunk: null, clientDecided: false };
+  if (voting.length === 0) {
+    // No stall could be read, but a client reading is not made of stalls: the same in every probe, it decides, as it
+    // does where stalls split (defaulting to apart had priced a mixing engine's steps as prefill alone: -88% above).
+    const together = samples.filter((sample) => sample.coincided).length;
+    return together === 0 || together === samples.length ? { mixedChunk: together === samples.length, clientDecided: true } : { mixedChunk: null, clientDecided: false };
+  }
   const byServer = voting.filter((sample) => sample.serverExplained === true);
   const serverSplit = byServer.some((sample) => sample.mixed) && byServer.some((sample) => !sample.mixed);
   const coincidences = voting.filter((sample) => sample.coincided).length;

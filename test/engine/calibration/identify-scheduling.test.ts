@@ -171,11 +171,14 @@ describe('the words the probe leaves in the profile', () => {
     expect(evidence).toMatch(/: prefill chunks share steps with decoding$/);
   });
 
-  test('with every probe unreadable, no stall median is printed and the verdict is unknown', () => {
+  test('with every probe unreadable, no stall median is printed and a client reading the same in every probe decides', () => {
     const evidence = schedulingEvidence([sample(-1283.29, 91.7, 66.4, shorter), sample(-1487.1, 65.7, 66.4, shorter)], 512, 4);
     expect(evidence).toMatch(/0 of 0 voting read as mixed: 2 probes unreadable/);
     expect(evidence).not.toMatch(/grew by/);
-    expect(evidence).toMatch(/: no probe could vote$/);
+    expect(evidence).toMatch(/so the client's reading, the same in every probe, decided\); /);
+    expect(evidence).toMatch(/: prefill chunks share steps with decoding$/);
+    const split = schedulingEvidence([sample(-1283.29, 91.7, 66.4, shorter), { ...sample(-1487.1, 65.7, 66.4, shorter), coincided: false, mixed: false }], 512, 4);
+    expect(split).toMatch(/: no probe could vote$/);
   });
 });
 
@@ -199,12 +202,14 @@ describe('the verdict over the probes', () => {
     expect(schedulingVerdict([probe(true, false), probe(true, false), probe(false, false)])).toEqual({ mixedChunk: false, clientDecided: true });
   });
 
-  test('a probe whose stall is unreadable does not vote; with none voting, the verdict is unknown', () => {
+  test('a probe whose stall is unreadable does not vote; with none voting, a unanimous client reading decides, else none', () => {
     const unreadable = (coincided: boolean): SchedulingProbeSample => ({ ...probe(false, coincided, false), serverStallMs: -1283.29, unreadable: "the streams' decode spans came out 1283.29 ms shorter than their own steps add up to" });
     // Its client reading (together) would otherwise make two of three mixed; the two that vote split, and neither's
     // client reading saw the streams' tokens with the prompt's.
     expect(schedulingVerdict([probe(true, false), probe(false, false), unreadable(true)])).toEqual({ mixedChunk: false, clientDecided: true });
-    expect(schedulingVerdict([unreadable(true), unreadable(true)])).toEqual({ mixedChunk: null, clientDecided: false });
+    expect(schedulingVerdict([unreadable(true), unreadable(true)])).toEqual({ mixedChunk: true, clientDecided: true });
+    expect(schedulingVerdict([unreadable(false), unreadable(false)])).toEqual({ mixedChunk: false, clientDecided: true });
+    expect(schedulingVerdict([unreadable(true), unreadable(false)])).toEqual({ mixedChunk: null, clientDecided: false });
   });
 
   test('stalls that agree decide, whatever the client read; so does the majority when the client is split too', () => {
