@@ -139,10 +139,10 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
    * Mixed steps: `batch` requests of `promptTokens` start decoding (streamed, so their first tokens show when all are
    * running), then probe prompts of `probeTokens` arrive one after another (MIXED_PROBES_PER_RUN); each probe's prefill
    * step (server timestamps) is a step that also decoded the batch. One step is one draw of the engine's step-to-step
-   * jitter: bench/foreign-engine's 5% (lognormal sigma 0.05) left a calibration's mixed cells a few percent off, and at
-   * 0.95x of capacity that moved the twin's TTFT p50 by 20-40 points between two calibrations. Several probes into one
-   * running batch average it at the cost of a few decode steps, not of another batch. The probes whose prefill the
-   * batch did not decode all through are left out; empty when none was.
+   * jitter (bench/foreign-engine's is lognormal, sigma 0.05); several probes into one running batch average it at the
+   * cost of a few decode steps, not of another batch. (It did not close the foreign engine's 0.95x TTFT miss, whose
+   * larger part is the table's lines under a concave law: docs/simulated-engine.md, pass 8.) The probes whose prefill
+   * the batch did not decode all through are left out; empty when none was.
    */
   const measureMixedSteps = async (point: MixedPoint, runTokens: number): Promise<MixedSample[]> => {
     let started = 0;
