@@ -7,13 +7,10 @@ import { SeededRandom } from '../../utils/random.js';
 import { flushCache, readLimits, type ServerLimits, streamGenerate, type StreamResult } from './calibration-client.js';
 import { decodeObservation, mixedObservation, prefillObservation } from './fit-profile.js';
 import type { StepObservation } from './fit-profile.js';
-import { median, repeatsDisagree, robustMedian } from './robust-statistics.js';
+import { repeatsDisagree, robustMedian } from './robust-statistics.js';
 import { batchPointTokens, type CalibrationForecast, CONCURRENCY_PROMPT_TOKENS, forecastCalibrationMs, type MixedPoint, mixedSweepPoints, powersOfTwo, prefillSweepLengths } from './sweep-plan.js';
 import { decodedTogether, lastPrefilledSpanMs, mixedSample, type MixedSample, stepTimes } from './answer-timings.js';
 import { servingLatencyFromSamples } from '../profile/path-distribution.js';
-
-/** Probe prompts sent one after another into each running batch of the mixed sweep (measureMixedSteps). */
-export const MIXED_PROBES_PER_RUN = 3;
 
 export interface CalibrationOptions {
   /** Base URL of an SGLang server (or a servelab sim-server). */
@@ -136,15 +133,11 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     return decodedTogether(results) ? results : null;
   };
   /**
-   * Mixed steps: `batch` requests of `promptTokens` start decoding (streamed, so their first tokens show when all are
-   * running), then probe prompts of `probeTokens` arrive one after another (MIXED_PROBES_PER_RUN); each probe's prefill
-   * step (server timestamps) is a step that also decoded the batch. One step is one draw of the engine's step-to-step
-   * jitter (bench/foreign-engine's is lognormal, sigma 0.05); several probes into one running batch average it at the
-   * cost of a few decode steps, not of another batch. (It did not close the foreign engine's 0.95x TTFT miss, whose
-   * larger part is the table's lines under a concave law: docs/simulated-engine.md, pass 8.) The probes whose prefill
-   * the batch did not decode all through are left out; empty when none was.
+   * One mixed step: `batch` requests of `promptTokens` start decoding (streamed, so their first tokens show when all
+   * are running), then a probe prompt of `probeTokens` arrives; its prefill step (server timestamps) is the step that
+   * also decoded the batch. Null when the batch did not decode all through the probe's prefill.
    */
-  const measureMixedSteps = async (point: MixedPoint, runTokens: number): Promise<MixedSample[]> => {
+  const measureMixedStep = async (point: MixedPoint, runTokens: number): Promise<MixedSample | null> => {
     let started = 0;
     let allStarted = (): void => {};
     const running = new Promise<void>((resolve) => {
@@ -160,10 +153,8 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     await Promise.race([running, members]);
     // Two decode steps, so that the last member's first token has left the engine and the batch is decoding.
     await new Promise((resolve) => setTimeout(resolve, 2 * Math.max(warmProbe.decodeStepMs, 1)));
-    const probes: StreamResult[] = [];
-    for (let index = 0; index < MIXED_PROBES_PER_RUN; index++) probes.push(await generate(prompt(point.probeTokens), 2));
-    const answers = await members;
-    return probes.map((probe) => mixedSample(answers, probe, point.promptTokens)).filter((sample): sample is MixedSample => sample !== null);
+    const probe = await generate(prompt(point.probeTokens), 2);
+    return mixedSample(await members, probe, point.promptTokens);
   };
   // The first request to a fresh server often pays one-off costs (kernel compilation, CUDA graph capture): forecast
   // from a second one, with a timed flush before it and a prompt of one chunk after it for the prefill's cost per token.
@@ -305,21 +296,18 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
   enterPhase('mixedMs');
   for (const point of mixedPoints) {
     const samples: MixedSample[] = [];
-    // Two repeats that disagree get a third, judged on each repeat's median probe (a repeat is one running batch).
-    const repeatStepsMs: number[] = [];
-    for (let repeat = 0; repeat < repeats || (repeat === repeats && settle(repeatStepsMs)); repeat++) {
-      let measured: MixedSample[] = [];
-      for (let attempt = 0; attempt < 2 && measured.length === 0; attempt++) {
+    for (let repeat = 0; repeat < repeats || (repeat === repeats && settle(samples.map((sample) => sample.stepMs))); repeat++) {
+      let sample: MixedSample | null = null;
+      for (let attempt = 0; attempt < 2 && sample === null; attempt++) {
         await flushCache(baseUrl);
-        measured = await measureMixedSteps(point, point.runTokens * 2 ** attempt);
+        sample = await measureMixedStep(point, point.runTokens * 2 ** attempt);
       }
-      if (measured.length === 0) {
-        progress(`mixed step at batch ${point.batch}: a repeat left out (the batch never decoded all through the probes' prefill)`);
+      if (sample === null) {
+        progress(`mixed step at batch ${point.batch}: a repeat left out (the batch never decoded all through the probe's prefill)`);
         continue;
       }
-      for (const sample of measured) serverTimestamps &&= sample.fromServer;
-      samples.push(...measured);
-      repeatStepsMs.push(median(measured.map((sample) => sample.stepMs)));
+      serverTimestamps &&= sample.fromServer;
+      samples.push(sample);
     }
     if (samples.length === 0) continue;
     const step = robustMedian(samples.map((sample) => sample.stepMs));
