@@ -11,7 +11,8 @@
  * the 15% target. Then `servelab calibrate --from-runs` on the four real runs (the 95% one held out) with the measured
  * profile as the start, and the twin once more with the refit profile and the scheduling the refit identified.
  *
- * Nothing here calls servelab's functions: engines and servelab are processes, as a user runs them.
+ * Nothing here measures through servelab's functions: engines and servelab are processes, as a user runs them. The
+ * error table's marks are calibrate's own verdict (validationVerdict), so the two cannot disagree.
  *
  * Run: npm run bench -- twin-engines   (about 10 minutes on a quiet machine)
  *   TWIN_ENGINES=sim-separate,sim-mixed,foreign picks engines; BENCH_RUN_SECONDS (default 12) sets each real run's
@@ -26,12 +27,14 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { runNoise, type RunNoise, VALIDATION_TARGET_PERCENT, validationVerdict } from '../src/experiments/validation-noise.js';
+import type { Summary } from '../src/types/summary.js';
 import { startForeignEngine } from './foreign-engine/start-foreign-engine.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const RUN_SECONDS = Number(process.env['BENCH_RUN_SECONDS'] ?? 12);
 const FRACTIONS = [0.2, 0.5, 0.8, 0.95];
-const TARGET_PERCENT = 15;
+const TARGET_PERCENT = VALIDATION_TARGET_PERCENT;
 const WORKLOAD = ['--dataset-name', 'random-ids', '--random-input-len', '256', '--random-range-ratio', '0.25', '--random-output-len', '32', '--warmup-requests', '2'];
 /** The limits every engine is started with (small, so calibration and the runs stay short on a shared machine). */
 const LIMITS = { maxRunningRequests: 16, chunkedPrefillSize: 512, maxTotalTokens: 16384 };
@@ -124,7 +127,7 @@ interface Metrics {
    * precision (docs/statistics.md); throughput has none. A real run of 40-240 requests is itself uncertain: a twin
    * value inside this interval cannot be told from the server by that run.
    */
-  intervals: Partial<Record<Exclude<keyof Metrics, 'serverTtftP90' | 'intervals'>, { low: number; high: number }>>;
+  intervals: Partial<Record<Exclude<keyof Metrics, 'serverTtftP90' | 'intervals'>, RunNoise>>;
 }
 /** The metrics of the 15% target. */
 const METRIC_NAMES: Record<Exclude<keyof Metrics, 'serverTtftP90' | 'intervals'>, string> = { throughput: 'thr', ttftP50: 'TTFT p50', ttftP90: 'TTFT p90', tpotP50: 'TPOT p50', e2eP50: 'E2E p50', e2eP90: 'E2E p90' };
@@ -132,16 +135,11 @@ const METRIC_NAMES: Record<Exclude<keyof Metrics, 'serverTtftP90' | 'intervals'>
 function readMetrics(directory: string): Metrics {
   const metrics = (JSON.parse(readFileSync(join(directory, 'summary.json'), 'utf8')) as { metrics: Record<string, unknown> }).metrics;
   const latencies = metrics['latencies'] as Record<string, { p50: number; p90: number }>;
-  type Interval = { low: number | null; high: number | null };
-  const precision = (metrics['precision'] as { metrics?: Record<string, Record<'p50' | 'p90', Interval>> } | undefined)?.metrics ?? {};
-  const intervalMs = (metric: string, percentile: 'p50' | 'p90'): { low: number; high: number } | undefined => {
-    const interval = precision[metric]?.[percentile];
-    return interval === undefined || interval.low === null || interval.high === null ? undefined : { low: interval.low * 1000, high: interval.high * 1000 };
-  };
+  // The interval calibrate's validation reads (runNoise), in ms like the rest of this table.
   const intervals: Metrics['intervals'] = {};
-  for (const [key, metric, percentile] of [['ttftP50', 'ttftSeconds', 'p50'], ['ttftP90', 'ttftSeconds', 'p90'], ['tpotP50', 'tpotSeconds', 'p50'], ['e2eP50', 'totalLatencySeconds', 'p50'], ['e2eP90', 'totalLatencySeconds', 'p90']] as const) {
-    const interval = intervalMs(metric, percentile);
-    if (interval !== undefined) intervals[key] = interval;
+  for (const key of ['ttftP50', 'ttftP90', 'tpotP50', 'e2eP50', 'e2eP90'] as const) {
+    const noise = runNoise(metrics as unknown as Summary, key);
+    if (noise !== undefined) intervals[key] = { ...noise, low: noise.low * 1000, high: noise.high * 1000 };
   }
   return {
     throughput: (metrics['throughput'] as { requestsPerSecond: number }).requestsPerSecond,
@@ -249,12 +247,10 @@ function printTable(rows: Row[], root: string): void {
   const keys = Object.keys(METRIC_NAMES) as (keyof typeof METRIC_NAMES)[];
   const percent = (twin: number, real: number): number => ((twin - real) / real) * 100;
   const signed = (error: number): string => `${error >= 0 ? '+' : ''}${error.toFixed(1)}%`;
-  /** '' within the target; '~' outside it with the twin inside the real run's own interval; '!' outside both. */
-  const mark = (row: Row, key: (typeof keys)[number]): '' | '~' | '!' => {
-    if (Math.abs(percent(row.twinMetrics[key], row.real[key])) <= TARGET_PERCENT) return '';
-    const interval = row.real.intervals[key];
-    return interval !== undefined && row.twinMetrics[key] >= interval.low && row.twinMetrics[key] <= interval.high ? '~' : '!';
-  };
+  /** calibrate's verdict (validationVerdict): '' within the target, '~' within the real run's own noise, '!' a miss. */
+  const MARKS = { 'within target': '', 'within noise': '~', miss: '!' } as const;
+  const mark = (row: Row, key: (typeof keys)[number]): '' | '~' | '!' =>
+    MARKS[validationVerdict(percent(row.twinMetrics[key], row.real[key]), row.twinMetrics[key], row.real.intervals[key], TARGET_PERCENT)];
   // The server's TTFT p90 beside the target's columns: where it agrees and the client's TTFT p90 does not, the miss is
   // the path between client and server (on a loaded host, its tail), not the engine's model.
   const header = ['engine', 'twin', 'load', ...keys.map((key) => METRIC_NAMES[key]), 'worst', 'server TTFT p90'];
