@@ -35,14 +35,28 @@ def step_ms(meta: dict) -> float:
     return (meta["request_finished_ts"] - meta["prefill_finished_time"]) * 1000 / (meta["completion_tokens"] - 1)
 
 
-def open_loop(url: str, rate: float, seconds: float, stream: bool, rng: random.Random) -> list[float]:
+def together(url: str, count: int, rounds: int, ids: list[int]) -> list[float]:
+    """`count` identical requests sent at once, `rounds` times: a steady batch of `count` with no arrival mid-decode."""
+    results: list[float] = []
+    for _ in range(rounds):
+        threads = [threading.Thread(target=lambda: results.append(step_ms(generate(url, ids, 48, True))))
+                   for _ in range(count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    return results
+
+
+def open_loop(url: str, rate: float, seconds: float, stream: bool, rng: random.Random,
+              fixed_len: int | None = None) -> list[float]:
     results: list[float] = []
     threads = []
     start = time.time()
     at = 0.0
     while at < seconds:
         at += rng.expovariate(rate)
-        ids = [rng.randint(100, 30000) for _ in range(rng.randint(128, 512))]
+        ids = [rng.randint(100, 30000) for _ in range(fixed_len or rng.randint(128, 512))]
 
         def worker(ids=ids) -> None:
             results.append(step_ms(generate(url, ids, 48, stream)))
@@ -62,15 +76,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", default="http://127.0.0.1:30000")
     parser.add_argument("--label", default="")
+    parser.add_argument("--sequential", type=int, default=4, help="requests sent one after another")
     args = parser.parse_args()
     rng = random.Random(1)
     ids = [rng.randint(100, 30000) for _ in range(256)]
     generate(args.url, ids, 8, False)
     out = {}
-    for stream in (False, True):
-        out[f"sequential stream={stream}"] = [step_ms(generate(args.url, ids, 48, stream)) for _ in range(4)]
-    for stream in (False, True):
-        out[f"poisson 2.4/s stream={stream}"] = open_loop(args.url, 2.4, 12, stream, rng)
+    for stream in (True,):
+        out[f"sequential stream={stream}"] = [step_ms(generate(args.url, ids, 48, stream))
+                                              for _ in range(args.sequential)]
+    out["together 5 x 4 rounds stream=True"] = together(args.url, 5, 4, ids)
+    out["poisson 2.4/s len 256 stream=True"] = open_loop(args.url, 2.4, 12, True, rng, fixed_len=256)
+    out["poisson 2.4/s stream=True"] = open_loop(args.url, 2.4, 12, True, rng)
     for name, values in out.items():
         print(f"{args.label} {name:32} engine ms/step median {statistics.median(values):7.2f}  "
               f"min {min(values):7.2f} max {max(values):7.2f} (n={len(values)})", flush=True)

@@ -66,6 +66,14 @@ class EngineSettings:
     engine_events: str | None = None
     # Where the engine writes one JSON line per finished request: its own clock readings of every token.
     request_log: str | None = None
+    # The engine process's interpreter switch interval in ms (0: Python's default, 5 ms). Without CUDA graphs every
+    # kernel is launched from Python, so how long the generation thread waits for the GIL is part of its step time.
+    switch_interval_ms: float = 0.0
+    # How often the output thread collects finished tokens (0: as each output arrives, waking on every step).
+    reader_poll_ms: float = 0.0
+    # Where the engine logs, once a second, the CPU seconds each of its threads used (from /proc), to tell a
+    # launch-bound generation loop from one that waits.
+    thread_cpu_log: str | None = None
 
 
 def epoch_offset() -> float:
@@ -157,8 +165,15 @@ class TransformersEngine:
             "warmup_s": round(warmup_s, 2),
             "graph_warmup": graph_warmup,
         }
+        if self.settings.switch_interval_ms > 0:
+            import sys
+            sys.setswitchinterval(self.settings.switch_interval_ms / 1000)
+        info["switch_interval_s"] = __import__("sys").getswitchinterval()
+        info["reader_poll_ms"] = self.settings.reader_poll_ms
         self.outbox.put(("ready", info))
         stop = threading.Event()
+        if self.settings.thread_cpu_log:
+            threading.Thread(target=log_thread_cpu, args=(self.settings.thread_cpu_log, stop), daemon=True).start()
         self.prompt_tokens: dict[str, int] = {}
         reader = threading.Thread(target=self._forward_outputs, args=(manager, offset, stop), daemon=True)
         reader.start()
@@ -350,7 +365,10 @@ class TransformersEngine:
         sent: dict[str, int] = {}
         # Line-buffered: a run cut short keeps every request that finished.
         log_file = open(self.settings.request_log, "a", buffering=1) if self.settings.request_log else None
+        poll_s = self.settings.reader_poll_ms / 1000
         while not stop.is_set():
+            if poll_s > 0:
+                time.sleep(poll_s)
             first = manager.get_result(timeout=0.05)
             if first is None:
                 continue
@@ -398,6 +416,51 @@ class TransformersEngine:
                     }))
             if events:
                 self.outbox.put(("events", events))
+
+
+def log_thread_cpu(path: str, stop: threading.Event) -> None:
+    """Once a second: wall time and, per thread of this process, its name and CPU seconds (user + system, from
+    /proc/self/task/TID/stat), one JSON line; differences between lines give each thread's CPU share. Between lines,
+    every 10 ms, where each other Python thread stands (its innermost frames), counted: which line a slow stretch of
+    steps spends its time in."""
+    import collections
+    import sys
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    names = {}
+    me = threading.get_ident()
+
+    def where(frame) -> str:
+        """The innermost frame and its three callers, file:line:function each."""
+        chain = []
+        while frame is not None and len(chain) < 4:
+            chain.append(f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}:{frame.f_code.co_name}")
+            frame = frame.f_back
+        return " < ".join(chain)
+
+    with open(path, "a", buffering=1) as out:
+        while not stop.is_set():
+            for thread in threading.enumerate():
+                if thread.native_id is not None:
+                    names[thread.native_id] = thread.name
+            idents = {thread.ident: thread.name for thread in threading.enumerate()}
+            samples: dict = collections.defaultdict(collections.Counter)
+            until = time.perf_counter() + 1.0
+            while time.perf_counter() < until:
+                for ident, frame in sys._current_frames().items():
+                    if ident != me:
+                        samples[idents.get(ident, str(ident))][where(frame)] += 1
+                time.sleep(0.01)
+            threads = {}
+            for tid in os.listdir("/proc/self/task"):
+                try:
+                    with open(f"/proc/self/task/{tid}/stat") as stat:
+                        fields = stat.read().rsplit(")", 1)[1].split()
+                    threads[names.get(int(tid), tid)] = (int(fields[11]) + int(fields[12])) / ticks
+                except (OSError, IndexError, ValueError):
+                    continue
+            top = {name: counter.most_common(4) for name, counter in samples.items()}
+            out.write(json.dumps({"time": round(time.time(), 3), "cpu_s": threads, "where": top}) + "\n")
 
 
 class FakeEngine:

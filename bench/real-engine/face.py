@@ -360,6 +360,11 @@ def main() -> None:
                                                 "line each: CUDA graphs captured lazily, garbage collections of 10 ms or more")
     parser.add_argument("--request-log", help="the engine writes one JSON line per finished request here: its clock "
                                               "readings of arrival, leaving the queue, every token and the finish")
+    parser.add_argument("--switch-interval-ms", type=float, default=0.0,
+                        help="the engine process's interpreter switch interval (0: Python's default of 5 ms)")
+    parser.add_argument("--reader-poll-ms", type=float, default=0.0,
+                        help="the engine's output thread collects tokens this often (0: on every output)")
+    parser.add_argument("--thread-cpu-log", help="the engine logs each of its threads' CPU seconds here once a second")
     args = parser.parse_args()
     settings = EngineSettings(
         engine=args.engine, block_size=args.block_size, num_blocks=args.num_blocks,
@@ -368,6 +373,8 @@ def main() -> None:
         use_cuda_graph=None if args.cuda_graph == "auto" else args.cuda_graph == "on", fake_step_ms=args.fake_step_ms,
         torch_threads=args.torch_threads, graph_warmup=args.graph_warmup, request_log=args.request_log,
         graph_max_seq=args.graph_max_seq, engine_events=args.engine_events,
+        switch_interval_ms=args.switch_interval_ms, reader_poll_ms=args.reader_poll_ms,
+        thread_cpu_log=args.thread_cpu_log,
     )
     face = Face(settings, args.port)
     face.start_engine()
