@@ -25,6 +25,8 @@ export interface EngineSettings {
   disableRadixCache?: boolean;
   /** SGLang's --enable-mixed-chunk (default off, as in SGLang). */
   enableMixedChunk?: boolean;
+  /** SGLang's --page-size: KV tokens per page (default: a calibrated profile's, else 1 as in SGLang). */
+  pageSize?: number;
   seed?: number;
   /**
    * Prefill/decode disaggregation (SGLang's --disaggregation-mode): default `colocated`, the engine as it always was. A
@@ -88,13 +90,14 @@ export function resolveEngineSetup(settings: EngineSettings = {}): ResolvedEngin
     scheduleConservativeness: settings.scheduleConservativeness ?? ENGINE_DEFAULTS.scheduleConservativeness,
     disableRadixCache: (settings.disableRadixCache ?? false) || !roleKeepsRadixCache(settings.role ?? 'colocated'),
     enableMixedChunk: settings.enableMixedChunk ?? scheduling?.mixedChunk ?? false,
+    pageSize: settings.pageSize ?? scheduling?.pageSize ?? 1,
     seed: settings.seed ?? ENGINE_DEFAULTS.seed,
   };
   return { profile, config, policy };
 }
 
 export function createPrefixCache(config: EngineConfig): PrefixCache {
-  return config.disableRadixCache ? new DisabledPrefixCache() : new RadixCache();
+  return config.disableRadixCache ? new DisabledPrefixCache() : new RadixCache(config.pageSize);
 }
 
 export function createEngine(setup: ResolvedEngineSetup, listener: EngineListener, costModel: CostModel = costModelFor(setup.profile)): SimEngine {
