@@ -48,10 +48,6 @@ const EMPTY = new Int32Array(0);
 export class RadixCache implements PrefixCache {
   readonly enabled = true;
   readonly pageSize: number;
-
-  constructor(pageSize = 1) {
-    this.pageSize = pageSize;
-  }
   #root = new RadixNode(EMPTY, 0, 0, null, 0);
   #totalTokens = 0;
   #evictableTokens = 0;
@@ -63,6 +59,10 @@ export class RadixCache implements PrefixCache {
    * checked when they come out, and the heap is rebuilt when stale entries outnumber live ones.
    */
   #candidates = new MinHeap<RadixNode>();
+
+  constructor(pageSize = 1) {
+    this.pageSize = pageSize;
+  }
 
   #markEvictable(node: RadixNode): void {
     this.#evictableLeaves.add(node);

@@ -560,10 +560,11 @@ export class SimEngine {
           remainingTotalTokens -= kv.slotsFor(extendTokens) + pageOverheadTokens + futureTokens;
         } else {
           this.#addChunk(request, chunkTokens, work);
-          // Less than a page may be left of the budget, where no later request fits (each takes a page at least).
           remainingChunkTokens -= chunkTokens;
           remainingTotalTokens -= chunkTokens + pageOverheadTokens;
           this.#chunked = request;
+          // Less than a page of the budget is left: no later request fits it, each taking a page at least.
+          break;
         }
       }
       if (admittedCount > 0) this.#waiting.splice(0, admittedCount);
