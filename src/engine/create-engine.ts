@@ -93,7 +93,25 @@ export function resolveEngineSetup(settings: EngineSettings = {}): ResolvedEngin
     pageSize: settings.pageSize ?? scheduling?.pageSize ?? 1,
     seed: settings.seed ?? ENGINE_DEFAULTS.seed,
   };
+  refuseChunkOffPages(config, settings.role ?? 'colocated');
   return { profile, config, policy };
+}
+
+/**
+ * SGLang refuses to start with a chunk size that is not whole pages, except on a PD decode server, which prefills
+ * nothing (python/sglang/srt/server_args.py, check_server_args: "chunked_prefill_size must be divisible by
+ * page_size"). A bad page size itself is left to the engine's own check, which names it.
+ */
+function refuseChunkOffPages(config: EngineConfig, role: EngineRole): void {
+  const { chunkedPrefillSize, pageSize } = config;
+  if (role === 'decode' || chunkedPrefillSize <= 0 || !Number.isInteger(pageSize) || pageSize <= 0) return;
+  if (chunkedPrefillSize % pageSize === 0) return;
+  const lower = Math.floor(chunkedPrefillSize / pageSize) * pageSize;
+  throw new ServelabError(
+    'INVALID_CONFIG',
+    `chunkedPrefillSize ${chunkedPrefillSize} is not a multiple of pageSize ${pageSize}, which SGLang refuses at start-up ` +
+      `(server_args.py check_server_args); set --chunked-prefill-size to a multiple of ${pageSize}, e.g. ${lower > 0 ? lower : pageSize}`,
+  );
 }
 
 export function createPrefixCache(config: EngineConfig): PrefixCache {

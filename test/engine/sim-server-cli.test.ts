@@ -117,6 +117,9 @@ describe.skipIf(!BUILT)('servelab sim-server (built CLI)', () => {
     const refused = await run(['sim-server', '--page-size', '0']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/--page-size must be an integer >= 1, got "0"/);
+    const offPages = await run(['sim-server', '--port', '0', '--page-size', '64', '--chunked-prefill-size', '250']);
+    expect(offPages.code).toBe(2);
+    expect(offPages.stderr).toMatch(/chunkedPrefillSize 250 is not a multiple of pageSize 64.*e\.g\. 192/);
     expect((await run(['sim-server', '--help'])).stdout).toMatch(/--page-size <tokens>[\s\S]*KV tokens per page/);
     const server = await startBuiltSimServer(['--profile', '{"kind":"simple","stepMs":2}', '--page-size', '16', '--max-total-tokens', '1000']);
     try {

@@ -27,8 +27,8 @@ const BASE: RooflineProfile = {
   contextLength: 16_384,
 };
 
-/** Chunked prompts (250-token chunks) from several requests at once, so where a chunk is cut shows in TTFT. */
-const WORKLOAD = { virtualTime: true, datasetName: 'random-ids', randomInputLen: 600, randomOutputLen: 20, randomRangeRatio: 0.5, numPrompts: 60, requestRate: 40, seed: 3, chunkedPrefillSize: 250, progress: 'off' } as const;
+/** Chunked prompts (256-token chunks) from several requests at once, so where a chunk is cut shows in TTFT. */
+const WORKLOAD = { virtualTime: true, datasetName: 'random-ids', randomInputLen: 600, randomOutputLen: 20, randomRangeRatio: 0.5, numPrompts: 60, requestRate: 40, seed: 3, chunkedPrefillSize: 256, progress: 'off' } as const;
 
 async function run(name: string, profile: RooflineProfile, extra: Record<string, unknown> = {}) {
   return new NodeTest({ ...WORKLOAD, ...extra, profile: JSON.stringify(profile), outputDir: join(workDirectory, name) }).run();
@@ -44,7 +44,7 @@ describe('the page size of a node test on the simulated engine', () => {
     const unpaged = await run('unpaged', BASE);
     // Chunks cut to whole pages and KV in pages change the schedule, so the equality below says the profile's was taken.
     expect(ttfts(byFlag)).not.toEqual(ttfts(unpaged));
-    const scheduling = { mixedChunk: false, chunkedPrefillSize: 250, maxRunningRequests: 256, maxTotalTokens: 200_000, pageSize: 64, source: 'server_info' } as const;
+    const scheduling = { mixedChunk: false, chunkedPrefillSize: 256, maxRunningRequests: 256, maxTotalTokens: 200_000, pageSize: 64, source: 'server_info' } as const;
     const byProfile = await run('by-profile', { ...BASE, scheduling });
     expect(ttfts(byProfile)).toEqual(ttfts(byFlag));
     expect(notices(byProfile).some((notice) => notice.startsWith('scheduling:'))).toBe(false);

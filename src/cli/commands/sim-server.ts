@@ -134,7 +134,7 @@ export function registerSimServerCommand(program: Command): void {
     .option('--no-enable-mixed-chunk', 'prefill steps apart from decode steps even where a calibrated profile says its server mixes them')
     .option(
       '--page-size <tokens>',
-      "KV tokens per page, SGLang's --page-size: KV is allocated in whole pages, a chunk cut by --chunked-prefill-size ends on a page boundary, and the prefix cache reuses whole pages (default: a calibrated profile's, else 1)",
+      "KV tokens per page, SGLang's --page-size: KV is allocated in whole pages, a chunk cut by --chunked-prefill-size (itself whole pages, as SGLang requires) ends on a page boundary, and the prefix cache reuses whole pages (default: a calibrated profile's, else 1)",
       integerOption('--page-size', 1),
     )
     .option('--seed <seed>', 'seed for generated tokens', integerOption('--seed', 0), 0)

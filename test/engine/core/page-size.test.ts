@@ -23,26 +23,61 @@ function chunksOfOnePrompt(settings: EngineSettings, promptTokens: number): numb
   return prefillChunks(harness);
 }
 
+/**
+ * The prefill chunks of one prompt that arrives while `running` requests decode with mixed chunks on: their decode
+ * tokens come off the chunk budget first (SGLang's num_mixed_decode_tokens), which is how a budget that is not whole
+ * pages comes about (SGLang refuses a --chunked-prefill-size that is not, server_args.py).
+ */
+function chunksBesideRunningBatch(settings: EngineSettings, running: number, promptTokens: number): number[] {
+  const harness = makeHarness({ profile: simple10, disableRadixCache: true, enableMixedChunk: true, ...settings });
+  const arrivals: TimedArrival[] = Array.from({ length: running }, (_unused, index) => ({
+    atMs: 0,
+    input: { id: `run${index}`, promptTokenIds: tokenIds(4, index * 1000), maxNewTokens: 60 },
+  }));
+  arrivals.push({ atMs: 100, input: { id: 'p', promptTokenIds: tokenIds(promptTokens, 99_000), maxNewTokens: 2 } });
+  runArrivals(harness, arrivals);
+  expect(harness.finished.size).toBe(running + 1);
+  const prompt = harness.steps.filter((step) => step.plan.startMs >= 100 && step.plan.kind === 'prefill');
+  // The running batch decoded in every one of the prompt's steps: the budget left was the same in each.
+  for (const step of prompt) expect(step.plan.mixedDecodeSequences).toBe(running);
+  return prompt.map((step) => step.plan.work.prefillTokens);
+}
+
 describe('chunked prefill with pages', () => {
-  test('a chunk cut by the budget ends on a page boundary: 300 tokens at 250 a step and page 64 go 192 + 108', () => {
-    expect(chunksOfOnePrompt({ chunkedPrefillSize: 250, pageSize: 64 }, 300)).toEqual([192, 108]);
-    expect(chunksOfOnePrompt({ chunkedPrefillSize: 256, pageSize: 64 }, 300)).toEqual([256, 44]);
+  test('a chunk cut by the budget ends on a page boundary: 300 tokens with 250 of a 256 budget left at page 64 go 192 + 108', () => {
+    // Six decoding requests take 6 of the 256 tokens: 250 are left for the prompt, 3 pages of 64.
+    expect(chunksBesideRunningBatch({ chunkedPrefillSize: 256, pageSize: 64 }, 6, 300)).toEqual([192, 108]);
     // Page size 1, as before: the budget is cut anywhere.
-    expect(chunksOfOnePrompt({ chunkedPrefillSize: 250, pageSize: 1 }, 300)).toEqual([250, 50]);
-    expect(chunksOfOnePrompt({ chunkedPrefillSize: 250 }, 300)).toEqual([250, 50]);
+    expect(chunksBesideRunningBatch({ chunkedPrefillSize: 256, pageSize: 1 }, 6, 300)).toEqual([250, 50]);
+    expect(chunksBesideRunningBatch({ chunkedPrefillSize: 256 }, 6, 300)).toEqual([250, 50]);
+    // A budget of whole pages cuts where it did: 256 + 44.
+    expect(chunksOfOnePrompt({ chunkedPrefillSize: 256, pageSize: 64 }, 300)).toEqual([256, 44]);
   });
 
-  test("a prompt fits a step whole only if its pages do: 300 tokens (5 pages of 64) do not fit a 300-token budget", () => {
-    expect(chunksOfOnePrompt({ chunkedPrefillSize: 300, pageSize: 64 }, 300)).toEqual([256, 44]);
-    expect(chunksOfOnePrompt({ chunkedPrefillSize: 300, pageSize: 1 }, 300)).toEqual([300]);
+  test('a prompt fits a step whole only if its pages do: 300 tokens (5 pages of 64) do not fit 300 tokens of budget', () => {
+    // 20 decoding requests leave 300 of a 320-token budget.
+    expect(chunksBesideRunningBatch({ chunkedPrefillSize: 320, pageSize: 64 }, 20, 300)).toEqual([256, 44]);
+    expect(chunksBesideRunningBatch({ chunkedPrefillSize: 320, pageSize: 1 }, 20, 300)).toEqual([300]);
   });
 
-  test('a budget smaller than a page admits nothing more: the cut chunk would be empty', () => {
-    // 40 tokens of chunk budget at page 64: no page fits, so a 100-token prompt cannot start (SGLang's adder answers
-    // OTHER). The idle engine then has nothing to run.
-    const harness = makeHarness({ profile: simple10, chunkedPrefillSize: 40, pageSize: 64, disableRadixCache: true });
-    harness.engine.submit({ id: 'p', promptTokenIds: tokenIds(100), maxNewTokens: 2 }, 0);
-    expect(harness.engine.beginStep(0)).toBeNull();
+  test('a budget left under a page admits no prompt: it waits until the running batch is done', () => {
+    // 64 tokens a step at page 64: any running request leaves less than a page (SGLang's adder answers OTHER), so the
+    // prompt starts only once the two running requests have finished.
+    const harness = makeHarness({ profile: simple10, chunkedPrefillSize: 64, pageSize: 64, enableMixedChunk: true, disableRadixCache: true });
+    runArrivals(harness, [
+      { atMs: 0, input: { id: 'a', promptTokenIds: tokenIds(10), maxNewTokens: 5 } },
+      { atMs: 0, input: { id: 'b', promptTokenIds: tokenIds(10, 500), maxNewTokens: 8 } },
+      { atMs: 5, input: { id: 'p', promptTokenIds: tokenIds(30, 900), maxNewTokens: 2 } },
+    ]);
+    const late = harness.finished.get('p')!;
+    expect(late.forwardEntryMs).toBeGreaterThanOrEqual(harness.finished.get('b')!.finishedMs);
+    const unpaged = makeHarness({ profile: simple10, chunkedPrefillSize: 64, enableMixedChunk: true, disableRadixCache: true });
+    runArrivals(unpaged, [
+      { atMs: 0, input: { id: 'a', promptTokenIds: tokenIds(10), maxNewTokens: 5 } },
+      { atMs: 0, input: { id: 'b', promptTokenIds: tokenIds(10, 500), maxNewTokens: 8 } },
+      { atMs: 5, input: { id: 'p', promptTokenIds: tokenIds(30, 900), maxNewTokens: 2 } },
+    ]);
+    expect(unpaged.finished.get('p')!.forwardEntryMs).toBeLessThan(unpaged.finished.get('b')!.finishedMs);
   });
 
   test('the chunk budget is billed whole pages: three 100-token prompts at 256 a step and page 64 take two steps', () => {
@@ -57,6 +92,16 @@ describe('chunked prefill with pages', () => {
     const unpaged = makeHarness({ profile: simple10, chunkedPrefillSize: 256, disableRadixCache: true });
     runArrivals(unpaged, arrivals);
     expect(prefillChunks(unpaged)).toEqual([256, 44]);
+  });
+
+  test("a chunk size that is not whole pages is refused, as SGLang refuses to start (except a PD decode server's)", () => {
+    expect(() => makeHarness({ profile: simple10, chunkedPrefillSize: 250, pageSize: 64 })).toThrow(
+      /chunkedPrefillSize 250 is not a multiple of pageSize 64.*e\.g\. 192/,
+    );
+    // SGLang's automatic chunk size is checked the same way.
+    expect(() => makeHarness({ profile: simple10, pageSize: 48 })).toThrow(/chunkedPrefillSize 8192 is not a multiple of pageSize 48/);
+    expect(makeHarness({ profile: simple10, chunkedPrefillSize: 250, pageSize: 64, role: 'decode' }).engine.config.pageSize).toBe(64);
+    expect(makeHarness({ profile: simple10, chunkedPrefillSize: -1, pageSize: 48 }).engine.config.pageSize).toBe(48);
   });
 });
 
@@ -112,7 +157,9 @@ describe('KV in whole pages', () => {
         profile: simple10,
         pageSize: 16,
         maxRunningRequests: 8,
-        chunkedPrefillSize: 200,
+        chunkedPrefillSize: 208,
+        // One seed mixes decode tokens into prefill steps, which leaves budgets that are not whole pages.
+        enableMixedChunk: seed === 2,
         maxTotalTokens: 3000,
         scheduleConservativeness: 0.05,
         seed,
@@ -131,7 +178,7 @@ describe('KV in whole pages', () => {
       for (const step of harness.steps) {
         expect(step.usedAfterBegin).toBeLessThanOrEqual(3000);
         expect(step.usedAfterBegin % 16).toBe(0);
-        if (step.plan.kind === 'prefill') expect(step.plan.work.prefillTokens).toBeLessThanOrEqual(200);
+        if (step.plan.kind === 'prefill') expect(step.plan.work.prefillTokens + step.plan.mixedDecodeSequences).toBeLessThanOrEqual(208);
       }
       expect(harness.engine.counters.retractions).toBeGreaterThan(0);
       expect(harness.engine.load().usedTokens).toBe(0);
