@@ -200,4 +200,11 @@ describe.skipIf(!CALIBRATE_BUILT)('servelab calibrate (built CLI)', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--url/);
   });
+
+  test("--page-size tells --from-runs the server's pages; below 1 it is refused", async () => {
+    expect((await run(['calibrate', '--help'])).stdout).toMatch(/--page-size <n>\s+--from-runs: the server's page_size/);
+    const refused = await run(['calibrate', '--from-runs', 'nowhere', '--output', 'x.json', '--page-size', '0']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--page-size/);
+  });
 });
