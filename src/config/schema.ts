@@ -51,6 +51,11 @@ export const serverSettingsSchema = z.object({
    * engine takes a calibrated profile's own scheduling (`scheduling.mixedChunk`).
    */
   enableMixedChunk: z.boolean().optional(),
+  /**
+   * KV tokens per page (SGLang's --page-size). Absent: SGLang's default (1), except that the simulated engine takes a
+   * calibrated profile's own (`scheduling.pageSize`).
+   */
+  pageSize: positiveInteger.optional(),
   /** Port for a launched server; 0 or absent picks a free one. */
   port: z.number().int().min(0).max(65535).optional(),
   /** Extra arguments passed verbatim to the server command. */

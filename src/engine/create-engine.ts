@@ -25,6 +25,8 @@ export interface EngineSettings {
   disableRadixCache?: boolean;
   /** SGLang's --enable-mixed-chunk (default off, as in SGLang). */
   enableMixedChunk?: boolean;
+  /** SGLang's --page-size: KV tokens per page (default: a calibrated profile's, else 1 as in SGLang). */
+  pageSize?: number;
   seed?: number;
   /**
    * Prefill/decode disaggregation (SGLang's --disaggregation-mode): default `colocated`, the engine as it always was. A
@@ -88,13 +90,32 @@ export function resolveEngineSetup(settings: EngineSettings = {}): ResolvedEngin
     scheduleConservativeness: settings.scheduleConservativeness ?? ENGINE_DEFAULTS.scheduleConservativeness,
     disableRadixCache: (settings.disableRadixCache ?? false) || !roleKeepsRadixCache(settings.role ?? 'colocated'),
     enableMixedChunk: settings.enableMixedChunk ?? scheduling?.mixedChunk ?? false,
+    pageSize: settings.pageSize ?? scheduling?.pageSize ?? 1,
     seed: settings.seed ?? ENGINE_DEFAULTS.seed,
   };
+  refuseChunkOffPages(config, settings.role ?? 'colocated');
   return { profile, config, policy };
 }
 
+/**
+ * SGLang refuses to start with a chunk size that is not whole pages, except on a PD decode server, which prefills
+ * nothing (python/sglang/srt/server_args.py, check_server_args: "chunked_prefill_size must be divisible by
+ * page_size"). A bad page size itself is left to the engine's own check, which names it.
+ */
+function refuseChunkOffPages(config: EngineConfig, role: EngineRole): void {
+  const { chunkedPrefillSize, pageSize } = config;
+  if (role === 'decode' || chunkedPrefillSize <= 0 || !Number.isInteger(pageSize) || pageSize <= 0) return;
+  if (chunkedPrefillSize % pageSize === 0) return;
+  const lower = Math.floor(chunkedPrefillSize / pageSize) * pageSize;
+  throw new ServelabError(
+    'INVALID_CONFIG',
+    `chunkedPrefillSize ${chunkedPrefillSize} is not a multiple of pageSize ${pageSize}, which SGLang refuses at start-up ` +
+      `(server_args.py check_server_args); set --chunked-prefill-size to a multiple of ${pageSize}, e.g. ${lower > 0 ? lower : pageSize}`,
+  );
+}
+
 export function createPrefixCache(config: EngineConfig): PrefixCache {
-  return config.disableRadixCache ? new DisabledPrefixCache() : new RadixCache();
+  return config.disableRadixCache ? new DisabledPrefixCache() : new RadixCache(config.pageSize);
 }
 
 export function createEngine(setup: ResolvedEngineSetup, listener: EngineListener, costModel: CostModel = costModelFor(setup.profile)): SimEngine {

@@ -1,6 +1,6 @@
 import type { NodeTestConfig } from '../config/schema.js';
 
-type EngineConfigPart = Pick<NodeTestConfig, 'profile' | 'maxRunningRequests' | 'maxTotalTokens' | 'chunkedPrefillSize' | 'schedulePolicy' | 'scheduleConservativeness' | 'disableRadixCache' | 'enableMixedChunk'>;
+type EngineConfigPart = Pick<NodeTestConfig, 'profile' | 'maxRunningRequests' | 'maxTotalTokens' | 'chunkedPrefillSize' | 'schedulePolicy' | 'scheduleConservativeness' | 'disableRadixCache' | 'enableMixedChunk' | 'pageSize'>;
 
 /** The engine settings a test configuration gives every simulated server (real-time or virtual). */
 export function simEngineSettings(config: EngineConfigPart) {
@@ -13,6 +13,7 @@ export function simEngineSettings(config: EngineConfigPart) {
     scheduleConservativeness: config.scheduleConservativeness,
     disableRadixCache: config.disableRadixCache,
     enableMixedChunk: config.enableMixedChunk,
+    pageSize: config.pageSize,
   };
 }
 

@@ -29,6 +29,12 @@ export interface EngineConfig {
    * tokens count against the chunk budget. Needs chunking (chunkedPrefillSize > 0), as in SGLang. Off by default.
    */
   enableMixedChunk: boolean;
+  /**
+   * KV tokens per page (SGLang's `--page-size`, 1 by default; some attention backends need 16, 32 or 64): KV is
+   * allocated in whole pages per request, a prompt chunk cut short by the chunk budget ends on a page boundary, and the
+   * prefix cache matches whole pages.
+   */
+  pageSize: number;
   /** Seeds generated token ids, so a run is reproducible. */
   seed: number;
 }
@@ -117,6 +123,8 @@ export interface ProfileScheduling {
   chunkedPrefillSize: number;
   maxRunningRequests: number;
   maxTotalTokens: number;
+  /** KV tokens per page (`page_size` in /server_info); absent in profiles from before it was read: 1. */
+  pageSize?: number;
   /** Where the limits came from: the server's own /server_info, or probed (absent there: defaults or a probe). */
   source: 'server_info' | 'probed';
   /** What the probe saw, in words, so that a reader can judge the verdict. */

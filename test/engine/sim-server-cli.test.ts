@@ -113,6 +113,24 @@ describe.skipIf(!BUILT)('servelab sim-server (built CLI)', () => {
     }
   });
 
+  test("--page-size gives the engine SGLang's pages: /server_info reports them and the pool in whole pages; 0 is refused", async () => {
+    const refused = await run(['sim-server', '--page-size', '0']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--page-size must be an integer >= 1, got "0"/);
+    const offPages = await run(['sim-server', '--port', '0', '--page-size', '64', '--chunked-prefill-size', '250']);
+    expect(offPages.code).toBe(2);
+    expect(offPages.stderr).toMatch(/chunkedPrefillSize 250 is not a multiple of pageSize 64.*e\.g\. 192/);
+    expect((await run(['sim-server', '--help'])).stdout).toMatch(/--page-size <tokens>[\s\S]*KV tokens per page/);
+    const server = await startBuiltSimServer(['--profile', '{"kind":"simple","stepMs":2}', '--page-size', '16', '--max-total-tokens', '1000']);
+    try {
+      const info = (await (await fetch(`${server.url}/server_info`)).json()) as Record<string, unknown>;
+      expect(info['page_size']).toBe(16);
+      expect(info['max_total_num_tokens']).toBe(992);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
   test('--help teaches the options', async () => {
     const result = await run(['sim-server', '--help']);
     expect(result.code).toBe(0);
@@ -181,5 +199,12 @@ describe.skipIf(!CALIBRATE_BUILT)('servelab calibrate (built CLI)', () => {
     const result = await run(['calibrate', '--output', 'x.json']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--url/);
+  });
+
+  test("--page-size tells --from-runs the server's pages; below 1 it is refused", async () => {
+    expect((await run(['calibrate', '--help'])).stdout).toMatch(/--page-size <n>\s+--from-runs: the server's page_size/);
+    const refused = await run(['calibrate', '--from-runs', 'nowhere', '--output', 'x.json', '--page-size', '0']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--page-size/);
   });
 });

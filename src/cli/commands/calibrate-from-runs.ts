@@ -12,6 +12,7 @@ export interface FromRunsFlags {
   maxRunningRequests?: number;
   chunkedPrefillSize?: number;
   maxTotalTokens?: number;
+  pageSize?: number;
   quiet?: boolean;
 }
 
@@ -25,6 +26,7 @@ export async function calibrateFromRuns(flags: FromRunsFlags): Promise<void> {
       ...(flags.maxRunningRequests === undefined ? {} : { maxRunningRequests: flags.maxRunningRequests }),
       ...(flags.chunkedPrefillSize === undefined ? {} : { chunkedPrefillSize: flags.chunkedPrefillSize }),
       ...(flags.maxTotalTokens === undefined ? {} : { maxTotalTokens: flags.maxTotalTokens }),
+      ...(flags.pageSize === undefined ? {} : { pageSize: flags.pageSize }),
     },
     name: flags.name ?? 'refit',
     nowIso: new Date().toISOString(),

@@ -21,6 +21,7 @@ interface CalibrateFlags {
   maxRunningRequests?: number;
   chunkedPrefillSize?: number;
   maxTotalTokens?: number;
+  pageSize?: number;
   output: string;
   measuredOutput?: string;
   measurementsOutput?: string;
@@ -92,6 +93,7 @@ export function registerCalibrateCommand(program: Command): void {
     .option('--max-running-requests <n>', "--from-runs: the server's max_running_requests (runs on --target sim record it)", integerAtLeast('--max-running-requests', 1))
     .option('--chunked-prefill-size <n>', "--from-runs: the server's chunked_prefill_size", integerAtLeast('--chunked-prefill-size', 1))
     .option('--max-total-tokens <n>', "--from-runs: the server's max_total_tokens (its KV pool)", integerAtLeast('--max-total-tokens', 1))
+    .option('--page-size <n>', "--from-runs: the server's page_size (default: the runs' or the start profile's, else 1)", integerAtLeast('--page-size', 1))
     .requiredOption('--output <file>', 'where to write the fitted profile (JSON; load it with --profile FILE)')
     .option('--measured-output <file>', 'also write a measured profile: step times interpolated from the sweep (for engines the roofline form does not describe)')
     .option('--measurements-output <file>', 'also write every measured step (with its repeated samples) and the server\'s limits as JSON')

@@ -27,6 +27,7 @@ interface SimServerFlags {
   scheduleConservativeness?: number;
   disableRadixCache?: boolean;
   enableMixedChunk?: boolean;
+  pageSize?: number;
   seed: number;
   servedModelName?: string;
   enableCacheReport?: boolean;
@@ -131,6 +132,11 @@ export function registerSimServerCommand(program: Command): void {
       "prefill steps also decode the running batch, whose tokens count against --chunked-prefill-size (SGLang's flag; default: a calibrated profile's scheduling, else off)",
     )
     .option('--no-enable-mixed-chunk', 'prefill steps apart from decode steps even where a calibrated profile says its server mixes them')
+    .option(
+      '--page-size <tokens>',
+      "KV tokens per page, SGLang's --page-size: KV is allocated in whole pages, a chunk cut by --chunked-prefill-size (itself whole pages, as SGLang requires) ends on a page boundary, and the prefix cache reuses whole pages (default: a calibrated profile's, else 1)",
+      integerOption('--page-size', 1),
+    )
     .option('--seed <seed>', 'seed for generated tokens', integerOption('--seed', 0), 0)
     .option('--served-model-name <name>', 'model name the API reports (default: the profile\'s model)')
     .option(
@@ -196,6 +202,7 @@ export function registerSimServerCommand(program: Command): void {
         disableRadixCache: flags.disableRadixCache === true,
         // Absent: a calibrated profile's own scheduling, else off.
         ...(flags.enableMixedChunk === undefined ? {} : { enableMixedChunk: flags.enableMixedChunk }),
+        ...(flags.pageSize === undefined ? {} : { pageSize: flags.pageSize }),
         seed: flags.seed,
         servedModelName: flags.servedModelName,
         enableCacheReport: flags.enableCacheReport === true,

@@ -52,6 +52,7 @@ export const serverFlags: FlagSpec[] = [
   { flag: 'disable-radix-cache', key: 'disableRadixCache', kind: 'boolean', group: SERVER, description: 'turn the prefix cache off' },
   { flag: 'enable-mixed-chunk', key: 'enableMixedChunk', kind: 'boolean', group: SERVER, description: "prefill steps also decode the running batch (SGLang's --enable-mixed-chunk; sim: default the calibrated profile's scheduling, else off)" },
   { flag: 'enable-mixed-chunk', key: 'enableMixedChunk', kind: 'negatable', group: SERVER, description: 'sim: prefill steps apart from decode steps even where the calibrated profile says its server mixes them' },
+  { flag: 'page-size', key: 'pageSize', kind: 'value', valueName: 'tokens', parse: parseInteger, group: SERVER, description: "KV tokens per page (SGLang's --page-size; sim: KV in whole pages, chunks cut on page boundaries, the prefix cache in whole pages; default the calibrated profile's, else 1)" },
   { flag: 'port', key: 'port', kind: 'value', valueName: 'port', parse: parseInteger, group: SERVER, description: 'port for the launched server (sim: any free port; sglang: 30000)' },
   { flag: 'extra-server-arg', key: 'extraServerArgs', kind: 'value', valueName: 'arg', repeatable: true, group: SERVER, description: 'an extra argument passed verbatim to the server (repeat for several)' },
   { flag: 'profile', key: 'profile', kind: 'value', valueName: 'name|file', defaultText: 'llama-3-8b-h100', group: SERVER, description: 'sim: engine cost profile, built-in name or JSON file' },

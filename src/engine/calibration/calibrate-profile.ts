@@ -151,7 +151,7 @@ export async function calibrateProfile(
     ...(scheduling === undefined
       ? []
       : [
-          `Scheduling: ${scheduling.mixedChunk ? 'prefill chunks share steps with decoding (mixed chunk)' : 'prefill steps apart from decode steps'}; chunk ${scheduling.chunkedPrefillSize} tokens, ${scheduling.maxRunningRequests} running requests, ${scheduling.maxTotalTokens} KV tokens (${scheduling.source}). The twin schedules so unless told otherwise.`,
+          `Scheduling: ${scheduling.mixedChunk ? 'prefill chunks share steps with decoding (mixed chunk)' : 'prefill steps apart from decode steps'}; chunk ${scheduling.chunkedPrefillSize} tokens, ${scheduling.maxRunningRequests} running requests, ${scheduling.maxTotalTokens} KV tokens${scheduling.pageSize === undefined ? '' : ` in pages of ${scheduling.pageSize}`} (${scheduling.source}). The twin schedules so unless told otherwise.`,
         ]),
     ...(region === null ? [] : [describeRegion(region)]),
   ];

@@ -16,6 +16,8 @@ export interface ServerLimits {
   chunkedPrefillSize: number;
   contextLength: number;
   maxTotalTokens: number;
+  /** KV tokens per page (`page_size`, one of SGLang's server args in /server_info); absent where the info has none. */
+  pageSize?: number;
   /**
    * The limits the server's info named itself (the rest are fallbacks: 256 running requests, 8192-token chunks,
    * 100,000 KV tokens). Absent in measurement files from before it was recorded.
@@ -55,12 +57,14 @@ export async function readLimits(baseUrl: string): Promise<ServerLimits> {
   const maxRunningRequests = number(info['max_running_requests'], internal['max_running_requests']);
   const chunkedPrefillSize = number(info['chunked_prefill_size']);
   const maxTotalTokens = number(info['max_total_num_tokens'], internal['max_total_num_tokens'], info['max_total_tokens']);
+  const pageSize = number(info['page_size']);
   return {
     modelPath: typeof info['model_path'] === 'string' ? info['model_path'] : 'unknown',
     maxRunningRequests: maxRunningRequests ?? 256,
     chunkedPrefillSize: chunkedPrefillSize ?? 8192,
     contextLength: number(info['context_length'], internal['context_length']) ?? 8192,
     maxTotalTokens: maxTotalTokens ?? 100_000,
+    ...(pageSize === undefined || !Number.isInteger(pageSize) ? {} : { pageSize }),
     reported: { maxRunningRequests: maxRunningRequests !== undefined, chunkedPrefillSize: chunkedPrefillSize !== undefined, maxTotalTokens: maxTotalTokens !== undefined },
   };
 }

@@ -298,6 +298,8 @@ export function schedulingOf(limits: ServerLimits, identified: IdentifiedSchedul
     chunkedPrefillSize: limits.chunkedPrefillSize,
     maxRunningRequests: limits.maxRunningRequests,
     maxTotalTokens: limits.maxTotalTokens,
+    // The twin allocates KV, cuts chunks and reuses cached prefixes in the server's pages (src/engine/core/kv-pool.ts).
+    ...(limits.pageSize === undefined ? {} : { pageSize: limits.pageSize }),
     source: fromServer ? 'server_info' : 'probed',
     evidence:
       `Mixed chunk ${identified.mixedChunk === null ? 'unknown, taken as off' : 'probed'}: ${identified.evidence}.` +

@@ -130,7 +130,9 @@ function replayLimits(runs: readonly RecordedRun[], flags: RunLimits): Omit<Repl
         `pass ${missing.map((key) => `${flagOf[key]} N`).join(' ')} with the values in the server's /server_info`,
     );
   }
-  return limits as Omit<ReplaySettings, 'enableMixedChunk'>;
+  // The page size is not required: a run that does not record one replays in its start profile's pages, else 1.
+  const pageSize = flags.pageSize ?? runs.find((run) => run.limits.pageSize !== undefined)?.limits.pageSize;
+  return { ...(limits as Omit<ReplaySettings, 'enableMixedChunk' | 'pageSize'>), ...(pageSize === undefined ? {} : { pageSize }) };
 }
 
 /** The serving path's medians over the fitted runs' records, where they carry its instants. */

@@ -8,6 +8,8 @@ export interface ReplaySettings {
   maxRunningRequests?: number;
   chunkedPrefillSize?: number;
   maxTotalTokens?: number;
+  /** Absent: the profile's (its scheduling's), else 1. */
+  pageSize?: number;
   enableMixedChunk: boolean;
 }
 
@@ -32,6 +34,7 @@ export function replayRun(run: RecordedRun, profile: EngineProfile, settings: Re
     ...(settings.maxRunningRequests === undefined ? {} : { maxRunningRequests: settings.maxRunningRequests }),
     ...(settings.chunkedPrefillSize === undefined ? {} : { chunkedPrefillSize: settings.chunkedPrefillSize }),
     ...(settings.maxTotalTokens === undefined ? {} : { maxTotalTokens: settings.maxTotalTokens }),
+    ...(settings.pageSize === undefined ? {} : { pageSize: settings.pageSize }),
     // The context length only decides refusals, which the records (successful requests) never had.
     contextLength: longest + 16,
     disableRadixCache: true,

@@ -33,6 +33,8 @@ export interface RunLimits {
   chunkedPrefillSize?: number;
   maxTotalTokens?: number;
   enableMixedChunk?: boolean;
+  /** KV tokens per page (`--page-size`), where the run's config.json set it or the simulated engine's came from. */
+  pageSize?: number;
 }
 
 export interface RecordedRun {
@@ -91,19 +93,25 @@ export function readRecordedRun(directory: string): RecordedRun {
   const running = positive('maxRunningRequests');
   const chunk = positive('chunkedPrefillSize');
   const total = positive('maxTotalTokens');
+  const page = positive('pageSize');
+  if (page !== undefined && Number.isInteger(page)) limits.pageSize = page;
   if (running !== undefined) limits.maxRunningRequests = running;
   if (chunk !== undefined) limits.chunkedPrefillSize = chunk;
   if (total !== undefined) limits.maxTotalTokens = total;
   if (typeof config['enableMixedChunk'] === 'boolean') limits.enableMixedChunk = config['enableMixedChunk'];
   // A run on the simulated engine that left a limit (or the mixed-chunk setting) out used its own profile's value or
   // the engine's default (src/engine/create-engine.ts).
-  if (config['target'] === 'sim' && (running === undefined || chunk === undefined || total === undefined || limits.enableMixedChunk === undefined)) {
+  if (
+    config['target'] === 'sim' &&
+    (running === undefined || chunk === undefined || total === undefined || limits.enableMixedChunk === undefined || limits.pageSize === undefined)
+  ) {
     const profile = typeof config['profile'] === 'string' ? config['profile'] : undefined;
     const engine = resolveEngineSetup(profile === undefined ? {} : { profile }).config;
     limits.maxRunningRequests ??= engine.maxRunningRequests;
     limits.chunkedPrefillSize ??= engine.chunkedPrefillSize;
     limits.maxTotalTokens ??= engine.maxTotalTokens;
     limits.enableMixedChunk ??= engine.enableMixedChunk;
+    limits.pageSize ??= engine.pageSize;
   }
   return { directory, requests, skipped, target: typeof config['target'] === 'string' ? config['target'] : 'unknown', limits };
 }

@@ -11,8 +11,8 @@ class RadixNode {
   offset: number;
   length: number;
   parent: RadixNode | null;
-  /** Children by the first token of their edge. */
-  readonly children = new Map<number, RadixNode>();
+  /** Children by the first token of their edge (by its first page's tokens when pages are longer than one token). */
+  readonly children = new Map<ChildKey, RadixNode>();
   /** Running requests holding this node (and so every ancestor) in use. */
   lockCount = 0;
   lastAccessMs: Milliseconds;
@@ -30,6 +30,8 @@ class RadixNode {
   }
 }
 
+type ChildKey = number | string;
+
 const EMPTY = new Int32Array(0);
 
 /**
@@ -37,9 +39,15 @@ const EMPTY = new Int32Array(0);
  * lock the path of the prefix they use (reference counts up to the root); unlocked leaves are evicted least recently
  * used first when the KV pool needs room. Matching splits an edge where a match ends, as SGLang's match_prefix does,
  * so a lock covers exactly the matched tokens.
+ *
+ * With a page size above one token it holds whole pages only, as SGLang's radix cache does
+ * (python/sglang/srt/mem_cache/radix_cache.py: `match_prefix` cuts the key to whole pages, keys are compared page by
+ * page and a child is found by its first page, `page_align_keys` before an insert): a match, a split and an edge
+ * all end on a page boundary, so a prompt that shares 100 tokens with a cached one at page size 64 reuses 64.
  */
 export class RadixCache implements PrefixCache {
   readonly enabled = true;
+  readonly pageSize: number;
   #root = new RadixNode(EMPTY, 0, 0, null, 0);
   #totalTokens = 0;
   #evictableTokens = 0;
@@ -51,6 +59,10 @@ export class RadixCache implements PrefixCache {
    * checked when they come out, and the heap is rebuilt when stale entries outnumber live ones.
    */
   #candidates = new MinHeap<RadixNode>();
+
+  constructor(pageSize = 1) {
+    this.pageSize = pageSize;
+  }
 
   #markEvictable(node: RadixNode): void {
     this.#evictableLeaves.add(node);
@@ -69,10 +81,11 @@ export class RadixCache implements PrefixCache {
     let node = this.#root;
     let position = 0;
     node.lastAccessMs = nowMs;
+    limit = this.#pageFloor(limit);
     while (position < limit) {
-      const child = node.children.get(tokens.tokenAt(position));
+      const child = node.children.get(this.#keyAt(tokens, position));
       if (child === undefined) break;
-      const shared = sharedLength(child, tokens, position, limit);
+      const shared = this.#pageFloor(sharedLength(child, tokens, position, limit));
       child.lastAccessMs = nowMs;
       if (shared < child.length) {
         node = this.#split(child, shared);
@@ -113,11 +126,12 @@ export class RadixCache implements PrefixCache {
     startLength = 0,
   ): CacheInsert {
     // A locked node cannot have been evicted, and splits keep the node that ends at its depth, so it is a valid start.
+    length = this.#pageFloor(length);
     let node = startHandle instanceof RadixNode && startLength <= length ? startHandle : this.#root;
     let position = node === this.#root ? 0 : startLength;
     for (let ancestor: RadixNode | null = node; ancestor !== null; ancestor = ancestor.parent) ancestor.lastAccessMs = nowMs;
     while (position < length) {
-      const child = node.children.get(tokens.tokenAt(position));
+      const child = node.children.get(this.#keyAt(tokens, position));
       if (child === undefined) {
         const added = length - position;
         this.#appendLeaves(node, tokens, position, length, nowMs);
@@ -125,7 +139,7 @@ export class RadixCache implements PrefixCache {
         this.#evictableTokens += added;
         return { handle: this.#lastAppended as RadixNode, addedTokens: added };
       }
-      const shared = sharedLength(child, tokens, position, length);
+      const shared = this.#pageFloor(sharedLength(child, tokens, position, length));
       child.lastAccessMs = nowMs;
       node = shared < child.length ? this.#split(child, shared) : child;
       position += shared;
@@ -142,18 +156,20 @@ export class RadixCache implements PrefixCache {
     if (parent.children.size === 0) this.#evictableLeaves.delete(parent);
     const prompt = tokens.promptTokenIds;
     const promptLength = tokens.promptLength ?? 0;
-    if (prompt !== undefined && position < promptLength) {
-      const end = Math.min(to, promptLength);
-      const leaf = new RadixNode(prompt, position, end - position, node, nowMs);
-      node.children.set(leaf.firstToken, leaf);
+    // The prompt part by reference up to its last whole page; the page that holds prompt and output tokens together
+    // is materialized with the output, so every edge stays whole pages.
+    const promptEnd = from + this.#pageFloor(Math.min(to, promptLength) - from);
+    if (prompt !== undefined && position < promptEnd) {
+      const leaf = new RadixNode(prompt, position, promptEnd - position, node, nowMs);
+      node.children.set(this.#keyOf(leaf), leaf);
       node = leaf;
-      position = end;
+      position = promptEnd;
     }
     if (position < to) {
       const key = new Int32Array(to - position);
       for (let index = 0; index < key.length; index++) key[index] = tokens.tokenAt(position + index);
       const leaf = new RadixNode(key, 0, key.length, node, nowMs);
-      node.children.set(key[0] as number, leaf);
+      node.children.set(this.#keyOf(leaf), leaf);
       node = leaf;
     }
     this.#markEvictable(node);
@@ -180,7 +196,7 @@ export class RadixCache implements PrefixCache {
         continue;
       }
       const parent = leaf.parent as RadixNode;
-      parent.children.delete(leaf.firstToken);
+      parent.children.delete(this.#keyOf(leaf));
       leaf.parent = null;
       this.#evictableLeaves.delete(leaf);
       freed += leaf.length;
@@ -204,12 +220,32 @@ export class RadixCache implements PrefixCache {
     const parent = child.parent as RadixNode;
     const upper = new RadixNode(child.source, child.offset, at, parent, child.lastAccessMs);
     upper.lockCount = child.lockCount;
-    parent.children.set(upper.firstToken, upper);
+    parent.children.set(this.#keyOf(upper), upper);
     child.offset += at;
     child.length -= at;
     child.parent = upper;
-    upper.children.set(child.firstToken, child);
+    upper.children.set(this.#keyOf(child), child);
     return upper;
+  }
+
+  /** `tokens` cut down to whole pages. */
+  #pageFloor(tokens: number): number {
+    return this.pageSize === 1 ? tokens : tokens - (tokens % this.pageSize);
+  }
+
+  /** The child key of the edge that starts at `position` of a sequence: its first token, or its first page's tokens. */
+  #keyAt(tokens: TokenSource, position: number): ChildKey {
+    if (this.pageSize === 1) return tokens.tokenAt(position);
+    let key = '';
+    for (let index = 0; index < this.pageSize; index++) key += `${tokens.tokenAt(position + index)},`;
+    return key;
+  }
+
+  #keyOf(node: RadixNode): ChildKey {
+    if (this.pageSize === 1) return node.firstToken;
+    let key = '';
+    for (let index = 0; index < this.pageSize; index++) key += `${node.source[node.offset + index] as number},`;
+    return key;
   }
 }
 

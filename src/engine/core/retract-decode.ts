@@ -4,7 +4,7 @@ import type { KvPool } from './kv-pool.js';
 
 /**
  * SGLang's retract_decode (python/sglang/srt/managers/schedule_batch.py): when the running batch cannot all get one
- * more KV slot, requests go back to the waiting queue, least decoded first and, among equals, longest prompt first,
+ * more KV slot (page, above page size 1), requests go back to the waiting queue, least decoded first and, among equals, longest prompt first,
  * until the rest fit one more decode step. With two or more running at least one goes, and the last one never does. A
  * retracted request keeps its output tokens and frees its KV without caching it; it is prefilled again later.
  *
@@ -16,7 +16,7 @@ export function retractDecode(running: readonly EngineRequest[], kv: KvPool, now
     .slice()
     .sort((left, right) => right.outputTokens - left.outputTokens || left.promptLength - right.promptLength);
   const retracted: EngineRequest[] = [];
-  while (candidates.length > 1 && (retracted.length === 0 || kv.availableTokens < candidates.length)) {
+  while (candidates.length > 1 && (retracted.length === 0 || kv.availableTokens < kv.decodeSlotsNeeded(candidates))) {
     const victim = candidates.pop() as EngineRequest;
     kv.release(victim, false, nowMs);
     victim.phase = 'waiting';

@@ -131,22 +131,30 @@ export class SimEngine {
   };
 
   constructor(options: SimEngineOptions) {
+    validateConfig(options.config);
     this.config = options.config;
     this.#costModel = options.costModel;
     this.#policy = options.policy;
     this.#cache = options.prefixCache;
-    this.#kv = new KvPool(options.config.maxTotalTokens, options.prefixCache);
+    this.#kv = new KvPool(options.config.maxTotalTokens, options.prefixCache, options.config.pageSize);
     this.#listener = options.listener;
     this.#initNewTokenRatio = Math.min(INIT_NEW_TOKEN_RATIO * options.config.scheduleConservativeness, 1);
     this.#minNewTokenRatio = Math.min(this.#initNewTokenRatio * MIN_NEW_TOKEN_RATIO_FACTOR, 1);
     this.#newTokenRatioDecay = (this.#initNewTokenRatio - this.#minNewTokenRatio) / NEW_TOKEN_RATIO_DECAY_STEPS;
     this.#newTokenRatio = this.#initNewTokenRatio;
-    validateConfig(options.config);
   }
 
-  /** Longest prompt plus output one request may hold: SGLang's max_req_len = min(context - 1, KV pool - 1). */
+  /**
+   * Longest prompt plus output one request may hold: SGLang's max_req_len = min(context - 1, KV pool - 1), the pool in
+   * whole pages.
+   */
   get maxRequestTokens(): number {
-    return Math.min(this.config.contextLength - 1, this.config.maxTotalTokens - 1);
+    return Math.min(this.config.contextLength - 1, this.#kv.maxTotalTokens - 1);
+  }
+
+  /** KV capacity in tokens: `maxTotalTokens` rounded down to whole pages, as SGLang sizes its pool. */
+  get kvCapacityTokens(): number {
+    return this.#kv.maxTotalTokens;
   }
 
   /** SGLang's max_req_input_len (max_req_len - 5): a prompt this long or longer is aborted by the scheduler. */
@@ -266,8 +274,8 @@ export class SimEngine {
       waitingUncachedTokens: waitingTokens,
       usedTokens,
       evictableTokens: this.#cache.evictableTokens,
-      maxTotalTokens: this.config.maxTotalTokens,
-      tokenUsage: usedTokens / this.config.maxTotalTokens,
+      maxTotalTokens: this.#kv.maxTotalTokens,
+      tokenUsage: usedTokens / this.#kv.maxTotalTokens,
     };
   }
 
@@ -476,6 +484,10 @@ export class SimEngine {
       reservedTokens += Math.min(request.remainingOutputTokens, CLIP_MAX_NEW_TOKENS) * this.#newTokenRatio;
     }
     let remainingTotalTokens = this.#kv.availableTokens - reservedTokens;
+    const kv = this.#kv;
+    // SGLang keeps one more page per admitted request for page alignment (PrefillAdder's per_req_token_overhead, charged
+    // by the prefill budget's reserve). At page size 1 the simulator leaves it out, as it did before pages.
+    const pageOverheadTokens = this.config.pageSize > 1 ? this.config.pageSize : 0;
     this.#prefillBatchSize = 0;
     const work = this.#resetWork();
     let newRequests = 0;
@@ -492,8 +504,9 @@ export class SimEngine {
       // The pool is full: let the running batch decode (and retract if it must) before the prompt continues.
       if (chunkTokens <= 0) return null;
       this.#addChunk(chunked, chunkTokens, work);
-      remainingChunkTokens -= chunkTokens;
-      remainingTotalTokens -= chunkTokens;
+      // SGLang bills both budgets the chunk's whole pages (schedule_policy.py `_update_prefill_budget`).
+      remainingChunkTokens -= kv.slotsFor(chunkTokens);
+      remainingTotalTokens -= kv.slotsFor(chunkTokens) + pageOverheadTokens;
     }
 
     let admittedRunning = runningCount;
@@ -511,11 +524,17 @@ export class SimEngine {
         const futureTokens = Math.min(request.remainingOutputTokens, CLIP_MAX_NEW_TOKENS);
         const nothingElseRuns = admittedRunning === 0 && this.#prefillBatchSize === 0;
         const fits =
-          extendTokens + futureTokens <= remainingTotalTokens ||
+          extendTokens + futureTokens + pageOverheadTokens <= remainingTotalTokens ||
           // Guarantee progress: an otherwise idle engine takes the head request if its prompt fits at all;
           // retraction handles a later shortfall.
-          (nothingElseRuns && extendTokens <= this.#kv.availableTokens);
+          (nothingElseRuns && kv.slotsFor(extendTokens) <= kv.availableTokens);
         if (!fits) break;
+        // Whole if its pages fit what is left of the chunk budget; otherwise a chunk cut down to whole pages
+        // (schedule_policy.py `_select_prefill_admission`: `chunk_tokens_limit // page_size * page_size`, the chunk's
+        // end on a page boundary), and nothing at all when that is no page.
+        const whole = kv.slotsFor(extendTokens) <= remainingChunkTokens;
+        const chunkTokens = whole ? extendTokens : pageFloor(prefixLength + pageFloor(remainingChunkTokens, kv.pageSize), kv.pageSize) - prefixLength;
+        if (!whole && chunkTokens <= 0) break;
         if (match !== null && match.length > 0) {
           this.#cache.lock(match.handle);
           request.lockedHandle = match.handle;
@@ -535,16 +554,16 @@ export class SimEngine {
         request.phase = 'prefilling';
         admittedCount++;
         admittedRunning++;
-        if (extendTokens <= remainingChunkTokens) {
+        if (whole) {
           this.#addChunk(request, extendTokens, work);
-          remainingChunkTokens -= extendTokens;
-          remainingTotalTokens -= extendTokens + futureTokens;
+          remainingChunkTokens -= kv.slotsFor(extendTokens);
+          remainingTotalTokens -= kv.slotsFor(extendTokens) + pageOverheadTokens + futureTokens;
         } else {
-          const chunkTokens = remainingChunkTokens;
           this.#addChunk(request, chunkTokens, work);
-          remainingChunkTokens = 0;
-          remainingTotalTokens -= chunkTokens;
+          remainingChunkTokens -= chunkTokens;
+          remainingTotalTokens -= chunkTokens + pageOverheadTokens;
           this.#chunked = request;
+          // Less than a page of the budget is left: no later request fits it, each taking a page at least.
           break;
         }
       }
@@ -554,7 +573,7 @@ export class SimEngine {
     // The running batch joins the step when every request can have its next KV slot; otherwise the prefill runs alone
     // and the next decode step retracts as it must.
     let mixedDecodeSequences = 0;
-    if (mixing && this.#kv.availableTokens >= this.#running.length) {
+    if (mixing && this.#kv.availableTokens >= this.#kv.decodeSlotsNeeded(this.#running)) {
       mixedDecodeSequences = this.#addRunningBatch(work);
     }
     const plan = this.#startStep('prefill', nowMs, this.#prefillBatchSize, work);
@@ -574,8 +593,9 @@ export class SimEngine {
   }
 
   #scheduleDecode(nowMs: Milliseconds): StepPlan {
-    // Each running request needs one more KV slot this step; retract the least advanced requests until all fit.
-    if (this.#kv.availableTokens < this.#running.length) this.#retract(nowMs);
+    // Each running request needs one more KV slot this step (a new page when its pages are full); retract the least
+    // advanced requests until all fit.
+    if (this.#kv.availableTokens < this.#kv.decodeSlotsNeeded(this.#running)) this.#retract(nowMs);
     const work = this.#resetWork();
     this.#addRunningBatch(work);
     // Only a decode step decays the ratio: SGLang's mixed path skips update_running_batch, where the decay happens.
@@ -585,7 +605,7 @@ export class SimEngine {
 
   /** One decode token for every running request: its KV slot and its work (the KV it reads, the new slot included). */
   #addRunningBatch(work: StepWork): number {
-    this.#kv.ensureFree(this.#running.length);
+    this.#kv.ensureFree(this.#kv.decodeSlotsNeeded(this.#running));
     for (const request of this.#running) {
       this.#kv.allocate(request, 1);
       work.decodeSequences++;
@@ -608,7 +628,7 @@ export class SimEngine {
       this.#newTokenRatio = newTokenRatioAfterRetraction(this.#running, RETRACT_DECODE_STEPS);
     }
     // A lone request that still cannot get a slot can never finish: end it like an out-of-memory abort.
-    if (this.#kv.availableTokens < this.#running.length) {
+    if (this.#kv.availableTokens < this.#kv.decodeSlotsNeeded(this.#running)) {
       for (const request of this.#running.splice(0)) {
         this.#kv.release(request, false, nowMs);
         this.#finish(request, nowMs, kvCacheFullAbort());
@@ -640,6 +660,11 @@ export class SimEngine {
   }
 }
 
+/** `tokens` cut down to whole pages. */
+function pageFloor(tokens: number, pageSize: number): number {
+  return tokens - (tokens % pageSize);
+}
+
 function removeFrom<T>(items: T[], item: T): void {
   const position = items.indexOf(item);
   if (position >= 0) items.splice(position, 1);
@@ -655,6 +680,12 @@ function validateConfig(config: EngineConfig): void {
     if (!Number.isInteger(value) || value <= 0) {
       throw new ServelabError('INVALID_CONFIG', `${name} must be a positive integer, got ${String(value)}`);
     }
+  }
+  if (!Number.isInteger(config.pageSize) || config.pageSize <= 0) {
+    throw new ServelabError(
+      'INVALID_CONFIG',
+      `pageSize must be a positive integer (KV tokens per page, SGLang's --page-size; 1 unless the server was started with another), got ${String(config.pageSize)}`,
+    );
   }
   if (!Number.isInteger(config.chunkedPrefillSize)) {
     throw new ServelabError('INVALID_CONFIG', `chunkedPrefillSize must be an integer (<= 0 disables chunking)`);

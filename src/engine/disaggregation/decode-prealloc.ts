@@ -23,7 +23,8 @@ export interface PreallocCandidate {
  * ones less `reservedDecodeTokens` for every request running, waiting or in the transfer queue (`_allocatable_tokens`);
  * the queue is served in order, each request needing its prompt plus `reservedDecodeTokens`, and the first that does
  * not fit stops it (so its prefill server keeps it in the bootstrap queue meanwhile). Left out: the check that one
- * request alone could reach max_new_tokens with every other retracted, and the page rounding (the sim's page is 1).
+ * request alone could reach max_new_tokens with every other retracted, and page rounding here (the reservation itself
+ * takes whole pages, src/engine/core/kv-pool.ts).
  * SGLang's expression for the reservation has an operator-precedence slip (`len(running) if running_batch else 0 +
  * len(transfer) + len(waiting)`); the sim follows its evident intent and counts all three.
  */

@@ -497,20 +497,21 @@ class SimHttpServer {
       disable_radix_cache: config.disableRadixCache,
       enable_mixed_chunk: config.enableMixedChunk,
       enable_metrics: true,
-      page_size: 1,
+      page_size: config.pageSize,
       tp_size: 1,
       dp_size: 1,
       random_seed: config.seed,
       version: 'servelab-sim',
       simulated: true,
       profile: profile.kind === 'roofline' ? profile.name : (profile.name ?? 'simple'),
-      max_total_num_tokens: config.maxTotalTokens,
+      // The pool as SGLang sizes it: whole pages.
+      max_total_num_tokens: this.#engine.kvCapacityTokens,
       max_req_input_len: this.#engine.maxRequestInputTokens,
       // Not an SGLang key: how late the real-time driver completed steps against the cost model's timeline.
       servelab_step_lateness_ms: this.#stepper.lateness.snapshot(),
       internal_states: [
         {
-          max_total_num_tokens: config.maxTotalTokens,
+          max_total_num_tokens: this.#engine.kvCapacityTokens,
           num_running_reqs: load.runningRequests,
           num_waiting_reqs: load.waitingRequests,
           token_usage: load.tokenUsage,

@@ -57,6 +57,7 @@ export const schedulingSchema = z
     chunkedPrefillSize: z.number().int().positive(),
     maxRunningRequests: z.number().int().positive(),
     maxTotalTokens: z.number().int().positive(),
+    pageSize: z.number().int().positive().optional(),
     source: z.enum(['server_info', 'probed']),
     evidence: z.string().optional(),
   })

@@ -6,6 +6,7 @@ export interface SchedulingSettings {
   chunkedPrefillSize?: number;
   maxRunningRequests?: number;
   maxTotalTokens?: number;
+  pageSize?: number;
 }
 
 /**
@@ -26,9 +27,10 @@ export function schedulingContradictionNotice(profile: EngineProfile, settings: 
     ['--chunked-prefill-size', settings.chunkedPrefillSize, scheduling.chunkedPrefillSize],
     ['--max-running-requests', settings.maxRunningRequests, scheduling.maxRunningRequests],
     ['--max-total-tokens', settings.maxTotalTokens, scheduling.maxTotalTokens],
+    ['--page-size', settings.pageSize, scheduling.pageSize],
   ] as const;
   for (const [flag, given, server] of limits) {
-    if (given !== undefined && given !== server) contradictions.push(`${flag} is ${given} but the profile's server has ${server}`);
+    if (given !== undefined && server !== undefined && given !== server) contradictions.push(`${flag} is ${given} but the profile's server has ${server}`);
   }
   if (contradictions.length === 0) return null;
   return (

@@ -33,6 +33,7 @@ export type VirtualConfig = Pick<
   | 'scheduleConservativeness'
   | 'disableRadixCache'
   | 'enableMixedChunk'
+  | 'pageSize'
   | 'seed'
   | 'maxConcurrency'
   | 'pdDisaggregation'

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayMetrics, replayObjective } from '../../../src/engine/calibration/replay-error.js';
+import { refitFromRuns } from '../../../src/engine/calibration/refit-from-runs.js';
 import { replayRun } from '../../../src/engine/calibration/replay-run.js';
 import { readRecordedRun, type RecordedRun } from '../../../src/engine/calibration/run-records.js';
 import { loadProfile } from '../../../src/engine/profile/load-profile.js';
@@ -13,9 +14,10 @@ const LIMITS = ['--max-running-requests', '8', '--chunked-prefill-size', '256', 
 let workDirectory: string;
 let separate: RecordedRun;
 let mixed: RecordedRun;
+let paged: RecordedRun;
 beforeAll(async () => {
   workDirectory = await mkdtemp(join(tmpdir(), 'servelab-replay-'));
-  for (const [name, extra] of [['separate', []], ['mixed', ['--enable-mixed-chunk']]] as const) {
+  for (const [name, extra] of [['separate', []], ['mixed', ['--enable-mixed-chunk']], ['paged', ['--page-size', '64']]] as const) {
     const run = await runCli([
       'node', '--target', 'sim', '--virtual-time', '--profile', 'llama-3-8b-h100', ...LIMITS, ...extra, '--dataset-name', 'random-ids',
       '--random-input-len', '600', '--random-range-ratio', '0.2', '--random-output-len', '24', '--request-rate', '40', '--num-prompts', '120',
@@ -25,7 +27,8 @@ beforeAll(async () => {
   }
   separate = readRecordedRun(join(workDirectory, 'separate'));
   mixed = readRecordedRun(join(workDirectory, 'mixed'));
-}, 60_000);
+  paged = readRecordedRun(join(workDirectory, 'paged'));
+}, 90_000);
 afterAll(async () => {
   await rm(workDirectory, { recursive: true, force: true });
 });
@@ -36,6 +39,21 @@ describe('replaying a recorded run through the simulated engine', () => {
     expect(separate.skipped).toBe(0);
     expect(separate.limits).toMatchObject({ maxRunningRequests: 8, chunkedPrefillSize: 256, maxTotalTokens: 12000, enableMixedChunk: false });
     expect(mixed.limits.enableMixedChunk).toBe(true);
+    expect(separate.limits.pageSize).toBe(1);
+    expect(paged.limits.pageSize).toBe(64);
+  });
+
+  it("replays a run on a paged server in its pages: exactly with the run's page size, not with page size 1", () => {
+    const profile = loadProfile('llama-3-8b-h100');
+    const same = replayRun(paged, profile, { ...paged.limits, enableMixedChunk: false });
+    expect(replayObjective(paged.requests, same)).toBeLessThan(1e-6);
+    const unpaged = replayRun(paged, profile, { ...paged.limits, pageSize: 1, enableMixedChunk: false });
+    expect(replayObjective(paged.requests, unpaged)).toBeGreaterThan(1e-6);
+    // calibrate --from-runs replays in the runs' pages unless --page-size says otherwise.
+    const fromRuns = refitFromRuns({ runs: [paged], profile, limits: {}, maxEvaluations: 4 });
+    expect(fromRuns.startObjective).toBeLessThan(1e-6);
+    const toldOtherwise = refitFromRuns({ runs: [paged], profile, limits: { pageSize: 1 }, maxEvaluations: 4 });
+    expect(toldOtherwise.startObjective).toBeGreaterThan(1e-6);
   });
 
   it('reproduces the run request by request with the profile and scheduling that made it, and not with the other scheduling', () => {

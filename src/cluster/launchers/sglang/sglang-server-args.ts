@@ -14,6 +14,8 @@ export interface SglangServerSettings {
   quantization?: string;
   disableRadixCache?: boolean;
   enableMixedChunk?: boolean;
+  /** KV tokens per page (SGLang's `--page-size`). */
+  pageSize?: number;
   extraServerArgs?: string[];
   /** Where SGLang writes one JSON line per finished request (`--export-metrics-to-file-dir`). */
   requestLogDirectory?: string;
@@ -69,6 +71,7 @@ export function sglangServerArgs(settings: SglangServerSettings): string[] {
     ['--chunked-prefill-size', settings.chunkedPrefillSize],
     ['--schedule-policy', settings.schedulePolicy],
     ['--schedule-conservativeness', settings.scheduleConservativeness],
+    ['--page-size', settings.pageSize],
     ['--quantization', settings.quantization],
   ];
   for (const [flag, value] of valued) if (value !== undefined) args.push(flag, String(value));

@@ -20,6 +20,8 @@ export interface SimServerLaunchSettings {
   scheduleConservativeness?: number;
   disableRadixCache?: boolean;
   enableMixedChunk?: boolean;
+  /** KV tokens per page (`--page-size`); absent, the engine's default. */
+  pageSize?: number;
   /** Prefill/decode disaggregation: the server's role (`--disaggregation-mode`); co-located when absent. */
   role?: EngineRole;
   /** PD: the KV link (`--kv-transfer-bandwidth` as written, e.g. 25GB/s; `--kv-transfer-latency-ms`). */
@@ -50,6 +52,7 @@ export function simServerArgs(settings: SimServerLaunchSettings): string[] {
     ['--chunked-prefill-size', settings.chunkedPrefillSize],
     ['--schedule-policy', settings.schedulePolicy],
     ['--schedule-conservativeness', settings.scheduleConservativeness],
+    ['--page-size', settings.pageSize],
     ['--seed', settings.seed],
     ['--kv-transfer-bandwidth', settings.kvTransferBandwidth],
     ['--kv-transfer-latency-ms', settings.kvTransferLatencyMs],
