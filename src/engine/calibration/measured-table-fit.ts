@@ -302,10 +302,15 @@ function dedupe(points: readonly (readonly [number, number])[]): (readonly [numb
   return [...byX.entries()].sort((a, b) => a[0] - b[0]).map(([x, ys]) => [x, ys.reduce((s, y) => s + y, 0) / ys.length] as const);
 }
 
-/** Piecewise linear through sorted points: held below the first; past the last, the mean slope (first to last). */
+/**
+ * Piecewise linear through sorted points: held below the first; past the last, the mean slope (first to last), or
+ * held where that slope falls: a step that reads more KV than any measured never costs less than the last one did. A
+ * batch whose few KV points fell with KV (a noisy engine: transformers without CUDA graphs, bench/real-engine/README.md)
+ * had been carried down to zero-millisecond steps at long contexts.
+ */
 function piecewise(points: readonly (readonly [number, number])[], x: number): number {
   const [lastX, lastY] = points[points.length - 1] as readonly [number, number];
-  if (x > lastX) return Math.max(0, lastY + meanSlope(points) * (x - lastX));
+  if (x > lastX) return Math.max(0, lastY + Math.max(0, meanSlope(points)) * (x - lastX));
   let index = 0;
   while (index < points.length - 2 && x > (points[index + 1] as readonly [number, number])[0]) index++;
   const [x0, y0] = points[index] as readonly [number, number];

@@ -134,6 +134,24 @@ describe('measured table of an engine that pads a step to its shape', () => {
   });
 });
 
+describe('measured table of a noisy engine', () => {
+  test('never prices a step reading more KV than any measured below the last measured one', () => {
+    // The GPU engine without CUDA graphs measured batch 4 at 34.5 ms at 1,056 KV tokens and 26 ms at 8,448 (its step
+    // time wanders between levels); carried on along that fall, the table held 0 ms steps from 16k KV tokens on.
+    const observations = [
+      prefillObservation(64, 25.7), prefillObservation(256, 27), prefillObservation(1024, 40),
+      decodeObservation(1, 264, 29.7), decodeObservation(1, 1032, 30.5),
+      decodeObservation(4, 264, 34.5), decodeObservation(4, 2112, 26),
+      decodeObservation(8, 264, 30), decodeObservation(8, 1032, 31),
+    ];
+    const table = buildMeasuredTable(observations)!;
+    for (const kv of [8448, 16_000, 16_896]) {
+      const ms = tableStepMs(table, 4, 0, kv);
+      expect(ms, `batch 4 at ${kv} KV tokens: ${ms.toFixed(2)} ms`).toBeGreaterThanOrEqual(26);
+    }
+  });
+});
+
 describe('the mixed sweep\'s probes', () => {
   test('fit the server\'s context with their output: a chunk as long as the context gives no probe the server would refuse', () => {
     // The sim's default chunk (8192) equals this context: the probe of "the rest of the chunk" beside one request was
