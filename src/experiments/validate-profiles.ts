@@ -82,7 +82,21 @@ export interface ValidationResult {
   recommended: string;
   /** The duration forecast once the rates were known (s): forecastValidationSeconds with the predicted capacity. */
   forecastSeconds: number;
+  /** The server's runs, one per rate: a refit from them (validation-refit.ts) is checked against them. */
+  realRuns: RealValidationRun[];
+  /** Runs the twin on a rate's workload and compares it with that rate's server run (for a refit's check). */
+  compare: TwinComparison;
 }
+
+export interface RealValidationRun {
+  requestRate: number;
+  prompts: number;
+  directory: string;
+  summary: Summary;
+}
+
+/** The twin with `profile` at a validation rate, compared with the server's run there; its runs go under `runName`. */
+export type TwinComparison = (profile: CalibratedProfile, runName: string, run: RealValidationRun) => Promise<ValidationRow>;
 
 const DEFAULTS = { seed: 1, inputTokens: 512, outputTokens: 48, rangeRatio: 0.5, secondsPerRate: 15, minPrompts: 40, maxPrompts: 1200, loadShares: [0.2, 0.8] };
 
@@ -153,63 +167,76 @@ export async function validateProfiles(options: ValidationOptions): Promise<Vali
   const rates = settings.loadShares.map((share) => roundRate(share * predictedCapacity));
   progress(`validation: the profiles predict a capacity of ${predictedCapacity.toFixed(2)} req/s; load at ${rates.map((rate) => `${rate} req/s`).join(' and ')}`);
 
-  const real: Summary[] = [];
+  const realRuns: RealValidationRun[] = [];
   const prompts = rates.map((rate) => promptsAt(rate, settings));
   const forecastSeconds = forecastValidationSeconds({ ...settings, predictedCapacity, profiles: options.profiles.length });
   progress(`validation: about ${forecastSeconds} s in all (${prompts.map((count, index) => `${count} requests at ${rates[index]} req/s`).join(', ')})`);
   for (const [index, rate] of rates.entries()) {
     progress(`validation: the server at ${rate} req/s (${prompts[index]} requests)`);
-    const result = await new NodeTest({ ...workload, target: 'attach', url: options.url, requestRate: rate, numPrompts: prompts[index], outputDir: join(options.outputDir, `real-${rate}`) }).run();
-    real.push(result.metrics);
+    const directory = join(options.outputDir, `real-${rate}`);
+    const result = await new NodeTest({ ...workload, target: 'attach', url: options.url, requestRate: rate, numPrompts: prompts[index], outputDir: directory }).run();
+    realRuns.push({ requestRate: rate, prompts: prompts[index] as number, directory, summary: result.metrics });
   }
 
+  const compare: TwinComparison = async (profile, runName, run) => {
+    const result = await twin(profile, runName, run.requestRate, run.prompts);
+    const realSummary = run.summary;
+    const realServerTtft = realSummary.latencies.server_ttft?.p90 ?? Number.NaN;
+    const twinServerTtft = result.metrics.latencies.server_ttft?.p90 ?? Number.NaN;
+    return {
+      requestRate: run.requestRate,
+      serverTtftP90ErrorPercent: (100 * (twinServerTtft - realServerTtft)) / realServerTtft,
+      metrics: METRICS.map(([key, name, read, headline]) => {
+        const realValue = read(realSummary) ?? Number.NaN;
+        const twinValue = read(result.metrics) ?? Number.NaN;
+        const noise = runNoise(realSummary, headline);
+        return { key, name, real: realValue, twin: twinValue, errorPercent: (100 * (twinValue - realValue)) / realValue, ...(noise === undefined ? {} : { noise }) };
+      }),
+    };
+  };
+  const description =
+    `servelab calibrate's validation: random token ids (prompts ${Math.round(settings.inputTokens * (1 - settings.rangeRatio))}-${settings.inputTokens} tokens, ` +
+    `outputs ${Math.round(settings.outputTokens * (1 - settings.rangeRatio))}-${settings.outputTokens}), seed ${settings.seed}, Poisson arrivals at ${rates.join(' and ')} req/s ` +
+    `(${settings.loadShares.map((share) => `${share}x`).join(' and ')} the predicted ${predictedCapacity.toFixed(2)} req/s); error = (twin - server) / server`;
   const profiles: ProfileValidationResult[] = [];
   for (const { label, profile } of options.profiles) {
     const rows: ValidationRow[] = [];
-    for (const [index, rate] of rates.entries()) {
-      const result = await twin(profile, `twin-${label}-${rate}`, rate, prompts[index] as number);
-      const realSummary = real[index] as Summary;
-      const realServerTtft = realSummary.latencies.server_ttft?.p90 ?? Number.NaN;
-      const twinServerTtft = result.metrics.latencies.server_ttft?.p90 ?? Number.NaN;
-      rows.push({
-        requestRate: rate,
-        serverTtftP90ErrorPercent: (100 * (twinServerTtft - realServerTtft)) / realServerTtft,
-        metrics: METRICS.map(([key, name, read, headline]) => {
-          const realValue = read(realSummary) ?? Number.NaN;
-          const twinValue = read(result.metrics) ?? Number.NaN;
-          const noise = runNoise(realSummary, headline);
-          return { key, name, real: realValue, twin: twinValue, errorPercent: (100 * (twinValue - realValue)) / realValue, ...(noise === undefined ? {} : { noise }) };
-        }),
-      });
-    }
-    const errors = rows.flatMap((row) => row.metrics.map((metric) => Math.abs(metric.errorPercent)));
-    const worstErrorPercent = errors.some((error) => !Number.isFinite(error)) ? Number.POSITIVE_INFINITY : Math.max(...errors);
-    const rmsErrorPercent = Math.sqrt(errors.reduce((sum, error) => sum + error * error, 0) / Math.max(1, errors.length));
-    const validation: ProfileValidation = {
-      description:
-        `servelab calibrate's validation: random token ids (prompts ${Math.round(settings.inputTokens * (1 - settings.rangeRatio))}-${settings.inputTokens} tokens, ` +
-        `outputs ${Math.round(settings.outputTokens * (1 - settings.rangeRatio))}-${settings.outputTokens}), seed ${settings.seed}, Poisson arrivals at ${rates.join(' and ')} req/s ` +
-        `(${settings.loadShares.map((share) => `${share}x`).join(' and ')} the predicted ${predictedCapacity.toFixed(2)} req/s); error = (twin - server) / server`,
-      rates: rows.map(
-        (row) =>
-          ({
-            requestRate: row.requestRate,
-            ...Object.fromEntries(row.metrics.map((metric) => [metric.key, round2(metric.errorPercent)])),
-            verdicts: Object.fromEntries(
-              row.metrics.map((metric) => [headlineKeyOf(metric.key), metricVerdict(validationVerdict(metric.errorPercent, metric.twin, metric.noise), metric.noise)]),
-            ),
-          }) as ProfileValidation['rates'][number],
-      ),
-      // Not JSON-safe when a metric was missing on one side; a finite stand-in keeps the file loadable.
-      worstErrorPercent: Number.isFinite(worstErrorPercent) ? round2(worstErrorPercent) : 1e9,
-      rmsErrorPercent: Number.isFinite(rmsErrorPercent) ? round2(rmsErrorPercent) : 1e9,
-    };
-    profiles.push({ label, validation, rows });
+    for (const run of realRuns) rows.push(await compare(profile, `twin-${label}-${run.requestRate}`, run));
+    profiles.push({ label, validation: profileValidation(rows, description), rows });
   }
-  // By the RMS over every metric and rate, not the worst one: on the GPU engine without CUDA graphs the roofline profile
-  // was 57-67% off everywhere (worst 67%) and the measured one within 5% at 0.2x but 76% off on one figure at 0.8x.
-  const recommended = [...profiles].sort((a, b) => (a.validation.rmsErrorPercent ?? 0) - (b.validation.rmsErrorPercent ?? 0))[0]?.label ?? '';
-  return { predictedCapacity, rates, profiles, recommended, forecastSeconds };
+  return { predictedCapacity, rates, profiles, recommended: bestByRms(profiles), forecastSeconds, realRuns, compare };
+}
+
+/**
+ * The label of the profile with the smallest RMS error over every metric and rate, not the worst one: on the GPU
+ * engine without CUDA graphs the roofline profile was 57-67% off everywhere (worst 67%) and the measured one within 5%
+ * at 0.2x but 76% off on one figure at 0.8x.
+ */
+export function bestByRms(profiles: readonly ProfileValidationResult[]): string {
+  return [...profiles].sort((a, b) => (a.validation.rmsErrorPercent ?? 0) - (b.validation.rmsErrorPercent ?? 0))[0]?.label ?? '';
+}
+
+/** What a profile file keeps of its comparison: each rate's signed errors and verdicts, the worst and the RMS. */
+export function profileValidation(rows: readonly ValidationRow[], description: string): ProfileValidation {
+  const errors = rows.flatMap((row) => row.metrics.map((metric) => Math.abs(metric.errorPercent)));
+  const worstErrorPercent = errors.some((error) => !Number.isFinite(error)) ? Number.POSITIVE_INFINITY : Math.max(...errors);
+  const rmsErrorPercent = Math.sqrt(errors.reduce((sum, error) => sum + error * error, 0) / Math.max(1, errors.length));
+  return {
+    description,
+    rates: rows.map(
+      (row) =>
+        ({
+          requestRate: row.requestRate,
+          ...Object.fromEntries(row.metrics.map((metric) => [metric.key, round2(metric.errorPercent)])),
+          verdicts: Object.fromEntries(
+            row.metrics.map((metric) => [headlineKeyOf(metric.key), metricVerdict(validationVerdict(metric.errorPercent, metric.twin, metric.noise), metric.noise)]),
+          ),
+        }) as ProfileValidation['rates'][number],
+    ),
+    // Not JSON-safe when a metric was missing on one side; a finite stand-in keeps the file loadable.
+    worstErrorPercent: Number.isFinite(worstErrorPercent) ? round2(worstErrorPercent) : 1e9,
+    rmsErrorPercent: Number.isFinite(rmsErrorPercent) ? round2(rmsErrorPercent) : 1e9,
+  };
 }
 
 /** Three significant digits: rates a user can type again. */
@@ -230,28 +257,34 @@ function definedOnly<T extends object>(value: T): Partial<T> {
  * marked `~` where the twin's value lies inside the server run's own 95% interval (a run that short cannot tell them
  * apart) and `!` where it does not; under the table, for each rate with such a figure, that run's intervals.
  */
-export function describeValidation(result: ValidationResult, targetPercent = VALIDATION_TARGET_PERCENT): string[] {
-  const lines: string[] = [`Validation against the server (twin - server) / server; target within ${targetPercent}%:`];
-  for (const profile of result.profiles) {
-    const verdictOf = (metric: ValidationRow['metrics'][number]) => validationVerdict(metric.errorPercent, metric.twin, metric.noise, targetPercent);
-    const mark = { 'within target': ' ', 'within noise': '~', miss: '!' } as const;
-    lines.push(`  ${profile.label}:`);
-    lines.push(`    ${'req/s'.padStart(8)}  ${METRICS.map(([, name]) => name.padStart(11)).join(' ')}`);
-    for (const row of profile.rows) {
-      lines.push(`    ${String(row.requestRate).padStart(8)}  ${row.metrics.map((metric) => `${formatError(metric.errorPercent).padStart(10)}${mark[verdictOf(metric)]}`).join(' ')}`.trimEnd());
-    }
-    const verdicts = profile.rows.flatMap((row) => row.metrics.map(verdictOf));
-    const outside = verdicts.filter((verdict) => verdict !== 'within target').length;
-    const withinNoise = verdicts.filter((verdict) => verdict === 'within noise').length;
-    lines.push(`    worst ${profile.validation.worstErrorPercent.toFixed(1)}% (${targetText(outside, withinNoise)}), RMS ${(profile.validation.rmsErrorPercent ?? 0).toFixed(1)}%`);
-    for (const row of profile.rows) {
-      if (!row.metrics.some((metric) => verdictOf(metric) !== 'within target')) continue;
-      const noises = row.metrics.flatMap((metric) => (metric.noise === undefined ? [] : [`${metric.name} ${formatNoise(metric.noise.lowPercent)}/${formatNoise(metric.noise.highPercent)}`]));
-      if (noises.length > 0) lines.push(`    server's own noise at ${row.requestRate} req/s (95%, over its requests): ${noises.join(', ')}`);
-    }
-    lines.push(...serverSideLines(profile.rows, targetPercent));
+export function describeValidation(result: Pick<ValidationResult, 'profiles' | 'recommended'>, targetPercent = VALIDATION_TARGET_PERCENT): string[] {
+  return [
+    `Validation against the server (twin - server) / server; target within ${targetPercent}%:`,
+    ...result.profiles.flatMap((profile) => describeProfileValidation(profile, targetPercent)),
+    `Recommended: ${result.recommended} (the smallest RMS error over every metric and rate).`,
+  ];
+}
+
+/** One profile's table: its errors per rate with their marks, the worst and the RMS, the runs' noise, the server side. */
+export function describeProfileValidation(profile: ProfileValidationResult, targetPercent = VALIDATION_TARGET_PERCENT): string[] {
+  const lines: string[] = [];
+  const verdictOf = (metric: ValidationRow['metrics'][number]) => validationVerdict(metric.errorPercent, metric.twin, metric.noise, targetPercent);
+  const mark = { 'within target': ' ', 'within noise': '~', miss: '!' } as const;
+  lines.push(`  ${profile.label}:`);
+  lines.push(`    ${'req/s'.padStart(8)}  ${METRICS.map(([, name]) => name.padStart(11)).join(' ')}`);
+  for (const row of profile.rows) {
+    lines.push(`    ${String(row.requestRate).padStart(8)}  ${row.metrics.map((metric) => `${formatError(metric.errorPercent).padStart(10)}${mark[verdictOf(metric)]}`).join(' ')}`.trimEnd());
   }
-  lines.push(`Recommended: ${result.recommended} (the smallest RMS error over every metric and rate).`);
+  const verdicts = profile.rows.flatMap((row) => row.metrics.map(verdictOf));
+  const outside = verdicts.filter((verdict) => verdict !== 'within target').length;
+  const withinNoise = verdicts.filter((verdict) => verdict === 'within noise').length;
+  lines.push(`    worst ${profile.validation.worstErrorPercent.toFixed(1)}% (${targetText(outside, withinNoise)}), RMS ${(profile.validation.rmsErrorPercent ?? 0).toFixed(1)}%`);
+  for (const row of profile.rows) {
+    if (!row.metrics.some((metric) => verdictOf(metric) !== 'within target')) continue;
+    const noises = row.metrics.flatMap((metric) => (metric.noise === undefined ? [] : [`${metric.name} ${formatNoise(metric.noise.lowPercent)}/${formatNoise(metric.noise.highPercent)}`]));
+    if (noises.length > 0) lines.push(`    server's own noise at ${row.requestRate} req/s (95%, over its requests): ${noises.join(', ')}`);
+  }
+  lines.push(...serverSideLines(profile.rows, targetPercent));
   return lines;
 }
 

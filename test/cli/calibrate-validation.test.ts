@@ -51,14 +51,14 @@ async function startBlackBox(args: string[]): Promise<{ url: string; stop: () =>
 }
 
 describe.skipIf(!BUILT)('servelab calibrate validates the twin end to end (built CLI)', () => {
-  test('a mixing sim-server: the twin of the recommended profile within 15% at both rates, the error written into the profile files', { timeout: 400_000 }, async () => {
+  test('a mixing sim-server: the twin of the recommended profile within 15% at both rates, the error written into the profile files; --refit refits it to the validation runs, checked rate by rate on runs its fit did not see', { timeout: 400_000 }, async () => {
     const server = await startBlackBox(['--max-running-requests', '16', '--chunked-prefill-size', '512', '--enable-mixed-chunk']);
     try {
       const output = join(directory, 'roofline.json');
       const measured = join(directory, 'measured.json');
       const result = await runCli([
         'calibrate', '--url', server.url, '--output', output, '--measured-output', measured,
-        '--repeats', '1', '--decode-tokens', '8', '--kv-prompt-lengths', '32,256', '--validation-seconds', '8', '--quiet',
+        '--repeats', '1', '--decode-tokens', '8', '--kv-prompt-lengths', '32,256', '--validation-seconds', '8', '--refit', '--quiet',
       ], { cwd: ROOT, timeoutMs: 380_000 });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(/Validation will take about \d+ s \(--no-validate skips it\)/);
@@ -85,6 +85,28 @@ describe.skipIf(!BUILT)('servelab calibrate validates the twin end to end (built
       const other = loadProfile(recommended === 'measured' ? output : measured) as RooflineProfile | MeasuredProfile;
       expect(other.validation?.rates).toHaveLength(2);
       expect(JSON.parse(readFileSync(file, 'utf8'))).toHaveProperty('validation.description');
+
+      // --refit: the recommended profile refitted to the validation's two server runs, beside it.
+      expect(result.stdout).toContain(`Refit of ${recommended} to the validation's server runs`);
+      const refitFile = file.replace(/\.json$/, '-refit.json');
+      const refit = loadProfile(refitFile) as RooflineProfile | MeasuredProfile;
+      expect(refit.kind).toBe(profile.kind);
+      expect(refit.derivation.join(' ')).toContain("Refit by calibrate's refit to its validation runs");
+      expect(refit.derivation.join(' ')).toContain('No run was held out (every run fitted)');
+      // Its validation: each of the two rates checked by a refit fitted on the other rate's run alone.
+      expect(refit.validation?.description).toContain("each rate checked by a refit fitted on the other rates' runs only");
+      expect(refit.validation?.rates.map((rate) => rate.requestRate)).toEqual(validation!.rates.map((rate) => rate.requestRate));
+      const printedScheduling = /scheduling: prefill (mixed into|steps apart from) decode steps/.exec(result.stdout)?.[1];
+      expect(refit.scheduling?.mixedChunk).toBe(printedScheduling === 'mixed into');
+      // The recommendation after the refit follows the two RMS figures the file holds.
+      const refitRms = refit.validation!.rmsErrorPercent!.toFixed(1);
+      const startRms = validation!.rmsErrorPercent!.toFixed(1);
+      const last = [...result.stdout.matchAll(/^Recommended: .*$/gm)].at(-1)?.[0];
+      expect(last).toBe(
+        Number(refitRms) < Number(startRms)
+          ? `Recommended: ${recommended}-refit (RMS ${refitRms}% on rates its fit did not see, against ${startRms}%); use --profile ${refitFile}`
+          : `Recommended: still ${recommended} (the refit's RMS on rates its fit did not see, ${refitRms}%, is not below its ${startRms}%); use --profile ${file}`,
+      );
     } finally {
       server.stop();
     }

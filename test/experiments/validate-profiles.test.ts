@@ -11,7 +11,7 @@ function row(requestRate: number, clientTtftP90ErrorPercent: number, serverTtftP
   };
 }
 
-function result(rows: ValidationRow[]): ValidationResult {
+function result(rows: ValidationRow[]): Parameters<typeof describeValidation>[0] & Omit<ValidationResult, 'realRuns' | 'compare'> {
   return {
     predictedCapacity: 26.7,
     rates: rows.map((candidate) => candidate.requestRate),

@@ -9,7 +9,8 @@ import { relativeErrors } from '../../engine/calibration/robust-statistics.js';
 import { ServelabError } from '../../errors/servelab-error.js';
 import { writeFileAtomic } from '../../utils/atomic-write.js';
 import type { CalibrationForecast } from '../../engine/calibration/sweep-plan.js';
-import { describeValidation, forecastValidationSeconds, validateProfiles } from '../../experiments/validate-profiles.js';
+import { describeProfileValidation, describeValidation, forecastValidationSeconds, validateProfiles } from '../../experiments/validate-profiles.js';
+import { refitFromValidation } from '../../experiments/validation-refit.js';
 import { valueAt } from '../../engine/profile/path-distribution.js';
 import type { ServingPathDistribution } from '../../types/engine.js';
 
@@ -32,6 +33,7 @@ interface CalibrateFlags {
   kvPromptLengths?: number[];
   mixedSweep: boolean;
   validate: boolean;
+  refit: boolean;
   validationSeconds: number;
   validationLoads: number[];
   validationDir?: string;
@@ -113,6 +115,11 @@ export function registerCalibrateCommand(program: Command): void {
     .option(
       '--no-validate',
       'skip the end-to-end check (after fitting, the server under a short open-loop load at a light rate and near the predicted capacity, the twin on the same workload in virtual time, its error per profile)',
+    )
+    .option(
+      '--refit',
+      'after the validation, refit the recommended profile to the validation\'s own server runs (what the server cost under load, which the idle sweep cannot see), check each rate with a refit fitted without that rate\'s run, and recommend the refit only where it is closer there (three rates or more: --validation-loads 0.2,0.5,0.8)',
+      false,
     )
     .option('--validation-seconds <n>', 'seconds of arrivals at each of the validation\'s rates', integerAtLeast('--validation-seconds', 2), 15)
     .option(
@@ -242,12 +249,49 @@ export function registerCalibrateCommand(program: Command): void {
         if (entry === undefined) continue;
         await writeFileAtomic(entry.file, `${JSON.stringify({ ...entry.profile, validation: measured }, null, entry.label === 'measured' ? 1 : 2)}\n`);
       }
-      const recommendedFile = profiles.find((candidate) => candidate.label === validation.recommended)?.file;
+      const recommended = profiles.find((candidate) => candidate.label === validation.recommended) ?? profiles[0];
       process.stdout.write(
         [
           ...describeValidation(validation),
-          `  use --profile ${recommendedFile ?? validation.recommended}; each profile file now carries its validation.`,
+          `  use --profile ${recommended?.file ?? validation.recommended}; each profile file now carries its validation.`,
           `  validation took ${((performance.now() - validationStartedMs) / 1000).toFixed(1)} s (forecast ${validation.forecastSeconds} s once the rates were known, ${validationForecastS} s before)`,
+          '',
+        ].join('\n'),
+      );
+      if (!flags.refit || recommended === undefined) return;
+      const recommendedValidation = validation.profiles.find((candidate) => candidate.label === recommended.label)?.validation;
+      const limits = result.measurements.limits;
+      const refitStartedMs = performance.now();
+      const outcome = await refitFromValidation({
+        validation,
+        start: { label: recommended.label, profile: recommended.profile },
+        limits: {
+          maxRunningRequests: limits.maxRunningRequests,
+          chunkedPrefillSize: limits.chunkedPrefillSize,
+          maxTotalTokens: limits.maxTotalTokens,
+          ...(limits.pageSize === undefined ? {} : { pageSize: limits.pageSize }),
+        },
+        nowIso: new Date().toISOString(),
+        onProgress: flags.quiet === true ? undefined : (message) => process.stdout.write(`  ${message}\n`),
+      });
+      if ('skipped' in outcome) {
+        process.stdout.write(`Refit to the validation runs skipped: ${outcome.skipped}\n`);
+        return;
+      }
+      const { refit } = outcome;
+      const refitFile = `${recommended.file.replace(/\.json$/i, '')}-refit.json`;
+      await writeFileAtomic(refitFile, `${JSON.stringify(refit.profile, null, refit.profile.kind === 'measured' ? 1 : 2)}\n`);
+      const refitRms = refit.check.validation.rmsErrorPercent ?? Number.POSITIVE_INFINITY;
+      const startRms = recommendedValidation?.rmsErrorPercent ?? Number.POSITIVE_INFINITY;
+      process.stdout.write(
+        [
+          `Refit of ${recommended.label} to the validation's server runs (what the server cost under load); each rate checked by a refit fitted without that rate's run:`,
+          ...describeProfileValidation(refit.check),
+          `  factors: ${Object.entries(refit.factors).map(([knob, factor]) => `${knob} x${factor.toFixed(3)}`).join(', ')}; scheduling: ${refit.enableMixedChunk ? 'prefill mixed into decode steps' : 'prefill steps apart from decode steps'}`,
+          `Refit profile written to ${refitFile} (fitted on every validation run; ${((performance.now() - refitStartedMs) / 1000).toFixed(1)} s)`,
+          refitRms < startRms
+            ? `Recommended: ${refit.label} (RMS ${refitRms.toFixed(1)}% on rates its fit did not see, against ${startRms.toFixed(1)}%); use --profile ${refitFile}`
+            : `Recommended: still ${recommended.label} (the refit's RMS on rates its fit did not see, ${refitRms.toFixed(1)}%, is not below its ${startRms.toFixed(1)}%); use --profile ${recommended.file}`,
           '',
         ].join('\n'),
       );

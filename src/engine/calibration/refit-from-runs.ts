@@ -34,6 +34,10 @@ export interface RefitOptions {
   nowIso?: string;
   /** Replays allowed per scheduling mode (default 400). */
   maxEvaluations?: number;
+  /** Hold the last of two or more runs out of the fit (default true); false fits every run, and checks none. */
+  holdOutLast?: boolean;
+  /** What refits, for the profile's derivation (default "calibrate --from-runs"). */
+  source?: string;
   onProgress?: (message: string) => void;
 }
 
@@ -182,10 +186,11 @@ export function refitFromRuns(options: RefitOptions): RefitResult {
   if (options.runs.length === 0) throw new ServelabError('INVALID_CONFIG', 'calibrate --from-runs needs at least one run directory');
   // Every replay of the search replays every fitted request, hundreds of times: a long run is fitted on its first
   // MAX_FIT_REQUESTS requests (a contiguous stretch, so its queueing is the run's own), and said.
-  const fitted = (options.runs.length >= 2 ? options.runs.slice(0, -1) : options.runs).map((run) =>
+  const holdOut = options.runs.length >= 2 && options.holdOutLast !== false;
+  const fitted = (holdOut ? options.runs.slice(0, -1) : options.runs).map((run) =>
     run.requests.length <= MAX_FIT_REQUESTS ? run : { ...run, requests: run.requests.slice(0, MAX_FIT_REQUESTS), truncatedFrom: run.requests.length },
   );
-  const heldOutRun = options.runs.length >= 2 ? (options.runs[options.runs.length - 1] as RecordedRun) : null;
+  const heldOutRun = holdOut ? (options.runs[options.runs.length - 1] as RecordedRun) : null;
   const limits = replayLimits(options.runs, options.limits);
   const name = options.name ?? 'refit';
   const start = options.profile ?? startingRoofline(fitted, limits, name);
@@ -265,14 +270,14 @@ export function refitFromRuns(options: RefitOptions): RefitResult {
   const truncated = fitted.filter((run) => run.truncatedFrom !== undefined);
   if (truncated.length > 0) progress(`fitted on the first ${MAX_FIT_REQUESTS} requests of ${truncated.map((run) => `${run.directory} (of ${run.truncatedFrom})`).join(', ')}`);
   const derivationLines = [
-    `Refit by calibrate --from-runs${options.nowIso === undefined ? '' : ` on ${options.nowIso}`} from ${fittedRequests} requests of ${fitted.map((run) => run.directory).join(', ')}: ` +
+    `Refit by ${options.source ?? 'calibrate --from-runs'}${options.nowIso === undefined ? '' : ` on ${options.nowIso}`} from ${fittedRequests} requests of ${fitted.map((run) => run.directory).join(', ')}: ` +
       'each run replayed in virtual time (arrivals at the server\'s queue, real prompt and output lengths, the server\'s limits) and the step costs scaled ' +
       `(${knobs.names.map((knobName, index) => `${knobName} x${(factors[index] as number).toFixed(3)}`).join(', ')}) to bring the replay's per-request server TTFT and TPOT closest to the records ` +
       `(mean squared log ratio ${startObjective.toFixed(4)} before, ${best.value.toFixed(4)} after).`,
     `Scheduling that fits the runs best: ${enableMixedChunk ? 'prefill mixed into decode steps (--enable-mixed-chunk)' : 'prefill steps apart from decode steps'} ` +
       `(objective ${best.value.toFixed(4)} against ${(enableMixedChunk ? separate : mixed).value.toFixed(4)} the other way).`,
     ...(heldOut === null
-      ? ['No run was held out (one run given): the error on a run the fit did not see is unknown.']
+      ? [`No run was held out (${options.runs.length >= 2 ? 'every run fitted' : 'one run given'}): the error on a run the fit did not see is unknown here.`]
       : [`Held out ${heldOut.directory} (${heldOut.requests} requests, not fitted): worst server-side metric error ${describeWorst(heldOut.startErrorsPercent)} before, ${describeWorst(heldOut.refitErrorsPercent)} after.`]),
     ...(latency === undefined ? [] : [`Serving latency from the runs' records: ingress ${latency.ingressMs.toFixed(2)} ms, delivery ${latency.deliveryMs.toFixed(2)} ms${latency.networkMs === undefined ? '' : `, network ${latency.networkMs.toFixed(2)} ms`} (medians).`]),
   ];
@@ -283,7 +288,18 @@ export function refitFromRuns(options: RefitOptions): RefitResult {
     const { validation: _validation, stepError: _stepError, ...rest } = profile;
     const dropped = [profile.validation === undefined ? '' : 'end-to-end validation', profile.stepError === undefined ? '' : 'held-out step error'].filter((what) => what !== '');
     const droppedLine = dropped.length === 0 ? [] : [`The start profile's ${dropped.join(' and ')} are not carried over: they describe its step costs before this refit.`];
-    return { ...rest, name, derivation: [...profile.derivation, ...derivationLines, ...droppedLine], ...(latency === undefined ? {} : { servingLatency: { ...profile.servingLatency, ...latency } }) };
+    // The scheduling the replays fit best is what the twin runs with this profile alone (its other limits are kept).
+    const scheduling =
+      profile.scheduling === undefined
+        ? {}
+        : { scheduling: { ...profile.scheduling, mixedChunk: enableMixedChunk, evidence: `${profile.scheduling.evidence ?? ''}${profile.scheduling.evidence === undefined ? '' : ' '}Refit from runs: ${enableMixedChunk ? 'mixed' : 'apart'} fits the runs best.` } };
+    return {
+      ...rest,
+      name,
+      derivation: [...profile.derivation, ...derivationLines, ...droppedLine],
+      ...scheduling,
+      ...(latency === undefined ? {} : { servingLatency: { ...profile.servingLatency, ...latency } }),
+    };
   };
   return {
     profile: withNotes(refit),
