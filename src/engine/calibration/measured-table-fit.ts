@@ -12,9 +12,9 @@ import type { StepObservation } from './fit-profile.js';
  * - decode plane (prefill 0): for each measured batch size, step time follows a monotone cubic in KV tokens through
  *   that batch's points (monotone-cubic.ts; one point: the KV slope of the nearest batch with two); batches in between
  *   are interpolated the same way over the batch. Below a batch's first point it is carried back along its first
- *   segment where that rises: held there, a batch's decode part at the mixed sweep's shorter contexts came out dear,
+ *   segment where that rises (at no more than the batch's mean slope): held there, a batch's decode part at the mixed sweep's shorter contexts came out dear,
  *   the excess measured against it cheap by as much, and every mixed cell beside that batch cheap with it (a loaded
- *   foreign engine's steps: 0.36% cheap on average held, 0.09% carried back; measured-table-fit.test.ts).
+ *   foreign engine's steps: 0.38% cheap on average held, 0.15% carried back; measured-table-fit.test.ts).
  *   Past a batch's last point it follows the batch's mean slope (first point to last), not its last segment's: an
  *   engine whose step time jumps with KV (transformers pads KV reads to 16,384-token buckets) can have its steepest
  *   segment last, and carried on, that slope prices steps at twice the KV several times too high. The KV axis ends
@@ -301,7 +301,8 @@ function dedupe(points: readonly (readonly [number, number])[]): (readonly [numb
 
 /**
  * A step time through sorted points: the monotone cubic between them; below the first, carried back along the first
- * segment where it rises (held where it falls), never below zero; past the last, the mean slope (first to last), or
+ * segment where it rises, at no more than the mean slope (a padded engine's jump between the first two points is
+ * diluted, not carried back whole; held where either falls), never below zero; past the last, the mean slope (first to last), or
  * held where that slope falls: a step that reads more KV than any measured never costs less than the last one did. A
  * batch whose few KV points fell with KV (a noisy engine: transformers without CUDA graphs, bench/real-engine/README.md)
  * had been carried down to zero-millisecond steps at long contexts.
@@ -313,7 +314,8 @@ function piecewise(points: readonly (readonly [number, number])[], x: number): n
   const [firstX, firstY] = points[0] as readonly [number, number];
   if (x < firstX) {
     const [secondX, secondY] = points[1] as readonly [number, number];
-    return Math.max(0, firstY - Math.max(0, (secondY - firstY) / (secondX - firstX)) * (firstX - x));
+    const slope = Math.min((secondY - firstY) / (secondX - firstX), meanSlope(points));
+    return Math.max(0, firstY - Math.max(0, slope) * (firstX - x));
   }
   return Math.max(0, inside(points, x));
 }

@@ -94,7 +94,7 @@ function alongAxis(axis: readonly number[], value: number, valueAt: (index: numb
  * decode sequences, its slope at each point taken from the points either side, so that it follows the curvature the
  * table shows instead of the chord under a concave law (monotone-cubic.ts). Over a loaded foreign engine's steps
  * (measured-table-fit.test.ts) the chords had priced them 1.3% cheap on average, worst 2.6%; read this way (and built
- * the same way, measured-table-fit.ts), 0.1%, worst 0.7%. KV stays straight: that axis holds every batch size's KV
+ * the same way, measured-table-fit.ts), 0.15%, worst 0.8%. KV stays straight: that axis holds every batch size's KV
  * points, so its segments are short, and for any one batch most of its points are the builder's reads (held or carried
  * on past what the batch measured), which a curve would carry into the segments beside them. With the fitted
  * form (`form`, a profile's `fallback`), what is interpolated is each cell less the form's floor lift (floor-lift.ts),
