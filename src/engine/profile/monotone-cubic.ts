@@ -37,52 +37,49 @@ function endSlope(width: number, secant: number, nextWidth: number, nextSecant: 
 const BREAK_STEEPNESS = 4;
 
 /**
- * The value at `x` inside segment `index` (between xs[index] and xs[index + 1]) of the monotone cubic through the
- * points (xs[i], valueAt(i)); only the points index - 2 to index + 3 are read, each once. With two points it is the
- * straight line.
+ * The curve's slope at `point` through the points (xs[i], ys[i]); only ys[point - 2] to ys[point + 2] are read.
+ * Inside, the weighted harmonic mean of the segments either side (0 where they differ in sign or one is flat), or the
+ * one-sided slope of the smooth side next to a break; at an axis end, the one-sided slope; with two points, the line.
  */
-export function monotoneCubicInSegment(xs: readonly number[], valueAt: (index: number) => number, index: number, x: number): number {
-  const x0 = xs[index] as number;
-  const x1 = xs[index + 1] as number;
-  if (x === x0) return valueAt(index);
-  if (x === x1) return valueAt(index + 1);
+export function slopeAtPoint(xs: ArrayLike<number>, ys: ArrayLike<number>, point: number): number {
   const lastSegment = xs.length - 2;
-  const firstRead = Math.max(0, index - 2);
-  const read: (number | undefined)[] = [];
-  const y = (at: number): number => {
-    let value = read[at - firstRead];
-    if (value === undefined) {
-      value = valueAt(at);
-      read[at - firstRead] = value;
-    }
-    return value;
-  };
   const width = (segment: number): number => (xs[segment + 1] as number) - (xs[segment] as number);
-  const secant = (segment: number): number => (y(segment + 1) - y(segment)) / width(segment);
+  const secant = (segment: number): number => ((ys[segment + 1] as number) - (ys[segment] as number)) / width(segment);
   // The slope at a point from one of its segments and the next one away from the point, when there is one.
   const oneSided = (segment: number, away: number): number => {
     const next = segment + away;
     return next < 0 || next > lastSegment ? secant(segment) : endSlope(width(segment), secant(segment), width(next), secant(next));
   };
-  const slopeAt = (point: number): number => {
-    if (point === 0) return oneSided(0, 1);
-    if (point === lastSegment + 1) return oneSided(lastSegment, -1);
-    const before = secant(point - 1);
-    const after = secant(point);
-    if (before * after <= 0) return 0;
-    if (Math.abs(after) > BREAK_STEEPNESS * Math.abs(before)) return oneSided(point - 1, -1);
-    if (Math.abs(before) > BREAK_STEEPNESS * Math.abs(after)) return oneSided(point, 1);
-    return interiorSlope(width(point - 1), before, width(point), after);
-  };
-  const y0 = y(index);
-  const y1 = y(index + 1);
+  if (point === 0) return oneSided(0, 1);
+  if (point === lastSegment + 1) return oneSided(lastSegment, -1);
+  const before = secant(point - 1);
+  const after = secant(point);
+  if (before * after <= 0) return 0;
+  if (Math.abs(after) > BREAK_STEEPNESS * Math.abs(before)) return oneSided(point - 1, -1);
+  if (Math.abs(before) > BREAK_STEEPNESS * Math.abs(after)) return oneSided(point, 1);
+  return interiorSlope(width(point - 1), before, width(point), after);
+}
+
+/** The cubic Hermite between (x0, y0) and (x1, y1) with those slopes, at `x`. */
+export function hermiteAt(x0: number, x1: number, y0: number, y1: number, slope0: number, slope1: number, x: number): number {
   const h = x1 - x0;
-  const slope0 = lastSegment === 0 ? secant(0) : slopeAt(index);
-  const slope1 = lastSegment === 0 ? secant(0) : slopeAt(index + 1);
   const t = (x - x0) / h;
   const t2 = t * t;
   const t3 = t2 * t;
   return (2 * t3 - 3 * t2 + 1) * y0 + (t3 - 2 * t2 + t) * h * slope0 + (-2 * t3 + 3 * t2) * y1 + (t3 - t2) * h * slope1;
+}
+
+/**
+ * The value at `x` inside segment `index` (between xs[index] and xs[index + 1]) of the monotone cubic through the
+ * points (xs[i], valueAt(i)); only the points index - 2 to index + 3 are read, each once. With two points it is the
+ * straight line.
+ */
+export function monotoneCubicInSegment(xs: readonly number[], valueAt: (index: number) => number, index: number, x: number): number {
+  if (x === xs[index]) return valueAt(index);
+  if (x === xs[index + 1]) return valueAt(index + 1);
+  const ys = new Array<number>(xs.length);
+  for (let at = Math.max(0, index - 2); at <= Math.min(xs.length - 1, index + 3); at++) ys[at] = valueAt(at);
+  return hermiteAt(xs[index] as number, xs[index + 1] as number, ys[index] as number, ys[index + 1] as number, slopeAtPoint(xs, ys, index), slopeAtPoint(xs, ys, index + 1), x);
 }
 
 /**
