@@ -4,12 +4,13 @@ import { MeasuredTableReader, readerFor } from './measured-table-reader.js';
 import { rooflineStepMs } from './roofline-step.js';
 
 /**
- * Step duration read off a measured table (a `measured` profile): interpolated over decode sequences x prefill
- * tokens x KV tokens read (interpolateStepMs). Below an axis's first point the time is held. Past an axis's last point, a table
- * with a fitted `fallback` (calibration writes one) prices the step as the table at its edge plus what the fitted
- * roofline form adds from the edge to the step, and counts the step: a table's last segment carried past its points
- * had predicted a saturation collapse on a real engine at batch sizes it never measured (bench/real-engine/README.md).
- * Without a fallback (tables written before there was one) the last segment's slope is carried on. Never below zero.
+ * Step duration read off a measured table (a `measured` profile): interpolated over decode sequences x prefill tokens
+ * x KV tokens read (interpolateStepMs, through a reader prepared once). Below an axis's first point the time is held.
+ * Past an axis's last point, a table with a fitted `fallback` (calibration writes one) prices the step as the table at
+ * its edge plus what the fitted roofline form adds from the edge to the step, and counts the step: a table's last
+ * segment carried past its points had predicted a saturation collapse on a real engine at batch sizes it never
+ * measured (bench/real-engine/README.md). Without a fallback (tables written before there was one) the last segment's
+ * slope is carried on. Never below zero.
  */
 export class MeasuredTableCostModel implements CostModel {
   readonly #reader: MeasuredTableReader;
