@@ -1,6 +1,7 @@
 import type { MeasuredStepTable, RooflineCoefficients } from '../../types/engine.js';
 import { floorLiftMs } from '../profile/floor-lift.js';
 import { interpolateStepMs, tableStepMs } from '../profile/measured-table.js';
+import { monotoneCubicInSegment, segmentOf } from '../profile/monotone-cubic.js';
 import type { StepObservation } from './fit-profile.js';
 
 /**
@@ -8,8 +9,12 @@ import type { StepObservation } from './fit-profile.js';
  * describe. The sweep measures two families of steps: prefill steps alone (batch 1, several prompt lengths) and decode
  * steps alone (several batch sizes, each at one or more KV lengths). The table is filled from them:
  *
- * - decode plane (prefill 0): for each measured batch size, step time is piecewise linear in KV tokens through that
- *   batch's points (one point: the KV slope of the nearest batch with two); batches in between are interpolated.
+ * - decode plane (prefill 0): for each measured batch size, step time follows a monotone cubic in KV tokens through
+ *   that batch's points (monotone-cubic.ts; one point: the KV slope of the nearest batch with two); batches in between
+ *   are interpolated the same way over the batch. Below a batch's first point it is carried back along its first
+ *   segment where that rises (at no more than the batch's mean slope): held there, a batch's decode part at the mixed sweep's shorter contexts came out dear,
+ *   the excess measured against it cheap by as much, and every mixed cell beside that batch cheap with it (a loaded
+ *   foreign engine's steps: 0.38% cheap on average held, 0.15% carried back; measured-table-fit.test.ts).
  *   Past a batch's last point it follows the batch's mean slope (first point to last), not its last segment's: an
  *   engine whose step time jumps with KV (transformers pads KV reads to 16,384-token buckets) can have its steepest
  *   segment last, and carried on, that slope prices steps at twice the KV several times too high. The KV axis ends
@@ -25,6 +30,10 @@ import type { StepObservation } from './fit-profile.js';
  *   where no mixed step was measured, the plain sum of a decode step and a prefill step of the prompt.
  *   A mixed step never costs less than its decode part or its prefill part alone.
  * - padding: the prefill row steps up right after a point where the engine pads (withPaddingSteps).
+ *
+ * Every value read between measured points follows a monotone cubic through them, as the table is read between its
+ * cells (interpolateStepMs): straight lines between the points of a concave law are chords under it, and built from
+ * chords and read along chords the table had priced a loaded foreign engine's steps 1.3% cheap on average.
  *
  * With the fitted roofline form of the same sweep (`form`), every value read between measured points (a prompt size,
  * KV length or batch size the grid holds for another family's sake) is interpolated less the form's floor lift and
@@ -45,7 +54,7 @@ export function buildMeasuredTable(observations: readonly StepObservation[], for
   const mixedPrompts = observations.filter((o) => o.kind === 'mixed' && (o.prefillTokens ?? 0) > 0).map((o) => o.prefillTokens as number);
   const prefillTokens = [...new Set([...measuredPrefill.map(([tokens]) => tokens), ...mixedPrompts])].sort((a, b) => a - b);
   const liftAt = (batch: number, prefill: number, kv: number): number => (form === undefined ? 0 : floorLiftMs(form, batch, prefill, kv));
-  const prefillMs = prefillTokens.map((tokens) => lifted(measuredPrefill, tokens, (x) => liftAt(0, x, 0), linearThrough));
+  const prefillMs = prefillTokens.map((tokens) => lifted(measuredPrefill, tokens, (x) => liftAt(0, x, 0), curveThrough));
 
   const batches = [...new Set(decode.map((o) => o.size))].sort((a, b) => a - b);
   const lines = batches.map((batch) => dedupe(decode.filter((o) => o.size === batch).map((o) => [o.secondary, o.stepMs] as const)));
@@ -69,16 +78,13 @@ export function buildMeasuredTable(observations: readonly StepObservation[], for
     return Math.max(0, y0 + slope * (kv - x0));
   };
 
-  // Decode at a batch size between measured ones: linear between them (held outside), as the table interpolates.
+  // Decode at a batch size between measured ones: a monotone cubic over them (held outside), as the table is read.
   const decodeAtBatch = (batch: number, kv: number): number => {
     const above = batches.findIndex((measured) => measured >= batch);
     if (above === -1) return decodeAt(batches.length - 1, kv);
     if (above === 0 || batches[above] === batch) return decodeAt(above, kv);
-    const low = batches[above - 1] as number;
-    const high = batches[above] as number;
-    const weight = (batch - low) / (high - low);
-    const lift = (b: number): number => liftAt(b, 0, kv);
-    return (1 - weight) * (decodeAt(above - 1, kv) - lift(low)) + weight * (decodeAt(above, kv) - lift(high)) + lift(batch);
+    const lessLift = (index: number): number => decodeAt(index, kv) - liftAt(batches[index] as number, 0, kv);
+    return monotoneCubicInSegment(batches, lessLift, above - 1, batch) + liftAt(batch, 0, kv);
   };
   // Mixed steps' batch sizes are grid points too, so that the table holds their excess at the batch it was measured at.
   const mixedBatches = observations.filter((o) => o.kind === 'mixed' && (o.prefillTokens ?? 0) > 0).map((o) => o.size);
@@ -165,10 +171,10 @@ export function withPaddingSteps(points: readonly (readonly [number, number])[])
  * What measured mixed steps cost beyond decode step + prefill step - the fixed cost, as a function of the decoding
  * batch B, the prompt tokens P and the batch's KV tokens. The points are grouped by B (each batch size the sweep
  * measured is a level); within a level, by P (values within 25% of each other form one level), and within that the
- * excess is piecewise linear in KV through its points, held flat past the first and last; between P levels it is
- * linear in P, below the smallest it shrinks in proportion to P (no prompt tokens: a plain decode step), above the
- * largest it is held. Between B levels it is linear in B, below the smallest it shrinks in proportion to B (no batch:
- * a prefill step alone), above the largest it is held.
+ * excess follows a monotone cubic in KV through its points (monotone-cubic.ts), held flat past the first and last;
+ * between P levels a monotone cubic over them, below the smallest it shrinks in proportion to P (no prompt tokens: a
+ * plain decode step), above the largest it is held. Between B levels a monotone cubic over them, below the smallest it
+ * shrinks in proportion to B (no batch: a prefill step alone), above the largest it is held.
  *
  * Why B is an axis of its own: an engine whose step cost multiplies tokens by a function of the sequences in the step
  * (bench/foreign-engine's `sqrt(tokens) x ln(1 + sequences)`) pays more for a prompt chunk beside a large batch than
@@ -194,15 +200,11 @@ export function mixingExcess(
   return (batch, prefillTokens, kvTokens) => {
     const first = levels[0] as (typeof levels)[number];
     if (batch <= first.batch) return (first.excess(prefillTokens, kvTokens) * batch) / first.batch;
-    for (let index = 1; index < levels.length; index++) {
-      const low = levels[index - 1] as (typeof levels)[number];
-      const high = levels[index] as (typeof levels)[number];
-      if (batch <= high.batch) {
-        const weight = (batch - low.batch) / (high.batch - low.batch);
-        return (1 - weight) * low.excess(prefillTokens, kvTokens) + weight * high.excess(prefillTokens, kvTokens);
-      }
-    }
-    return (levels[levels.length - 1] as (typeof levels)[number]).excess(prefillTokens, kvTokens);
+    const last = levels[levels.length - 1] as (typeof levels)[number];
+    if (batch >= last.batch) return last.excess(prefillTokens, kvTokens);
+    const levelBatches = levels.map((level) => level.batch);
+    const atLevel = (index: number): number => (levels[index] as (typeof levels)[number]).excess(prefillTokens, kvTokens);
+    return monotoneCubicInSegment(levelBatches, atLevel, segmentOf(levelBatches, batch), batch);
   };
 }
 
@@ -235,15 +237,9 @@ function excessOverPromptAndKv(
     const first = levels[0] as (typeof levels)[number];
     // Below the smallest prompt level the excess shrinks to none (a plain decode step), as before.
     if (prefillTokens <= first.prefill) return (measuredAt(0, kvTokens) * prefillTokens) / first.prefill;
-    for (let index = 1; index < levels.length; index++) {
-      const low = levels[index - 1] as (typeof levels)[number];
-      const high = levels[index] as (typeof levels)[number];
-      if (prefillTokens <= high.prefill) {
-        const weight = (prefillTokens - low.prefill) / (high.prefill - low.prefill);
-        return (1 - weight) * atLevel(index - 1, kvTokens) + weight * atLevel(index, kvTokens) + shape(prefillTokens);
-      }
-    }
-    return atLevel(levels.length - 1, kvTokens) + shape(prefillTokens);
+    if (prefillTokens >= (levels[levels.length - 1] as (typeof levels)[number]).prefill) return atLevel(levels.length - 1, kvTokens) + shape(prefillTokens);
+    const levelPrefills = levels.map((level) => level.prefill);
+    return monotoneCubicInSegment(levelPrefills, (index) => atLevel(index, kvTokens), segmentOf(levelPrefills, prefillTokens), prefillTokens) + shape(prefillTokens);
   };
 }
 
@@ -258,7 +254,7 @@ function floorShapedExcess(form: RooflineCoefficients | undefined, decodeMs: num
 }
 
 /**
- * Piecewise linear through sorted points, held at the end values outside them. Not `piecewise`: that one is for step
+ * The monotone cubic through sorted points, held at the end values outside them. Not `piecewise`: that one is for step
  * times (never below zero, extrapolated past the last point at the mean slope), while an excess may be negative and is not extrapolated.
  */
 function flatOutside(points: readonly (readonly [number, number])[], x: number): number {
@@ -267,11 +263,13 @@ function flatOutside(points: readonly (readonly [number, number])[], x: number):
   const [lastX, lastY] = points[points.length - 1] as readonly [number, number];
   if (x <= firstX) return firstY;
   if (x >= lastX) return lastY;
-  let index = 0;
-  while (x > (points[index + 1] as readonly [number, number])[0]) index++;
-  const [x0, y0] = points[index] as readonly [number, number];
-  const [x1, y1] = points[index + 1] as readonly [number, number];
-  return y0 + ((y1 - y0) * (x - x0)) / (x1 - x0);
+  return inside(points, x);
+}
+
+/** The monotone cubic through sorted points (at least two) at `x` between the first and the last, as the table is read between its points. */
+function inside(points: readonly (readonly [number, number])[], x: number): number {
+  const xs = points.map(([px]) => px);
+  return monotoneCubicInSegment(xs, (index) => (points[index] as readonly [number, number])[1], segmentOf(xs, x), x);
 }
 
 /** The table's prediction for one observed step, read as the twin reads it (with the profile's fitted form, if any). */
@@ -282,8 +280,8 @@ export function predictFromTable(table: MeasuredStepTable, observation: StepObse
 
 /**
  * `read` (a line through points) applied to the points less the floor lift, the lift at `x` added back: exact across
- * the floor's knee where the form is, and the plain line wherever the lift is 0. Below the first point, where the
- * lines hold their first value, the lift is held too.
+ * the floor's knee where the form is, and the plain line wherever the lift is 0. Below the first point the lines are
+ * carried back along their first segment (piecewise, curveThrough), so the lift is read at `x` there too.
  */
 function lifted(
   points: readonly (readonly [number, number])[],
@@ -291,8 +289,7 @@ function lifted(
   liftAt: (x: number) => number,
   read: (points: readonly (readonly [number, number])[], x: number) => number,
 ): number {
-  const firstX = (points[0] as readonly [number, number])[0];
-  return read(points.map(([px, py]) => [px, py - liftAt(px)] as const), x) + liftAt(Math.max(x, firstX));
+  return read(points.map(([px, py]) => [px, py - liftAt(px)] as const), x) + liftAt(x);
 }
 
 /** Sorted by x, equal x averaged. */
@@ -303,7 +300,9 @@ function dedupe(points: readonly (readonly [number, number])[]): (readonly [numb
 }
 
 /**
- * Piecewise linear through sorted points: held below the first; past the last, the mean slope (first to last), or
+ * A step time through sorted points: the monotone cubic between them; below the first, carried back along the first
+ * segment where it rises, at no more than the mean slope (a padded engine's jump between the first two points is
+ * diluted, not carried back whole; held where either falls), never below zero; past the last, the mean slope (first to last), or
  * held where that slope falls: a step that reads more KV than any measured never costs less than the last one did. A
  * batch whose few KV points fell with KV (a noisy engine: transformers without CUDA graphs, bench/real-engine/README.md)
  * had been carried down to zero-millisecond steps at long contexts.
@@ -311,19 +310,23 @@ function dedupe(points: readonly (readonly [number, number])[]): (readonly [numb
 function piecewise(points: readonly (readonly [number, number])[], x: number): number {
   const [lastX, lastY] = points[points.length - 1] as readonly [number, number];
   if (x > lastX) return Math.max(0, lastY + Math.max(0, meanSlope(points)) * (x - lastX));
-  let index = 0;
-  while (index < points.length - 2 && x > (points[index + 1] as readonly [number, number])[0]) index++;
-  const [x0, y0] = points[index] as readonly [number, number];
-  const [x1, y1] = points[index + 1] as readonly [number, number];
-  if (x <= x0 && index === 0) return y0;
-  return Math.max(0, y0 + ((y1 - y0) * (x - x0)) / (x1 - x0));
+  if (points.length === 1) return (points[0] as readonly [number, number])[1];
+  const [firstX, firstY] = points[0] as readonly [number, number];
+  if (x < firstX) {
+    const [secondX, secondY] = points[1] as readonly [number, number];
+    const slope = Math.min((secondY - firstY) / (secondX - firstX), meanSlope(points));
+    return Math.max(0, firstY - Math.max(0, slope) * (firstX - x));
+  }
+  return Math.max(0, inside(points, x));
 }
 
-/** Linear through sorted points, past the last along the last segment (as the table's own interpolation goes on). */
-function linearThrough(points: readonly (readonly [number, number])[], x: number): number {
+/** The monotone cubic through sorted points, outside them along the first or last segment (as the table's own read goes on past its last point). */
+function curveThrough(points: readonly (readonly [number, number])[], x: number): number {
   if (points.length === 1) return (points[0] as readonly [number, number])[1];
-  let index = 0;
-  while (index < points.length - 2 && x > (points[index + 1] as readonly [number, number])[0]) index++;
+  const [firstX] = points[0] as readonly [number, number];
+  const [lastX] = points[points.length - 1] as readonly [number, number];
+  if (x >= firstX && x <= lastX) return inside(points, x);
+  const index = segmentOf(points.map(([px]) => px), x);
   const [x0, y0] = points[index] as readonly [number, number];
   const [x1, y1] = points[index + 1] as readonly [number, number];
   return y0 + ((y1 - y0) * (x - x0)) / (x1 - x0);
