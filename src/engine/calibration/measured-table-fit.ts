@@ -302,10 +302,10 @@ function dedupe(points: readonly (readonly [number, number])[]): (readonly [numb
 /**
  * A step time through sorted points: the monotone cubic between them; below the first, carried back along the first
  * segment where it rises, at no more than the mean slope (a padded engine's jump between the first two points is
- * diluted, not carried back whole; held where either falls), never below zero; past the last, the mean slope (first to last), or
- * held where that slope falls: a step that reads more KV than any measured never costs less than the last one did. A
- * batch whose few KV points fell with KV (a noisy engine: transformers without CUDA graphs, bench/real-engine/README.md)
- * had been carried down to zero-millisecond steps at long contexts.
+ * diluted, not carried back whole; held where either falls), never below zero; past the last, the mean slope (first
+ * to last), or held where that slope falls: a step that reads more KV than any measured never costs less than the
+ * last one did. A batch whose few KV points fell with KV (a noisy engine: transformers without CUDA graphs,
+ * bench/real-engine/README.md) had been carried down to zero-millisecond steps at long contexts.
  */
 function piecewise(points: readonly (readonly [number, number])[], x: number): number {
   const [lastX, lastY] = points[points.length - 1] as readonly [number, number];
