@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimServer } from '../../src/engine/http/start-sim-server.js';
 import { NodeTest } from '../../src/index.js';
 import type { RooflineProfile } from '../../src/types/engine.js';
+import { eightMsProfile } from '../helpers/test-profiles.js';
 
 let workDirectory: string;
 beforeAll(async () => {
@@ -14,18 +15,7 @@ afterAll(async () => {
   await rm(workDirectory, { recursive: true, force: true });
 });
 
-const BASE: RooflineProfile = {
-  kind: 'roofline',
-  name: 'calibrated-test',
-  description: 'test',
-  model: 'test/model',
-  hardware: 'none',
-  derivation: [],
-  coefficients: { stepOverheadMs: 2, weightsFloorMs: 6, prefillPerTokenMs: 0.01, prefillAttentionPerPairMs: 1e-6, decodePerSequenceMs: 0.05, kvReadPerTokenMs: 1e-5 },
-  maxTotalTokens: 200_000,
-  contextLength: 16_384,
-  servingLatency: { ingressMs: 0.5, deliveryMs: 1, networkMs: 0.5 },
-};
+const BASE = eightMsProfile('calibrated-test', { servingLatency: { ingressMs: 0.5, deliveryMs: 1, networkMs: 0.5 } });
 
 const SCHEDULING = { mixedChunk: true, chunkedPrefillSize: 512, maxRunningRequests: 16, maxTotalTokens: 60_000, source: 'server_info' } as const;
 

@@ -6,6 +6,7 @@ import { simServerArgs } from '../../src/cluster/launchers/sim/launch-sim-server
 import { sglangServerArgs } from '../../src/cluster/launchers/sglang/sglang-server-args.js';
 import { NodeTest } from '../../src/index.js';
 import type { RooflineProfile } from '../../src/types/engine.js';
+import { eightMsProfile } from '../helpers/test-profiles.js';
 
 let workDirectory: string;
 beforeAll(async () => {
@@ -15,17 +16,7 @@ afterAll(async () => {
   await rm(workDirectory, { recursive: true, force: true });
 });
 
-const BASE: RooflineProfile = {
-  kind: 'roofline',
-  name: 'paged-test',
-  description: 'test',
-  model: 'test/model',
-  hardware: 'none',
-  derivation: [],
-  coefficients: { stepOverheadMs: 2, weightsFloorMs: 6, prefillPerTokenMs: 0.01, prefillAttentionPerPairMs: 1e-6, decodePerSequenceMs: 0.05, kvReadPerTokenMs: 1e-5 },
-  maxTotalTokens: 200_000,
-  contextLength: 16_384,
-};
+const BASE = eightMsProfile('paged-test');
 
 /** Chunked prompts (256-token chunks) from several requests at once, so where a chunk is cut shows in TTFT. */
 const WORKLOAD = { virtualTime: true, datasetName: 'random-ids', randomInputLen: 600, randomOutputLen: 20, randomRangeRatio: 0.5, numPrompts: 60, requestRate: 40, seed: 3, chunkedPrefillSize: 256, progress: 'off' } as const;

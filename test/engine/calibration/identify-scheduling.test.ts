@@ -3,21 +3,10 @@ import { calibrateProfile } from '../../../src/engine/calibration/calibrate-prof
 import { identifyScheduling, readSchedulingProbe, type SchedulingProbeSample, schedulingEvidence, schedulingVerdict } from '../../../src/engine/calibration/identify-scheduling.js';
 import { systemClock } from '../../../src/clock/clock.js';
 import { startSimServer } from '../../../src/engine/http/start-sim-server.js';
-import type { RooflineProfile } from '../../../src/types/engine.js';
 import { startSteppingEngine } from '../../helpers/stepping-engine.js';
+import { eightMsProfile } from '../../helpers/test-profiles.js';
 
-/** Steps of about 8 ms: long enough that a step apart stands out from this machine's scheduling noise. */
-const PROFILE: RooflineProfile = {
-  kind: 'roofline',
-  name: 'black-box',
-  description: 'test',
-  model: 'test/black-box',
-  hardware: 'none',
-  derivation: [],
-  coefficients: { stepOverheadMs: 2, weightsFloorMs: 6, prefillPerTokenMs: 0.01, prefillAttentionPerPairMs: 1e-6, decodePerSequenceMs: 0.05, kvReadPerTokenMs: 1e-5 },
-  maxTotalTokens: 200_000,
-  contextLength: 16_384,
-};
+const PROFILE = eightMsProfile('black-box');
 
 /** Calibrates a sim-server over HTTP only, with sweeps cut to the minimum: the scheduling probe is what is tested. */
 async function calibrateBlackBox(enableMixedChunk: boolean) {

@@ -4,19 +4,9 @@ import { readLimits } from '../../../src/engine/calibration/calibration-client.j
 import { schedulingOf } from '../../../src/engine/calibration/identify-scheduling.js';
 import { resolveEngineSetup } from '../../../src/engine/create-engine.js';
 import { startSimServer } from '../../../src/engine/http/start-sim-server.js';
-import type { RooflineProfile } from '../../../src/types/engine.js';
+import { eightMsProfile } from '../../helpers/test-profiles.js';
 
-const PROFILE: RooflineProfile = {
-  kind: 'roofline',
-  name: 'paged',
-  description: 'test',
-  model: 'test/paged',
-  hardware: 'none',
-  derivation: [],
-  coefficients: { stepOverheadMs: 2, weightsFloorMs: 6, prefillPerTokenMs: 0.01, prefillAttentionPerPairMs: 1e-6, decodePerSequenceMs: 0.05, kvReadPerTokenMs: 1e-5 },
-  maxTotalTokens: 200_000,
-  contextLength: 16_384,
-};
+const PROFILE = eightMsProfile('paged');
 
 describe("calibration reads the server's page size and the twin schedules in it", () => {
   test('a sim-server with page size 16: limits and profile carry 16, and the twin built from the profile runs in pages of 16', async () => {
