@@ -36,8 +36,8 @@ export interface ValidationRefit {
 }
 
 /**
- * The refit and its held-out check; null with the reason where it cannot be made (fewer than two rates, runs without
- * the server's timing stamps: SGLang without --enable-metrics).
+ * The refit and its held-out check, or why it cannot be made: fewer than two rates, or runs without the server's
+ * timing stamps (SGLang without --enable-metrics).
  */
 export async function refitFromValidation(options: ValidationRefitOptions): Promise<{ refit: ValidationRefit } | { skipped: string }> {
   const runs = options.validation.realRuns;
