@@ -180,7 +180,7 @@ export function registerCalibrateCommand(program: Command): void {
       }
       const c = result.profile.coefficients;
       const q = result.rooflineQuality;
-      const mixed = result.measurements.observations.filter((o) => o.kind === 'mixed');
+      const mixed = result.observations.filter((o) => o.kind === 'mixed');
       const mixedError = (predict: (o: (typeof mixed)[number]) => number): string =>
         `${relativeErrors(mixed.map((o) => ({ measuredMs: o.stepMs, predictedMs: predict(o) }))).rmsPercent.toFixed(1)}% RMS`;
       const table = result.measuredProfile?.table;

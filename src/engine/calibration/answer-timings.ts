@@ -12,6 +12,8 @@ export interface MixedSample {
   /** KV tokens the decoding batch read in the probe's step. */
   kvTokens: number;
   fromServer: boolean;
+  /** The engine's time between steps beside the probe (see betweenStepsMs), where the streams' token times show it. */
+  betweenStepsMs?: number;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface MixedSample {
  * entered the forward pass and was still decoding when the probe's prefill ended; otherwise null. Without server
  * timestamps, client-side times stand in (network included).
  */
-export function mixedSample(members: StreamResult[], probe: StreamResult, promptTokens: number): MixedSample | null {
+export function mixedSample(members: StreamResult[], probe: StreamResult, promptTokens: number, memberEventTimesMs?: readonly (readonly number[])[]): MixedSample | null {
   const timing = stepTimes(probe);
   const forward = probe.meta['forward_entry_time'];
   const prefilled = probe.meta['prefill_finished_time'];
@@ -33,7 +35,11 @@ export function mixedSample(members: StreamResult[], probe: StreamResult, prompt
       const stepSeconds = (memberFinished - memberPrefilled) / Math.max(1, member.completionTokens - 1);
       kvTokens += promptTokens + 1 + Math.floor((forward - memberPrefilled) / stepSeconds);
     }
-    return { stepMs: timing.prefillMs, kvTokens, fromServer: true };
+    // The probe is not streamed where the server stamps (measure-server.ts): its end of prefill reaches the client's
+    // clock through the streams', whose first tokens the client saw at their own prefill_finished_time plus the path.
+    const pathMs = members.map((member) => member.firstEventMs - (member.meta['prefill_finished_time'] as number) * 1000).sort((a, b) => a - b)[members.length >> 1];
+    const betweenMs = memberEventTimesMs === undefined || pathMs === undefined ? undefined : betweenStepsMs(memberEventTimesMs, prefilled * 1000 + pathMs, timing.prefillMs);
+    return { stepMs: timing.prefillMs, kvTokens, fromServer: true, ...(betweenMs === undefined ? {} : { betweenStepsMs: betweenMs }) };
   }
   for (const member of members) {
     if (member.firstEventMs > probe.sentMs || member.lastEventMs < probe.firstEventMs) return null;
@@ -41,6 +47,44 @@ export function mixedSample(members: StreamResult[], probe: StreamResult, prompt
     kvTokens += promptTokens + 1 + Math.floor((probe.sentMs - member.firstEventMs) / Math.max(stepMs, 1e-3));
   }
   return { stepMs: timing.prefillMs, kvTokens, fromServer: false };
+}
+
+/**
+ * The engine's time between two steps, read beside a mixed probe. The probe's prefill, as the server stamped it
+ * (forward_entry_time to prefill_finished_time), runs from the start of its first step to the end of its last (one
+ * step, or more where its prompt was cut into chunks). A decoding stream's tokens come at the ends of the same steps:
+ * from its token at the end of the step before the probe's first to its token with the probe's first token, its
+ * interval spans the same steps and one more stretch of the loop's work between steps. That difference, the median
+ * over the streams, is the reading. A decode cell, read off token intervals, carries that time; a prefill or a mixed
+ * cell, read off a request's stamps, does not, and the twin runs steps back to back (docs/simulated-engine.md, "Pass
+ * 9"). A stream counts only where it has tokens within a quarter of its own step of both ends (the probe's steps were
+ * its steps) and the reading is under half its step; undefined where none does, or the probe's stamps are missing.
+ */
+export function betweenStepsMs(memberEventTimesMs: readonly (readonly number[])[], probeFirstEventMs: number, probeStepMs: number): number | undefined {
+  if (!Number.isFinite(probeStepMs) || !Number.isFinite(probeFirstEventMs)) return undefined;
+  const nearestTo = (times: readonly number[], targetMs: number): number => {
+    let nearest = 0;
+    for (let index = 1; index < times.length; index++) {
+      if (Math.abs((times[index] as number) - targetMs) < Math.abs((times[nearest] as number) - targetMs)) nearest = index;
+    }
+    return nearest;
+  };
+  const readings: number[] = [];
+  for (const times of memberEventTimesMs) {
+    if (times.length < 3) continue;
+    const intervals = times.slice(1).map((time, index) => time - (times[index] as number)).sort((a, b) => a - b);
+    const ownStepMs = intervals[intervals.length >> 1] as number;
+    const tolerance = ownStepMs / 4;
+    const end = nearestTo(times, probeFirstEventMs);
+    const before = nearestTo(times, probeFirstEventMs - probeStepMs);
+    if (before >= end || Math.abs((times[end] as number) - probeFirstEventMs) > tolerance) continue;
+    const reading = (times[end] as number) - (times[before] as number) - probeStepMs;
+    if (reading > -tolerance && reading < ownStepMs / 2) readings.push(reading);
+  }
+  if (readings.length === 0) return undefined;
+  readings.sort((a, b) => a - b);
+  const middle = readings.length >> 1;
+  return readings.length % 2 === 1 ? (readings[middle] as number) : ((readings[middle - 1] as number) + (readings[middle] as number)) / 2;
 }
 
 /**

@@ -3,6 +3,7 @@ import { fitRooflineProfile, predictStepMs } from './fit-profile.js';
 import type { ProfileFit, StepObservation } from './fit-profile.js';
 import { measureServer } from './measure-server.js';
 import type { CalibrationMeasurements, CalibrationOptions } from './measure-server.js';
+import { betweenSteps, describeBetweenSteps, withBetweenSteps } from './between-steps.js';
 import { buildMeasuredTable, predictFromTable } from './measured-table-fit.js';
 import { describeRegion, measuredRegion } from './measured-region.js';
 import { SLOW_REPEAT_FACTOR, relativeErrors, slowRepeats } from './robust-statistics.js';
@@ -26,6 +27,8 @@ export interface CalibrationResult {
   measuredProfile: MeasuredProfile | null;
   measuredQuality: FitQuality | null;
   measurements: CalibrationMeasurements;
+  /** The observations as fitted: the measurements' with the engine's time between steps charged (between-steps.ts). */
+  observations: StepObservation[];
 }
 
 /**
@@ -124,7 +127,11 @@ export async function calibrateProfile(
   },
 ): Promise<CalibrationResult> {
   const measurements = options.measurements ?? (await measureServer(options));
-  const { fit, rooflineQuality, table, measuredQuality } = fitBothForms(measurements.observations);
+  // Only where the probe's step is the streams' step too: on a server that runs prefill apart, the streams' interval
+  // across the probe holds a decode step and two gaps besides it, and no reading is taken.
+  const between = measurements.scheduling?.mixedChunk === true ? betweenSteps(measurements.observations) : null;
+  const observations = withBetweenSteps(measurements.observations, between);
+  const { fit, rooflineQuality, table, measuredQuality } = fitBothForms(observations);
   if (fit === null || rooflineQuality === null) throw new ServelabError('PROTOCOL_ERROR', `no step times could be measured at ${options.url}`);
   const c = fit.coefficients;
   const source = measurements.usedServerTimestamps
@@ -167,6 +174,7 @@ export async function calibrateProfile(
       'Input-length sweep at batch 1: one prefill step per prompt length (prefill_finished_time - forward_entry_time), then decode at batch 1.',
       `Concurrency sweep: B requests at once at ${describeTokenLengths(measurements.concurrencyPromptLengths)}, run with N and then N + K tokens each, N enough that all B decode together: the K extra steps of the requests prefilled last all run at batch B.`,
       `Floor-bound steps (within 3% of the fastest) give overhead + floor = ${(c.stepOverheadMs + c.weightsFloorMs).toFixed(3)} ms; a joint non-negative least-squares fit over the ${fit.aboveFloorCount} steps above it gives the overhead (intercept) and the four slopes.`,
+      describeBetweenSteps(between),
       describeQuality(rooflineQuality),
       ...notes,
       ...calibratedLines,
@@ -190,6 +198,7 @@ export async function calibrateProfile(
           derivation: [
             measuredLine,
             'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points, past the last at their mean slope); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that, interpolated over prompt tokens and KV tokens. Between points the table is read less the fitted form\'s floor lift (max(0, floor - work)) and the lift added back, so that a line between a step on the floor and one past its knee bends at the knee.',
+            describeBetweenSteps(between),
             `${describeQuality(measuredQuality)} The table passes through its own points, so the held-out error is the one that tells.`,
             'Past the table\'s last point on an axis, a step is the table at its edge plus what the fitted roofline form (fallback) adds from the edge to the step.',
             ...notes,
@@ -203,7 +212,7 @@ export async function calibrateProfile(
           ...calibratedParts,
           stepError: stepErrorOf(measuredQuality),
         };
-  return { profile, fit, rooflineQuality, measuredProfile, measuredQuality, measurements };
+  return { profile, fit, rooflineQuality, measuredProfile, measuredQuality, measurements, observations };
 }
 
 /** What the twin does with the path: a constant, or each request's delivery drawn from the measured quantiles. */

@@ -16,6 +16,11 @@ export interface StepObservation {
   label: string;
   /** The repeated measurements `stepMs` was taken from (robust median), where there were several. */
   samplesMs?: number[];
+  /**
+   * mixed: the engine's time between steps, read beside this probe (median over repeats): the decoding streams' token
+   * interval across the probe's step, less that step (answer-timings.ts `mixedSample`). Absent where it could not be read.
+   */
+  betweenStepsMs?: number;
 }
 
 export interface ProfileFit {

@@ -147,14 +147,15 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
       started++;
       if (started === point.batch) allStarted();
     };
+    const memberEventTimesMs = Array.from({ length: point.batch }, (): number[] => []);
     const members = Promise.all(
-      Array.from({ length: point.batch }, () => streamGenerate(baseUrl, clock, prompt(point.promptTokens), runTokens, timeoutMs, true, onFirstEvent)),
+      memberEventTimesMs.map((eventTimesMs) => streamGenerate(baseUrl, clock, prompt(point.promptTokens), runTokens, timeoutMs, true, onFirstEvent, eventTimesMs)),
     );
     await Promise.race([running, members]);
     // Two decode steps, so that the last member's first token has left the engine and the batch is decoding.
     await new Promise((resolve) => setTimeout(resolve, 2 * Math.max(warmProbe.decodeStepMs, 1)));
     const probe = await generate(prompt(point.probeTokens), 2);
-    return mixedSample(await members, probe, point.promptTokens);
+    return mixedSample(await members, probe, point.promptTokens, memberEventTimesMs);
   };
   // The first request to a fresh server often pays one-off costs (kernel compilation, CUDA graph capture): forecast
   // from a second one, with a timed flush before it and a prompt of one chunk after it for the prefill's cost per token.
@@ -313,7 +314,12 @@ export async function measureServer(options: CalibrationOptions): Promise<Calibr
     const step = robustMedian(samples.map((sample) => sample.stepMs));
     rejectedSamples += step.rejected;
     const kvTokens = samples.reduce((sum, sample) => sum + sample.kvTokens, 0) / samples.length;
-    observations.push({ ...mixedObservation(point.batch, kvTokens, point.probeTokens, step.value), samplesMs: samples.map((sample) => sample.stepMs) });
+    const between = samples.map((sample) => sample.betweenStepsMs).filter((value): value is number => value !== undefined);
+    observations.push({
+      ...mixedObservation(point.batch, kvTokens, point.probeTokens, step.value),
+      samplesMs: samples.map((sample) => sample.stepMs),
+      ...(between.length === 0 ? {} : { betweenStepsMs: robustMedian(between).value }),
+    });
     progress(
       `mixed: prefill ${point.probeTokens} tokens beside decode batch ${point.batch} at ${point.promptTokens}-token prompts: ${step.value.toFixed(2)} ms`,
     );
