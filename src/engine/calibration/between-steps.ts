@@ -40,9 +40,12 @@ export function withBetweenSteps(observations: readonly StepObservation[], betwe
   );
 }
 
-/** The profile's derivation line for it. */
-export function describeBetweenSteps(between: BetweenSteps | null): string {
+/** The profile's derivation line for it; `mixing`: whether the server mixes prefill into decode steps. */
+export function describeBetweenSteps(between: BetweenSteps | null, mixing: boolean): string {
+  if (!mixing) {
+    return "No time between steps was read: the server runs prefill apart from decoding, so a stream's interval across a probe holds other steps besides; prefill and mixed steps are priced as stamped.";
+  }
   return between === null
-    ? 'No time between steps was read (no mixed probe, or a server without forward_entry_time): prefill and mixed steps are priced as stamped.'
+    ? 'No time between steps was read (no mixed probe read one, or the server has no forward_entry_time): prefill and mixed steps are priced as stamped.'
     : `Prefill and mixed steps carry the engine's time between steps, ${between.ms.toFixed(3)} ms (median beside ${between.probes} mixed probe${between.probes === 1 ? '' : 's'}: the decoding streams' token interval across the probe's step, less the step), which their own stamps leave out and decode steps, read off token intervals, hold.`;
 }

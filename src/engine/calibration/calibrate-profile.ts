@@ -129,7 +129,8 @@ export async function calibrateProfile(
   const measurements = options.measurements ?? (await measureServer(options));
   // Only where the probe's step is the streams' step too: on a server that runs prefill apart, the streams' interval
   // across the probe holds a decode step and two gaps besides it, and no reading is taken.
-  const between = measurements.scheduling?.mixedChunk === true ? betweenSteps(measurements.observations) : null;
+  const mixing = measurements.scheduling?.mixedChunk === true;
+  const between = mixing ? betweenSteps(measurements.observations) : null;
   const observations = withBetweenSteps(measurements.observations, between);
   const { fit, rooflineQuality, table, measuredQuality } = fitBothForms(observations);
   if (fit === null || rooflineQuality === null) throw new ServelabError('PROTOCOL_ERROR', `no step times could be measured at ${options.url}`);
@@ -174,7 +175,7 @@ export async function calibrateProfile(
       'Input-length sweep at batch 1: one prefill step per prompt length (prefill_finished_time - forward_entry_time), then decode at batch 1.',
       `Concurrency sweep: B requests at once at ${describeTokenLengths(measurements.concurrencyPromptLengths)}, run with N and then N + K tokens each, N enough that all B decode together: the K extra steps of the requests prefilled last all run at batch B.`,
       `Floor-bound steps (within 3% of the fastest) give overhead + floor = ${(c.stepOverheadMs + c.weightsFloorMs).toFixed(3)} ms; a joint non-negative least-squares fit over the ${fit.aboveFloorCount} steps above it gives the overhead (intercept) and the four slopes.`,
-      describeBetweenSteps(between),
+      describeBetweenSteps(between, mixing),
       describeQuality(rooflineQuality),
       ...notes,
       ...calibratedLines,
@@ -198,7 +199,7 @@ export async function calibrateProfile(
           derivation: [
             measuredLine,
             'Step times interpolated from the sweep itself: prefill steps by prompt tokens; decode steps by batch size and KV tokens read (piecewise linear through each batch size\'s points, past the last at their mean slope); a mixed step is decode + prefill - the fixed cost, plus what the measured mixed steps cost beyond that, interpolated over prompt tokens and KV tokens. Between points the table is read less the fitted form\'s floor lift (max(0, floor - work)) and the lift added back, so that a line between a step on the floor and one past its knee bends at the knee.',
-            describeBetweenSteps(between),
+            describeBetweenSteps(between, mixing),
             `${describeQuality(measuredQuality)} The table passes through its own points, so the held-out error is the one that tells.`,
             'Past the table\'s last point on an axis, a step is the table at its edge plus what the fitted roofline form (fallback) adds from the edge to the step.',
             ...notes,
