@@ -37,8 +37,8 @@ export function mixedSample(members: StreamResult[], probe: StreamResult, prompt
     }
     // The probe is not streamed where the server stamps (measure-server.ts): its end of prefill reaches the client's
     // clock through the streams', whose first tokens the client saw at their own prefill_finished_time plus the path.
-    const pathMs = members.map((member) => member.firstEventMs - (member.meta['prefill_finished_time'] as number) * 1000).sort((a, b) => a - b)[members.length >> 1];
-    const betweenMs = memberEventTimesMs === undefined || pathMs === undefined ? undefined : betweenStepsMs(memberEventTimesMs, prefilled * 1000 + pathMs, timing.prefillMs);
+    const pathMs = median(members.map((member) => member.firstEventMs - (member.meta['prefill_finished_time'] as number) * 1000));
+    const betweenMs = memberEventTimesMs === undefined ? undefined : betweenStepsMs(memberEventTimesMs, prefilled * 1000 + pathMs, timing.prefillMs);
     return { stepMs: timing.prefillMs, kvTokens, fromServer: true, ...(betweenMs === undefined ? {} : { betweenStepsMs: betweenMs }) };
   }
   for (const member of members) {
@@ -72,8 +72,7 @@ export function betweenStepsMs(memberEventTimesMs: readonly (readonly number[])[
   const readings: number[] = [];
   for (const times of memberEventTimesMs) {
     if (times.length < 3) continue;
-    const intervals = times.slice(1).map((time, index) => time - (times[index] as number)).sort((a, b) => a - b);
-    const ownStepMs = intervals[intervals.length >> 1] as number;
+    const ownStepMs = median(times.slice(1).map((time, index) => time - (times[index] as number)));
     const tolerance = ownStepMs / 4;
     const end = nearestTo(times, probeFirstEventMs);
     const before = nearestTo(times, probeFirstEventMs - probeStepMs);
@@ -81,10 +80,7 @@ export function betweenStepsMs(memberEventTimesMs: readonly (readonly number[])[
     const reading = (times[end] as number) - (times[before] as number) - probeStepMs;
     if (reading > -tolerance && reading < ownStepMs / 2) readings.push(reading);
   }
-  if (readings.length === 0) return undefined;
-  readings.sort((a, b) => a - b);
-  const middle = readings.length >> 1;
-  return readings.length % 2 === 1 ? (readings[middle] as number) : ((readings[middle - 1] as number) + (readings[middle] as number)) / 2;
+  return readings.length === 0 ? undefined : median(readings);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { StepObservation } from './fit-profile.js';
+import { median } from './robust-statistics.js';
 
 /**
  * The engine's time between steps, as the sweep read it beside its mixed probes (answer-timings.ts `betweenStepsMs`),
@@ -20,10 +21,7 @@ export interface BetweenSteps {
 export function betweenSteps(observations: readonly StepObservation[]): BetweenSteps | null {
   const readings = observations.flatMap((observation) => (observation.kind === 'mixed' && observation.betweenStepsMs !== undefined && Number.isFinite(observation.betweenStepsMs) ? [observation.betweenStepsMs] : []));
   if (readings.length === 0) return null;
-  readings.sort((a, b) => a - b);
-  const middle = readings.length >> 1;
-  const median = readings.length % 2 === 1 ? (readings[middle] as number) : ((readings[middle - 1] as number) + (readings[middle] as number)) / 2;
-  return { ms: Math.max(0, median), probes: readings.length };
+  return { ms: Math.max(0, median(readings)), probes: readings.length };
 }
 
 /** The observations as the twin charges them: prefill and mixed steps with the time between steps added (samples too). */
