@@ -277,7 +277,13 @@ class Face:
             "schedule_policy": "fcfs",
             "disable_radix_cache": True,
             "enable_metrics": True,
-            "page_size": int(info["block_size"]),
+            # SGLang's page size is the unit it cuts prompt chunks to, as well as the KV's allocation unit
+            # (schedule_policy.py: a chunk is truncated to whole pages). transformers' FIFO scheduler splits a prompt at
+            # whatever token budget is left (scheduler.py, _prepare_request_for_processing); its block size is only
+            # how the KV is allocated, and is reported under "engine". Advertising the block (256) as the page had
+            # the twin cut a second prompt's chunk to 256 tokens where the engine took all 300-400 left of the budget:
+            # with prompts of 480-640 tokens, TTFT p90 came out 24-42% high (results/2026-11-26-graphs-on-build-check).
+            "page_size": 1,
             "tp_size": 1,
             "dp_size": 1,
             "version": "transformers-cb-face",
