@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveColumns } from '../../src/analysis/derive.js';
 import { percentileOfSorted, sortedFiniteValues } from '../../src/analysis/statistics.js';
 import { NodeTest, RoutingTest } from '../../src/index.js';
+import { servingLatencyFromSamples } from '../../src/engine/profile/path-distribution.js';
 import type { HarnessMeasurements } from '../../src/types/harness.js';
 import type { RequestRecord } from '../../src/types/record.js';
 
@@ -210,6 +211,11 @@ describe('virtual time', () => {
     expect(notices.find((notice) => notice.startsWith('virtual time:'))).toMatch(/no router, network, ingress, delivery latency, so those stages are zero/);
     const builtIn = await new RoutingTest({ ...settings, outputDir: join(workDirectory, 'built-in-notices') }).run();
     expect(((builtIn.run.extras?.notices ?? []) as string[]).some((notice) => notice.startsWith('virtual time:'))).toBe(false);
+    // A calibrated path: its delivery holds the network both ways, so no stage is missing from a node test.
+    const calibratedPath = servingLatencyFromSamples([0.02, 0.03, 0.02], [1.1, 1.2, 1.0]);
+    const nodeSettings = { virtualTime: true, datasetName: 'random-ids', randomInputLen: 32, randomOutputLen: 4, numPrompts: 10, requestRate: 20, progress: 'off' } as const;
+    const calibrated = await new NodeTest({ ...nodeSettings, profile: JSON.stringify({ ...profile, name: 'calibrated', servingLatency: calibratedPath }), outputDir: join(workDirectory, 'calibrated-path') }).run();
+    expect(((calibrated.run.extras?.notices ?? []) as string[]).filter((notice) => notice.startsWith('virtual time:'))).toEqual([]);
   });
 
   it('is refused for targets other than sim', () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ServelabError } from '../../errors/servelab-error.js';
 import type { ProfileScheduling, ServingLatency } from '../../types/engine.js';
+import { CALIBRATED_PATH } from '../profile/path-distribution.js';
 import { schedulingSchema, servingPathDistributionSchema } from '../profile/profile-schema.js';
 import type { StepObservation } from './fit-profile.js';
 import type { CalibrationMeasurements } from './measure-server.js';
@@ -71,5 +72,6 @@ function servingLatencyOf(value: unknown): { servingLatency: ServingLatency } | 
   if (!valid(ingressMs) || !valid(deliveryMs)) return undefined;
   // The path's quantiles, in files written since calibration kept them; a malformed one is left out, not refused.
   const distribution = servingPathDistributionSchema.safeParse((value as Record<string, unknown>)['distribution']);
-  return { servingLatency: { ingressMs, deliveryMs, ...(distribution.success ? { distribution: distribution.data } : {}) } };
+  // Measured as calibration measures it now, whatever the file's age: the network is inside the delivery.
+  return { servingLatency: { ingressMs, deliveryMs, ...CALIBRATED_PATH, ...(distribution.success ? { distribution: distribution.data } : {}) } };
 }

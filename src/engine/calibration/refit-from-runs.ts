@@ -155,6 +155,17 @@ function servingLatencyOf(runs: readonly RecordedRun[]): ServingLatency | undefi
   };
 }
 
+/**
+ * The start profile's path with the runs' medians over it. The runs' delivery is the way back only (first token at
+ * the client less at the server); where they carry no network time, the start's (calibrate's 0, its delivery having
+ * held the way there) would no longer be true, so it is left out and the twin says that stage is missing.
+ */
+function refittedPath(start: ServingLatency | undefined, fromRuns: ServingLatency): ServingLatency {
+  const path: ServingLatency = { ...start, ...fromRuns };
+  if (fromRuns.networkMs === undefined) delete path.networkMs;
+  return path;
+}
+
 /** A roofline fitted to the step times the records show, for runs given without a profile. */
 function startingRoofline(runs: readonly RecordedRun[], limits: Omit<ReplaySettings, 'enableMixedChunk'>, name: string): RooflineProfile {
   const observations = stepsFromRuns(runs.map((run) => run.requests), limits.chunkedPrefillSize);
@@ -298,7 +309,7 @@ export function refitFromRuns(options: RefitOptions): RefitResult {
       name,
       derivation: [...profile.derivation, ...derivationLines, ...droppedLine],
       ...scheduling,
-      ...(latency === undefined ? {} : { servingLatency: { ...profile.servingLatency, ...latency } }),
+      ...(latency === undefined ? {} : { servingLatency: refittedPath(profile.servingLatency, latency) }),
     };
   };
   return {

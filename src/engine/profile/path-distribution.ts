@@ -61,11 +61,21 @@ export class PathDraws {
 }
 
 /**
+ * How calibration reads the path: delivery is the client's time for a request beyond the server's own
+ * (request_received_ts to request_finished_ts), a difference that needs no clock shared by client and server and so
+ * holds the network both ways. The twin adds it after the last token, so the way there is zero here, not missing.
+ */
+export const CALIBRATED_PATH = {
+  networkMs: 0,
+  source: "calibrated on the idle server: deliveryMs is the client's request time beyond the server's own (request_received_ts to request_finished_ts), so it holds the network both ways and networkMs is 0",
+} as const satisfies Partial<ServingLatency>;
+
+/**
  * The idle server's path: the constants are the medians, as before; the distribution keeps the quantiles where enough
  * requests were timed (the path probe's and the batch-1 sweep's, one at a time on the idle server).
  */
 export function servingLatencyFromSamples(ingressSamplesMs: readonly number[], deliverySamplesMs: readonly number[]): ServingLatency {
-  const constants = { ingressMs: Math.max(0, medianOf(ingressSamplesMs)), deliveryMs: Math.max(0, medianOf(deliverySamplesMs)) };
+  const constants = { ingressMs: Math.max(0, medianOf(ingressSamplesMs)), deliveryMs: Math.max(0, medianOf(deliverySamplesMs)), ...CALIBRATED_PATH };
   const ingressQuantiles = quantilesOf(ingressSamplesMs);
   const deliveryQuantiles = quantilesOf(deliverySamplesMs);
   if (ingressQuantiles === null || deliveryQuantiles === null || deliverySamplesMs.length < MIN_PATH_SAMPLES) return constants;
