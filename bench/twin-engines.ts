@@ -12,7 +12,8 @@
  * profile as the start, and the twin once more with the refit profile and the scheduling the refit identified.
  *
  * Nothing here measures through servelab's functions: engines and servelab are processes, as a user runs them. The
- * error table's marks are calibrate's own verdict (validationVerdict), so the two cannot disagree.
+ * error table's marks are calibrate's own verdict (validationVerdict), so the two cannot disagree; its '?' is the twin
+ * run's own warning (summary.json extras.twinSensitivity), so the table shows whether the twin said how far to trust it.
  *
  * Run: npm run bench -- twin-engines   (about 10 minutes on a quiet machine)
  *   TWIN_ENGINES=sim-separate,sim-mixed,foreign picks engines; BENCH_RUN_SECONDS (default 12) sets each real run's
@@ -127,13 +128,34 @@ interface Metrics {
    * precision (docs/statistics.md); throughput has none. A real run of 40-240 requests is itself uncertain: a twin
    * value inside this interval cannot be told from the server by that run.
    */
-  intervals: Partial<Record<Exclude<keyof Metrics, 'serverTtftP90' | 'intervals'>, RunNoise>>;
+  intervals: Partial<Record<Exclude<keyof Metrics, 'serverTtftP90' | 'intervals' | 'twinBand'>, RunNoise>>;
+  /**
+   * A twin run's own statement of how far to trust each figure (summary.json extras.twinSensitivity): the figure with
+   * every step priced dearer and cheaper by the profile's held-out step error, and whether the twin flagged it as moving
+   * more than the target (written to twin-engines.csv beside the figures).
+   */
+  twinBand: Partial<Record<Exclude<keyof Metrics, 'serverTtftP90' | 'intervals' | 'twinBand'>, { low: number; high: number; untrusted: boolean }>>;
 }
 /** The metrics of the 15% target. */
-const METRIC_NAMES: Record<Exclude<keyof Metrics, 'serverTtftP90' | 'intervals'>, string> = { throughput: 'thr', ttftP50: 'TTFT p50', ttftP90: 'TTFT p90', tpotP50: 'TPOT p50', e2eP50: 'E2E p50', e2eP90: 'E2E p90' };
+const METRIC_NAMES: Record<Exclude<keyof Metrics, 'serverTtftP90' | 'intervals' | 'twinBand'>, string> = { throughput: 'thr', ttftP50: 'TTFT p50', ttftP90: 'TTFT p90', tpotP50: 'TPOT p50', e2eP50: 'E2E p50', e2eP90: 'E2E p90' };
+
+interface TwinSensitivityExtra {
+  metrics: Record<string, { atMinus: number; atPlus: number }>;
+  untrusted: { metric: string }[];
+}
 
 function readMetrics(directory: string): Metrics {
-  const metrics = (JSON.parse(readFileSync(join(directory, 'summary.json'), 'utf8')) as { metrics: Record<string, unknown> }).metrics;
+  const summary = JSON.parse(readFileSync(join(directory, 'summary.json'), 'utf8')) as { metrics: Record<string, unknown>; extras?: { twinSensitivity?: TwinSensitivityExtra } };
+  const metrics = summary.metrics;
+  // The twin's band in this table's units: latencies are seconds in summary.json, ms here; throughput is req/s in both.
+  const twinBand: Metrics['twinBand'] = {};
+  const sensitivity = summary.extras?.twinSensitivity;
+  for (const key of Object.keys(METRIC_NAMES) as (keyof typeof METRIC_NAMES)[]) {
+    const figure = sensitivity?.metrics[key];
+    if (sensitivity === undefined || figure === undefined) continue;
+    const scale = key === 'throughput' ? 1 : 1000;
+    twinBand[key] = { low: Math.min(figure.atMinus, figure.atPlus) * scale, high: Math.max(figure.atMinus, figure.atPlus) * scale, untrusted: sensitivity.untrusted.some((entry) => entry.metric === key) };
+  }
   const latencies = metrics['latencies'] as Record<string, { p50: number; p90: number }>;
   // The interval calibrate's validation reads (runNoise), in ms like the rest of this table.
   const intervals: Metrics['intervals'] = {};
@@ -150,6 +172,7 @@ function readMetrics(directory: string): Metrics {
     e2eP90: (latencies['totalLatencySeconds'] as { p90: number }).p90 * 1000,
     serverTtftP90: ((latencies['serverTtftSeconds'] as { p90: number } | undefined)?.p90 ?? Number.NaN) * 1000,
     intervals,
+    twinBand,
   };
 }
 
@@ -251,11 +274,14 @@ function printTable(rows: Row[], root: string): void {
   const MARKS = { 'within target': '', 'within noise': '~', miss: '!' } as const;
   const mark = (row: Row, key: (typeof keys)[number]): '' | '~' | '!' =>
     MARKS[validationVerdict(percent(row.twinMetrics[key], row.real[key]), row.twinMetrics[key], row.real.intervals[key], TARGET_PERCENT)];
+  /** A figure outside the target that the twin's own run had flagged as untrusted at this load (its band's '?'). */
+  const flagged = (row: Row, key: (typeof keys)[number]): boolean =>
+    Math.abs(percent(row.twinMetrics[key], row.real[key])) > TARGET_PERCENT && row.twinMetrics.twinBand[key]?.untrusted === true;
   // The server's TTFT p90 beside the target's columns: where it agrees and the client's TTFT p90 does not, the miss is
   // the path between client and server (on a loaded host, its tail), not the engine's model.
   const header = ['engine', 'twin', 'load', ...keys.map((key) => METRIC_NAMES[key]), 'worst', 'server TTFT p90'];
   const lines: string[][] = [];
-  const csv = ['engine,twin_profile,fraction,rate_rps,metric,real,twin,error_percent,real_low,real_high'];
+  const csv = ['engine,twin_profile,fraction,rate_rps,metric,real,twin,error_percent,real_low,real_high,twin_band_low,twin_band_high,twin_untrusted'];
   for (const row of rows) {
     const errors = keys.map((key) => percent(row.twinMetrics[key], row.real[key]));
     const worst = Math.max(...errors.map(Math.abs));
@@ -263,25 +289,35 @@ function printTable(rows: Row[], root: string): void {
       row.engine,
       row.twin,
       `${row.fraction.toFixed(2)}x ${row.rate.toFixed(1)}/s`,
-      ...errors.map((error, index) => `${signed(error)}${mark(row, keys[index] as (typeof keys)[number])}`),
+      ...errors.map((error, index) => `${signed(error)}${mark(row, keys[index] as (typeof keys)[number])}${flagged(row, keys[index] as (typeof keys)[number]) ? '?' : ''}`),
       `${worst.toFixed(1)}%`,
       signed(percent(row.twinMetrics.serverTtftP90, row.real.serverTtftP90)),
     ]);
     for (const key of [...keys, 'serverTtftP90'] as const) {
       const interval = key === 'serverTtftP90' ? undefined : row.real.intervals[key];
+      const band = key === 'serverTtftP90' ? undefined : row.twinMetrics.twinBand[key];
       csv.push(
-        [row.engine, row.twin, row.fraction, row.rate.toFixed(3), key, row.real[key].toFixed(3), row.twinMetrics[key].toFixed(3), percent(row.twinMetrics[key], row.real[key]).toFixed(2), interval?.low.toFixed(3) ?? '', interval?.high.toFixed(3) ?? ''].join(','),
+        [row.engine, row.twin, row.fraction, row.rate.toFixed(3), key, row.real[key].toFixed(3), row.twinMetrics[key].toFixed(3), percent(row.twinMetrics[key], row.real[key]).toFixed(2), interval?.low.toFixed(3) ?? '', interval?.high.toFixed(3) ?? '', band?.low.toFixed(3) ?? '', band?.high.toFixed(3) ?? '', band === undefined ? '' : String(band.untrusted)].join(','),
       );
     }
   }
   const widths = header.map((cell, index) => Math.max(cell.length, ...lines.map((line) => (line[index] as string).length)));
   process.stdout.write(
-    `\nTwin error against the real engine (twin - real) / real; outside the ${TARGET_PERCENT}% target, "~" marks a twin value inside the real run's own 95% interval over its requests (that run cannot tell them apart) and "!" one outside it (server TTFT p90: a diagnostic, not in the target).\n`,
+    `\nTwin error against the real engine (twin - real) / real; outside the ${TARGET_PERCENT}% target, "~" marks a twin value inside the real run's own 95% interval over its requests (that run cannot tell them apart) and "!" one outside it, and "?" a figure the twin's own run had flagged as untrusted at that load (its sensitivity to the profile's held-out step error exceeds the target) (server TTFT p90: a diagnostic, not in the target).\n`,
   );
   for (const line of [header, ...lines]) process.stdout.write(`${line.map((cell, index) => cell.padEnd(widths[index] as number)).join('  ')}\n`);
   const within = rows.filter((row) => keys.every((key) => Math.abs(percent(row.twinMetrics[key], row.real[key])) <= TARGET_PERCENT)).length;
   const withinNoise = rows.filter((row) => keys.some((key) => mark(row, key) === '~') && keys.every((key) => mark(row, key) !== '!')).length;
   process.stdout.write(`${within} of ${rows.length} rows within ${TARGET_PERCENT}% on every metric; ${withinNoise} more with every figure outside it within the real run's own noise (~).\n`);
+  // Whether the twin says how far to trust it: a miss on a figure its own run called trustworthy is the twin's fault twice.
+  const figures = rows.flatMap((row) => keys.map((key) => ({ row, key })));
+  const misses = figures.filter(({ row, key }) => Math.abs(percent(row.twinMetrics[key], row.real[key])) > TARGET_PERCENT);
+  const trusted = figures.filter(({ row, key }) => row.twinMetrics.twinBand[key]?.untrusted === false);
+  const trustedMisses = misses.filter(({ row, key }) => row.twinMetrics.twinBand[key]?.untrusted === false);
+  process.stdout.write(
+    `The twin's own warning: ${misses.filter(({ row, key }) => flagged(row, key)).length} of ${misses.length} figures outside the target were ones its run had flagged as untrusted (?); ` +
+      `${trustedMisses.length} of the ${trusted.length} figures it called trustworthy missed${trustedMisses.length === 0 ? '' : ` (${trustedMisses.map(({ row, key }) => `${row.engine} ${row.twin} ${row.fraction}x ${METRIC_NAMES[key]}`).join(', ')})`}.\n`,
+  );
   writeFileSync(join(root, 'twin-engines.csv'), `${csv.join('\n')}\n`);
 }
 
