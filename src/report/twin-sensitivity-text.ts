@@ -20,7 +20,7 @@ export function signedPercentText(change: number | null): string {
   return `${change > 0 ? '+' : ''}${rounded}%`;
 }
 
-const SOURCE_WORDS = { flag: '--twin-sensitivity', 'profile held-out': "the profile's held-out step error", assumed: 'assumed: the profile records no step error' } as const;
+const SOURCE_WORDS = { flag: '--twin-sensitivity', 'profile held-out': "the profile's held-out step error", 'profile fit': "the profile's step error over every measured step (above its held-out one)", assumed: 'assumed: the profile records no step error' } as const;
 
 /** "step times +-2.1% (the profile's held-out step error)". */
 export function stepErrorText(band: TwinSensitivity): string {

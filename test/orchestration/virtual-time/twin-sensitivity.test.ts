@@ -128,6 +128,10 @@ describe('stepErrorFor', () => {
     const recorded: RooflineProfile = { ...calibrated, stepError: { fitRmsPercent: 1.2, fitMaxPercent: 3.4, heldOutRmsPercent: 3.3, heldOutMaxPercent: 6, heldOutSteps: 9 } };
     expect(stepErrorFor(recorded, 'auto')).toMatchObject({ percent: 3.3, source: 'profile held-out' });
     expect(stepErrorFor(recorded, 'auto').detail).toMatch(/\(9 steps/);
+    // A fitted form's error over every step above its held-out one is the larger, so it is the one used.
+    const fitAbove: RooflineProfile = { ...calibrated, stepError: { fitRmsPercent: 2.42, fitMaxPercent: 12.5, heldOutRmsPercent: 1.35, heldOutMaxPercent: 2.9, heldOutSteps: 18 } };
+    expect(stepErrorFor(fitAbove, 'auto')).toMatchObject({ percent: 2.42, source: 'profile fit' });
+    expect(stepErrorFor(fitAbove, 'auto').detail).toMatch(/above its 1\.35% on 18 held-out steps/);
     const noneHeldOut: RooflineProfile = { ...calibrated, derivation: [], stepError: { fitRmsPercent: 1.2, fitMaxPercent: 3.4, heldOutRmsPercent: null, heldOutMaxPercent: null, heldOutSteps: 0 } };
     expect(stepErrorFor(noneHeldOut, 'auto')).toMatchObject({ percent: 5, source: 'assumed' });
   });
