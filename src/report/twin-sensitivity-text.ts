@@ -22,9 +22,14 @@ export function signedPercentText(change: number | null): string {
 
 const SOURCE_WORDS = { flag: '--twin-sensitivity', 'profile held-out': "the profile's held-out step error", 'profile fit': "the profile's step error over every measured step (above its held-out one)", assumed: 'assumed: the profile records no step error' } as const;
 
+/** The step error as read: two decimals at most ("2.32", "2.1"); summary.json keeps the profile's own figure. */
+function stepErrorPercentText(percent: number): string {
+  return String(Number(percent.toFixed(2)));
+}
+
 /** "step times +-2.1% (the profile's held-out step error)". */
 export function stepErrorText(band: TwinSensitivity): string {
-  return `step times +-${band.stepErrorPercent}% (${SOURCE_WORDS[band.source]})`;
+  return `step times +-${stepErrorPercentText(band.stepErrorPercent)}% (${SOURCE_WORDS[band.source]})`;
 }
 
 /** "TTFT p50 -8.0%/+12%". */
@@ -43,7 +48,7 @@ export function twinSensitivityWarning(band: TwinSensitivity): string | null {
   const rest = others.map((entry) => `, ${entry.name} to better than ${entry.worst}%`).join('');
   return (
     `near capacity: the twin's ${first.name} is not trustworthy to better than ${first.worst}%${rest} ` +
-    `(step times +-${band.stepErrorPercent}% move ${others.length === 0 ? 'it' : 'them'} past the ${band.targetPercent}% target: queueing amplifies the step error)`
+    `(step times +-${stepErrorPercentText(band.stepErrorPercent)}% move ${others.length === 0 ? 'it' : 'them'} past the ${band.targetPercent}% target: queueing amplifies the step error)`
   );
 }
 

@@ -156,3 +156,11 @@ describe('skippedBand', () => {
     expect(twinSensitivityWarning(skipped as TwinSensitivity)).toBeNull();
   });
 });
+
+describe('twinSensitivityLines', () => {
+  it("prints the profile's step error to two decimals at most", () => {
+    const band = { stepErrorPercent: 2.3215, source: 'profile fit', sourceDetail: 'test', targetPercent: 15, metrics: {}, untrusted: [] } as unknown as TwinSensitivity;
+    expect(twinSensitivityLines(band)[0]).toBe("Twin sensitivity: step times +-2.32% (the profile's step error over every measured step (above its held-out one)) move");
+    expect(twinSensitivityLines({ ...band, stepErrorPercent: 2.1 } as TwinSensitivity)[0]).toMatch(/step times \+-2\.1% /);
+  });
+});
