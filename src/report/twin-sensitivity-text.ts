@@ -1,4 +1,4 @@
-import type { SensitivityMetric, TwinSensitivity } from '../orchestration/virtual-time/twin-sensitivity.js';
+import { stepErrorPercentText, type SensitivityMetric, type TwinSensitivity } from '../orchestration/virtual-time/twin-sensitivity.js';
 
 /**
  * The twin's sensitivity band in words (extras.twinSensitivity, src/orchestration/virtual-time/twin-sensitivity.ts),
@@ -21,11 +21,6 @@ export function signedPercentText(change: number | null): string {
 }
 
 const SOURCE_WORDS = { flag: '--twin-sensitivity', 'profile held-out': "the profile's held-out step error", 'profile fit': "the profile's step error over every measured step (above its held-out one)", assumed: 'assumed: the profile records no step error' } as const;
-
-/** The step error as read: two decimals at most ("2.32", "2.1"); summary.json keeps the profile's own figure. */
-function stepErrorPercentText(percent: number): string {
-  return String(Number(percent.toFixed(2)));
-}
 
 /** "step times +-2.1% (the profile's held-out step error)". */
 export function stepErrorText(band: TwinSensitivity): string {

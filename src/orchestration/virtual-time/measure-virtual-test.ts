@@ -10,7 +10,7 @@ import type { PlannedWorkload } from '../build-workload.js';
 import type { MeasuredRun } from '../measured-run.js';
 import type { RunProgress } from '../progress.js';
 import { createRunDirectory } from '../run-directory.js';
-import { bandMetricsOf, sensitivityBand, skippedBand, stepErrorFor } from './twin-sensitivity.js';
+import { bandMetricsOf, sensitivityBand, skippedBand, stepErrorFor, stepErrorPercentText } from './twin-sensitivity.js';
 import type { TwinSensitivity } from './twin-sensitivity.js';
 import { runVirtualTime } from './virtual-time-run.js';
 
@@ -56,7 +56,7 @@ export async function measureVirtualTest(config: VirtualTestConfig, testLevel: T
   });
   let sensitivity: TwinSensitivity | undefined = skipped ?? undefined;
   if (stepError !== null && banded) {
-    report('writing', total, `twin sensitivity: step times -${stepError.percent}% and +${stepError.percent}%`);
+    report('writing', total, `twin sensitivity: step times -${stepErrorPercentText(stepError.percent)}% and +${stepErrorPercentText(stepError.percent)}%`);
     const requestRate = targetRateOf(config) ?? Infinity;
     // Each run consumes the requests it is given (as the main run did): the first gets a copy, the last the list itself.
     const atScale = async (scale: number, requests: PlannedWorkload['requests']) =>

@@ -67,6 +67,11 @@ export type TwinSensitivity =
  */
 const HELD_OUT_LINE = /(\d+(?:\.\d+)?)% RMS \(\d+(?:\.\d+)?% at worst\) on (\d+) held-out steps/;
 
+/** The step error as people read it: two decimals at most ("2.32", "2.1"); summary.json keeps the profile's own figure. */
+export function stepErrorPercentText(percent: number): string {
+  return String(Number(percent.toFixed(2)));
+}
+
 /** e for a run: the flag's, else the profile's recorded RMS step error (the larger of held-out and fit), else an assumed default (said so). */
 export function stepErrorFor(profile: EngineProfile, setting: number | 'auto'): StepError {
   if (setting !== 'auto') return { percent: setting, source: 'flag', detail: '--twin-sensitivity' };
