@@ -82,7 +82,7 @@ function startSimServer(extra: string[]): Promise<{ url: string; stop(): Promise
 }
 
 /** The foreign engine's step counters (the law's seconds, how late steps ended); null for engines without them. */
-async function lateness(url: string): Promise<{ lawS: number; lateS: number } | null> {
+async function lateness(url: string): Promise<{ lawS: number; lateS: number; gapS: number; gapSteps: number } | null> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const counter = (name: string): number | undefined => {
     const match = new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(text);
@@ -90,7 +90,13 @@ async function lateness(url: string): Promise<{ lawS: number; lateS: number } | 
   };
   const lawS = counter('foreign_engine_law_seconds_total');
   const lateS = counter('foreign_engine_late_seconds_total');
-  return lawS === undefined || lateS === undefined ? null : { lawS, lateS };
+  return lawS === undefined || lateS === undefined ? null : { lawS, lateS, gapS: counter('foreign_engine_gap_seconds_total') ?? Number.NaN, gapSteps: counter('foreign_engine_gap_steps_total') ?? Number.NaN };
+}
+
+/** The engine's loop time between back-to-back steps over an interval, in ms a step: what calibrate's between-step reading estimates. */
+function gapText(before: { gapS: number; gapSteps: number }, after: { gapS: number; gapSteps: number }): string {
+  const steps = after.gapSteps - before.gapSteps;
+  return Number.isFinite(steps) && steps > 0 ? `; its loop took ${(((after.gapS - before.gapS) / steps) * 1000).toFixed(3)} ms between back-to-back steps (${steps} steps)` : '';
 }
 
 /**
@@ -214,7 +220,7 @@ async function realPhase(engine: Engine, directory: string): Promise<Plan> {
     const calibrationLate =
       lateBeforeCalibration === null || lateAfterCalibration === null
         ? ''
-        : `; its steps ended ${(((lateAfterCalibration.lateS - lateBeforeCalibration.lateS) / Math.max(lateAfterCalibration.lawS - lateBeforeCalibration.lawS, 1e-9)) * 100).toFixed(1)}% later than its law meanwhile`;
+        : `; its steps ended ${(((lateAfterCalibration.lateS - lateBeforeCalibration.lateS) / Math.max(lateAfterCalibration.lawS - lateBeforeCalibration.lawS, 1e-9)) * 100).toFixed(1)}% later than its law meanwhile${gapText(lateBeforeCalibration, lateAfterCalibration)}`;
     process.stdout.write(`  ${engine.name}: calibrated in ${((performance.now() - calibrationStartedMs) / 1000).toFixed(0)} s${calibrationLate}\n${calibration.replace(/^/gm, '    ').trimEnd()}\n`);
     const attach = ['--target', 'attach', '--url', server.url];
     await run(directory, 'burst', 'inf', 200, 1, attach);
@@ -232,7 +238,7 @@ async function realPhase(engine: Engine, directory: string): Promise<Plan> {
       const reanchorsAfter = await reanchors(server.url);
       if (before !== null && after !== null) {
         const overPercent = ((after.lateS - before.lateS) / Math.max(after.lawS - before.lawS, 1e-9)) * 100;
-        process.stdout.write(`  ${engine.name} at ${point.fraction}x: its steps ended ${overPercent.toFixed(1)}% later than its law (this machine's load)\n`);
+        process.stdout.write(`  ${engine.name} at ${point.fraction}x: its steps ended ${overPercent.toFixed(1)}% later than its law (this machine's load)${gapText(before, after)}\n`);
       }
       if (reanchorsBefore !== null && reanchorsAfter !== null) {
         process.stdout.write(`  ${engine.name} at ${point.fraction}x: the server fell more than 200 ms behind its model ${reanchorsAfter - reanchorsBefore} times (this machine's stalls)\n`);

@@ -89,6 +89,11 @@ class Engine:
         # The law's step time summed, and how much later than it the steps ended (GIL hand-over, a loaded machine).
         self.law_seconds = 0.0
         self.late_seconds = 0.0
+        # The loop's own time between one step's end and the next one's start, over steps that followed another without
+        # waiting for work: what a stream's token interval holds beyond the step itself.
+        self.gap_seconds = 0.0
+        self.gap_steps = 0
+        self.last_end: float | None = None
         self.epoch_offset = time.time() - time.monotonic()
         self.token_random = random.Random(args.seed + 1)
 
@@ -165,10 +170,15 @@ class Engine:
         face's JSON work delays a step's end only by the GIL hand-over, not by a whole turn of the event loop."""
         while True:
             with self.lock:
+                waited = False
                 while not (work := self.plan()):
                     # Idle, or nothing fits (a prompt larger than the pool is refused at the door, so a full pool): wait.
+                    waited = True
                     self.wake.wait()
                 started = self.now()
+                if not waited and self.last_end is not None:
+                    self.gap_seconds += started - self.last_end
+                    self.gap_steps += 1
                 tokens = sum(count for _, count in work)
                 kv_read = sum(request.computed + count for request, count in work)
                 for request, _ in work:
@@ -198,6 +208,7 @@ class Engine:
                     events.append((request, done))
             if events:
                 loop.call_soon_threadsafe(deliver, events)
+            self.last_end = ended
 
 
 def deliver(events: list) -> None:
@@ -351,7 +362,9 @@ class Face:
                       ("num_used_tokens", used), ("token_usage", used / engine.max_total_tokens)]
             counters = [("foreign_engine_steps_total", engine.steps),
                         ("foreign_engine_law_seconds_total", round(engine.law_seconds, 6)),
-                        ("foreign_engine_late_seconds_total", round(engine.late_seconds, 6))]
+                        ("foreign_engine_late_seconds_total", round(engine.late_seconds, 6)),
+                        ("foreign_engine_gap_seconds_total", round(engine.gap_seconds, 6)),
+                        ("foreign_engine_gap_steps_total", engine.gap_steps)]
         labels = f'{{model_name="{MODEL_NAME}"}}'
         return "".join(f"# TYPE sglang:{name} gauge\nsglang:{name}{labels} {value}\n" for name, value in gauges) + "".join(
             f"# TYPE {name} counter\n{name}{labels} {value}\n" for name, value in counters)
