@@ -15,6 +15,7 @@ import { reportLatencyRows } from '../latency-stages.js';
 import { clockWarnings } from '../clock-warnings.js';
 import { verdictDetailText, verdictLabel } from '../verdict-text.js';
 import { signedPercentText, twinSensitivityOf, twinSensitivityWarning } from '../twin-sensitivity-text.js';
+import { stepErrorPercentText } from '../../orchestration/virtual-time/twin-sensitivity.js';
 import { countText, PRECISION_METRICS } from '../precision/precision-text.js';
 import { formatPValue } from '../../analysis/sent-process.js';
 import { harnessBoundText, harnessGradeText, harnessLabel, harnessNotCheckedText, harnessWarningText, harnessWatchedText } from '../harness-text.js';
@@ -364,7 +365,8 @@ function extrasSection(extras: Record<string, unknown> | undefined): string {
 
 /** The twin's sensitivity band (extras.twinSensitivity): each metric at -e, 0 and +e, and the warning where one is due. */
 function twinSensitivitySection(band: NonNullable<ReturnType<typeof twinSensitivityOf>>): string {
-  const heading = `<h2>How far to trust the twin</h2><p>${escapeHtml(`The same workload run again in virtual time with every step ${band.stepErrorPercent}% shorter and ${band.stepErrorPercent}% longer; e = ${band.stepErrorPercent}%: ${band.sourceDetail}.`)}</p>`;
+  const e = stepErrorPercentText(band.stepErrorPercent);
+  const heading = `<h2>How far to trust the twin</h2><p>${escapeHtml(`The same workload run again in virtual time with every step ${e}% shorter and ${e}% longer; e = ${e}%: ${band.sourceDetail}.`)}</p>`;
   if ('skipped' in band) return `<section>${heading}<p>${escapeHtml(band.skipped)}</p></section>`;
   const value = (key: string, reading: number | null): string => (reading === null ? '–' : key === 'throughput' ? `${number(reading, 3)} req/s` : `${ms(reading)} ms`);
   const rows = Object.entries(band.metrics).map(([key, metric]) => [
@@ -376,7 +378,7 @@ function twinSensitivitySection(band: NonNullable<ReturnType<typeof twinSensitiv
   ]);
   const warning = twinSensitivityWarning(band);
   const warned = warning === null ? '' : `<p class="warning">${escapeHtml(warning)}</p>`;
-  return `<section>${heading}${table(['metric', `step times -${band.stepErrorPercent}%`, 'as run', `step times +${band.stepErrorPercent}%`, 'change (-e / +e)'], rows)}${warned}</section>`;
+  return `<section>${heading}${table(['metric', `step times -${e}%`, 'as run', `step times +${e}%`, 'change (-e / +e)'], rows)}${warned}</section>`;
 }
 
 /** Each server's clock against this host's (docs/metrics.md, "Clocks"), with a warning where the offset matters. */

@@ -96,6 +96,11 @@ describe("the twin's sensitivity band", () => {
     const given = banded((await run('given', { requestRate: 2, twinSensitivity: 2 })).band);
     expect(given).toMatchObject({ stepErrorPercent: 2, source: 'flag' });
     expect(given.metrics.tpotP50.plusChangePercent).toBeCloseTo(2, 1);
+    // summary.json keeps the figure; the terminal and report.html print it to two decimals.
+    const fine = await run('fine', { requestRate: 2, twinSensitivity: 1.23456 });
+    expect(banded(fine.band).stepErrorPercent).toBe(1.23456);
+    expect(fine.html).toContain('every step 1.23% shorter and 1.23% longer; e = 1.23%');
+    expect(fine.terminal).toContain('step times +-1.23% (--twin-sensitivity) move');
   });
 
   it('is refused as a setting outside (0, 100) or a word other than auto and off', () => {
