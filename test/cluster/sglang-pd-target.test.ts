@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findFreePort, isPortFree } from '../../src/cluster/ports.js';
+import { freePortRun } from '../helpers/free-port-run.js';
 import { sglangServerArgs } from '../../src/cluster/launchers/sglang/sglang-server-args.js';
 import { parseCsv } from '../../src/report/csv/csv-format.js';
 import { cliPath, runCli } from '../helpers/cli.js';
@@ -29,14 +29,6 @@ afterEach(async () => {
   await rm(workDirectory, { recursive: true, force: true });
 });
 
-async function freeRun(length: number): Promise<number> {
-  for (;;) {
-    const first = await findFreePort();
-    let free = true;
-    for (let offset = 1; offset < length && free; offset++) free = await isPortFree(first + offset);
-    if (free) return first;
-  }
-}
 
 describe('SGLang server flags in PD mode', () => {
   it('gives a prefill server its mode, transfer backend and bootstrap port, and a decode server its mode and backend', () => {
@@ -51,8 +43,8 @@ describe('SGLang server flags in PD mode', () => {
 
 describe('routing test on --target sglang --pd-disaggregation behind sglang-router (stand-ins)', () => {
   it('launches 2 prefill servers on their own bootstrap ports and 1 decode server on separate GPUs, all on mooncake, and the router in PD mode', async () => {
-    const basePort = await freeRun(3);
-    const bootstrapPort = await freeRun(2);
+    const basePort = await freePortRun(3);
+    const bootstrapPort = await freePortRun(2);
     const outputDir = join(workDirectory, 'run');
     const result = await runCli(
       ['route', '--target', 'sglang', '--model-path', 'meta-llama/Meta-Llama-3-8B-Instruct', '--pd-disaggregation', '--num-prefill', '2', '--num-decode', '1',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findFreePort, isPortFree } from '../../src/cluster/ports.js';
+import { freePortRun } from '../helpers/free-port-run.js';
 import { cliPath, runCli } from '../helpers/cli.js';
 
 /**
@@ -38,8 +38,7 @@ async function calls(): Promise<{ args: string[]; cudaVisibleDevices: string | n
 
 describe('routing test on the sglang target behind sglang-router (stand-ins)', () => {
   it('launches one SGLang server per GPU on consecutive ports and sglang-router with its real flags', async () => {
-    let basePort = await findFreePort();
-    while (!(await isPortFree(basePort + 1))) basePort = await findFreePort();
+    const basePort = await freePortRun(2);
     const outputDir = join(workDirectory, 'run');
     const result = await runCli(
       ['route', '--target', 'sglang', '--model-path', 'meta-llama/Meta-Llama-3-8B-Instruct', '--num-gpus', '2', '--base-port', String(basePort),

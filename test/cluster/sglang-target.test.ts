@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, delimiter } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findFreePort } from '../../src/cluster/ports.js';
+import { freePortRun } from '../helpers/free-port-run.js';
 import { NodeTest, RoutingTest } from '../../src/index.js';
 import { cliPath, isAlive, pidFromLog, runCli } from '../helpers/cli.js';
 
@@ -49,7 +49,7 @@ async function recordedCall(): Promise<{ args: string[]; cudaVisibleDevices: str
 
 describe('node test with --target sglang (stand-in python)', () => {
   it('launches python -m sglang.launch_server with SGLang\'s real flags, pins the GPUs, runs, and stops it', async () => {
-    const port = await findFreePort();
+    const port = await freePortRun(1);
     const outputDir = join(workDirectory, 'run');
     const result = await runCli(
       ['node', '--target', 'sglang', '--model-path', 'meta-llama/Meta-Llama-3-8B-Instruct', '--gpu-id', '2', '--tp-size', '2',
@@ -88,7 +88,7 @@ describe('node test with --target sglang (stand-in python)', () => {
   });
 
   it("joins the server's request-log lines to the records by request id and counts the lines it could not join", async () => {
-    const port = await findFreePort();
+    const port = await freePortRun(1);
     const outputDir = join(workDirectory, 'run');
     const result = await runCli(
       ['node', '--target', 'sglang', '--model-path', 'some/model', '--port', String(port), '--protocol', 'openai-completions',
@@ -114,7 +114,7 @@ describe('node test with --target sglang (stand-in python)', () => {
   it('reports a server that never gets ready within the timeout, with its log tail, and leaves nothing running', async () => {
     const outputDir = join(workDirectory, 'run');
     const result = await runCli(
-      ['node', '--target', 'sglang', '--model-path', 'some/model', '--port', String(await findFreePort()), '--ready-timeout', '2',
+      ['node', '--target', 'sglang', '--model-path', 'some/model', '--port', String(await freePortRun(1)), '--ready-timeout', '2',
         '--num-prompts', '5', '--output-dir', outputDir, '--progress', 'off'],
       { env: environment('never-ready') },
     );
@@ -128,7 +128,7 @@ describe('node test with --target sglang (stand-in python)', () => {
 
   it('reports a server that exits early, with its exit code and the tail of its log', async () => {
     const result = await runCli(
-      ['node', '--target', 'sglang', '--model-path', 'some/model', '--port', String(await findFreePort()), '--num-prompts', '5',
+      ['node', '--target', 'sglang', '--model-path', 'some/model', '--port', String(await freePortRun(1)), '--num-prompts', '5',
         '--output-dir', join(workDirectory, 'run'), '--progress', 'off'],
       { env: environment('exit-early') },
     );
@@ -139,7 +139,7 @@ describe('node test with --target sglang (stand-in python)', () => {
 
   it('says clearly when SGLang is not installed', async () => {
     const result = await runCli(
-      ['node', '--target', 'sglang', '--model-path', 'some/model', '--port', String(await findFreePort()), '--num-prompts', '5',
+      ['node', '--target', 'sglang', '--model-path', 'some/model', '--port', String(await freePortRun(1)), '--num-prompts', '5',
         '--output-dir', join(workDirectory, 'run'), '--progress', 'off'],
       { env: environment('no-module') },
     );
@@ -150,7 +150,7 @@ describe('node test with --target sglang (stand-in python)', () => {
 
 describe('a model and a GPU mean SGLang, as in the first users\' framework', () => {
   it('runs SGLang for --model-path and --gpu-id without --target, on the GPU asked for, never the simulator', async () => {
-    const port = await findFreePort();
+    const port = await freePortRun(1);
     const outputDir = join(workDirectory, 'run');
     const result = await runCli(
       ['node', '--model-path', 'some/model', '--gpu-id', '1', '--port', String(port), '--num-prompts', '4', '--request-rate', 'inf',
@@ -168,7 +168,7 @@ describe('a model and a GPU mean SGLang, as in the first users\' framework', () 
 
   it('says in one line, where SGLang is not installed, how to ask for the simulated engine', async () => {
     const result = await runCli(
-      ['node', '--model-path', 'some/model', '--port', String(await findFreePort()), '--num-prompts', '5', '--output-dir', join(workDirectory, 'run'), '--progress', 'off'],
+      ['node', '--model-path', 'some/model', '--port', String(await freePortRun(1)), '--num-prompts', '5', '--output-dir', join(workDirectory, 'run'), '--progress', 'off'],
       { env: environment('no-module') },
     );
     expect(result.code).toBe(1);

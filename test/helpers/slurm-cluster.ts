@@ -4,7 +4,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { findFreePort } from '../../src/cluster/ports.js';
+import { freePortRun } from './free-port-run.js';
 import { SupervisedProcess } from '../../src/cluster/process/supervised-process.js';
 import { requireTool } from './require-tool.js';
 
@@ -101,9 +101,9 @@ export async function startSlurmCluster(nodeCount = 3, options: SlurmTestCluster
   await mkdir(join(directory, 'spool'));
   const mungeSocket = join(mungeDirectory, 'munge.sock');
   const nodes = Array.from({ length: nodeCount }, (_, index) => `n${index + 1}`);
-  const controllerPort = await findFreePort();
-  const nodePorts: number[] = [];
-  for (const _node of nodes) nodePorts.push(await findFreePort());
+  // One run below the ephemeral range: slurmctld's port, then each slurmd's.
+  const controllerPort = await freePortRun(1 + nodes.length);
+  const nodePorts = nodes.map((_node, index) => controllerPort + 1 + index);
   const confPath = join(directory, 'slurm.conf');
   // A TaskProlog's `export NAME=value` lines go into the task's environment.
   const prologLines = [

@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliPath, startCli } from '../../helpers/cli.js';
-import { findFreePort } from '../../../src/cluster/ports.js';
+import { freePortRun } from '../../helpers/free-port-run.js';
 import { slurmMissing, startSlurmCluster, type SlurmTestCluster } from '../../helpers/slurm-cluster.js';
 
 const fastProfile = fileURLToPath(new URL('../../fixtures/profiles/simple-2ms.json', import.meta.url));
@@ -188,7 +188,7 @@ describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm ov
     const outputDir = join(workDirectory, 'nnodes');
     const recordPath = join(workDirectory, 'stand-in-calls.jsonl');
     const standIns = fileURLToPath(new URL('../../fixtures/stand-ins/', import.meta.url));
-    const basePort = await findFreePort();
+    const basePort = await freePortRun(3);
     const run = startCli(
       ['route', '--target', 'sglang', '--model-path', 'meta-llama/Meta-Llama-3-8B-Instruct', '--launcher', 'slurm', '--nnodes', '3', '--num-gpus', '1', '--base-port', String(basePort),
         '--num-prompts', '20', '--request-rate', '20', '--random-input-len', '16', '--random-output-len', '8', '--output-dir', outputDir, '--progress', 'off'],
@@ -246,7 +246,7 @@ describe.skipIf(slurmMissing() !== undefined)('a routing test placed by Slurm ov
     const standIns = fileURLToPath(new URL('../../fixtures/stand-ins/', import.meta.url));
     // Three servers whose stand-in SGLang loads for ever: the ready timeout ends the start-up, and every step must go.
     const run = startCli(
-      ['route', '--target', 'sglang', '--model-path', 'meta-llama/Meta-Llama-3-8B-Instruct', '--launcher', 'slurm', '--num-gpus', '3', '--base-port', String(await findFreePort()),
+      ['route', '--target', 'sglang', '--model-path', 'meta-llama/Meta-Llama-3-8B-Instruct', '--launcher', 'slurm', '--num-gpus', '3', '--base-port', String(await freePortRun(3)),
         '--ready-timeout', '4', '--num-prompts', '5', '--output-dir', outputDir, '--progress', 'off'],
       { env: { ...allocation.env, PATH: `${standIns}${delimiter}${process.env['PATH'] ?? ''}`, STANDIN_MODE: 'never-ready' } },
     );

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchSglangServer } from '../../../../src/cluster/launchers/sglang/launch-sglang-server.js';
-import { findFreePort } from '../../../../src/cluster/ports.js';
+import { freePortRun } from '../../../helpers/free-port-run.js';
 import { isServelabError } from '../../../../src/errors/servelab-error.js';
 import { isAlive, pidFromLog } from '../../../helpers/cli.js';
 
@@ -30,7 +30,7 @@ describe('launchSglangServer with an AbortSignal', () => {
     const logPath = join(workDirectory, 'loading.log');
     // A ready timeout no test waits out: only the abort can end this launch in time.
     const launching = launchSglangServer({
-      name: 'sglang', modelPath: 'some/model', gpuId: 0, port: await findFreePort(), pythonExecutable: standIn, logPath, readyTimeoutMs: 600_000,
+      name: 'sglang', modelPath: 'some/model', gpuId: 0, port: await freePortRun(1), pythonExecutable: standIn, logPath, readyTimeoutMs: 600_000,
       signal: controller.signal,
     }).catch((error: unknown) => error);
     // Abort once the load has visibly begun: the launch is then waiting on readiness, not on the spawn.
@@ -49,7 +49,7 @@ describe('launchSglangServer with an AbortSignal', () => {
   it('starts nothing when the signal has already aborted', async () => {
     const logPath = join(workDirectory, 'never.log');
     const error = await launchSglangServer({
-      name: 'sglang', modelPath: 'some/model', gpuId: 0, port: await findFreePort(), pythonExecutable: standIn, logPath, signal: AbortSignal.abort(),
+      name: 'sglang', modelPath: 'some/model', gpuId: 0, port: await freePortRun(1), pythonExecutable: standIn, logPath, signal: AbortSignal.abort(),
     }).catch((caught: unknown) => caught);
     expect(isServelabError(error) && error.code).toBe('INTERRUPTED');
     await expect(readFile(logPath, 'utf8')).rejects.toThrow(/ENOENT/);
