@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimServer } from '../../src/engine/http/start-sim-server.js';
 import { NodeTest } from '../../src/index.js';
+import { noticesOf as notices, ttftsOf as ttfts } from '../helpers/run-outputs.js';
 import type { RooflineProfile } from '../../src/types/engine.js';
 import { eightMsProfile } from '../helpers/test-profiles.js';
 
@@ -26,9 +27,6 @@ async function run(name: string, profile: RooflineProfile, extra: Record<string,
   return new NodeTest({ ...WORKLOAD, ...extra, profile: JSON.stringify(profile), outputDir: join(workDirectory, name) }).run();
 }
 
-const ttfts = (result: Awaited<ReturnType<typeof run>>): (number | undefined)[] =>
-  result.run.records.map((record) => (record.firstTokenTime === undefined ? undefined : record.firstTokenTime - record.scheduledTime));
-const notices = (result: Awaited<ReturnType<typeof run>>): string[] => (result.run.extras?.notices ?? []) as string[];
 
 describe('a twin on a calibrated profile', () => {
   it("schedules as the profile's server did when the run names no scheduler flag, and names a flag that contradicts it", async () => {

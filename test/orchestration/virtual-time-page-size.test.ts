@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simServerArgs } from '../../src/cluster/launchers/sim/launch-sim-server.js';
 import { sglangServerArgs } from '../../src/cluster/launchers/sglang/sglang-server-args.js';
 import { NodeTest } from '../../src/index.js';
+import { noticesOf as notices, ttftsOf as ttfts } from '../helpers/run-outputs.js';
 import type { RooflineProfile } from '../../src/types/engine.js';
 import { eightMsProfile } from '../helpers/test-profiles.js';
 
@@ -25,9 +26,6 @@ async function run(name: string, profile: RooflineProfile, extra: Record<string,
   return new NodeTest({ ...WORKLOAD, ...extra, profile: JSON.stringify(profile), outputDir: join(workDirectory, name) }).run();
 }
 
-const ttfts = (result: Awaited<ReturnType<typeof run>>): (number | undefined)[] =>
-  result.run.records.map((record) => (record.firstTokenTime === undefined ? undefined : record.firstTokenTime - record.scheduledTime));
-const notices = (result: Awaited<ReturnType<typeof run>>): string[] => (result.run.extras?.notices ?? []) as string[];
 
 describe('the page size of a node test on the simulated engine', () => {
   it("reaches the twin from --page-size or from the calibrated profile's scheduling, and a contradicting flag is named", async () => {

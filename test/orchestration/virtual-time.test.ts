@@ -7,6 +7,7 @@ import { deriveColumns } from '../../src/analysis/derive.js';
 import { percentileOfSorted, sortedFiniteValues } from '../../src/analysis/statistics.js';
 import { NodeTest, RoutingTest } from '../../src/index.js';
 import { servingLatencyFromSamples } from '../../src/engine/profile/path-distribution.js';
+import { noticesOf } from '../helpers/run-outputs.js';
 import type { HarnessMeasurements } from '../../src/types/harness.js';
 import type { RequestRecord } from '../../src/types/record.js';
 
@@ -207,15 +208,15 @@ describe('virtual time', () => {
     const settings = { virtualTime: true, numGpus: 2, datasetName: 'random-ids', randomInputLen: 32, randomOutputLen: 4, numPrompts: 10, requestRate: 20, progress: 'off' } as const;
     const profile = JSON.parse(await readFile(new URL('../../profiles/llama-3-8b-h100.json', import.meta.url), 'utf8')) as Record<string, unknown>;
     const bare = await new RoutingTest({ ...settings, profile: JSON.stringify({ ...profile, name: 'bare', servingLatency: undefined }), outputDir: join(workDirectory, 'bare-path') }).run();
-    const notices = (bare.run.extras?.notices ?? []) as string[];
+    const notices = noticesOf(bare);
     expect(notices.find((notice) => notice.startsWith('virtual time:'))).toMatch(/no router, network, ingress, delivery latency, so those stages are zero/);
     const builtIn = await new RoutingTest({ ...settings, outputDir: join(workDirectory, 'built-in-notices') }).run();
-    expect(((builtIn.run.extras?.notices ?? []) as string[]).some((notice) => notice.startsWith('virtual time:'))).toBe(false);
+    expect(noticesOf(builtIn).some((notice) => notice.startsWith('virtual time:'))).toBe(false);
     // A calibrated path: its delivery holds the network both ways, so no stage is missing from a node test.
     const calibratedPath = servingLatencyFromSamples([0.02, 0.03, 0.02], [1.1, 1.2, 1.0]);
     const nodeSettings = { virtualTime: true, datasetName: 'random-ids', randomInputLen: 32, randomOutputLen: 4, numPrompts: 10, requestRate: 20, progress: 'off' } as const;
     const calibrated = await new NodeTest({ ...nodeSettings, profile: JSON.stringify({ ...profile, name: 'calibrated', servingLatency: calibratedPath }), outputDir: join(workDirectory, 'calibrated-path') }).run();
-    expect(((calibrated.run.extras?.notices ?? []) as string[]).filter((notice) => notice.startsWith('virtual time:'))).toEqual([]);
+    expect(noticesOf(calibrated).filter((notice) => notice.startsWith('virtual time:'))).toEqual([]);
   });
 
   it('is refused for targets other than sim', () => {
